@@ -1,0 +1,1 @@
+//! portcullis-policy
