@@ -1,1 +1,34 @@
-//! portcullis-wire
+//! The JSON-RPC wire of MCP, as thin as a pass-through proxy needs.
+//!
+//! - [`Message`] keeps every message as the exact bytes it arrived in, plus the few envelope fields
+//!   routing needs (kind, id, method). Bytes the gateway does not police are forwarded as they came:
+//!   ids, `_meta`, unknown fields and key order survive untouched.
+//! - [`RequestId`] is the id's raw JSON text, so `1` and `"1"` stay distinct and round-trip exactly.
+//! - [`LineDecoder`] frames stdio (split on `\n` only, strip one `\r`, bounded line length).
+//! - [`SseDecoder`] / [`sse::encode_event`] frame Server-Sent Events for Streamable HTTP and legacy SSE.
+//! - [`canonical`] gives the canonical form and digest of tool arguments (approval grants, audit).
+//! - [`gate_result`] builds the `isError` tool results Portcullis answers with instead of forwarding.
+//!
+//! Nothing here knows about tokio, policies or storage.
+
+pub mod canonical;
+pub mod codec;
+pub mod gate_result;
+pub mod message;
+pub mod method;
+pub mod sse;
+
+pub use codec::{LineDecoder, LineError};
+pub use message::{Kind, Message, ParseError, RequestId};
+pub use sse::{SseDecoder, SseEvent};
+
+/// JSON-RPC error codes the gateway itself produces.
+pub mod error_code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// 2026-07-28: an HTTP header disagrees with the body it accompanies.
+    pub const HEADER_MISMATCH: i64 = -32020;
+}
