@@ -1,1 +1,59 @@
-fn main() {}
+//! `portcullis`: the command line of the Portcullis gateway. Parses arguments and calls the
+//! libraries; each subcommand lives in its own module.
+
+mod audit;
+mod connect;
+mod exit;
+mod policy;
+mod serve;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "portcullis", version, about = "A local gate for MCP tool calls: policy, approval and audit")]
+struct Cli {
+    /// Config file (default: $PORTCULLIS_CONFIG, else ~/.config/portcullis/portcullis.json)
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Data directory for audit.db and gateway.json (default: $PORTCULLIS_HOME, else the platform data dir)
+    #[arg(long, global = true, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the gateway headless; prints a ready line on stderr
+    Serve,
+    /// Relay stdio to the running gateway, for clients that launch a command
+    Connect {
+        /// Server name from the config's mcpServers
+        server: String,
+    },
+    /// Show recorded decisions, newest first
+    Audit(audit::Args),
+    /// Validate policy files or print the policy JSON Schema
+    #[command(subcommand)]
+    Policy(policy::Command),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let env = portcullis_gateway::paths::ProcessEnv;
+    let config = portcullis_gateway::paths::config_file(cli.config, &env);
+    let data_dir = portcullis_gateway::paths::data_dir(cli.data_dir, &env);
+    let result = match cli.command {
+        Command::Serve => serve::run(&config, &data_dir),
+        Command::Connect { server } => connect::run(&data_dir, &server),
+        Command::Audit(args) => audit::run(&data_dir, &args),
+        Command::Policy(command) => policy::run(&command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => e.report(),
+    }
+}

@@ -1,1 +1,227 @@
-//! portcullis-gateway
+//! The Portcullis gateway: an MCP proxy that decides every `tools/call` by policy.
+//!
+//! Follow one call through the files:
+//! 1. [`http`] — the loopback endpoint checks Host, Origin and token, parses the body
+//!    ([`portcullis_wire::Message`]) and finds the [`session::Session`];
+//! 2. [`session`] — `tools/call` goes to the [`gate`], everything else straight on;
+//! 3. [`gate`] — policy ([`policy_store`]) → rate limit ([`rate_limit`]) → approval ([`approval`])
+//!    → audit row committed ([`audit_log`]) → forward or refuse;
+//! 4. [`upstream`] — the child process / Streamable HTTP / legacy SSE connection; the answer
+//!    flows back through the session, which completes the audit row.
+//!
+//! Invariants: nothing but `tools/call` and `tools/list` is inspected or changed; a call is
+//! forwarded only after its decision row is committed; when in doubt (no policy, no audit, no
+//! approver) a call is refused with a `[portcullis]` tool error.
+
+pub mod approval;
+pub mod audit_log;
+pub mod config;
+pub mod events;
+pub mod gate;
+pub mod gateway_file;
+pub mod http;
+pub mod paths;
+pub mod policy_store;
+pub mod rate_limit;
+pub mod relay;
+pub mod session;
+pub mod upstream;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use portcullis_audit::AuditWriter;
+use rand::RngCore;
+use tokio::net::TcpListener;
+use tokio::sync::broadcast;
+
+use crate::approval::ApprovalBroker;
+use crate::audit_log::AuditLog;
+use crate::config::Config;
+use crate::events::GatewayEvent;
+use crate::gate::Gate;
+use crate::gateway_file::GatewayFile;
+use crate::policy_store::PolicyStore;
+use crate::rate_limit::RateLimits;
+use crate::session::Session;
+use crate::upstream::{IdMode, Upstream, UpstreamError};
+
+pub const AUDIT_FILE: &str = "audit.db";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    #[error("cannot create data dir {path}: {source}")]
+    DataDir { path: PathBuf, source: std::io::Error },
+    #[error("cannot open the audit database: {0}")]
+    Audit(#[from] portcullis_audit::AuditError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: std::net::SocketAddr, source: std::io::Error },
+    #[error("a gateway is already running (pid {pid}, {url}); stop it first")]
+    AlreadyRunning { pid: u32, url: String },
+    #[error(transparent)]
+    GatewayFile(#[from] gateway_file::GatewayFileError),
+}
+
+pub struct Gateway {
+    config: Config,
+    token: String,
+    gate: Arc<Gate>,
+    sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    stateless: tokio::sync::Mutex<HashMap<String, Arc<Session>>>,
+    events: broadcast::Sender<GatewayEvent>,
+    _watcher: Option<notify::RecommendedWatcher>,
+}
+
+impl Gateway {
+    /// Opens the audit database and loads the policies; starts nothing yet.
+    pub fn open(config: Config, data_dir: &Path) -> Result<Arc<Self>, StartError> {
+        create_private_dir(data_dir)?;
+        let writer = AuditWriter::open(&data_dir.join(AUDIT_FILE))?;
+        let (events, _) = broadcast::channel(1024);
+        let policies = Arc::new(PolicyStore::load(&config.policies_dir, config.servers.keys().cloned(), events.clone()));
+        let watcher = policies.watch();
+        let gate = Arc::new(Gate {
+            policies,
+            rate_limits: RateLimits::default(),
+            audit: AuditLog::new(writer),
+            approvals: ApprovalBroker::default(),
+            events: events.clone(),
+        });
+        Ok(Arc::new(Self {
+            config,
+            token: new_token(),
+            gate,
+            sessions: Mutex::new(HashMap::new()),
+            stateless: tokio::sync::Mutex::new(HashMap::new()),
+            events,
+            _watcher: watcher,
+        }))
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<GatewayEvent> {
+        self.events.subscribe()
+    }
+
+    pub fn has_server(&self, server: &str) -> bool {
+        self.config.servers.contains_key(server)
+    }
+
+    pub fn transport(&self, server: &str) -> Option<&'static str> {
+        self.config.servers.get(server).map(config::ServerConfig::transport)
+    }
+
+    /// Serves HTTP on `listener` until `shutdown` completes, then stops every upstream.
+    pub async fn serve(self: Arc<Self>, listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+        let app = http::router(self.clone());
+        let pruner = {
+            let gate = self.gate.clone();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+                loop {
+                    tick.tick().await;
+                    gate.rate_limits.prune();
+                }
+            })
+        };
+        let result = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+        pruner.abort();
+        self.stop_all().await;
+        result
+    }
+
+    /// Binds the configured address, writes `gateway.json`, returns the listener and its URL.
+    pub async fn bind(&self, data_dir: &Path) -> Result<(TcpListener, GatewayFile), StartError> {
+        if let Some(running) = running_gateway(data_dir).await {
+            return Err(StartError::AlreadyRunning { pid: running.pid, url: running.url });
+        }
+        let addr = self.config.listen;
+        let listener = TcpListener::bind(addr).await.map_err(|source| StartError::Listen { addr, source })?;
+        let local = listener.local_addr().map_err(|source| StartError::Listen { addr, source })?;
+        let file = GatewayFile { url: format!("http://{local}"), token: self.token.clone(), pid: std::process::id() };
+        file.write(data_dir)?;
+        Ok((listener, file))
+    }
+
+    pub fn session(&self, server: &str, id: &str) -> Option<Arc<Session>> {
+        let sessions = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        sessions.get(id).filter(|s| &*s.server == server).cloned()
+    }
+
+    /// A new legacy session with its own upstream connection.
+    pub async fn open_session(&self, server: &str) -> Result<Arc<Session>, UpstreamError> {
+        let id: Arc<str> = Arc::from(new_token());
+        let session = self.connect(server, id.clone(), false, IdMode::Passthrough).await?;
+        self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id, session.clone());
+        tracing::info!(server, session = %session.id, "session opened");
+        Ok(session)
+    }
+
+    /// The shared connection for stateless requests; restarted if it died.
+    pub async fn stateless_session(&self, server: &str) -> Result<Arc<Session>, UpstreamError> {
+        let mut shared = self.stateless.lock().await;
+        if let Some(session) = shared.get(server).filter(|s| s.is_alive()) {
+            return Ok(session.clone());
+        }
+        let id: Arc<str> = Arc::from(format!("stateless:{server}"));
+        let session = self.connect(server, id, true, IdMode::Remap).await?;
+        shared.insert(server.to_owned(), session.clone());
+        Ok(session)
+    }
+
+    async fn connect(&self, server: &str, id: Arc<str>, stateless: bool, ids: IdMode) -> Result<Arc<Session>, UpstreamError> {
+        let config = self.config.servers.get(server).ok_or_else(|| UpstreamError::Gone(server.to_owned()))?;
+        let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
+        let upstream = Upstream::connect(server, config, ids, events_tx).await?;
+        Ok(Session::new(id, Arc::from(server), stateless, upstream, self.gate.clone(), events_rx))
+    }
+
+    pub async fn end_session(&self, id: &str) {
+        let session = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(id);
+        if let Some(session) = session {
+            tracing::info!(server = %session.server, session = id, "session ended");
+            session.close().await;
+        }
+    }
+
+    async fn stop_all(&self) {
+        let sessions: Vec<_> = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain().map(|(_, s)| s).collect();
+        let shared: Vec<_> = self.stateless.lock().await.drain().map(|(_, s)| s).collect();
+        let stops = sessions.iter().chain(shared.iter()).map(|s| s.close());
+        futures::future::join_all(stops).await;
+    }
+}
+
+/// A gateway already answering from this data dir, if any.
+pub async fn running_gateway(data_dir: &Path) -> Option<GatewayFile> {
+    let file = GatewayFile::read(data_dir).ok()?;
+    let client = reqwest::Client::builder().no_proxy().timeout(std::time::Duration::from_secs(2)).build().ok()?;
+    let response = client.get(format!("{}/health", file.url)).bearer_auth(&file.token).send().await.ok()?;
+    response.status().is_success().then_some(file)
+}
+
+fn new_token() -> String {
+    let mut bytes = [0u8; 24];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn create_private_dir(dir: &Path) -> Result<(), StartError> {
+    let err = |source| StartError::DataDir { path: dir.to_owned(), source };
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(err)
+}

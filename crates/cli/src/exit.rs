@@ -1,0 +1,40 @@
+//! Exit codes of the CLI contract: 0 ok, 1 user error, 2 gateway not running or unreachable.
+
+use std::process::ExitCode;
+
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input or a refused operation: one line, exit 1.
+    User(String),
+    /// Several lines already formatted (e.g. policy problems), exit 1.
+    Report(Vec<String>),
+    /// No gateway to talk to: exit 2.
+    NoGateway(String),
+}
+
+impl Failure {
+    pub fn user(message: impl std::fmt::Display) -> Self {
+        Self::User(message.to_string())
+    }
+
+    pub fn report(self) -> ExitCode {
+        match self {
+            Self::User(message) => {
+                eprintln!("portcullis: {message}");
+                ExitCode::from(1)
+            }
+            Self::Report(lines) => {
+                for line in lines {
+                    eprintln!("{line}");
+                }
+                ExitCode::from(1)
+            }
+            Self::NoGateway(message) => {
+                eprintln!("portcullis: {message}");
+                ExitCode::from(2)
+            }
+        }
+    }
+}
+
+pub type Outcome = Result<(), Failure>;

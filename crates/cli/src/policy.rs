@@ -1,0 +1,51 @@
+//! `portcullis policy check FILE...` and `portcullis policy schema`.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use portcullis_policy::Policy;
+
+use crate::exit::{Failure, Outcome};
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Validate policy files; every problem is reported with file, JSON path and expectation
+    Check {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+    /// Print the JSON Schema of the policy format
+    Schema,
+}
+
+pub fn run(command: &Command) -> Outcome {
+    match command {
+        Command::Check { files } => check(files),
+        Command::Schema => {
+            let schema = serde_json::to_string_pretty(&portcullis_policy::json_schema()).map_err(Failure::user)?;
+            write_stdout(&schema);
+            Ok(())
+        }
+    }
+}
+
+fn check(files: &[PathBuf]) -> Outcome {
+    let mut problems = Vec::new();
+    for file in files {
+        match Policy::load_file(file) {
+            Ok(_) => eprintln!("{}: ok", file.display()),
+            Err(e) => problems.extend(e.problems.iter().map(ToString::to_string)),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Report(problems))
+    }
+}
+
+/// The one place the CLI writes results to stdout.
+#[allow(clippy::print_stdout)]
+pub fn write_stdout(text: &str) {
+    println!("{text}");
+}

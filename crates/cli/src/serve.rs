@@ -1,0 +1,57 @@
+//! `portcullis serve`: the headless gateway.
+
+use std::path::Path;
+
+use portcullis_gateway::config::Config;
+use portcullis_gateway::gateway_file::GatewayFile;
+use portcullis_gateway::Gateway;
+
+use crate::exit::{Failure, Outcome};
+
+pub fn run(config_path: &Path, data_dir: &Path) -> Outcome {
+    init_logging();
+    let config = Config::load(config_path).map_err(Failure::user)?;
+    let runtime = tokio::runtime::Runtime::new().map_err(Failure::user)?;
+    runtime.block_on(async {
+        let gateway = Gateway::open(config, data_dir).map_err(Failure::user)?;
+        let (listener, file) = gateway.bind(data_dir).await.map_err(Failure::user)?;
+        let servers: Vec<&str> = gateway.config().servers.keys().map(String::as_str).collect();
+        eprintln!(
+            "portcullis: ready on {} (servers: {}; data: {})",
+            file.url,
+            if servers.is_empty() { "none".to_owned() } else { servers.join(", ") },
+            data_dir.display()
+        );
+        let served = gateway.serve(listener, shutdown_signal()).await;
+        GatewayFile::remove_if_ours(data_dir);
+        served.map_err(Failure::user)
+    })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+    tracing::info!("shutting down");
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PORTCULLIS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).try_init();
+}

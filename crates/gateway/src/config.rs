@@ -1,0 +1,231 @@
+//! `portcullis.json`: where to listen, where the policies are, and the `mcpServers` block users
+//! already write for their MCP clients.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Default wait for a person's decision: below the 60 s most clients give a request.
+pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u64 = 45;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {json_path}: {message}")]
+    Invalid { path: PathBuf, json_path: String, message: String },
+}
+
+/// The config file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    /// Address of the Streamable HTTP endpoint. Loopback only unless `allow_remote` is true.
+    #[serde(default = "default_listen")]
+    listen: String,
+    /// Directory of per-server policy files, relative to the config file.
+    #[serde(default = "default_policies")]
+    policies: PathBuf,
+    #[serde(default)]
+    approval: RawApproval,
+    /// Bind a non-loopback address. Off by default: the gateway holds every agent's tools.
+    #[serde(default)]
+    allow_remote: bool,
+    #[serde(rename = "mcpServers", default)]
+    mcp_servers: BTreeMap<String, RawServer>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawApproval {
+    timeout_secs: Option<u64>,
+}
+
+/// One `mcpServers` entry. Unknown keys other clients put here (`disabled`, `autoApprove`, …) are
+/// tolerated so a config copied from a client loads.
+#[derive(Debug, Deserialize)]
+struct RawServer {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+fn default_listen() -> String {
+    "127.0.0.1:7470".into()
+}
+
+fn default_policies() -> PathBuf {
+    PathBuf::from("policies")
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub policies_dir: PathBuf,
+    pub approval_timeout_secs: u64,
+    pub servers: BTreeMap<String, ServerConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerConfig {
+    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
+    /// Streamable HTTP (both eras).
+    Http { url: String, headers: BTreeMap<String, String> },
+    /// Deprecated HTTP+SSE: `GET` the URL for an `endpoint` event, POST messages there.
+    Sse { url: String, headers: BTreeMap<String, String> },
+}
+
+impl ServerConfig {
+    pub fn transport(&self) -> &'static str {
+        match self {
+            Self::Stdio { .. } => "stdio",
+            Self::Http { .. } => "http",
+            Self::Sse { .. } => "sse",
+        }
+    }
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        Self::from_str(&text, path)
+    }
+
+    pub fn from_str(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let invalid = |json_path: String, message: String| ConfigError::Invalid {
+            path: path.to_owned(),
+            json_path,
+            message,
+        };
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let raw: RawConfig = serde_path_to_error::deserialize(de).map_err(|e| {
+            let inner = e.inner().to_string();
+            invalid(format!("$.{}", e.path()), inner)
+        })?;
+        let listen: SocketAddr = raw.listen.parse().map_err(|_| {
+            invalid("$.listen".into(), format!("expected an address like 127.0.0.1:7470, found {:?}", raw.listen))
+        })?;
+        if !listen.ip().is_loopback() && !raw.allow_remote {
+            return Err(invalid(
+                "$.listen".into(),
+                format!("{listen} is not a loopback address; set \"allow_remote\": true to expose the gateway"),
+            ));
+        }
+        let base = path.parent().unwrap_or(Path::new("."));
+        let policies_dir = if raw.policies.is_absolute() { raw.policies } else { base.join(raw.policies) };
+        let mut servers = BTreeMap::new();
+        for (name, server) in raw.mcp_servers {
+            let json_path = format!("$.mcpServers[{name:?}]");
+            if !valid_server_name(&name) {
+                return Err(invalid(json_path, "server names may use letters, digits, '-', '_' and '.'".into()));
+            }
+            let server = server_config(server).map_err(|m| invalid(json_path, m))?;
+            servers.insert(name, server);
+        }
+        Ok(Self {
+            listen,
+            policies_dir,
+            approval_timeout_secs: raw.approval.timeout_secs.unwrap_or(DEFAULT_APPROVAL_TIMEOUT_SECS),
+            servers,
+        })
+    }
+
+    /// The policy file of `server`.
+    pub fn policy_path(&self, server: &str) -> PathBuf {
+        self.policies_dir.join(format!("{server}.json"))
+    }
+}
+
+/// Server names become URL path segments and file names.
+fn valid_server_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn server_config(raw: RawServer) -> Result<ServerConfig, String> {
+    let kind = match (raw.kind.as_deref(), &raw.command, &raw.url) {
+        (Some("stdio"), ..) | (None, Some(_), None) => "stdio",
+        (Some("http" | "streamable-http" | "streamableHttp"), ..) | (None, None, Some(_)) => "http",
+        (Some("sse"), ..) => "sse",
+        (Some(other), ..) => return Err(format!("unknown type {other:?}, expected \"stdio\", \"http\" or \"sse\"")),
+        (None, Some(_), Some(_)) => return Err("has both \"command\" and \"url\"; set \"type\"".into()),
+        (None, None, None) => return Err("needs \"command\" (stdio) or \"url\" (http)".into()),
+    };
+    match kind {
+        "stdio" => {
+            let command = raw.command.ok_or("a stdio server needs \"command\"")?;
+            Ok(ServerConfig::Stdio { command, args: raw.args, env: raw.env, cwd: raw.cwd })
+        }
+        _ => {
+            let url = raw.url.ok_or("an http or sse server needs \"url\"")?;
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!("url must start with http:// or https://, found {url:?}"));
+            }
+            Ok(if kind == "sse" {
+                ServerConfig::Sse { url, headers: raw.headers }
+            } else {
+                ServerConfig::Http { url, headers: raw.headers }
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Config, ConfigError> {
+        Config::from_str(text, Path::new("/etc/p/portcullis.json"))
+    }
+
+    #[test]
+    fn the_design_example_loads() {
+        let cfg = load(
+            r#"{ "listen": "127.0.0.1:7470", "policies": "policies", "approval": { "timeout_secs": 30 },
+                 "mcpServers": {
+                   "everything": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "env": {} },
+                   "remote": { "url": "https://example.com/mcp", "headers": { "Authorization": "Bearer x" } },
+                   "old": { "type": "sse", "url": "http://127.0.0.1:9/sse" } } }"#,
+        )
+        .unwrap();
+        assert_eq!(cfg.policies_dir, PathBuf::from("/etc/p/policies"));
+        assert_eq!(cfg.approval_timeout_secs, 30);
+        assert_eq!(cfg.servers["everything"].transport(), "stdio");
+        assert_eq!(cfg.servers["remote"].transport(), "http");
+        assert_eq!(cfg.servers["old"].transport(), "sse");
+    }
+
+    #[test]
+    fn errors_name_the_json_path() {
+        let err = load(r#"{"mcpServers": {"a": {"type": "ws", "url": "x"}}}"#).unwrap_err().to_string();
+        assert!(err.contains("$.mcpServers[\"a\"]") && err.contains("unknown type"), "{err}");
+        let err = load(r#"{"listen": 7470}"#).unwrap_err().to_string();
+        assert!(err.contains("$.listen"), "{err}");
+        let err = load(r#"{"lisen": "x"}"#).unwrap_err().to_string();
+        assert!(err.contains("unknown field"), "{err}");
+    }
+
+    #[test]
+    fn non_loopback_needs_explicit_consent() {
+        let err = load(r#"{"listen": "0.0.0.0:7470"}"#).unwrap_err().to_string();
+        assert!(err.contains("allow_remote"), "{err}");
+        assert!(load(r#"{"listen": "0.0.0.0:7470", "allow_remote": true}"#).is_ok());
+    }
+
+    #[test]
+    fn server_names_must_be_path_safe() {
+        assert!(load(r#"{"mcpServers": {"../x": {"command": "a"}}}"#).is_err());
+    }
+}

@@ -1,0 +1,102 @@
+//! `gateway.json` in the data dir: how the CLI and `connect` find the running gateway.
+//! Mode 0600: it holds the bearer token.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub const FILE_NAME: &str = "gateway.json";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GatewayFile {
+    /// Base URL, e.g. `http://127.0.0.1:7470`; servers are at `{url}/mcp/{server}`.
+    pub url: String,
+    pub token: String,
+    pub pid: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayFileError {
+    #[error("no gateway is running (no {0}); start one with `portcullis serve` or the desktop app")]
+    Missing(PathBuf),
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not a gateway file: {source}")]
+    Invalid { path: PathBuf, source: serde_json::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+impl GatewayFile {
+    pub fn path(data_dir: &Path) -> PathBuf {
+        data_dir.join(FILE_NAME)
+    }
+
+    pub fn read(data_dir: &Path) -> Result<Self, GatewayFileError> {
+        let path = Self::path(data_dir);
+        let text = std::fs::read_to_string(&path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => GatewayFileError::Missing(path.clone()),
+            _ => GatewayFileError::Read { path: path.clone(), source },
+        })?;
+        serde_json::from_str(&text).map_err(|source| GatewayFileError::Invalid { path, source })
+    }
+
+    /// Writes atomically (temp file + rename) with mode 0600 from the start.
+    pub fn write(&self, data_dir: &Path) -> Result<(), GatewayFileError> {
+        let path = Self::path(data_dir);
+        let tmp = data_dir.join(format!(".{FILE_NAME}.{}", std::process::id()));
+        let write = || -> std::io::Result<()> {
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create(true).truncate(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut file = options.open(&tmp)?;
+            file.write_all(serde_json::to_string_pretty(self).unwrap_or_default().as_bytes())?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &path)
+        };
+        write().map_err(|source| GatewayFileError::Write { path, source })
+    }
+
+    /// Removes the file if it still describes this process.
+    pub fn remove_if_ours(data_dir: &Path) {
+        if let Ok(file) = Self::read(data_dir) {
+            if file.pid == std::process::id() {
+                let _ = std::fs::remove_file(Self::path(data_dir));
+            }
+        }
+    }
+
+    /// The MCP endpoint of `server`.
+    pub fn server_url(&self, server: &str) -> String {
+        format!("{}/mcp/{server}", self.url.trim_end_matches('/'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_read_round_trip_with_private_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = GatewayFile { url: "http://127.0.0.1:1".into(), token: "t".into(), pid: 7 };
+        file.write(dir.path()).unwrap();
+        assert_eq!(GatewayFile::read(dir.path()).unwrap(), file);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(GatewayFile::path(dir.path())).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "gateway.json holds the token and must be private");
+        }
+    }
+
+    #[test]
+    fn missing_file_says_no_gateway_is_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = GatewayFile::read(dir.path()).unwrap_err();
+        assert!(matches!(err, GatewayFileError::Missing(_)));
+        assert!(err.to_string().contains("no gateway is running"));
+    }
+}

@@ -1,0 +1,112 @@
+//! Host, Origin and token checks for every request.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::Gateway;
+
+pub async fn guard(State(gateway): State<Arc<Gateway>>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    if !host_is_local(headers) {
+        return refuse(StatusCode::MISDIRECTED_REQUEST, "Host is not a loopback name (DNS rebinding?)");
+    }
+    if !origin_is_local(headers) {
+        return refuse(StatusCode::FORBIDDEN, "requests from this Origin are not allowed");
+    }
+    if !token_matches(headers, gateway.token()) {
+        let mut response = refuse(StatusCode::UNAUTHORIZED, "missing or wrong bearer token (see gateway.json)");
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        return response;
+    }
+    next.run(request).await
+}
+
+fn refuse(status: StatusCode, text: &'static str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("portcullis: {text}\n")).into_response()
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, port)| if port.chars().all(|c| c.is_ascii_digit()) { name } else { host })
+    };
+    matches!(name, "localhost" | "127.0.0.1" | "::1") || name.starts_with("127.")
+}
+
+fn host_is_local(headers: &HeaderMap) -> bool {
+    headers.get(header::HOST).and_then(|h| h.to_str().ok()).is_none_or(is_loopback_host)
+}
+
+fn origin_is_local(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else { return true };
+    let Ok(origin) = origin.to_str() else { return false };
+    // The desktop app's own webview.
+    if matches!(origin, "tauri://localhost" | "http://tauri.localhost" | "https://tauri.localhost") {
+        return true;
+    }
+    origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .is_some_and(is_loopback_host)
+}
+
+fn token_matches(headers: &HeaderMap, token: &str) -> bool {
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+    else {
+        return false;
+    };
+    constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+}
+
+/// Compares without an early exit, so timing does not reveal how much of the token matched.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        for ok in ["127.0.0.1:7470", "localhost:1", "[::1]:80", "localhost", "127.0.0.1"] {
+            assert!(is_loopback_host(ok), "{ok} is loopback");
+        }
+        for bad in ["evil.example:7470", "evil.example", "10.0.0.1:7470", "localhost.evil.example:1"] {
+            assert!(!is_loopback_host(bad), "{bad} is not loopback");
+        }
+    }
+
+    #[test]
+    fn origins() {
+        let mut h = HeaderMap::new();
+        assert!(origin_is_local(&h), "no Origin: not a browser");
+        h.insert(header::ORIGIN, "http://evil.example".parse().unwrap());
+        assert!(!origin_is_local(&h));
+        h.insert(header::ORIGIN, "http://localhost:5173".parse().unwrap());
+        assert!(origin_is_local(&h));
+        h.insert(header::ORIGIN, "null".parse().unwrap());
+        assert!(!origin_is_local(&h), "an opaque origin is a sandboxed page");
+    }
+
+    #[test]
+    fn tokens() {
+        let mut h = HeaderMap::new();
+        assert!(!token_matches(&h, "secret"));
+        h.insert(header::AUTHORIZATION, "Bearer secreT".parse().unwrap());
+        assert!(!token_matches(&h, "secret"));
+        h.insert(header::AUTHORIZATION, "Bearer secret".parse().unwrap());
+        assert!(token_matches(&h, "secret"));
+    }
+}

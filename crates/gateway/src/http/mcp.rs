@@ -1,0 +1,217 @@
+//! POST / GET / DELETE on `/mcp/<server>`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use portcullis_wire::{error_code, method, sse, Kind, Message};
+use serde_json::Value;
+use tokio_stream_shim::UnboundedReceiverStream;
+
+use crate::gate::Caller;
+use crate::session::{Reply, RequestContext, Session};
+use crate::Gateway;
+
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// Sent by `portcullis connect`: the relay's agent session, and "open the stream now".
+pub const RELAY_HEADER: &str = "x-portcullis-relay";
+
+pub async fn health() -> impl IntoResponse {
+    axum::Json(serde_json::json!({ "status": "ok" }))
+}
+
+pub async fn post(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+    if !gw.has_server(&server) {
+        return unknown_server(&server);
+    }
+    let msg = match Message::parse(body) {
+        Ok(msg) => msg,
+        Err(e) => return rpc_error(StatusCode::BAD_REQUEST, error_code::PARSE_ERROR, &format!("[portcullis] {e}")),
+    };
+    if let Err(response) = check_modern_headers(&headers, &msg) {
+        return response;
+    }
+    let session_header = header_str(&headers, SESSION_HEADER);
+    let is_initialize = msg.method() == Some(method::INITIALIZE);
+    let (session, new_session) = match (session_header, is_initialize) {
+        (Some(id), false) => match gw.session(&server, id) {
+            Some(s) => (s, false),
+            None => return rpc_error(StatusCode::NOT_FOUND, error_code::INVALID_REQUEST, "[portcullis] unknown or ended session; initialize again"),
+        },
+        (_, true) => match gw.open_session(&server).await {
+            Ok(s) => (s, true),
+            Err(e) => return start_failed(&msg, &e.to_string()),
+        },
+        (None, false) => match gw.stateless_session(&server).await {
+            Ok(s) => (s, false),
+            Err(e) => return start_failed(&msg, &e.to_string()),
+        },
+    };
+
+    match msg.kind() {
+        Kind::Request { .. } => {
+            let ctx = RequestContext {
+                caller: caller(&session, &headers, &msg),
+                stream_now: headers.contains_key(RELAY_HEADER) || matches!(session_upstream_is_pipe(&gw, &server), true),
+                accepts_sse: accepts_sse(&headers),
+            };
+            let reply = session.request(msg, ctx).await;
+            if new_session && !initialize_succeeded(&reply) {
+                gw.end_session(&session.id).await;
+            }
+            let mut response = render(reply);
+            if new_session {
+                if let Ok(value) = HeaderValue::from_str(&session.id) {
+                    response.headers_mut().insert(SESSION_HEADER, value);
+                }
+            }
+            response
+        }
+        Kind::Notification { .. } | Kind::Response { .. } => match session.send(msg).await {
+            Ok(()) => StatusCode::ACCEPTED.into_response(),
+            Err(e) => (StatusCode::BAD_GATEWAY, format!("portcullis: {e}\n")).into_response(),
+        },
+    }
+}
+
+/// The standalone SSE stream for server-initiated messages (legacy sessions).
+pub async fn get(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
+    let Some(id) = header_str(&headers, SESSION_HEADER) else {
+        return (StatusCode::METHOD_NOT_ALLOWED, "portcullis: GET needs an Mcp-Session-Id\n").into_response();
+    };
+    match gw.session(&server, id) {
+        Some(session) => render(Reply::Sse(session.open_event_stream())),
+        None => (StatusCode::NOT_FOUND, "portcullis: unknown session\n").into_response(),
+    }
+}
+
+pub async fn delete(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
+    let Some(id) = header_str(&headers, SESSION_HEADER) else {
+        return (StatusCode::BAD_REQUEST, "portcullis: DELETE needs an Mcp-Session-Id\n").into_response();
+    };
+    match gw.session(&server, id) {
+        Some(session) => {
+            gw.end_session(&session.id).await;
+            StatusCode::NO_CONTENT.into_response()
+        }
+        None => (StatusCode::NOT_FOUND, "portcullis: unknown session\n").into_response(),
+    }
+}
+
+/// Stdio and legacy-SSE upstreams leave the framing to us: stream at once.
+fn session_upstream_is_pipe(gw: &Gateway, server: &str) -> bool {
+    gw.transport(server) != Some("http")
+}
+
+fn render(reply: Reply) -> Response {
+    match reply {
+        Reply::Json(msg) => {
+            ([(header::CONTENT_TYPE, "application/json")], Body::from(msg.bytes().clone())).into_response()
+        }
+        Reply::Sse(rx) => {
+            let stream = UnboundedReceiverStream::new(rx).map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
+            (
+                [(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")],
+                Body::from_stream(stream),
+            )
+                .into_response()
+        }
+    }
+}
+
+/// The agent session of a request (README, "Sessions"): the gateway session for legacy clients;
+/// for stateless requests the relay's id, else the client's self-reported identity.
+fn caller(session: &Session, headers: &HeaderMap, msg: &Message) -> Caller {
+    if !session.stateless {
+        let (client_name, client_version) = session.client();
+        return Caller { session: session.id.to_string(), client_name, client_version };
+    }
+    let info = msg
+        .params::<Value>()
+        .ok()
+        .and_then(|p| p.get("_meta")?.get(method::META_CLIENT_INFO).cloned());
+    let field = |k: &str| info.as_ref().and_then(|i| i.get(k)).and_then(Value::as_str).map(str::to_owned);
+    let (client_name, client_version) = (field("name"), field("version"));
+    let session_key = match (header_str(headers, RELAY_HEADER), &client_name) {
+        (Some(relay), _) => format!("relay:{relay}"),
+        (None, Some(name)) => format!("stateless:{name}/{}", client_version.as_deref().unwrap_or("?")),
+        (None, None) => "stateless:anonymous".to_owned(),
+    };
+    Caller { session: session_key, client_name, client_version }
+}
+
+/// 2026-07-28: `Mcp-Method` / `Mcp-Name` must agree with the body, which decides.
+fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Result<(), Response> {
+    let mismatch = |what: &str| {
+        let text = format!("[portcullis] the {what} header does not match the request body");
+        Err(rpc_error(StatusCode::BAD_REQUEST, error_code::HEADER_MISMATCH, &text))
+    };
+    if let Some(m) = header_str(headers, "mcp-method") {
+        if Some(m) != msg.method() {
+            return mismatch("Mcp-Method");
+        }
+    }
+    if let Some(name) = header_str(headers, "mcp-name") {
+        let body_name = msg.params::<Value>().ok().and_then(|p| p.get("name").and_then(Value::as_str).map(str::to_owned));
+        if body_name.as_deref() != Some(name) {
+            return mismatch("Mcp-Name");
+        }
+    }
+    Ok(())
+}
+
+fn initialize_succeeded(reply: &Reply) -> bool {
+    match reply {
+        Reply::Json(msg) => !matches!(msg.kind(), Kind::Response { is_error: true, .. }),
+        Reply::Sse(_) => true,
+    }
+}
+
+fn accepts_sse(headers: &HeaderMap) -> bool {
+    header_str(headers, header::ACCEPT.as_str()).is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"))
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn unknown_server(server: &str) -> Response {
+    (StatusCode::NOT_FOUND, format!("portcullis: no server named {server:?} in the config\n")).into_response()
+}
+
+fn start_failed(msg: &Message, why: &str) -> Response {
+    let text = format!("[portcullis] cannot start the upstream server: {why}");
+    let reply = Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text);
+    ([(header::CONTENT_TYPE, "application/json")], Body::from(reply.bytes().clone())).into_response()
+}
+
+fn rpc_error(status: StatusCode, code: i64, text: &str) -> Response {
+    let reply = Message::error_response(None, code, text);
+    (status, [(header::CONTENT_TYPE, "application/json")], Body::from(reply.bytes().clone())).into_response()
+}
+
+/// `tokio-stream`'s wrapper, inlined to avoid a dependency for eight lines.
+mod tokio_stream_shim {
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use tokio::sync::mpsc::UnboundedReceiver;
+
+    pub struct UnboundedReceiverStream<T>(UnboundedReceiver<T>);
+
+    impl<T> UnboundedReceiverStream<T> {
+        pub fn new(rx: UnboundedReceiver<T>) -> Self {
+            Self(rx)
+        }
+    }
+
+    impl<T> futures::Stream for UnboundedReceiverStream<T> {
+        type Item = T;
+        fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+            self.0.poll_recv(cx)
+        }
+    }
+}

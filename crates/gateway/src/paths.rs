@@ -1,0 +1,60 @@
+//! Where the config and the data live (DESIGN.md §3): flag, then environment, then platform dir.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+pub const CONFIG_ENV: &str = "PORTCULLIS_CONFIG";
+pub const HOME_ENV: &str = "PORTCULLIS_HOME";
+
+/// The process environment, injected so tests never mutate the real one.
+pub trait Environment {
+    fn var(&self, key: &str) -> Option<OsString>;
+}
+
+pub struct ProcessEnv;
+
+impl Environment for ProcessEnv {
+    fn var(&self, key: &str) -> Option<OsString> {
+        std::env::var_os(key).filter(|v| !v.is_empty())
+    }
+}
+
+pub fn config_file(flag: Option<PathBuf>, env: &dyn Environment) -> PathBuf {
+    flag.or_else(|| env.var(CONFIG_ENV).map(PathBuf::from))
+        .unwrap_or_else(|| platform_config_dir().join("portcullis.json"))
+}
+
+pub fn data_dir(flag: Option<PathBuf>, env: &dyn Environment) -> PathBuf {
+    flag.or_else(|| env.var(HOME_ENV).map(PathBuf::from)).unwrap_or_else(platform_data_dir)
+}
+
+fn platform_config_dir() -> PathBuf {
+    dirs::config_dir().unwrap_or_else(|| PathBuf::from(".")).join("portcullis")
+}
+
+fn platform_data_dir() -> PathBuf {
+    dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("portcullis")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct FakeEnv(HashMap<&'static str, &'static str>);
+    impl Environment for FakeEnv {
+        fn var(&self, key: &str) -> Option<OsString> {
+            self.0.get(key).map(OsString::from)
+        }
+    }
+
+    #[test]
+    fn flag_beats_environment_beats_platform() {
+        let env = FakeEnv(HashMap::from([(HOME_ENV, "/env/home"), (CONFIG_ENV, "/env/c.json")]));
+        assert_eq!(data_dir(Some("/flag".into()), &env), PathBuf::from("/flag"));
+        assert_eq!(data_dir(None, &env), PathBuf::from("/env/home"));
+        assert_eq!(config_file(None, &env), PathBuf::from("/env/c.json"));
+        let empty = FakeEnv(HashMap::new());
+        assert!(config_file(None, &empty).ends_with("portcullis/portcullis.json"));
+    }
+}

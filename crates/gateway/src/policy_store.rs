@@ -1,0 +1,143 @@
+//! The policy in force for each server, and hot reload.
+//!
+//! A changed file is loaded and validated before it replaces anything: an invalid file leaves the
+//! last good policy in force and says so (log + [`GatewayEvent::PolicyRejected`]). A missing file
+//! means "every call requires approval". A file already invalid at start-up has no last good
+//! version; that server then refuses every call, with the problems as the reason (fail closed).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use notify::{RecursiveMode, Watcher};
+use portcullis_policy::{Policy, PolicyError};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::events::GatewayEvent;
+
+/// What governs a server's calls right now.
+#[derive(Clone, Debug)]
+pub enum InForce {
+    Policy(Policy),
+    /// No valid policy was ever loaded: refuse everything, saying why.
+    Broken(Arc<str>),
+}
+
+pub struct PolicyStore {
+    dir: PathBuf,
+    slots: RwLock<HashMap<String, InForce>>,
+    events: broadcast::Sender<GatewayEvent>,
+}
+
+impl PolicyStore {
+    /// Loads the policy of every server.
+    pub fn load(dir: &Path, servers: impl IntoIterator<Item = String>, events: broadcast::Sender<GatewayEvent>) -> Self {
+        let slots = servers
+            .into_iter()
+            .map(|server| {
+                let in_force = match load_file(&dir.join(format!("{server}.json"))) {
+                    Ok(policy) => InForce::Policy(policy),
+                    Err(e) => {
+                        for problem in &e.problems {
+                            tracing::error!(server, "invalid policy: {problem}");
+                        }
+                        InForce::Broken(Arc::from(format!(
+                            "the policy file of {server:?} is invalid ({}); every call is refused until it is fixed",
+                            first_problem(&e)
+                        )))
+                    }
+                };
+                (server, in_force)
+            })
+            .collect();
+        Self { dir: dir.to_owned(), slots: RwLock::new(slots), events }
+    }
+
+    pub fn get(&self, server: &str) -> Option<InForce> {
+        self.slots.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(server).cloned()
+    }
+
+    pub fn path(&self, server: &str) -> PathBuf {
+        self.dir.join(format!("{server}.json"))
+    }
+
+    /// Re-reads one server's file.
+    pub fn reload(&self, server: &str) {
+        let known = self.slots.read().unwrap_or_else(std::sync::PoisonError::into_inner).contains_key(server);
+        if !known {
+            return;
+        }
+        match load_file(&self.path(server)) {
+            Ok(policy) => {
+                self.slots
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(server.to_owned(), InForce::Policy(policy));
+                tracing::info!(server, "policy reloaded");
+                let _ = self.events.send(GatewayEvent::PolicyReloaded { server: server.to_owned() });
+            }
+            Err(e) => {
+                let problems: Vec<String> = e.problems.iter().map(ToString::to_string).collect();
+                for problem in &problems {
+                    tracing::error!(server, "policy change rejected, last good policy kept: {problem}");
+                }
+                let _ = self.events.send(GatewayEvent::PolicyRejected { server: server.to_owned(), problems });
+            }
+        }
+    }
+
+    /// Watches the policies directory and reloads changed files until the returned guard drops.
+    pub fn watch(self: &Arc<Self>) -> Option<notify::RecommendedWatcher> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            let Ok(event) = event else { return };
+            if event.kind.is_access() {
+                return;
+            }
+            for path in event.paths {
+                if path.extension().is_some_and(|e| e == "json") {
+                    if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+                        let _ = tx.send(stem.to_owned());
+                    }
+                }
+            }
+        })
+        .map_err(|e| tracing::warn!(error = %e, "cannot watch policies; hot reload is off"))
+        .ok()?;
+        if let Err(e) = watcher.watch(&self.dir, RecursiveMode::NonRecursive) {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "cannot watch the policies directory; hot reload is off");
+            return None;
+        }
+        let store = Arc::clone(self);
+        tokio::spawn(async move {
+            while let Some(server) = rx.recv().await {
+                // Coalesce the burst of events one save produces.
+                let mut batch = vec![server];
+                while let Ok(more) = rx.try_recv() {
+                    batch.push(more);
+                }
+                batch.sort();
+                batch.dedup();
+                for server in batch {
+                    store.reload(&server);
+                }
+            }
+        });
+        Some(watcher)
+    }
+}
+
+fn load_file(path: &Path) -> Result<Policy, PolicyError> {
+    if !path.exists() {
+        return Ok(Policy::require_approval_for_all());
+    }
+    Policy::load_file(path)
+}
+
+fn first_problem(e: &PolicyError) -> String {
+    let first = e.problems.first().map(ToString::to_string).unwrap_or_default();
+    match e.problems.len() {
+        0 | 1 => first,
+        n => format!("{first}; and {} more", n - 1),
+    }
+}

@@ -1,0 +1,223 @@
+//! `portcullis connect`: a stdio MCP server that relays every line to the gateway over HTTP.
+//!
+//! No policy lives here; the gateway decides. Messages are POSTed strictly in the order they
+//! were read, each after the previous one's response headers arrived (the gateway sends them as
+//! soon as it has dispatched the message), so a cancel can never overtake its request. Answers
+//! stream back to stdout as they come. stdout carries protocol bytes only.
+
+use std::sync::{Arc, Mutex};
+
+use bytes::BytesMut;
+use futures::StreamExt;
+use portcullis_wire::codec::encode_line;
+use portcullis_wire::{error_code, method, LineDecoder, Message, SseDecoder};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use crate::gateway_file::GatewayFile;
+use crate::http::mcp::{RELAY_HEADER, SESSION_HEADER};
+
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RelayError {
+    #[error("the gateway at {url} is not answering: {source}")]
+    Unreachable { url: String, source: reqwest::Error },
+    #[error("the gateway has no server named {0:?}")]
+    UnknownServer(String),
+    #[error("the gateway refused the token in gateway.json (is it from another gateway?)")]
+    Unauthorized,
+}
+
+struct Relay {
+    client: reqwest::Client,
+    url: String,
+    token: String,
+    relay_id: String,
+    session: Mutex<Option<String>>,
+    out: mpsc::UnboundedSender<Message>,
+}
+
+pub async fn run<R, W>(file: &GatewayFile, server: &str, stdin: R, stdout: W) -> Result<(), RelayError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let url = file.server_url(server);
+    check_gateway(&client, &url, &file.token).await?;
+    let (out, out_rx) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(write_stdout(stdout, out_rx));
+    let relay = Arc::new(Relay {
+        client,
+        url,
+        token: file.token.clone(),
+        relay_id: format!("{:016x}", rand::random::<u64>()),
+        session: Mutex::new(None),
+        out,
+    });
+    relay.pump_stdin(stdin).await;
+    relay.end_session().await;
+    drop(relay);
+    let _ = writer.await;
+    Ok(())
+}
+
+/// A HEAD-free probe: an empty POST tells us the token works and the server exists.
+async fn check_gateway(client: &reqwest::Client, url: &str, token: &str) -> Result<(), RelayError> {
+    let response = client
+        .get(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .map_err(|source| RelayError::Unreachable { url: url.to_owned(), source })?;
+    match response.status() {
+        reqwest::StatusCode::UNAUTHORIZED => Err(RelayError::Unauthorized),
+        reqwest::StatusCode::NOT_FOUND => {
+            let body = response.text().await.unwrap_or_default();
+            if body.contains("no server named") {
+                Err(RelayError::UnknownServer(url.rsplit('/').next().unwrap_or_default().to_owned()))
+            } else {
+                Ok(())
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+impl Relay {
+    async fn pump_stdin<R: AsyncRead + Unpin>(self: &Arc<Self>, mut stdin: R) {
+        let mut decoder = LineDecoder::new(MAX_LINE);
+        let mut buf = BytesMut::with_capacity(64 * 1024);
+        loop {
+            loop {
+                match decoder.decode(&mut buf) {
+                    Ok(Some(line)) => match Message::parse(line) {
+                        Ok(msg) => self.forward(msg).await,
+                        Err(e) => {
+                            let text = format!("[portcullis] {e}");
+                            let _ = self.out.send(Message::error_response(None, error_code::PARSE_ERROR, &text));
+                        }
+                    },
+                    Ok(None) => break,
+                    Err(e) => {
+                        let text = format!("[portcullis] {e}");
+                        let _ = self.out.send(Message::error_response(None, error_code::PARSE_ERROR, &text));
+                    }
+                }
+            }
+            match stdin.read_buf(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// POSTs one message and hands its answer stream to a task; returns once headers arrived.
+    async fn forward(self: &Arc<Self>, msg: Message) {
+        let session = self.session.lock().ok().and_then(|s| s.clone());
+        let mut request = self
+            .client
+            .post(&self.url)
+            .bearer_auth(&self.token)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .header(RELAY_HEADER, &self.relay_id)
+            .body(msg.bytes().clone());
+        if let Some(session) = &session {
+            request = request.header(SESSION_HEADER, session);
+        }
+        let response = match request.send().await {
+            Ok(r) => r,
+            Err(e) => return self.answer_error(&msg, &format!("[portcullis] the gateway is not answering: {e}")),
+        };
+        if msg.method() == Some(method::INITIALIZE) {
+            if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+                if let Ok(mut s) = self.session.lock() {
+                    *s = Some(id.to_owned());
+                }
+                self.clone().open_event_stream(id.to_owned());
+            }
+        }
+        let status = response.status();
+        if status == reqwest::StatusCode::ACCEPTED {
+            return;
+        }
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let relay = self.clone();
+        tokio::spawn(async move {
+            if is_sse {
+                relay.copy_sse(response).await;
+            } else {
+                let body = response.bytes().await.unwrap_or_default();
+                match Message::parse(body) {
+                    Ok(reply) => {
+                        let _ = relay.out.send(reply);
+                    }
+                    Err(_) => relay.answer_error(&msg, &format!("[portcullis] the gateway answered HTTP {status}")),
+                }
+            }
+        });
+    }
+
+    async fn copy_sse(&self, response: reqwest::Response) {
+        let mut decoder = SseDecoder::new(MAX_LINE);
+        let mut body = response.bytes_stream();
+        while let Some(Ok(chunk)) = body.next().await {
+            let Ok(events) = decoder.feed(&chunk) else { return };
+            for event in events.into_iter().filter(portcullis_wire::SseEvent::is_message) {
+                if let Ok(msg) = Message::parse(event.data.into_bytes()) {
+                    let _ = self.out.send(msg);
+                }
+            }
+        }
+    }
+
+    /// Server-initiated messages of a legacy session.
+    fn open_event_stream(self: Arc<Self>, session: String) {
+        tokio::spawn(async move {
+            let response = self
+                .client
+                .get(&self.url)
+                .bearer_auth(&self.token)
+                .header(ACCEPT, "text/event-stream")
+                .header(SESSION_HEADER, session)
+                .send()
+                .await;
+            if let Ok(response) = response {
+                if response.status().is_success() {
+                    self.copy_sse(response).await;
+                }
+            }
+        });
+    }
+
+    fn answer_error(&self, msg: &Message, text: &str) {
+        if msg.is_request() {
+            let _ = self.out.send(Message::error_response(msg.id(), error_code::INTERNAL_ERROR, text));
+        } else {
+            tracing::warn!("{text}");
+        }
+    }
+
+    async fn end_session(&self) {
+        let session = self.session.lock().ok().and_then(|s| s.clone());
+        if let Some(session) = session {
+            let request = self.client.delete(&self.url).bearer_auth(&self.token).header(SESSION_HEADER, session);
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), request.send()).await;
+        }
+    }
+}
+
+async fn write_stdout<W: AsyncWrite + Unpin>(mut stdout: W, mut rx: mpsc::UnboundedReceiver<Message>) {
+    while let Some(msg) = rx.recv().await {
+        if stdout.write_all(&encode_line(msg.bytes())).await.is_err() || stdout.flush().await.is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! A downstream session: one client's conversation with one upstream server, and the routing
+//! of every message between them.
+//!
+//! - A legacy client (it sent `initialize`) gets its own session and its own upstream connection
+//!   — for stdio servers its own child process, because a legacy stdio server serves exactly one
+//!   client session.
+//! - Stateless (2026-07-28) requests for a server share one upstream connection, with ids
+//!   remapped on stdio so concurrent clients cannot collide.
+//!
+//! Requests are answered on their own response stream ([`Reply`]); server-initiated messages
+//! (sampling, elicitation, roots, logging …) go to an [`Outlets`] choice of open streams.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use portcullis_wire::message::ToolCallParams;
+use portcullis_wire::{error_code, method, Message, RequestId};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::gate::{Call, Caller, Forwarded, Gate, Verdict};
+use crate::policy_store::InForce;
+use crate::upstream::{Exchange, Framing, Upstream};
+
+/// How a request is answered.
+pub enum Reply {
+    /// One JSON body.
+    Json(Message),
+    /// An SSE stream of messages, ending after the response.
+    Sse(mpsc::UnboundedReceiver<Message>),
+}
+
+/// What the HTTP layer knows about a request beyond its body.
+#[derive(Default)]
+pub struct RequestContext {
+    pub caller: Caller,
+    /// Open an SSE stream at once, whatever the upstream chose (the `connect` relay needs headers
+    /// right away to keep message order).
+    pub stream_now: bool,
+    /// The client accepts `text/event-stream`.
+    pub accepts_sse: bool,
+}
+
+pub struct Session {
+    pub id: Arc<str>,
+    pub server: Arc<str>,
+    /// Shared by stateless (2026-07-28) requests rather than owned by one client.
+    pub stateless: bool,
+    upstream: Upstream,
+    gate: Arc<Gate>,
+    client: Mutex<(Option<String>, Option<String>)>,
+    outlets: Arc<Outlets>,
+}
+
+impl Session {
+    pub fn new(
+        id: Arc<str>,
+        server: Arc<str>,
+        stateless: bool,
+        upstream: Upstream,
+        gate: Arc<Gate>,
+        mut events: mpsc::UnboundedReceiver<Message>,
+    ) -> Arc<Self> {
+        let outlets = Arc::new(Outlets::default());
+        let pump = outlets.clone();
+        let session_id = id.clone();
+        tokio::spawn(async move {
+            while let Some(msg) = events.recv().await {
+                pump.deliver(msg, &session_id);
+            }
+        });
+        Arc::new(Self { id, server, stateless, upstream, gate, client: Mutex::new((None, None)), outlets })
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.upstream.is_alive()
+    }
+
+    /// The client name and version it gave at initialize.
+    pub fn client(&self) -> (Option<String>, Option<String>) {
+        self.client.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    pub async fn close(&self) {
+        self.upstream.close().await;
+    }
+
+    /// A notification or a response from the client: pass it on.
+    pub async fn send(&self, msg: Message) -> Result<(), crate::upstream::UpstreamError> {
+        self.upstream.send(msg).await
+    }
+
+    /// Opens the standalone stream for server-initiated messages (HTTP GET).
+    pub fn open_event_stream(&self) -> mpsc::UnboundedReceiver<Message> {
+        self.outlets.open_get()
+    }
+
+    /// A request from the client: police it if it is `tools/call`, forward it, answer it.
+    pub async fn request(self: &Arc<Self>, msg: Message, ctx: RequestContext) -> Reply {
+        let Some(id) = msg.id().cloned() else {
+            return Reply::Json(Message::error_response(None, error_code::INVALID_REQUEST, "request without id"));
+        };
+        let mut forwarded = None;
+        let mut finish = Finish::Plain;
+        match msg.method() {
+            Some(method::TOOLS_CALL) => match self.gate_call(&msg, &id, &ctx.caller).await {
+                Ok(f) => forwarded = Some(f),
+                Err(reply) => return reply,
+            },
+            Some(method::TOOLS_LIST) => finish = Finish::FilterHidden,
+            Some(method::INITIALIZE) => self.remember_client(&msg),
+            _ => {}
+        }
+        let exchange = match self.upstream.request(msg).await {
+            Ok(exchange) => exchange,
+            Err(e) => {
+                let text = format!("[portcullis] cannot reach upstream {:?}: {e}", &*self.server);
+                let reply = Message::error_response(Some(&id), error_code::INTERNAL_ERROR, &text);
+                if let Some(f) = forwarded {
+                    f.finish(&reply);
+                }
+                return Reply::Json(reply);
+            }
+        };
+        let pending = PendingReply { session: self.clone(), id, forwarded, finish };
+        let sse = ctx.accepts_sse && (ctx.stream_now || exchange.framing != Some(Framing::Json));
+        if sse {
+            Reply::Sse(pending.stream(exchange))
+        } else {
+            Reply::Json(pending.collect(exchange).await)
+        }
+    }
+
+    async fn gate_call(&self, msg: &Message, id: &RequestId, caller: &Caller) -> Result<Forwarded, Reply> {
+        let params: ToolCallParams = msg.params().map_err(|e| {
+            let text = format!("invalid tools/call params: {e}");
+            Reply::Json(Message::error_response(Some(id), error_code::INVALID_PARAMS, &text))
+        })?;
+        let empty = Value::Object(serde_json::Map::new());
+        let arguments = params.arguments.as_ref().unwrap_or(&empty);
+        let call = Call { server: &self.server, tool: &params.name, arguments, request_id: id, modern: params.is_modern() };
+        match self.gate.decide(&call, caller).await {
+            Verdict::Forward(f) => Ok(f),
+            Verdict::Refuse(result) => Err(Reply::Json(Message::response(id, &result))),
+        }
+    }
+
+    fn remember_client(&self, msg: &Message) {
+        let Ok(params) = msg.params::<Value>() else { return };
+        let info = params.get("clientInfo");
+        let field = |k: &str| info.and_then(|i| i.get(k)).and_then(Value::as_str).map(str::to_owned);
+        if let Ok(mut client) = self.client.lock() {
+            *client = (field("name"), field("version"));
+        }
+    }
+
+    /// Removes hidden tools from a `tools/list` page. Untouched bytes when nothing is hidden.
+    fn filter_hidden(&self, response: Message) -> Message {
+        let Some(InForce::Policy(policy)) = self.gate.policies.get(&self.server) else { return response };
+        let Ok(mut value) = response.to_value() else { return response };
+        let Some(tools) = value.pointer_mut("/result/tools").and_then(Value::as_array_mut) else { return response };
+        let before = tools.len();
+        tools.retain(|tool| !tool.get("name").and_then(Value::as_str).is_some_and(|name| policy.is_hidden(name)));
+        if tools.len() == before {
+            return response;
+        }
+        Message::from_value(&value).unwrap_or(response)
+    }
+}
+
+/// What to do with the final response.
+enum Finish {
+    Plain,
+    FilterHidden,
+}
+
+/// A forwarded request waiting for its answer.
+struct PendingReply {
+    session: Arc<Session>,
+    id: RequestId,
+    forwarded: Option<Forwarded>,
+    finish: Finish,
+}
+
+impl PendingReply {
+    fn is_final(&self, msg: &Message) -> bool {
+        msg.is_response() && msg.id() == Some(&self.id)
+    }
+
+    fn complete(&mut self, response: Message) -> Message {
+        if let Some(f) = self.forwarded.take() {
+            f.finish(&response);
+        }
+        match self.finish {
+            Finish::Plain => response,
+            Finish::FilterHidden => self.session.filter_hidden(response),
+        }
+    }
+
+    /// JSON answer: wait for the response; anything before it has nowhere to go but the outlets.
+    async fn collect(mut self, mut exchange: Exchange) -> Message {
+        while let Some(msg) = exchange.messages.recv().await {
+            if self.is_final(&msg) {
+                return self.complete(msg);
+            }
+            self.session.outlets.deliver(msg, &self.session.id);
+        }
+        self.lost()
+    }
+
+    /// SSE answer: stream related messages, then the response, then end.
+    fn stream(mut self, mut exchange: Exchange) -> mpsc::UnboundedReceiver<Message> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let outlet = (!self.session.stateless).then(|| self.session.outlets.open_post(tx.clone()));
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = tx.closed() => {
+                        self.client_gone().await;
+                        break;
+                    }
+                    next = exchange.messages.recv() => {
+                        let Some(msg) = next else {
+                            let _ = tx.send(self.lost());
+                            break;
+                        };
+                        if self.is_final(&msg) {
+                            if let Some(outlet) = outlet {
+                                self.session.outlets.close(outlet);
+                            }
+                            let _ = tx.send(self.complete(msg));
+                            break;
+                        }
+                        let _ = tx.send(msg);
+                    }
+                }
+            }
+            if let Some(outlet) = outlet {
+                self.session.outlets.close(outlet);
+            }
+        });
+        rx
+    }
+
+    /// The client closed the response stream. In the 2026 era that is cancellation.
+    async fn client_gone(&mut self) {
+        if let Some(f) = self.forwarded.take() {
+            f.abandon();
+        }
+        if self.session.stateless {
+            self.session.upstream.abandon(&self.id).await;
+        }
+    }
+
+    fn lost(&mut self) -> Message {
+        let text = "[portcullis] the upstream connection ended before answering";
+        let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, text);
+        self.complete(reply)
+    }
+}
+
+/// The open streams of a session, and where server-initiated messages go: requests to the newest
+/// open request stream (they usually belong to the call in progress), notifications to the GET
+/// stream; either falls back to the other, else waits in a bounded backlog.
+#[derive(Default)]
+pub struct Outlets {
+    inner: Mutex<OutletsInner>,
+}
+
+#[derive(Default)]
+struct OutletsInner {
+    next: u64,
+    post: Vec<(u64, mpsc::UnboundedSender<Message>)>,
+    get: Option<mpsc::UnboundedSender<Message>>,
+    backlog: VecDeque<Message>,
+}
+
+const BACKLOG: usize = 256;
+
+impl Outlets {
+    fn lock(&self) -> std::sync::MutexGuard<'_, OutletsInner> {
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn open_post(&self, tx: mpsc::UnboundedSender<Message>) -> u64 {
+        let mut inner = self.lock();
+        inner.next += 1;
+        let id = inner.next;
+        inner.post.push((id, tx));
+        id
+    }
+
+    fn close(&self, id: u64) {
+        self.lock().post.retain(|(i, _)| *i != id);
+    }
+
+    fn open_get(&self) -> mpsc::UnboundedReceiver<Message> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut inner = self.lock();
+        for msg in inner.backlog.drain(..) {
+            let _ = tx.send(msg);
+        }
+        inner.get = Some(tx);
+        rx
+    }
+
+    fn deliver(&self, msg: Message, session: &str) {
+        let mut inner = self.lock();
+        inner.post.retain(|(_, tx)| !tx.is_closed());
+        if inner.get.as_ref().is_some_and(mpsc::UnboundedSender::is_closed) {
+            inner.get = None;
+        }
+        let newest_post = inner.post.last().map(|(_, tx)| tx.clone());
+        let targets = if msg.is_request() { [newest_post, inner.get.clone()] } else { [inner.get.clone(), newest_post] };
+        for tx in targets.into_iter().flatten() {
+            if tx.send(msg.clone()).is_ok() {
+                return;
+            }
+        }
+        if inner.backlog.len() == BACKLOG {
+            tracing::warn!(session, "no open stream for server messages; dropping the oldest");
+            inner.backlog.pop_front();
+        }
+        inner.backlog.push_back(msg);
+    }
+}

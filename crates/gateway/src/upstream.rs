@@ -1,0 +1,124 @@
+//! Connections to upstream MCP servers.
+//!
+//! Every transport offers the same three things to a downstream session:
+//! - [`Upstream::request`]: send a request, get an [`Exchange`] — a channel of the messages related
+//!   to it (progress, and for HTTP everything on its response stream), ending with its response;
+//! - [`Upstream::send`]: send a notification or a response to a server→client request;
+//! - the `events` channel given at connect time: server-initiated messages not tied to a request.
+//!
+//! When an upstream dies, every pending exchange is answered with a JSON-RPC error so no client
+//! waits forever.
+
+mod child_process;
+mod correlator;
+mod legacy_sse;
+mod streamable_http;
+
+use std::sync::Arc;
+
+use portcullis_wire::{Message, RequestId};
+use tokio::sync::mpsc;
+
+use crate::config::ServerConfig;
+
+pub use child_process::ChildProcess;
+pub use correlator::IdMode;
+pub use legacy_sse::LegacySse;
+pub use streamable_http::StreamableHttp;
+
+/// Messages from the upstream about one request; the last is its response.
+pub struct Exchange {
+    /// How the upstream framed its answer, when it said (HTTP). `None`: ours to choose (stdio).
+    pub framing: Option<Framing>,
+    pub messages: mpsc::UnboundedReceiver<Message>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    Json,
+    Sse,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    #[error("cannot start `{command}`: {source}")]
+    Spawn { command: String, source: std::io::Error },
+    #[error("upstream {0} is not running")]
+    Gone(String),
+    #[error("upstream HTTP error: {0}")]
+    Http(String),
+    #[error("upstream session expired")]
+    SessionExpired,
+}
+
+/// One connection to one upstream server.
+#[derive(Clone)]
+pub enum Upstream {
+    Stdio(Arc<ChildProcess>),
+    Http(Arc<StreamableHttp>),
+    Sse(Arc<LegacySse>),
+}
+
+impl Upstream {
+    /// Opens a connection. Server-initiated messages go to `events`.
+    pub async fn connect(
+        server: &str,
+        config: &ServerConfig,
+        ids: IdMode,
+        events: mpsc::UnboundedSender<Message>,
+    ) -> Result<Self, UpstreamError> {
+        Ok(match config {
+            ServerConfig::Stdio { command, args, env, cwd } => Self::Stdio(Arc::new(
+                ChildProcess::spawn(server, command, args, env, cwd.as_deref(), ids, events)?,
+            )),
+            ServerConfig::Http { url, headers } => {
+                Self::Http(Arc::new(StreamableHttp::new(server, url, headers, events)))
+            }
+            ServerConfig::Sse { url, headers } => {
+                Self::Sse(Arc::new(LegacySse::connect(server, url, headers, events).await?))
+            }
+        })
+    }
+
+    pub async fn request(&self, msg: Message) -> Result<Exchange, UpstreamError> {
+        match self {
+            Self::Stdio(c) => c.request(msg).await,
+            Self::Http(c) => c.request(msg).await,
+            Self::Sse(c) => c.request(msg).await,
+        }
+    }
+
+    pub async fn send(&self, msg: Message) -> Result<(), UpstreamError> {
+        match self {
+            Self::Stdio(c) => c.send(msg).await,
+            Self::Http(c) => c.send(msg).await,
+            Self::Sse(c) => c.send(msg).await,
+        }
+    }
+
+    /// The client gave up on `id` (2026 era: it closed the response stream). Tell the server.
+    pub async fn abandon(&self, id: &RequestId) {
+        match self {
+            Self::Stdio(c) => c.abandon(id).await,
+            Self::Http(_) => {} // dropping the response stream already told the server
+            Self::Sse(c) => c.abandon(id).await,
+        }
+    }
+
+    pub fn is_alive(&self) -> bool {
+        match self {
+            Self::Stdio(c) => c.is_alive(),
+            Self::Http(_) => true,
+            Self::Sse(c) => c.is_alive(),
+        }
+    }
+
+    /// Ends the connection: stops the child or ends the HTTP session.
+    pub async fn close(&self) {
+        match self {
+            Self::Stdio(c) => c.stop().await,
+            Self::Http(c) => c.close().await,
+            Self::Sse(c) => c.close(),
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! An upstream MCP server run as a child process speaking stdio.
+//!
+//! One writer task owns stdin (messages leave in the order they were sent), one reader task splits
+//! stdout into lines, and stderr goes to the log. Stopping follows MCP.md: close stdin, wait, then
+//! SIGTERM, then SIGKILL — to the child's whole process group, since launchers like `npx` leave the
+//! real server as a grandchild.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use portcullis_wire::codec::encode_line;
+use portcullis_wire::{method, LineDecoder, Message, RequestId};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::{mpsc, Mutex as AsyncMutex};
+
+use super::correlator::{Correlator, IdMode};
+use super::{Exchange, UpstreamError};
+
+/// Longest line accepted from a server.
+const MAX_LINE: usize = 16 * 1024 * 1024;
+/// How long a server gets after stdin closes, then after SIGTERM.
+const GRACE: Duration = Duration::from_secs(2);
+/// Stderr lines kept for status views.
+const STDERR_TAIL: usize = 20;
+
+pub struct ChildProcess {
+    server: String,
+    stdin: mpsc::UnboundedSender<Bytes>,
+    correlator: Arc<Correlator>,
+    alive: Arc<AtomicBool>,
+    child: AsyncMutex<Option<Child>>,
+    pid: Option<u32>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl ChildProcess {
+    pub fn spawn(
+        server: &str,
+        command: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+        cwd: Option<&Path>,
+        ids: IdMode,
+        events: mpsc::UnboundedSender<Message>,
+    ) -> Result<Self, UpstreamError> {
+        let mut cmd = Command::new(command);
+        cmd.args(args)
+            .envs(env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(cwd) = cwd {
+            cmd.current_dir(cwd);
+        }
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = cmd
+            .spawn()
+            .map_err(|source| UpstreamError::Spawn { command: command.to_owned(), source })?;
+        let pid = child.id();
+        tracing::info!(server, pid, command, "started upstream");
+
+        let correlator = Arc::new(Correlator::new(ids, events));
+        let alive = Arc::new(AtomicBool::new(true));
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        let (stdin_tx, stdin_rx) = mpsc::unbounded_channel();
+        if let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+            tokio::spawn(write_stdin(stdin, stdin_rx));
+            tokio::spawn(read_stdout(server.to_owned(), stdout, correlator.clone(), alive.clone()));
+            tokio::spawn(log_stderr(server.to_owned(), stderr, stderr_tail.clone()));
+        }
+        Ok(Self {
+            server: server.to_owned(),
+            stdin: stdin_tx,
+            correlator,
+            alive,
+            child: AsyncMutex::new(Some(child)),
+            pid,
+            stderr_tail,
+        })
+    }
+
+    pub async fn request(&self, msg: Message) -> Result<Exchange, UpstreamError> {
+        let (wire_msg, messages) = self.correlator.register(msg);
+        self.write(&wire_msg)?;
+        Ok(Exchange { framing: None, messages })
+    }
+
+    pub async fn send(&self, msg: Message) -> Result<(), UpstreamError> {
+        // A client's cancel names its own id; on a remapped connection translate it.
+        if msg.method() == Some(method::CANCELLED) {
+            if let Some(translated) = self.translate_cancel(&msg) {
+                return self.write(&translated);
+            }
+        }
+        self.write(&msg)
+    }
+
+    pub async fn abandon(&self, id: &RequestId) {
+        if let Some(wire_id) = self.correlator.wire_id(id) {
+            self.correlator.forget(&wire_id);
+            let cancel = Message::notification(
+                method::CANCELLED,
+                &serde_json::json!({ "requestId": wire_id.to_value(), "reason": "client closed the response stream" }),
+            );
+            let _ = self.write(&cancel);
+        }
+    }
+
+    fn translate_cancel(&self, msg: &Message) -> Option<Message> {
+        let params: serde_json::Value = msg.params().ok()?;
+        let client_id = RequestId::from_value(params.get("requestId")?)?;
+        let wire_id = self.correlator.wire_id(&client_id)?;
+        if wire_id == client_id {
+            return None;
+        }
+        let mut params = params;
+        params["requestId"] = wire_id.to_value();
+        Some(Message::notification(method::CANCELLED, &params))
+    }
+
+    fn write(&self, msg: &Message) -> Result<(), UpstreamError> {
+        if !self.is_alive() {
+            return Err(UpstreamError::Gone(self.server.clone()));
+        }
+        self.stdin
+            .send(encode_line(msg.bytes()))
+            .map_err(|_| UpstreamError::Gone(self.server.clone()))
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Acquire)
+    }
+
+    /// The last lines the server wrote to stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.stderr_tail.lock().map(|t| t.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Close stdin → wait → SIGTERM → wait → SIGKILL, bounded.
+    pub async fn stop(&self) {
+        let Some(mut child) = self.child.lock().await.take() else { return };
+        // Closing our sender ends the writer task, which drops stdin: the server sees EOF.
+        let _ = self.stdin.send(Bytes::new());
+        if wait_exit(&mut child, GRACE).await {
+            return;
+        }
+        self.signal(nix::sys::signal::Signal::SIGTERM);
+        if wait_exit(&mut child, GRACE).await {
+            return;
+        }
+        self.signal(nix::sys::signal::Signal::SIGKILL);
+        let _ = wait_exit(&mut child, GRACE).await;
+    }
+
+    fn signal(&self, signal: nix::sys::signal::Signal) {
+        #[cfg(unix)]
+        if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
+            tracing::debug!(server = %self.server, pid, ?signal, "signalling upstream process group");
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), signal);
+        }
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        // Last resort when stop() was not awaited: do not leave grandchildren behind.
+        if self.is_alive() {
+            self.signal(nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+async fn wait_exit(child: &mut Child, within: Duration) -> bool {
+    matches!(tokio::time::timeout(within, child.wait()).await, Ok(Ok(_)))
+}
+
+/// Writes framed messages in order. An empty frame means "close stdin".
+async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Bytes>) {
+    while let Some(frame) = rx.recv().await {
+        if frame.is_empty() {
+            break;
+        }
+        if stdin.write_all(&frame).await.is_err() || stdin.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Correlator>, alive: Arc<AtomicBool>) {
+    let mut decoder = LineDecoder::new(MAX_LINE);
+    let mut buf = BytesMut::with_capacity(64 * 1024);
+    'read: loop {
+        loop {
+            match decoder.decode(&mut buf) {
+                Ok(Some(line)) => match Message::parse(line) {
+                    Ok(msg) => correlator.dispatch(msg),
+                    Err(e) => tracing::warn!(server, error = %e, "upstream wrote a non-JSON-RPC line to stdout; ignored"),
+                },
+                Ok(None) => break,
+                Err(e) => tracing::warn!(server, error = %e, "upstream stdout line dropped"),
+            }
+        }
+        match stdout.read_buf(&mut buf).await {
+            Ok(0) | Err(_) => break 'read,
+            Ok(_) => {}
+        }
+    }
+    alive.store(false, Ordering::Release);
+    tracing::warn!(server, "upstream closed stdout (exited?)");
+    correlator.fail_all(&format!("[portcullis] upstream server {server:?} exited before answering"));
+}
+
+async fn log_stderr(server: String, stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::info!(target: "portcullis::upstream::stderr", server, "{line}");
+        if let Ok(mut tail) = tail.lock() {
+            if tail.len() == STDERR_TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+        }
+    }
+}
