@@ -2,6 +2,9 @@
 
 Used as a Portcullis upstream by tests/e2e/mcp2. Tools:
   echo(message)          -> "Echo: <message>"
+  greet(marker)          -> asks the client for a name (elicitation: on 2026-07-28 an MRTR round trip,
+                            `input_required` + `requestState`, retried by the client under a new id),
+                            then answers "Hello, <name> (<marker>)"
   delete_everything()    -> would be destructive; the test policy denies it, so it must never run.
 If the env var MODERN_SERVER_LOG names a file, every tool invocation appends its name there, so a test
 can prove that a denied call never reached the server.
@@ -9,8 +12,10 @@ can prove that a denied call never reached the server.
 
 import os
 import sys
+from typing import Annotated
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Elicit, MCPServer, Resolve
+from pydantic import BaseModel
 
 server = MCPServer(name="modern-echo", version="1.0.0")
 
@@ -27,6 +32,21 @@ def echo(message: str) -> str:
     """Echo the message back."""
     _record("echo")
     return f"Echo: {message}"
+
+
+class Name(BaseModel):
+    name: str
+
+
+def ask_name(marker: str) -> Elicit[Name]:
+    return Elicit(f"What is your name? ({marker})", Name)
+
+
+@server.tool()
+def greet(marker: str, who: Annotated[Name, Resolve(ask_name)]) -> str:
+    """Greet the user by the name the client provides through elicitation."""
+    _record("greet")
+    return f"Hello, {who.name} ({marker})"
 
 
 @server.tool()
