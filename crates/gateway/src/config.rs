@@ -130,7 +130,13 @@ impl Config {
             if !valid_server_name(&name) {
                 return Err(invalid(json_path, "server names may use letters, digits, '-', '_' and '.'".into()));
             }
-            let server = server_config(server).map_err(|m| invalid(json_path, m))?;
+            let mut server = server_config(server).map_err(|m| invalid(json_path, m))?;
+            // A relative working directory is relative to the config file, like `policies`.
+            if let ServerConfig::Stdio { cwd: Some(cwd), .. } = &mut server {
+                if cwd.is_relative() {
+                    *cwd = base.join(&*cwd);
+                }
+            }
             servers.insert(name, server);
         }
         Ok(Self {
@@ -205,6 +211,13 @@ mod tests {
         assert_eq!(cfg.servers["everything"].transport(), "stdio");
         assert_eq!(cfg.servers["remote"].transport(), "http");
         assert_eq!(cfg.servers["old"].transport(), "sse");
+    }
+
+    #[test]
+    fn relative_cwd_is_relative_to_the_config_file() {
+        let cfg = load(r#"{"mcpServers": {"a": {"command": "node", "cwd": "demo"}}}"#).unwrap();
+        let ServerConfig::Stdio { cwd, .. } = &cfg.servers["a"] else { panic!("stdio") };
+        assert_eq!(cwd.as_deref(), Some(Path::new("/etc/p/demo")));
     }
 
     #[test]

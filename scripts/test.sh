@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Quick start, command 2 (and CI's .ci/run): install what the tests need and run every test.
+# Cheap tests first: Rust unit and integration tests, then the end-to-end suite against real MCP
+# servers and clients (npm and PyPI peers installed by scripts/test-peers.sh).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export CARGO_TERM_COLOR=never
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "toolchain"
+cargo --version
+node --version
+python3 --version
+
+step "cargo build"
+cargo build --locked --workspace --all-targets
+
+step "cargo test (unit, schema drift, integration)"
+if cargo nextest --version >/dev/null 2>&1; then
+    cargo nextest run --locked --workspace --no-fail-fast
+    cargo test --locked --workspace --doc
+else
+    cargo test --locked --workspace --no-fail-fast
+fi
+
+step "test peers (npm + Python venvs)"
+bash scripts/test-peers.sh
+
+export PORTCULLIS_BIN="$root/target/debug/portcullis"
+export PORTCULLIS_E2E_REQUIRE_GATEWAY=1
+
+step "end-to-end: Python mcp 1.x clients"
+tests/.peers/venv1/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp1
+
+step "end-to-end: Python mcp 2.x and TypeScript SDK 2.x clients"
+tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
+
+step "all tests passed"
