@@ -1,1 +1,226 @@
-//! portcullis-policy
+//! Portcullis policies: the per-server rules that decide every MCP `tools/call`.
+//!
+//! This crate is pure data and pure functions — no I/O beyond [`Policy::load_file`], no async
+//! runtime, no storage. The gateway loads a [`Policy`] per upstream server and asks it
+//! [`Policy::evaluate`] for each call; it holds rate-limit counters, approvals and the audit
+//! log itself.
+//!
+//! # Main types
+//!
+//! - [`model::RawPolicy`] and friends: the file format as serde types. The JSON Schema
+//!   ([`json_schema`], committed as `policies/policy.schema.json`) is generated from them.
+//! - [`Policy`]: a validated, compiled policy (globs and regexes compiled, names indexed).
+//!   Cloning is cheap (an `Arc`), and it is `Send + Sync`.
+//! - [`Evaluation`]: the decision for one call — [`Action`], which part of the policy decided
+//!   (`rule`), the matched `tools` key (`entry`), the reason, the rate limit and the approval
+//!   timeout that go with it.
+//! - [`PolicyError`]: every [`Problem`] found in a file, each with file, JSON path and what
+//!   was expected.
+//!
+//! # How a call is decided
+//!
+//! 1. **`hide`** wins over everything: a tool matching a `hide` pattern is [`Action::Hide`]
+//!    (`rule` = `"hide: <pattern>"`, the first matching pattern in file order).
+//! 2. **Entry lookup** in `tools`: the key equal to the tool name; else the most specific
+//!    glob key that matches. Specificity: more literal (non-wildcard) characters wins; on a
+//!    tie, fewer wildcards (a run of `*`, a `?`, a `[...]` each count one); on a tie, the key
+//!    written first in the file. No entry: the file's `default` (`rule` = `"default"`), which
+//!    itself defaults to `require_approval`.
+//! 3. **Rules** of the entry are tried in order; the first whose `when` holds decides with its
+//!    own action and reason (`rule` = `"tools.<key>.rules[<i>]"`). Otherwise the entry's
+//!    `action` (default `allow`, so `{}` allows) and reason decide (`rule` = `"tools.<key>"`).
+//! 4. **Rate limit**: the entry's `rate_limit` is reported only when the final action is
+//!    `Allow`, whether the entry's action or a rule produced it. The gateway counts calls per
+//!    session and [`Evaluation::entry`].
+//! 5. **Approval timeout**: reported only when the final action is `RequireApproval`: the
+//!    entry's `approval_timeout`, else the file's, else `None` (the gateway's default).
+//!
+//! # Conditions
+//!
+//! A rule's `when` maps argument paths (`arguments.a.b`, array elements by index:
+//! `arguments.files.0.path`) to operator objects; every operator of every path must hold.
+//! There is no type conversion: an operator meeting a value of another type does not hold
+//! (the string `"5"` is not `gt: 3`, a number never matches `regex`); numbers compare by value
+//! (`1` equals `1.0`). A missing path satisfies only `exists: false`, `ne` and `not_in`.
+//!
+//! # Invariants
+//!
+//! - A [`Policy`] only exists for a file with no problems: loading is all or nothing.
+//! - Evaluation is deterministic and total: every tool name gets exactly one decision.
+//! - Evaluation does not allocate beyond the strings it returns.
+
+mod condition;
+mod edit;
+mod eval;
+mod load;
+pub mod model;
+mod pattern;
+mod schema;
+
+use std::fmt;
+use std::num::{NonZeroU32, NonZeroU64};
+use std::path::Path;
+use std::sync::Arc;
+
+pub use edit::add_tool_entry;
+pub use model::{Risk, ToolClass};
+pub use schema::json_schema;
+
+/// The `rule` reported by [`Policy::require_approval_for_all`].
+pub const NO_POLICY_FILE_RULE: &str = "no policy file";
+
+/// A validated, compiled policy for one server.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    compiled: Arc<eval::Compiled>,
+}
+
+impl Policy {
+    /// Parses and validates a policy; `source` (usually the file path) names it in problems.
+    pub fn from_json_str(text: &str, source: &str) -> Result<Policy, PolicyError> {
+        load::compile(text, source)
+            .map(|compiled| Policy {
+                compiled: Arc::new(compiled),
+            })
+            .map_err(|problems| PolicyError { problems })
+    }
+
+    /// Reads and validates the policy file at `path`. A read failure is reported as a
+    /// [`Problem`] too, so callers handle one error type.
+    pub fn load_file(path: &Path) -> Result<Policy, PolicyError> {
+        let source = path.display().to_string();
+        match std::fs::read_to_string(path) {
+            Ok(text) => Policy::from_json_str(&text, &source),
+            Err(err) => Err(PolicyError {
+                problems: vec![Problem {
+                    file: source,
+                    path: "$".to_owned(),
+                    message: format!("cannot read the policy file: {err}"),
+                }],
+            }),
+        }
+    }
+
+    /// The policy for a server without a policy file: every call requires approval, reported
+    /// with `rule` = `"no policy file"`.
+    pub fn require_approval_for_all() -> Policy {
+        Policy {
+            compiled: Arc::new(eval::Compiled::only_default(
+                Action::RequireApproval,
+                NO_POLICY_FILE_RULE,
+            )),
+        }
+    }
+
+    /// Decides a call of `tool` with `arguments` (the `tools/call` params' `arguments`;
+    /// pass `Value::Null` when there are none).
+    pub fn evaluate(&self, tool: &str, arguments: &serde_json::Value) -> Evaluation {
+        self.compiled.evaluate(tool, arguments)
+    }
+
+    /// Whether `tool` matches a `hide` pattern: leave it out of `tools/list`.
+    pub fn is_hidden(&self, tool: &str) -> bool {
+        self.compiled.hidden_by(tool).is_some()
+    }
+
+    /// Argument key names to redact in the audit log in addition to the built-in ones,
+    /// lowercased (the comparison is case-insensitive).
+    pub fn redact_keys(&self) -> &[String] {
+        &self.compiled.redact
+    }
+
+    /// The `class` and `risk` annotations of the `tools` entry whose key is `entry` (as in
+    /// [`Evaluation::entry`]); empty for an unknown key.
+    pub fn annotations(&self, entry: &str) -> Annotations {
+        self.compiled
+            .entry_by_key(entry)
+            .map(eval::Entry::annotations)
+            .unwrap_or_default()
+    }
+}
+
+/// A decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Forward the call.
+    Allow,
+    /// Refuse the call.
+    Deny,
+    /// The tool is hidden: leave it out of `tools/list`, refuse calls to it.
+    Hide,
+    /// Hold the call until a person decides.
+    RequireApproval,
+}
+
+/// The decision for one call and what produced it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    pub action: Action,
+    /// What decided, stable for logs and the audit record: `"tools.<key>"`,
+    /// `"tools.<key>.rules[<i>]"`, `"hide: <pattern>"`, `"default"` or `"no policy file"`.
+    pub rule: String,
+    /// The `tools` key that matched (the rate-limit counter key); `None` for hide and default.
+    pub entry: Option<String>,
+    /// The reason from the deciding rule or entry, for the agent.
+    pub reason: Option<String>,
+    /// The entry's rate limit; only when `action` is `Allow`.
+    pub rate_limit: Option<RateLimit>,
+    /// Seconds to wait for approval; only when `action` is `RequireApproval`: the entry's,
+    /// else the file's, else `None` (use the gateway's configured default).
+    pub approval_timeout_secs: Option<u64>,
+}
+
+/// At most `max` calls per `window_secs`, per session and entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    pub max: NonZeroU32,
+    pub window_secs: NonZeroU64,
+}
+
+/// Annotations of an entry, recorded with calls; they never change a decision.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Annotations {
+    pub class: Option<ToolClass>,
+    pub risk: Option<Risk>,
+}
+
+/// Everything wrong with a policy file. Displays one problem per line.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", Lines(&self.problems))]
+pub struct PolicyError {
+    pub problems: Vec<Problem>,
+}
+
+/// One thing wrong in a policy file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    /// The file (or other source name) the problem is in.
+    pub file: String,
+    /// JSON path of the offending value, such as `$.tools["vm_start"].action`; `$` for the
+    /// whole document (syntax errors carry their line and column in `message`).
+    pub path: String,
+    /// What is wrong, and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.file, self.path, self.message)
+    }
+}
+
+/// Displays problems one per line.
+struct Lines<'a>(&'a [Problem]);
+
+impl fmt::Display for Lines<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, problem) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}

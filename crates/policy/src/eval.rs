@@ -1,0 +1,212 @@
+//! The compiled policy and the decision for one call.
+//!
+//! Everything a decision needs is prepared at load: exact tool names sit in a `HashMap`,
+//! glob keys in one `GlobSet` whose insertion order *is* the precedence order, rule names are
+//! formatted once. Deciding a call is then a hash lookup (or one set match), a walk over the
+//! entry's rules, and cloning the few strings the [`Evaluation`] owns.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use globset::{Candidate, GlobSet};
+use serde_json::Value;
+
+use crate::condition::Condition;
+use crate::model::{Risk, ToolClass};
+use crate::{Action, Annotations, Evaluation, RateLimit};
+
+/// A validated, compiled policy. Shared behind an `Arc` by [`crate::Policy`].
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    /// What a tool that matches no entry gets.
+    pub(crate) default: Action,
+    /// The `rule` reported for a default decision.
+    pub(crate) default_rule: String,
+    /// File-level approval timeout, used when the entry has none.
+    pub(crate) approval_timeout: Option<u64>,
+    /// Extra audit redaction keys, lowercased.
+    pub(crate) redact: Vec<String>,
+    pub(crate) hide: HideList,
+    pub(crate) tools: ToolTable,
+}
+
+/// The `hide` patterns, in file order.
+#[derive(Debug)]
+pub(crate) struct HideList {
+    /// One glob per pattern, same indices as `rules`.
+    pub(crate) set: GlobSet,
+    /// `"hide: <pattern>"` per pattern.
+    pub(crate) rules: Vec<String>,
+}
+
+/// The `tools` entries and the indexes that find them.
+#[derive(Debug)]
+pub(crate) struct ToolTable {
+    /// Entries in file order.
+    pub(crate) entries: Vec<Entry>,
+    /// Exact tool name → index into `entries`.
+    pub(crate) exact: HashMap<String, usize>,
+    /// Glob keys, added most specific first, so the lowest matching index wins.
+    pub(crate) globs: GlobSet,
+    /// Glob index in `globs` → index into `entries`.
+    pub(crate) glob_entries: Vec<usize>,
+}
+
+/// One compiled `tools` entry.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    /// The key as written: the counter key for rate limits.
+    pub(crate) key: String,
+    /// `"tools.<key>"`: the `rule` when the entry's own action decides.
+    pub(crate) rule: String,
+    pub(crate) action: Action,
+    pub(crate) reason: Option<String>,
+    pub(crate) rate_limit: Option<RateLimit>,
+    pub(crate) approval_timeout: Option<u64>,
+    pub(crate) rules: Vec<Rule>,
+    pub(crate) class: Option<ToolClass>,
+    pub(crate) risk: Option<Risk>,
+}
+
+/// One compiled argument rule of an entry.
+#[derive(Debug)]
+pub(crate) struct Rule {
+    /// `"tools.<key>.rules[<i>]"`.
+    pub(crate) name: String,
+    pub(crate) conditions: Vec<Condition>,
+    pub(crate) action: Action,
+    pub(crate) reason: Option<String>,
+}
+
+thread_local! {
+    /// Scratch space for globset's match indices, reused so that a glob lookup does not
+    /// allocate on every call.
+    static GLOB_MATCHES: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The lowest index in `set` whose glob matches `name`.
+fn first_match(set: &GlobSet, name: &str) -> Option<usize> {
+    if set.is_empty() {
+        return None;
+    }
+    let candidate = Candidate::from_bytes(name.as_bytes());
+    if !set.is_match_candidate(&candidate) {
+        return None;
+    }
+    GLOB_MATCHES.with(|matches| {
+        let mut matches = matches.borrow_mut();
+        // Sorted ascending by globset, so the first is the lowest index.
+        set.matches_candidate_into(&candidate, &mut matches);
+        matches.first().copied()
+    })
+}
+
+impl Compiled {
+    /// A policy with no entries that answers every call with `default`, reported as `rule`.
+    pub(crate) fn only_default(default: Action, rule: &str) -> Compiled {
+        Compiled {
+            default,
+            default_rule: rule.to_owned(),
+            approval_timeout: None,
+            redact: Vec::new(),
+            hide: HideList {
+                set: GlobSet::empty(),
+                rules: Vec::new(),
+            },
+            tools: ToolTable {
+                entries: Vec::new(),
+                exact: HashMap::new(),
+                globs: GlobSet::empty(),
+                glob_entries: Vec::new(),
+            },
+        }
+    }
+
+    /// Index of the first `hide` pattern matching `tool`.
+    pub(crate) fn hidden_by(&self, tool: &str) -> Option<usize> {
+        first_match(&self.hide.set, tool)
+    }
+
+    /// The entry deciding `tool`: the exact key, else the most specific matching glob.
+    pub(crate) fn entry_for(&self, tool: &str) -> Option<&Entry> {
+        let table = &self.tools;
+        let index = match table.exact.get(tool) {
+            Some(&index) => index,
+            None => *table.glob_entries.get(first_match(&table.globs, tool)?)?,
+        };
+        table.entries.get(index)
+    }
+
+    /// The entry whose key is exactly `key`, as reported in [`Evaluation::entry`].
+    pub(crate) fn entry_by_key(&self, key: &str) -> Option<&Entry> {
+        match self.tools.exact.get(key) {
+            Some(&index) => self.tools.entries.get(index),
+            None => self.tools.entries.iter().find(|entry| entry.key == key),
+        }
+    }
+
+    pub(crate) fn evaluate(&self, tool: &str, arguments: &Value) -> Evaluation {
+        if let Some(index) = self.hidden_by(tool) {
+            return Evaluation {
+                action: Action::Hide,
+                rule: self.hide.rules.get(index).cloned().unwrap_or_default(),
+                entry: None,
+                reason: None,
+                rate_limit: None,
+                approval_timeout_secs: None,
+            };
+        }
+        match self.entry_for(tool) {
+            Some(entry) => self.decide(entry, arguments),
+            None => Evaluation {
+                action: self.default,
+                rule: self.default_rule.clone(),
+                entry: None,
+                reason: None,
+                rate_limit: None,
+                approval_timeout_secs: self.timeout_for(self.default, None),
+            },
+        }
+    }
+
+    fn decide(&self, entry: &Entry, arguments: &Value) -> Evaluation {
+        let matched = entry
+            .rules
+            .iter()
+            .find(|rule| rule.conditions.iter().all(|c| c.holds(arguments)));
+        let (action, rule, reason) = match matched {
+            Some(rule) => (rule.action, &rule.name, &rule.reason),
+            None => (entry.action, &entry.rule, &entry.reason),
+        };
+        Evaluation {
+            action,
+            rule: rule.clone(),
+            entry: Some(entry.key.clone()),
+            reason: reason.clone(),
+            rate_limit: if action == Action::Allow {
+                entry.rate_limit
+            } else {
+                None
+            },
+            approval_timeout_secs: self.timeout_for(action, entry.approval_timeout),
+        }
+    }
+
+    /// The approval timeout, reported only for decisions that wait for a person.
+    fn timeout_for(&self, action: Action, entry_timeout: Option<u64>) -> Option<u64> {
+        if action == Action::RequireApproval {
+            entry_timeout.or(self.approval_timeout)
+        } else {
+            None
+        }
+    }
+}
+
+impl Entry {
+    pub(crate) fn annotations(&self) -> Annotations {
+        Annotations {
+            class: self.class,
+            risk: self.risk,
+        }
+    }
+}

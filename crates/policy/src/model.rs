@@ -1,0 +1,311 @@
+//! The policy file as written: serde types that mirror the JSON one to one.
+//!
+//! These types are the single description of the format. The JSON Schema in
+//! `policies/policy.schema.json` is generated from them (their doc comments become the
+//! schema's descriptions, so they are written for policy authors), and a valid policy file
+//! deserializes into [`RawPolicy`]. The loader in `load.rs` reads the same shape field by field
+//! so that it can report every mistake in a file instead of stopping at the first; a test keeps
+//! the two readings in agreement.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+use schemars::JsonSchema;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::{Number, Value};
+
+/// A Portcullis policy: decides every `tools/call` sent to one MCP server.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "Portcullis policy, format version 1")]
+pub struct RawPolicy {
+    /// Format version. Must be the string "1".
+    pub version: RawVersion,
+
+    /// What a tool that matches no entry in `tools` gets: "allow", "deny" or
+    /// "require_approval". Defaults to "require_approval", so a forgotten tool asks a person
+    /// instead of running silently.
+    #[serde(default)]
+    #[schemars(extend("default" = "require_approval"))]
+    pub default: Option<RawAction>,
+
+    /// Tool names or glob patterns to hide. A hidden tool is removed from `tools/list` and
+    /// denied if called anyway; hiding wins over every entry in `tools`.
+    #[serde(default)]
+    pub hide: Vec<String>,
+
+    /// Seconds a call waits for a person's approval before it is denied, for every
+    /// "require_approval" decision whose entry does not set its own `approval_timeout`.
+    /// When absent, the gateway's configured default applies.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub approval_timeout: Option<u64>,
+
+    /// Extra argument key names (compared case-insensitively) whose values are redacted in
+    /// the audit log, in addition to the built-in list (password, token, ...).
+    #[serde(default)]
+    pub redact: Vec<String>,
+
+    /// Per-tool entries, keyed by exact tool name or by glob pattern (`*`, `?`, `[...]`).
+    /// An exact name wins over any glob; among globs the most specific wins (see the policy
+    /// README). A tool that matches no key gets `default`.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawToolEntry>")]
+    pub tools: OrderedMap<RawToolEntry>,
+}
+
+/// The only format version there is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum RawVersion {
+    /// Version 1.
+    #[serde(rename = "1")]
+    V1,
+}
+
+/// A decision a policy can ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RawAction {
+    /// Forward the call to the server.
+    Allow,
+    /// Refuse the call; the agent is told `reason`.
+    Deny,
+    /// Hold the call until a person approves or denies it.
+    RequireApproval,
+}
+
+impl RawAction {
+    /// Every action with its spelling in a policy file, in documentation order.
+    pub const ALL: [(&'static str, RawAction); 3] = [
+        ("allow", RawAction::Allow),
+        ("deny", RawAction::Deny),
+        ("require_approval", RawAction::RequireApproval),
+    ];
+}
+
+/// What a tool does, recorded with each call. Does not affect decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolClass {
+    /// Only reads state.
+    Read,
+    /// Changes state.
+    Write,
+    /// Runs code or commands.
+    Execute,
+    /// Destroys data or resources.
+    Delete,
+    /// Not known.
+    Unknown,
+}
+
+impl ToolClass {
+    /// Every class with its spelling in a policy file.
+    pub const ALL: [(&'static str, ToolClass); 5] = [
+        ("read", ToolClass::Read),
+        ("write", ToolClass::Write),
+        ("execute", ToolClass::Execute),
+        ("delete", ToolClass::Delete),
+        ("unknown", ToolClass::Unknown),
+    ];
+}
+
+/// How much harm a call to the tool could do, recorded with each call. Does not affect decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    /// Harmless.
+    Low,
+    /// Limited, recoverable harm.
+    Medium,
+    /// Serious harm.
+    High,
+    /// Irreversible or wide harm.
+    Critical,
+}
+
+impl Risk {
+    /// Every risk level with its spelling in a policy file.
+    pub const ALL: [(&'static str, Risk); 4] = [
+        ("low", Risk::Low),
+        ("medium", Risk::Medium),
+        ("high", Risk::High),
+        ("critical", Risk::Critical),
+    ];
+}
+
+/// How calls to the matching tools are decided. `{}` allows them.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawToolEntry {
+    /// The decision when no rule in `rules` matches: "allow" (the default), "deny" or
+    /// "require_approval".
+    #[serde(default)]
+    #[schemars(extend("default" = "allow"))]
+    pub action: Option<RawAction>,
+
+    /// Why; shown to the agent when the call is denied, and to the person asked to approve.
+    #[serde(default)]
+    pub reason: Option<String>,
+
+    /// Allow at most `max` calls per `window` seconds, counted per agent session and per
+    /// entry. Applies whenever the decision for this entry is "allow".
+    #[serde(default)]
+    pub rate_limit: Option<RawRateLimit>,
+
+    /// Seconds a "require_approval" decision from this entry waits for a person before the
+    /// call is denied. Overrides the file-level `approval_timeout`.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub approval_timeout: Option<u64>,
+
+    /// Argument-based rules, tried in order; the first whose `when` matches decides. When
+    /// none matches, the entry's own `action` applies.
+    #[serde(default)]
+    pub rules: Vec<RawRule>,
+
+    /// What the tool does: "read", "write", "execute", "delete" or "unknown". Recorded in
+    /// the audit log; does not affect the decision.
+    #[serde(default)]
+    pub class: Option<ToolClass>,
+
+    /// How much harm a call could do: "low", "medium", "high" or "critical". Recorded in
+    /// the audit log; does not affect the decision.
+    #[serde(default)]
+    pub risk: Option<Risk>,
+}
+
+/// A budget of calls per time window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRateLimit {
+    /// Calls allowed per window (at least 1).
+    #[schemars(range(min = 1))]
+    pub max: u32,
+
+    /// Length of the window in seconds (at least 1).
+    #[schemars(range(min = 1))]
+    pub window: u64,
+}
+
+/// A decision that applies when the call's arguments satisfy `when`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    /// Conditions on the call's arguments, all of which must hold. Keys are paths such as
+    /// `arguments.query` or `arguments.files.0.path` (array elements by index); values are
+    /// conditions.
+    #[schemars(with = "BTreeMap<String, RawCondition>")]
+    #[schemars(extend("minProperties" = 1, "propertyNames" = { "pattern": "^arguments(\\.[^.]+)+$" }))]
+    pub when: OrderedMap<RawCondition>,
+
+    /// The decision when `when` matches: "allow", "deny" or "require_approval".
+    pub action: RawAction,
+
+    /// Why; shown to the agent when this rule denies the call, and to the person asked to
+    /// approve.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// Operators tested against the value at one argument path; all of them must hold. Values
+/// are compared without type conversion: the string "5" is not the number 5. When the path
+/// is missing, only `exists: false`, `ne` and `not_in` hold.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1))]
+pub struct RawCondition {
+    /// The value equals this JSON value (numbers compare by value: 1 equals 1.0).
+    #[serde(default, deserialize_with = "present")]
+    pub eq: Option<Value>,
+
+    /// The value is missing or differs from this JSON value.
+    #[serde(default, deserialize_with = "present")]
+    pub ne: Option<Value>,
+
+    /// The value equals one of these.
+    #[serde(default, rename = "in")]
+    pub in_: Option<Vec<Value>>,
+
+    /// The value is missing or equals none of these.
+    #[serde(default)]
+    pub not_in: Option<Vec<Value>>,
+
+    /// The value is a string that this regular expression (Rust `regex` syntax) matches
+    /// somewhere; anchor with `^` and `$` to match the whole string.
+    #[serde(default)]
+    pub regex: Option<String>,
+
+    /// The value is a string containing this string, or an array with an element equal to
+    /// this value.
+    #[serde(default, deserialize_with = "present")]
+    pub contains: Option<Value>,
+
+    /// The value is a number greater than this.
+    #[serde(default)]
+    pub gt: Option<Number>,
+
+    /// The value is a number greater than or equal to this.
+    #[serde(default)]
+    pub gte: Option<Number>,
+
+    /// The value is a number less than this.
+    #[serde(default)]
+    pub lt: Option<Number>,
+
+    /// The value is a number less than or equal to this.
+    #[serde(default)]
+    pub lte: Option<Number>,
+
+    /// true: the path is present (any value, including null); false: it is missing.
+    #[serde(default)]
+    pub exists: Option<bool>,
+}
+
+/// Keeps a present `null` as `Some(Value::Null)`: `"eq": null` means "equals null", which the
+/// default `Option` handling would turn into "no `eq` operator".
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// A JSON object read in file order. Order matters for `tools` (ties between equally specific
+/// globs go to the earlier key) and keeps `when` in the author's order; a duplicate key is an
+/// error rather than a silent overwrite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderedMap<T>(pub Vec<(String, T)>);
+
+impl<T> Default for OrderedMap<T> {
+    fn default() -> Self {
+        OrderedMap(Vec::new())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OrderedMap<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OrderedMapVisitor<T>(PhantomData<T>);
+
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for OrderedMapVisitor<T> {
+            type Value = OrderedMap<T>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries: Vec<(String, T)> = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if entries.iter().any(|(k, _)| *k == key) {
+                        return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+                    }
+                    let value = map.next_value()?;
+                    entries.push((key, value));
+                }
+                Ok(OrderedMap(entries))
+            }
+        }
+
+        deserializer.deserialize_map(OrderedMapVisitor(PhantomData))
+    }
+}
