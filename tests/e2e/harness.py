@@ -423,12 +423,15 @@ class Gateway:
                        count: int = 1, settled: bool = False) -> list[AuditRow]:
         """Wait (bounded) until at least `count` audit rows for server/tool carry `marker` in arguments.
 
+        Rows come back oldest first, whatever order the CLI prints.
+
         With `settled`, also wait until each forwarded row (allowed/approved) has its outcome filled in.
         """
 
         def fetch() -> list[AuditRow] | None:
             rows = [r for r in self.audit_cli("--server", server, "--tool", tool, "--limit", "1000")
                     if marker in json.dumps(r.get("arguments"))]
+            rows.sort(key=lambda r: (r.get("time_ms") or 0, r.get("id") or 0))  # oldest first
             if len(rows) < count:
                 return None
             if settled and any(r.get("decision") in ("allowed", "approved") and r.get("outcome") is None
@@ -508,23 +511,24 @@ INITIALIZE_BODY = {
 def http_post(url: str, body: Any, headers: dict[str, str] | None = None, timeout: float = 15.0) -> HttpReply:
     """POST JSON with the Streamable HTTP Accept header; never raises on an HTTP error status.
 
-    urllib sets Host from the URL unless `headers` overrides it.
+    An SSE reply is read until the response to the posted request's id (or the end of the stream), since
+    the stream may stay open and may carry notifications first. urllib sets Host from the URL unless
+    `headers` overrides it.
     """
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    want_id = body.get("id") if isinstance(body, dict) else None
     hdrs = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     hdrs.update(headers or {})
     req = urllib.request.Request(url, data=data, headers=hdrs, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
-            # Read only a bounded prefix: an SSE reply may keep the stream open.
-            return HttpReply(resp.status, dict(resp.headers), _read_first_event(resp))
+            return HttpReply(resp.status, dict(resp.headers), _read_body(resp, want_id))
     except urllib.error.HTTPError as e:
         return HttpReply(e.code, dict(e.headers or {}), e.read() if e.fp else b"")
 
 
-def _read_first_event(resp) -> bytes:
-    ctype = resp.headers.get("Content-Type", "")
-    if "text/event-stream" not in ctype:
+def _read_body(resp, want_id: Any) -> bytes:
+    if "text/event-stream" not in resp.headers.get("Content-Type", ""):
         return resp.read()
     out = b""
     while True:
@@ -532,7 +536,15 @@ def _read_first_event(resp) -> bytes:
         if not line:
             return out
         out += line
-        if line.startswith(b"data:") and len(line.strip()) > len(b"data:"):
+        payload = line[5:].strip() if line.startswith(b"data:") else b""
+        if not payload:
+            continue
+        try:
+            msg = json.loads(payload)
+        except ValueError:
+            continue
+        if want_id is None or (isinstance(msg, dict) and msg.get("id") == want_id
+                               and ("result" in msg or "error" in msg)):
             return out
 
 

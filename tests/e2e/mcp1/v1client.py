@@ -124,10 +124,29 @@ async def open_session(
     if callbacks is not None:
         kwargs.update(callbacks.kwargs())
     kwargs.update(session_kwargs)
-    async with _transport(route, server, spec, gateway) as (read, write):
-        async with ClientSession(read, write, **kwargs) as session:
-            init = await session.initialize()
-            yield session, init
+    # mcp 1.x closes the session's read stream on exit while the transport may still deliver a late
+    # message (e.g. server-everything's tools/list_changed after a call the gateway answered itself);
+    # its stdio reader then dies with BrokenResourceError. A pump in between drops such late messages.
+    inner_send, inner_recv = anyio.create_memory_object_stream(16)
+    async with anyio.create_task_group() as tg:
+        async with _transport(route, server, spec, gateway) as (read, write):
+            tg.start_soon(_pump, read, inner_send)
+            async with ClientSession(inner_recv, write, **kwargs) as session:
+                init = await session.initialize()
+                yield session, init
+
+
+async def _pump(read: Any, inner_send: Any) -> None:
+    """Forward transport messages to the session; after the session is gone, drain and drop them."""
+    try:
+        async with inner_send:
+            async for message in read:
+                try:
+                    await inner_send.send(message)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+    except anyio.ClosedResourceError:
+        pass
 
 
 def result_view(result: types.CallToolResult) -> dict[str, Any]:
