@@ -1,20 +1,313 @@
-//! The approval broker interface: where `require_approval` calls go to wait for a person.
+//! The approval broker: calls held for a person's decision.
 //!
-//! Until an approver is attached (the desktop app or `portcullis approvals watch`), held calls are
-//! refused fail-closed, and the agent is told that no approver is running.
+//! Event-driven, no polling: a held call owns a oneshot receiver; whoever resolves it first — a
+//! person (control API, desktop), its deadline, or the client withdrawing — removes it from the
+//! pending map and sends the [`Resolution`]. Removal is the one atomic step, so every held call
+//! ends exactly once. Every change is announced on the gateway's event channel.
+//!
+//! Grants that spare a person a second prompt live here too: "for this session" (server + tool +
+//! agent session) and MRTR continuations (a 2026-era retry of a call already approved).
 
-/// What became of a held call.
+mod grants;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{broadcast, oneshot};
+
+use crate::events::GatewayEvent;
+use crate::risk::Risk;
+
+pub use grants::{ContinuationKey, Grants};
+
+/// How far an approval reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// This call only.
+    Once,
+    /// This tool, for the rest of this agent session.
+    Session,
+    /// Write an `allow` entry into the server's policy file.
+    Always,
+}
+
+/// How a held call ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApprovalOutcome {
-    /// No one can decide right now.
-    NoApprover,
+pub enum Resolution {
+    Approved(Scope),
+    Rejected { reason: Option<String>, always: bool },
+    TimedOut,
+    Cancelled { why: String },
+}
+
+impl Resolution {
+    /// The audit vocabulary: (decision, decided_by).
+    pub fn audit(&self) -> (portcullis_audit::Decision, portcullis_audit::DecidedBy) {
+        use portcullis_audit::{DecidedBy, Decision};
+        match self {
+            Self::Approved(_) => (Decision::Approved, DecidedBy::User),
+            Self::Rejected { .. } => (Decision::Rejected, DecidedBy::User),
+            Self::TimedOut => (Decision::TimedOut, DecidedBy::Timeout),
+            Self::Cancelled { .. } => (Decision::Cancelled, DecidedBy::Client),
+        }
+    }
+}
+
+/// What a person is shown for a held call (and what `approvals list --json` prints).
+#[derive(Debug, Clone, Serialize)]
+pub struct PendingApproval {
+    pub id: String,
+    pub server: String,
+    pub tool: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub annotations: Option<Value>,
+    pub risk: Risk,
+    /// In full: redaction applies to the audit log, not to the person deciding.
+    pub arguments: Value,
+    pub session: String,
+    pub client: ClientInfo,
+    pub rule: String,
+    pub requested_at: String,
+    pub requested_at_ms: i64,
+    pub expires_at: String,
+    pub expires_at_ms: i64,
+    /// The JSON-RPC id of the held request, as JSON text.
+    pub request_id: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ClientInfo {
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DecideError {
+    #[error("no pending approval {0}")]
+    Unknown(String),
+    #[error("approval {id} was already decided ({how})")]
+    AlreadyDecided { id: String, how: String },
+}
+
+struct Held {
+    approval: PendingApproval,
+    /// The agent session's key, for withdrawing everything of a session that ends.
+    session_key: String,
+    resolve: oneshot::Sender<Resolution>,
+}
+
+/// How many resolved ids are remembered to tell "already decided" from "unknown".
+const RECENT: usize = 1024;
+
+pub struct ApprovalBroker {
+    state: Mutex<State>,
+    approvers: AtomicUsize,
+    events: broadcast::Sender<GatewayEvent>,
+    pub grants: Grants,
 }
 
 #[derive(Default)]
-pub struct ApprovalBroker {}
+struct State {
+    next_id: u64,
+    pending: BTreeMap<u64, Held>,
+    recent: VecDeque<(String, String)>,
+}
+
+/// A call waiting for its resolution.
+pub struct Ticket {
+    pub id: String,
+    pub approval: PendingApproval,
+    pub resolution: oneshot::Receiver<Resolution>,
+}
 
 impl ApprovalBroker {
-    pub async fn hold(&self) -> ApprovalOutcome {
-        ApprovalOutcome::NoApprover
+    pub fn new(events: broadcast::Sender<GatewayEvent>) -> Self {
+        Self { state: Mutex::new(State::default()), approvers: AtomicUsize::new(0), events, grants: Grants::default() }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// True while someone can decide (a control-API subscriber, the desktop app).
+    pub fn has_approver(&self) -> bool {
+        self.approvers.load(Ordering::Acquire) > 0
+    }
+
+    /// Registers an approver until the guard drops.
+    pub fn attach_approver(self: &Arc<Self>) -> ApproverGuard {
+        self.approvers.fetch_add(1, Ordering::AcqRel);
+        ApproverGuard { broker: self.clone() }
+    }
+
+    /// Holds a call; `approval.id` is filled in here.
+    pub fn hold(&self, mut approval: PendingApproval, session_key: &str) -> Ticket {
+        let (tx, rx) = oneshot::channel();
+        let mut state = self.lock();
+        state.next_id += 1;
+        let id = state.next_id;
+        approval.id = id.to_string();
+        state.pending.insert(id, Held { approval: approval.clone(), session_key: session_key.to_owned(), resolve: tx });
+        drop(state);
+        tracing::info!(id, server = approval.server, tool = approval.tool, "call held for approval");
+        let _ = self.events.send(GatewayEvent::ApprovalRequested { approval: Box::new(approval.clone()) });
+        Ticket { id: id.to_string(), approval, resolution: rx }
+    }
+
+    pub fn pending(&self) -> Vec<PendingApproval> {
+        self.lock().pending.values().map(|h| h.approval.clone()).collect()
+    }
+
+    pub fn get(&self, id: &str) -> Option<PendingApproval> {
+        let key = id.parse::<u64>().ok()?;
+        self.lock().pending.get(&key).map(|h| h.approval.clone())
+    }
+
+    /// Ends a held call. The first resolution wins; later ones get [`DecideError::AlreadyDecided`].
+    pub fn resolve(&self, id: &str, resolution: Resolution) -> Result<PendingApproval, DecideError> {
+        let mut state = self.lock();
+        let held = id.parse::<u64>().ok().and_then(|key| state.pending.remove(&key));
+        let Some(held) = held else {
+            let how = state.recent.iter().find(|(i, _)| i == id).map(|(_, how)| how.clone());
+            return Err(match how {
+                Some(how) => DecideError::AlreadyDecided { id: id.to_owned(), how },
+                None => DecideError::Unknown(id.to_owned()),
+            });
+        };
+        let (decision, decided_by) = resolution.audit();
+        if state.recent.len() == RECENT {
+            state.recent.pop_front();
+        }
+        state.recent.push_back((id.to_owned(), format!("{decision} by {decided_by}")));
+        drop(state);
+        let scope = match &resolution {
+            Resolution::Approved(scope) => Some(*scope),
+            _ => None,
+        };
+        tracing::info!(id, %decision, %decided_by, "approval resolved");
+        let _ = self.events.send(GatewayEvent::ApprovalResolved {
+            id: id.to_owned(),
+            decision: decision.to_string(),
+            decided_by: decided_by.to_string(),
+            scope,
+        });
+        let _ = held.resolve.send(resolution);
+        Ok(held.approval)
+    }
+
+    /// Withdraws every held call of an agent session (the session ended or the client left).
+    pub fn withdraw_session(&self, session_key: &str) {
+        let ids: Vec<String> = self
+            .lock()
+            .pending
+            .values()
+            .filter(|h| h.session_key == session_key)
+            .map(|h| h.approval.id.clone())
+            .collect();
+        for id in ids {
+            let _ = self.resolve(&id, Resolution::Cancelled { why: "the client session ended".into() });
+        }
+        self.grants.end_session(session_key);
+    }
+
+    /// Withdraws the held call with JSON-RPC id `request_id` in `session_key` (a client cancel).
+    /// Returns whether there was one.
+    pub fn withdraw_request(&self, session_key: &str, request_id: &str) -> bool {
+        let id = self
+            .lock()
+            .pending
+            .values()
+            .find(|h| h.session_key == session_key && h.approval.request_id == request_id)
+            .map(|h| h.approval.id.clone());
+        match id {
+            Some(id) => self.resolve(&id, Resolution::Cancelled { why: "the client cancelled the request".into() }).is_ok(),
+            None => false,
+        }
+    }
+}
+
+pub struct ApproverGuard {
+    broker: Arc<ApprovalBroker>,
+}
+
+impl Drop for ApproverGuard {
+    fn drop(&mut self) {
+        self.broker.approvers.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The effective timeout of a held call: policy entry, else policy file, else config.
+pub fn timeout(policy_secs: Option<u64>, config_secs: u64) -> Duration {
+    Duration::from_secs(policy_secs.unwrap_or(config_secs).max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn approval() -> PendingApproval {
+        PendingApproval {
+            id: String::new(),
+            server: "fs".into(),
+            tool: "write_file".into(),
+            title: None,
+            description: None,
+            annotations: None,
+            risk: Risk::Write,
+            arguments: serde_json::json!({"path": "/tmp/x"}),
+            session: "s1".into(),
+            client: ClientInfo::default(),
+            rule: "tools.write_file".into(),
+            requested_at: String::new(),
+            requested_at_ms: 0,
+            expires_at: String::new(),
+            expires_at_ms: 0,
+            request_id: "7".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_held_call_ends_exactly_once() {
+        let (events, mut rx) = broadcast::channel(16);
+        let broker = ApprovalBroker::new(events);
+        let ticket = broker.hold(approval(), "s1");
+        assert!(matches!(rx.recv().await.unwrap(), GatewayEvent::ApprovalRequested { .. }));
+        broker.resolve(&ticket.id, Resolution::Approved(Scope::Once)).unwrap();
+        assert_eq!(ticket.resolution.await.unwrap(), Resolution::Approved(Scope::Once));
+        let again = broker.resolve(&ticket.id, Resolution::TimedOut).unwrap_err();
+        assert!(matches!(again, DecideError::AlreadyDecided { .. }), "{again}");
+        assert_eq!(again.to_string(), "approval 1 was already decided (approved by user)");
+        assert!(matches!(broker.resolve("99", Resolution::TimedOut), Err(DecideError::Unknown(_))));
+        assert!(broker.pending().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_client_cancel_withdraws_only_its_request() {
+        let (events, _rx) = broadcast::channel(16);
+        let broker = ApprovalBroker::new(events);
+        let a = broker.hold(approval(), "s1");
+        let b = broker.hold(approval(), "s2");
+        assert!(!broker.withdraw_request("s1", "8"), "another request id");
+        assert!(broker.withdraw_request("s1", "7"));
+        assert!(matches!(a.resolution.await.unwrap(), Resolution::Cancelled { .. }));
+        assert_eq!(broker.pending().len(), 1);
+        assert_eq!(broker.pending()[0].id, b.id);
+    }
+
+    #[test]
+    fn approvers_are_counted_while_attached() {
+        let (events, _rx) = broadcast::channel(16);
+        let broker = Arc::new(ApprovalBroker::new(events));
+        assert!(!broker.has_approver());
+        let guard = broker.attach_approver();
+        assert!(broker.has_approver());
+        drop(guard);
+        assert!(!broker.has_approver());
     }
 }

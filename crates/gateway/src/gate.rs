@@ -1,20 +1,25 @@
 //! The decision on one `tools/call`: policy → rate limit → approval → audit row, committed
 //! before anything is forwarded or answered.
 
+mod hold;
+
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use portcullis_audit::{DecidedBy, Decision, NewDecision, Outcome};
-use portcullis_policy::Action;
+use portcullis_policy::{Action, Evaluation};
 use portcullis_wire::{canonical, gate_result, Message, RequestId};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::approval::{ApprovalBroker, ApprovalOutcome};
+use crate::approval::{ApprovalBroker, ContinuationKey, DecideError, Resolution, Scope};
 use crate::audit_log::AuditLog;
 use crate::events::GatewayEvent;
-use crate::policy_store::{InForce, PolicyStore};
+use crate::policy_store::{InForce, PolicyStore, WriteError};
 use crate::rate_limit::RateLimits;
+use crate::tool_catalog::ToolCatalog;
+
+pub use hold::{Hold, ProgressSink};
 
 /// Who is calling: the agent session and what the client says it is.
 #[derive(Debug, Clone, Default)]
@@ -26,13 +31,27 @@ pub struct Caller {
 }
 
 /// One call as the gate sees it.
-pub struct Call<'a> {
-    pub server: &'a str,
-    pub tool: &'a str,
-    pub arguments: &'a Value,
-    pub request_id: &'a RequestId,
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub server: String,
+    pub tool: String,
+    pub arguments: Value,
+    pub request_id: RequestId,
     /// 2026-07-28 request: refusals carry `resultType`.
     pub modern: bool,
+    /// MRTR: the opaque state a retry carries, as JSON text.
+    pub request_state: Option<String>,
+}
+
+impl Call {
+    fn continuation_key(&self, caller: &Caller) -> ContinuationKey {
+        ContinuationKey {
+            server: self.server.clone(),
+            tool: self.tool.clone(),
+            session: caller.session.clone(),
+            digest: canonical::digest(&self.arguments),
+        }
+    }
 }
 
 pub enum Verdict {
@@ -40,35 +59,66 @@ pub enum Verdict {
     Forward(Forwarded),
     /// Answer the client with this result instead of forwarding.
     Refuse(Value),
+    /// Wait for a person: [`Hold::wait`] ends in a forward or a refusal.
+    Hold(Box<Hold>),
+}
+
+impl From<Result<Forwarded, Value>> for Verdict {
+    fn from(settled: Result<Forwarded, Value>) -> Self {
+        settled.map_or_else(Verdict::Refuse, Verdict::Forward)
+    }
 }
 
 pub struct Forwarded {
     audit: AuditLog,
     row_id: i64,
     started: Instant,
+    /// Set for approved calls: an `input_required` answer lets the retry through (MRTR).
+    continuation: Option<(Arc<ApprovalBroker>, ContinuationKey)>,
 }
 
 impl Forwarded {
     /// Records the upstream's answer on the decision row.
     pub fn finish(self, response: &Message) {
         let outcome = outcome_of(response);
-        let ms = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        self.audit.complete(self.row_id, outcome, ms);
+        self.audit.complete(self.row_id, outcome, elapsed_ms(self.started));
+        if let Some((broker, key)) = self.continuation {
+            if let Some(state) = input_required_state(response) {
+                broker.grants.grant_continuation(key, state);
+            }
+        }
     }
 
     /// The client went away before the answer.
     pub fn abandon(self) {
-        let ms = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        self.audit.complete(self.row_id, Outcome::Cancelled, ms);
+        self.audit.complete(self.row_id, Outcome::Cancelled, elapsed_ms(self.started));
     }
+}
+
+/// A person's choice on a held call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    Approve(Scope),
+    Deny { reason: Option<String>, always: bool },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChoiceError {
+    #[error(transparent)]
+    Decide(#[from] DecideError),
+    #[error("could not change the policy file: {0}")]
+    Policy(#[from] WriteError),
 }
 
 pub struct Gate {
     pub policies: Arc<PolicyStore>,
     pub rate_limits: RateLimits,
     pub audit: AuditLog,
-    pub approvals: ApprovalBroker,
+    pub approvals: Arc<ApprovalBroker>,
+    pub catalog: ToolCatalog,
     pub events: broadcast::Sender<GatewayEvent>,
+    /// The config's approval timeout, used when the policy sets none.
+    pub approval_timeout_secs: u64,
 }
 
 /// A decision before it is recorded.
@@ -82,64 +132,28 @@ struct Ruling {
 }
 
 impl Gate {
-    pub async fn decide(&self, call: &Call<'_>, caller: &Caller) -> Verdict {
-        let in_force = self.policies.get(call.server);
-        let ruling = self.rule(call, caller, in_force).await;
-        let redact = match self.policies.get(call.server) {
-            Some(InForce::Policy(p)) => p.redact_keys().to_vec(),
-            _ => Vec::new(),
-        };
-        let row = NewDecision {
-            time_ms: now_ms(),
-            session: caller.session.clone(),
-            client_name: caller.client_name.clone(),
-            client_version: caller.client_version.clone(),
-            server: call.server.to_owned(),
-            tool: call.tool.to_owned(),
-            arguments: call.arguments.clone(),
-            arguments_digest: canonical::digest(call.arguments),
-            decision: ruling.decision,
-            decided_by: ruling.decided_by,
-            rule: ruling.rule.clone(),
-            reason: ruling.reason.clone(),
-            wait_ms: None,
-            request_id: Some(call.request_id.as_json().to_owned()),
-            extra_redact_keys: redact,
-        };
-        tracing::info!(server = call.server, tool = call.tool, decision = ?ruling.decision, rule = ?ruling.rule, "tools/call decided");
-        let row_id = match self.audit.record(row).await {
-            Ok(id) => id,
-            Err(e) => {
-                tracing::error!(error = %e, "audit write failed; refusing the call");
-                let text = format!("the audit log cannot be written ({e}); the call was not forwarded");
-                return Verdict::Refuse(gate_result::refusal(&text, call.modern));
-            }
-        };
-        let _ = self.events.send(GatewayEvent::AuditAppended {
-            id: row_id,
-            server: call.server.to_owned(),
-            tool: call.tool.to_owned(),
-            decision: ruling.decision.to_string(),
-        });
-        match ruling.message {
-            None => Verdict::Forward(Forwarded { audit: self.audit.clone(), row_id, started: Instant::now() }),
-            Some(text) => Verdict::Refuse(gate_result::refusal(&text, call.modern)),
-        }
-    }
-
-    async fn rule(&self, call: &Call<'_>, caller: &Caller, in_force: Option<InForce>) -> Ruling {
-        let tool = call.tool;
-        let policy = match in_force {
-            Some(InForce::Policy(policy)) => policy,
+    pub async fn decide(self: &Arc<Self>, call: Call, caller: &Caller) -> Verdict {
+        let eval = match self.policies.get(&call.server) {
+            Some(InForce::Policy(policy)) => policy.evaluate(&call.tool, &call.arguments),
             Some(InForce::Broken(why)) => {
-                return refused(Decision::Denied, DecidedBy::Gateway, None, why.to_string(), why.to_string());
+                let ruling = refused(Decision::Denied, DecidedBy::Gateway, None, why.to_string(), why.to_string());
+                return self.settle(&call, caller, ruling, None).await.into();
             }
             None => {
                 let why = format!("server {:?} is not configured", call.server);
-                return refused(Decision::Denied, DecidedBy::Gateway, None, why.clone(), why);
+                let ruling = refused(Decision::Denied, DecidedBy::Gateway, None, why.clone(), why);
+                return self.settle(&call, caller, ruling, None).await.into();
             }
         };
-        let eval = policy.evaluate(tool, call.arguments);
+        if eval.action == Action::RequireApproval {
+            return self.require_approval(call, caller, eval).await;
+        }
+        let ruling = self.rule(&call, caller, &eval);
+        self.settle(&call, caller, ruling, None).await.into()
+    }
+
+    fn rule(&self, call: &Call, caller: &Caller, eval: &Evaluation) -> Ruling {
+        let tool = &call.tool;
         let rule = eval.rule.clone();
         match eval.action {
             Action::Hide => refused(
@@ -154,32 +168,128 @@ impl Gate {
                 let text = format!("call to {tool:?} denied by policy rule {rule}: {reason}");
                 refused(Decision::Denied, DecidedBy::Policy, Some(rule), reason, text)
             }
-            Action::Allow => match (eval.rate_limit, eval.entry.as_deref()) {
-                (Some(limit), Some(entry)) => match self.rate_limits.check(call.server, entry, limit, &caller.session) {
+            // RequireApproval never gets here: `decide` routes it to `require_approval`.
+            Action::Allow | Action::RequireApproval => match (eval.rate_limit, eval.entry.as_deref()) {
+                (Some(limit), Some(entry)) => match self.rate_limits.check(&call.server, entry, limit, &caller.session) {
                     Ok(()) => allowed(rule),
                     Err(wait) => {
                         let retry = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-                        let reason = format!(
-                            "rate limit of {} calls per {} s reached for this session",
-                            limit.max, limit.window_secs
-                        );
+                        let reason = format!("rate limit of {} calls per {} s reached for this session", limit.max, limit.window_secs);
                         let text = format!("call to {tool:?} refused: {reason} (rule {rule}); retry in {retry} s");
                         refused(Decision::RateLimited, DecidedBy::Policy, Some(rule), reason, text)
                     }
                 },
                 _ => allowed(rule),
             },
-            Action::RequireApproval => match self.approvals.hold().await {
-                ApprovalOutcome::NoApprover => {
-                    let reason = "requires approval, but no approver is running".to_owned();
-                    let text = format!(
-                        "call to {tool:?} requires approval (rule {rule}), but no approver is running \
-                         (open the Portcullis app or run `portcullis approvals watch`); the call was not forwarded"
-                    );
-                    refused(Decision::Denied, DecidedBy::Gateway, Some(rule), reason, text)
-                }
-            },
         }
+    }
+
+    async fn require_approval(self: &Arc<Self>, call: Call, caller: &Caller, eval: Evaluation) -> Verdict {
+        let rule = eval.rule.clone();
+        let key = call.continuation_key(caller);
+        let standing = if self.approvals.grants.session_allows(&call.server, &call.tool, &caller.session) {
+            Some("approved earlier for this session")
+        } else if self.approvals.grants.take_continuation(&key, call.request_state.as_deref()) {
+            Some("retry of a call already approved")
+        } else {
+            None
+        };
+        if let Some(reason) = standing {
+            let ruling = Ruling {
+                decision: Decision::Approved,
+                decided_by: DecidedBy::User,
+                rule: Some(rule),
+                reason: Some(reason.into()),
+                message: None,
+            };
+            return self.settle(&call, caller, ruling, None).await.into();
+        }
+        if !self.approvals.has_approver() {
+            let reason = "requires approval, but no approver is running".to_owned();
+            let text = format!(
+                "call to {:?} requires approval (rule {rule}), but no approver is running \
+                 (open the Portcullis app or run `portcullis approvals watch`); the call was not forwarded",
+                call.tool
+            );
+            let ruling = refused(Decision::Denied, DecidedBy::Gateway, Some(rule), reason, text);
+            return self.settle(&call, caller, ruling, None).await.into();
+        }
+        let timeout = crate::approval::timeout(eval.approval_timeout_secs, self.approval_timeout_secs);
+        Verdict::Hold(Box::new(Hold::start(self.clone(), call, caller.clone(), rule, timeout)))
+    }
+
+    /// Records the ruling (committed), then: `Ok` forward, `Err(result)` answer with `result`.
+    async fn settle(&self, call: &Call, caller: &Caller, ruling: Ruling, wait_ms: Option<i64>) -> Result<Forwarded, Value> {
+        let row = self.row(call, caller, &ruling, wait_ms);
+        tracing::info!(server = call.server, tool = call.tool, decision = %ruling.decision, rule = ?ruling.rule, "tools/call decided");
+        let row_id = match self.audit.record(row).await {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::error!(error = %e, "audit write failed; refusing the call");
+                let text = format!("the audit log cannot be written ({e}); the call was not forwarded");
+                return Err(gate_result::refusal(&text, call.modern));
+            }
+        };
+        let _ = self.events.send(GatewayEvent::AuditAppended {
+            id: row_id,
+            server: call.server.clone(),
+            tool: call.tool.clone(),
+            decision: ruling.decision.to_string(),
+        });
+        match ruling.message {
+            Some(text) => Err(gate_result::refusal(&text, call.modern)),
+            None => {
+                let continuation = (ruling.decision == Decision::Approved)
+                    .then(|| (self.approvals.clone(), call.continuation_key(caller)));
+                Ok(Forwarded { audit: self.audit.clone(), row_id, started: Instant::now(), continuation })
+            }
+        }
+    }
+
+    fn row(&self, call: &Call, caller: &Caller, ruling: &Ruling, wait_ms: Option<i64>) -> NewDecision {
+        let redact = match self.policies.get(&call.server) {
+            Some(InForce::Policy(p)) => p.redact_keys().to_vec(),
+            _ => Vec::new(),
+        };
+        NewDecision {
+            time_ms: now_ms(),
+            session: caller.session.clone(),
+            client_name: caller.client_name.clone(),
+            client_version: caller.client_version.clone(),
+            server: call.server.clone(),
+            tool: call.tool.clone(),
+            arguments: call.arguments.clone(),
+            arguments_digest: canonical::digest(&call.arguments),
+            decision: ruling.decision,
+            decided_by: ruling.decided_by,
+            rule: ruling.rule.clone(),
+            reason: ruling.reason.clone(),
+            wait_ms,
+            request_id: Some(call.request_id.as_json().to_owned()),
+            extra_redact_keys: redact,
+        }
+    }
+
+    /// A person decides a held call (control API, desktop app). "Always" choices write the
+    /// policy file first, so the rule is in force before the call goes on.
+    pub fn choose(&self, id: &str, choice: Choice) -> Result<crate::approval::PendingApproval, ChoiceError> {
+        let pending = self.approvals.get(id);
+        let resolution = match &choice {
+            Choice::Approve(scope) => Resolution::Approved(*scope),
+            Choice::Deny { reason, always } => Resolution::Rejected { reason: reason.clone(), always: *always },
+        };
+        if let Some(p) = &pending {
+            match &choice {
+                Choice::Approve(Scope::Always) => self.policies.write_entry(&p.server, &p.tool, serde_json::json!({}))?,
+                Choice::Deny { reason, always: true } => {
+                    let reason = reason.clone().unwrap_or_else(|| "denied always by the user".into());
+                    self.policies.write_entry(&p.server, &p.tool, serde_json::json!({ "action": "deny", "reason": reason }))?;
+                }
+                Choice::Approve(Scope::Session) => self.approvals.grants.grant_session(&p.server, &p.tool, &p.session),
+                _ => {}
+            }
+        }
+        Ok(self.approvals.resolve(id, resolution)?)
     }
 }
 
@@ -191,25 +301,42 @@ fn refused(decision: Decision, decided_by: DecidedBy, rule: Option<String>, reas
     Ruling { decision, decided_by, rule, reason: Some(reason), message: Some(message) }
 }
 
+#[derive(serde::Deserialize)]
+struct ResultHead {
+    result: Option<ResultFlags>,
+}
+
+#[derive(serde::Deserialize)]
+struct ResultFlags {
+    #[serde(rename = "isError", default)]
+    is_error: bool,
+    #[serde(rename = "resultType", default)]
+    result_type: Option<String>,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<Box<serde_json::value::RawValue>>,
+}
+
 /// ok / tool error / failure, from the upstream's response.
 fn outcome_of(response: &Message) -> Outcome {
     if matches!(response.kind(), portcullis_wire::Kind::Response { is_error: true, .. }) {
         return Outcome::Failure;
     }
-    #[derive(serde::Deserialize)]
-    struct R {
-        result: Option<IsError>,
-    }
-    #[derive(serde::Deserialize)]
-    struct IsError {
-        #[serde(rename = "isError", default)]
-        is_error: bool,
-    }
-    match serde_json::from_slice::<R>(response.bytes()) {
-        Ok(R { result: Some(IsError { is_error: true }) }) => Outcome::ToolError,
+    match serde_json::from_slice::<ResultHead>(response.bytes()) {
+        Ok(ResultHead { result: Some(ResultFlags { is_error: true, .. }) }) => Outcome::ToolError,
         Ok(_) => Outcome::Ok,
         Err(_) => Outcome::Failure,
     }
+}
+
+/// `Some(requestState)` when an MRTR server asks for input before completing the call.
+fn input_required_state(response: &Message) -> Option<Option<String>> {
+    let head = serde_json::from_slice::<ResultHead>(response.bytes()).ok()?;
+    let flags = head.result?;
+    (flags.result_type.as_deref() == Some("input_required")).then(|| flags.request_state.map(|s| s.get().to_owned()))
+}
+
+fn elapsed_ms(since: Instant) -> i64 {
+    i64::try_from(since.elapsed().as_millis()).unwrap_or(i64::MAX)
 }
 
 pub fn now_ms() -> i64 {

@@ -24,7 +24,9 @@ pub mod paths;
 pub mod policy_store;
 pub mod rate_limit;
 pub mod relay;
+pub mod risk;
 pub mod session;
+pub mod tool_catalog;
 pub mod upstream;
 
 use std::collections::HashMap;
@@ -46,6 +48,7 @@ use crate::gateway_file::GatewayFile;
 use crate::policy_store::PolicyStore;
 use crate::rate_limit::RateLimits;
 use crate::session::Session;
+use crate::tool_catalog::ToolCatalog;
 use crate::upstream::{IdMode, Upstream, UpstreamError};
 
 pub const AUDIT_FILE: &str = "audit.db";
@@ -88,8 +91,10 @@ impl Gateway {
             policies,
             rate_limits: RateLimits::default(),
             audit: AuditLog::new(writer),
-            approvals: ApprovalBroker::default(),
+            approvals: Arc::new(ApprovalBroker::new(events.clone())),
+            catalog: ToolCatalog::default(),
             events: events.clone(),
+            approval_timeout_secs: config.approval_timeout_secs,
         });
         Ok(Arc::new(Self {
             config,
@@ -100,6 +105,11 @@ impl Gateway {
             events,
             _watcher: watcher,
         }))
+    }
+
+    /// The decision point: policies, approvals, audit (the desktop app uses it in-process).
+    pub fn gate(&self) -> &Arc<Gate> {
+        &self.gate
     }
 
     pub fn config(&self) -> &Config {

@@ -127,6 +127,48 @@ impl PolicyStore {
     }
 }
 
+impl PolicyStore {
+    /// Sets `tools[tool]` in the server's policy file ("always allow" / "deny always"), keeping
+    /// the rest of the file as it was, then reloads it. A server without a file gets one whose
+    /// default still asks a person.
+    pub fn write_entry(&self, server: &str, tool: &str, entry: serde_json::Value) -> Result<(), WriteError> {
+        let path = self.path(server);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                "{\n  \"version\": \"1\",\n  \"default\": \"require_approval\",\n  \"tools\": {}\n}\n".to_owned()
+            }
+            Err(source) => return Err(WriteError::Io { path, source }),
+        };
+        let new_text = portcullis_policy::add_tool_entry(&text, tool, entry)
+            .map_err(|e| WriteError::Invalid { path: path.clone(), problems: e.to_string() })?;
+        write_atomically(&path, new_text.as_bytes()).map_err(|source| WriteError::Io { path: path.clone(), source })?;
+        self.reload(server);
+        Ok(())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("cannot write {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not a valid policy, so it was not changed: {problems}")]
+    Invalid { path: PathBuf, problems: String },
+}
+
+/// Temp file in the same directory, fsync, rename: readers see the old file or the new one.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("policy.json");
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let mut file = std::fs::File::create(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
 fn load_file(path: &Path) -> Result<Policy, PolicyError> {
     if !path.exists() {
         return Ok(Policy::require_approval_for_all());

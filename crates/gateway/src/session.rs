@@ -18,7 +18,7 @@ use portcullis_wire::{error_code, method, Message, RequestId};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::gate::{Call, Caller, Forwarded, Gate, Verdict};
+use crate::gate::{Call, Caller, Forwarded, Gate, Hold, ProgressSink, Verdict};
 use crate::policy_store::InForce;
 use crate::upstream::{Exchange, Framing, Upstream};
 
@@ -64,8 +64,12 @@ impl Session {
         let outlets = Arc::new(Outlets::default());
         let pump = outlets.clone();
         let session_id = id.clone();
+        let (catalog_gate, catalog_server) = (gate.clone(), server.clone());
         tokio::spawn(async move {
             while let Some(msg) = events.recv().await {
+                if msg.method() == Some(method::TOOLS_LIST_CHANGED) {
+                    catalog_gate.catalog.forget(&catalog_server);
+                }
                 pump.deliver(msg, &session_id);
             }
         });
@@ -82,12 +86,24 @@ impl Session {
     }
 
     pub async fn close(&self) {
+        self.gate.approvals.withdraw_session(&self.id);
         self.upstream.close().await;
     }
 
     /// A notification or a response from the client: pass it on.
     pub async fn send(&self, msg: Message) -> Result<(), crate::upstream::UpstreamError> {
+        if msg.method() == Some(method::CANCELLED) && self.withdraw_held(&msg) {
+            // The upstream never saw the request; its cancel stays here too.
+            return Ok(());
+        }
         self.upstream.send(msg).await
+    }
+
+    /// A client cancel for a call still held for approval withdraws it.
+    fn withdraw_held(&self, cancel: &Message) -> bool {
+        let Ok(params) = cancel.params::<Value>() else { return false };
+        let Some(request_id) = params.get("requestId").and_then(RequestId::from_value) else { return false };
+        self.gate.approvals.withdraw_request(&self.id, request_id.as_json())
     }
 
     /// Opens the standalone stream for server-initiated messages (HTTP GET).
@@ -104,44 +120,77 @@ impl Session {
         let mut finish = Finish::Plain;
         match msg.method() {
             Some(method::TOOLS_CALL) => match self.gate_call(&msg, &id, &ctx.caller).await {
-                Ok(f) => forwarded = Some(f),
+                Ok(Verdict::Forward(f)) => forwarded = Some(f),
+                Ok(Verdict::Refuse(result)) => return Reply::Json(Message::response(&id, &result)),
+                Ok(Verdict::Hold(hold)) => return self.held(hold, msg, id, &ctx).await,
                 Err(reply) => return reply,
             },
             Some(method::TOOLS_LIST) => finish = Finish::FilterHidden,
             Some(method::INITIALIZE) => self.remember_client(&msg),
             _ => {}
         }
-        let exchange = match self.upstream.request(msg).await {
-            Ok(exchange) => exchange,
-            Err(e) => {
-                let text = format!("[portcullis] cannot reach upstream {:?}: {e}", &*self.server);
-                let reply = Message::error_response(Some(&id), error_code::INTERNAL_ERROR, &text);
-                if let Some(f) = forwarded {
-                    f.finish(&reply);
-                }
-                return Reply::Json(reply);
-            }
-        };
         let pending = PendingReply { session: self.clone(), id, forwarded, finish };
-        let sse = ctx.accepts_sse && (ctx.stream_now || exchange.framing != Some(Framing::Json));
-        if sse {
-            Reply::Sse(pending.stream(exchange))
-        } else {
-            Reply::Json(pending.collect(exchange).await)
-        }
+        pending.forward(msg, &ctx).await
     }
 
-    async fn gate_call(&self, msg: &Message, id: &RequestId, caller: &Caller) -> Result<Forwarded, Reply> {
+    async fn gate_call(&self, msg: &Message, id: &RequestId, caller: &Caller) -> Result<Verdict, Reply> {
         let params: ToolCallParams = msg.params().map_err(|e| {
             let text = format!("invalid tools/call params: {e}");
             Reply::Json(Message::error_response(Some(id), error_code::INVALID_PARAMS, &text))
         })?;
-        let empty = Value::Object(serde_json::Map::new());
-        let arguments = params.arguments.as_ref().unwrap_or(&empty);
-        let call = Call { server: &self.server, tool: &params.name, arguments, request_id: id, modern: params.is_modern() };
-        match self.gate.decide(&call, caller).await {
-            Verdict::Forward(f) => Ok(f),
-            Verdict::Refuse(result) => Err(Reply::Json(Message::response(id, &result))),
+        let call = Call {
+            server: self.server.to_string(),
+            modern: params.is_modern(),
+            request_state: params.request_state.as_ref().map(Value::to_string),
+            tool: params.name,
+            arguments: params.arguments.unwrap_or_else(|| Value::Object(serde_json::Map::new())),
+            request_id: id.clone(),
+        };
+        Ok(self.gate.decide(call, caller).await)
+    }
+
+    /// A held call: answer on a stream at once so progress can flow while a person decides;
+    /// forward only once approved.
+    async fn held(self: &Arc<Self>, hold: Box<Hold>, msg: Message, id: RequestId, ctx: &RequestContext) -> Reply {
+        if !ctx.accepts_sse {
+            // No stream to report progress on, and nothing tells us if the client leaves.
+            let verdict = hold.wait(None, std::future::pending()).await;
+            return self.after_hold(verdict, msg, id, ctx).await;
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let progress = msg
+            .params::<ToolCallParams>()
+            .ok()
+            .and_then(|p| p.progress_token().cloned())
+            .map(|token| ProgressSink { token, tx: tx.clone() });
+        let session = self.clone();
+        tokio::spawn(async move {
+            let watcher = tx.clone();
+            match hold.wait(progress, async move { watcher.closed().await }).await {
+                Ok(f) => {
+                    let mut pending = PendingReply { session: session.clone(), id, forwarded: Some(f), finish: Finish::Plain };
+                    match session.upstream.request(msg).await {
+                        Ok(exchange) => pending.stream_into(exchange, tx),
+                        Err(e) => {
+                            let _ = tx.send(pending.unreachable(&e));
+                        }
+                    }
+                }
+                Err(result) => {
+                    let _ = tx.send(Message::response(&id, &result));
+                }
+            }
+        });
+        Reply::Sse(rx)
+    }
+
+    async fn after_hold(self: &Arc<Self>, settled: Result<Forwarded, Value>, msg: Message, id: RequestId, ctx: &RequestContext) -> Reply {
+        match settled {
+            Ok(f) => {
+                let pending = PendingReply { session: self.clone(), id, forwarded: Some(f), finish: Finish::Plain };
+                pending.forward(msg, ctx).await
+            }
+            Err(result) => Reply::Json(Message::response(&id, &result)),
         }
     }
 
@@ -156,9 +205,15 @@ impl Session {
 
     /// Removes hidden tools from a `tools/list` page. Untouched bytes when nothing is hidden.
     fn filter_hidden(&self, response: Message) -> Message {
-        let Some(InForce::Policy(policy)) = self.gate.policies.get(&self.server) else { return response };
         let Ok(mut value) = response.to_value() else { return response };
+        let Some(InForce::Policy(policy)) = self.gate.policies.get(&self.server) else {
+            if let Some(tools) = value.pointer("/result/tools").and_then(Value::as_array) {
+                self.gate.catalog.learn(&self.server, tools);
+            }
+            return response;
+        };
         let Some(tools) = value.pointer_mut("/result/tools").and_then(Value::as_array_mut) else { return response };
+        self.gate.catalog.learn(&self.server, tools);
         let before = tools.len();
         tools.retain(|tool| !tool.get("name").and_then(Value::as_str).is_some_and(|name| policy.is_hidden(name)));
         if tools.len() == before {
@@ -197,6 +252,28 @@ impl PendingReply {
         }
     }
 
+    /// Sends the request upstream and answers the way the upstream (or the client) wants.
+    async fn forward(mut self, msg: Message, ctx: &RequestContext) -> Reply {
+        let exchange = match self.session.upstream.request(msg).await {
+            Ok(exchange) => exchange,
+            Err(e) => return Reply::Json(self.unreachable(&e)),
+        };
+        let sse = ctx.accepts_sse && (ctx.stream_now || exchange.framing != Some(Framing::Json));
+        if sse {
+            let (tx, rx) = mpsc::unbounded_channel();
+            self.stream_into(exchange, tx);
+            Reply::Sse(rx)
+        } else {
+            Reply::Json(self.collect(exchange).await)
+        }
+    }
+
+    fn unreachable(&mut self, e: &crate::upstream::UpstreamError) -> Message {
+        let text = format!("[portcullis] cannot reach upstream {:?}: {e}", &*self.session.server);
+        let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, &text);
+        self.complete(reply)
+    }
+
     /// JSON answer: wait for the response; anything before it has nowhere to go but the outlets.
     async fn collect(mut self, mut exchange: Exchange) -> Message {
         while let Some(msg) = exchange.messages.recv().await {
@@ -208,9 +285,8 @@ impl PendingReply {
         self.lost()
     }
 
-    /// SSE answer: stream related messages, then the response, then end.
-    fn stream(mut self, mut exchange: Exchange) -> mpsc::UnboundedReceiver<Message> {
-        let (tx, rx) = mpsc::unbounded_channel();
+    /// SSE answer: stream related messages into `tx`, then the response, then end.
+    fn stream_into(mut self, mut exchange: Exchange, tx: mpsc::UnboundedSender<Message>) {
         let outlet = (!self.session.stateless).then(|| self.session.outlets.open_post(tx.clone()));
         tokio::spawn(async move {
             loop {
@@ -239,7 +315,6 @@ impl PendingReply {
                 self.session.outlets.close(outlet);
             }
         });
-        rx
     }
 
     /// The client closed the response stream. In the 2026 era that is cancellation.

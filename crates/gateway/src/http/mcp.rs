@@ -32,7 +32,7 @@ pub async fn post(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, he
         Ok(msg) => msg,
         Err(e) => return rpc_error(StatusCode::BAD_REQUEST, error_code::PARSE_ERROR, &format!("[portcullis] {e}")),
     };
-    if let Err(response) = check_modern_headers(&headers, &msg) {
+    if let Some(response) = check_modern_headers(&headers, &msg) {
         return response;
     }
     let session_header = header_str(&headers, SESSION_HEADER);
@@ -56,7 +56,7 @@ pub async fn post(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, he
         Kind::Request { .. } => {
             let ctx = RequestContext {
                 caller: caller(&session, &headers, &msg),
-                stream_now: headers.contains_key(RELAY_HEADER) || matches!(session_upstream_is_pipe(&gw, &server), true),
+                stream_now: headers.contains_key(RELAY_HEADER) || session_upstream_is_pipe(&gw, &server),
                 accepts_sse: accepts_sse(&headers),
             };
             let reply = session.request(msg, ctx).await;
@@ -145,10 +145,11 @@ fn caller(session: &Session, headers: &HeaderMap, msg: &Message) -> Caller {
 }
 
 /// 2026-07-28: `Mcp-Method` / `Mcp-Name` must agree with the body, which decides.
-fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Result<(), Response> {
+/// Returns the error response when they disagree.
+fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Option<Response> {
     let mismatch = |what: &str| {
         let text = format!("[portcullis] the {what} header does not match the request body");
-        Err(rpc_error(StatusCode::BAD_REQUEST, error_code::HEADER_MISMATCH, &text))
+        Some(rpc_error(StatusCode::BAD_REQUEST, error_code::HEADER_MISMATCH, &text))
     };
     if let Some(m) = header_str(headers, "mcp-method") {
         if Some(m) != msg.method() {
@@ -161,7 +162,7 @@ fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Result<(), Respon
             return mismatch("Mcp-Name");
         }
     }
-    Ok(())
+    None
 }
 
 fn initialize_succeeded(reply: &Reply) -> bool {

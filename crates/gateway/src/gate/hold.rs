@@ -1,0 +1,151 @@
+//! A call waiting at the gate for a person.
+//!
+//! While it waits it sends progress notifications (when the client gave a progress token) so
+//! clients that honour them keep waiting; it ends on the person's decision, its deadline
+//! (fail-closed: denied), or the client leaving. The decision row is committed before the call
+//! is forwarded or answered.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use portcullis_wire::{method, Message};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::{Call, Caller, Forwarded, Gate, Ruling};
+use crate::approval::{ClientInfo, PendingApproval, Resolution, Ticket};
+use crate::risk::classify;
+
+/// How often a waiting client hears that the call is still held.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// Where progress notifications for a held call go.
+pub struct ProgressSink {
+    pub token: Value,
+    pub tx: mpsc::UnboundedSender<Message>,
+}
+
+pub struct Hold {
+    gate: Arc<Gate>,
+    call: Call,
+    caller: Caller,
+    rule: String,
+    timeout: Duration,
+    started: Instant,
+    ticket: Ticket,
+}
+
+impl Hold {
+    pub(super) fn start(gate: Arc<Gate>, call: Call, caller: Caller, rule: String, timeout: Duration) -> Self {
+        let info = gate.catalog.get(&call.server, &call.tool).unwrap_or_default();
+        let now = super::now_ms();
+        let expires = now + i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
+        let approval = PendingApproval {
+            id: String::new(),
+            server: call.server.clone(),
+            tool: call.tool.clone(),
+            risk: classify(&call.tool, info.description.as_deref(), info.annotations.as_ref()),
+            title: info.title,
+            description: info.description,
+            annotations: info.annotations,
+            arguments: call.arguments.clone(),
+            session: caller.session.clone(),
+            client: ClientInfo { name: caller.client_name.clone(), version: caller.client_version.clone() },
+            rule: rule.clone(),
+            requested_at: rfc3339(now),
+            requested_at_ms: now,
+            expires_at: rfc3339(expires),
+            expires_at_ms: expires,
+            request_id: call.request_id.as_json().to_owned(),
+        };
+        let ticket = gate.approvals.hold(approval, &caller.session);
+        Self { gate, call, caller, rule, timeout, started: Instant::now(), ticket }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.ticket.id
+    }
+
+    /// Waits for the resolution; `client_gone` completes if the client stops listening.
+    pub async fn wait(self, progress: Option<ProgressSink>, client_gone: impl Future<Output = ()>) -> Result<Forwarded, Value> {
+        let Self { gate, call, caller, rule, timeout, started, ticket } = self;
+        let id = ticket.id.clone();
+        let mut resolution = ticket.resolution;
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline, client_gone);
+        let mut ticks = tokio::time::interval(PROGRESS_EVERY);
+        let mut step = 0u64;
+        let (mut timed_out, mut gone) = (false, false);
+        let resolved = loop {
+            tokio::select! {
+                biased;
+                r = &mut resolution => break r.unwrap_or(Resolution::Cancelled { why: "the gateway stopped".into() }),
+                () = &mut deadline, if !timed_out => {
+                    timed_out = true;
+                    let _ = gate.approvals.resolve(&id, Resolution::TimedOut);
+                }
+                () = &mut client_gone, if !gone => {
+                    gone = true;
+                    let _ = gate.approvals.resolve(&id, Resolution::Cancelled { why: "the client closed the request".into() });
+                }
+                _ = ticks.tick(), if progress.is_some() => {
+                    step += 1;
+                    if let Some(sink) = &progress {
+                        let left = timeout.saturating_sub(started.elapsed()).as_secs();
+                        let _ = sink.tx.send(progress_note(&sink.token, step, &call, left));
+                    }
+                }
+            }
+        };
+        let wait_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let ruling = ruling_for(&resolved, &call, &rule, timeout);
+        gate.settle(&call, &caller, ruling, Some(wait_ms)).await
+    }
+}
+
+fn ruling_for(resolution: &Resolution, call: &Call, rule: &str, timeout: Duration) -> Ruling {
+    let (decision, decided_by) = resolution.audit();
+    let tool = &call.tool;
+    let (reason, message) = match resolution {
+        Resolution::Approved(scope) => (Some(format!("approved ({})", scope_text(*scope))), None),
+        Resolution::Rejected { reason, .. } => {
+            let text = match reason {
+                Some(r) => format!("call to {tool:?} was denied by the user: {r}"),
+                None => format!("call to {tool:?} was denied by the user"),
+            };
+            (reason.clone().or_else(|| Some("denied by the user".into())), Some(text))
+        }
+        Resolution::TimedOut => {
+            let reason = format!("no decision within {} s", timeout.as_secs());
+            let text = format!("call to {tool:?} needed approval (rule {rule}) but {reason}; it was denied");
+            (Some(reason), Some(text))
+        }
+        Resolution::Cancelled { why } => (Some(why.clone()), Some(format!("call to {tool:?} was withdrawn: {why}"))),
+    };
+    Ruling { decision, decided_by, rule: Some(rule.to_owned()), reason, message }
+}
+
+fn scope_text(scope: crate::approval::Scope) -> &'static str {
+    match scope {
+        crate::approval::Scope::Once => "once",
+        crate::approval::Scope::Session => "for this session",
+        crate::approval::Scope::Always => "always",
+    }
+}
+
+fn progress_note(token: &Value, step: u64, call: &Call, left_secs: u64) -> Message {
+    Message::notification(
+        method::PROGRESS,
+        &json!({
+            "progressToken": token,
+            "progress": step,
+            "message": format!("waiting for approval in Portcullis: {}/{} ({left_secs} s left)", call.server, call.tool),
+        }),
+    )
+}
+
+fn rfc3339(ms: i64) -> String {
+    let t = std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    humantime::format_rfc3339_seconds(t).to_string()
+}
