@@ -1,1 +1,94 @@
-//! portcullis-audit
+//! `portcullis-audit`: the durable record of every `tools/call` decision, in SQLite.
+//!
+//! The gateway records a decision — and waits for it to be committed — before it forwards or
+//! answers the call (DESIGN §6), then adds the upstream outcome when the call returns. The viewer
+//! and `portcullis audit` read it back in filtered, newest-first pages.
+//!
+//! # Main types
+//!
+//! * [`AuditWriter`] — the one writer. [`record`](AuditWriter::record) a [`NewDecision`],
+//!   [`complete`](AuditWriter::complete) it with an [`Outcome`].
+//! * [`AuditStore`] — a reader: [`query`](AuditStore::query) with an [`AuditFilter`],
+//!   [`get`](AuditStore::get), [`count`](AuditStore::count); rows come back as [`AuditRow`].
+//! * [`redact()`] and [`DEFAULT_REDACT_KEYS`] — what is hidden before anything is written.
+//! * [`AuditError`] — everything above can fail with it.
+//!
+//! # The store
+//!
+//! One table, `decisions`, one row per decided call (created by migration 1 in `migration.rs`):
+//!
+//! | column | type | |
+//! |---|---|---|
+//! | `id` | INTEGER PRIMARY KEY | rowid; ties on `time_ms` are ordered by it |
+//! | `time_ms` | INTEGER | Unix ms, from the caller |
+//! | `session`, `client_name`, `client_version` | TEXT | who asked (names may be NULL) |
+//! | `server`, `tool` | TEXT | what was called |
+//! | `arguments` | TEXT | the arguments as JSON, **redacted** |
+//! | `arguments_digest` | TEXT | the gateway's digest of the unredacted canonical arguments |
+//! | `decision`, `decided_by` | TEXT | [`Decision`], [`DecidedBy`] in snake_case |
+//! | `rule`, `reason`, `wait_ms` | TEXT, TEXT, INTEGER | why, and how long it was held; NULL if none |
+//! | `outcome`, `upstream_ms` | TEXT, INTEGER | [`Outcome`]; NULL until the forwarded call returns |
+//! | `request_id` | TEXT | the JSON-RPC id as JSON text (`7` vs `"7"`) |
+//!
+//! Indexes, each ending in `(time_ms, id)` so every filter below is an index range read backwards
+//! with no sort, and keyset pagination (`(time_ms, id) < (?, ?)`) costs the same on page 1000 as
+//! on page 1: `decisions_time (time_ms DESC, id DESC)` for no filter, time and text filters;
+//! `decisions_server_time (server, …)`, `decisions_server_decision (server, decision, …)`,
+//! `decisions_server_tool (server, tool, …)` and `decisions_decision (decision, …)` for the
+//! viewer's server / decision / tool filters. A test checks the plans with `EXPLAIN QUERY PLAN`.
+//!
+//! The schema version is `PRAGMA user_version`; migrations are forward-only and run when the
+//! writer opens the file. Readers never migrate: they refuse an older or newer schema with a
+//! message that says what to do.
+//!
+//! Connections use WAL, `synchronous=NORMAL`, `busy_timeout=5000` and `foreign_keys=ON`. A new
+//! file is created with mode 0600 on Unix (the `-wal`/`-shm` files inherit it).
+//!
+//! # The writer thread
+//!
+//! [`AuditWriter`] owns a dedicated std thread (`portcullis-audit-writer`) holding the only
+//! read-write connection, fed by a `std::sync::mpsc` channel. The thread takes whatever is queued
+//! (up to 256 commands), runs it in one `BEGIN IMMEDIATE … COMMIT` (group commit, prepared cached
+//! statements), then calls each command's callback. Redaction and JSON encoding happen on the
+//! caller's thread before the send. No async runtime is involved; the gateway's callback completes
+//! a oneshot. SQLite's automatic WAL checkpoint (every ~1000 pages, about 150 commits) also runs
+//! on this thread, so that one commit takes milliseconds (it fsyncs) where others take tens of
+//! microseconds.
+//!
+//! # Invariants
+//!
+//! * A `record` callback receives `Ok(id)` only after the transaction holding the row has
+//!   committed; anything else it receives is an error, and the row must be treated as not written
+//!   (the gateway then fails closed).
+//! * Unredacted arguments never reach SQLite: the writer stores only [`redact()`]'s output.
+//! * A row's `outcome` is written at most once; later completions fail with
+//!   [`AuditError::AlreadyCompleted`].
+//! * The writer thread does not stop on errors or panicking callbacks. After an error that a new
+//!   connection may cure (read-only file, I/O error, file moved) it reopens before the next batch,
+//!   so writes resume once the file is fixed. It stops only when the last handle is dropped, after
+//!   committing everything already queued.
+//! * Nothing here depends on tokio or Tauri.
+//!
+//! # Tests
+//!
+//! [`AuditWriter::open_in_memory`] gives a private named in-memory database (SQLite's `memdb`
+//! VFS), which [`AuditWriter::store`] can read through a second connection, so unit tests use the
+//! same writer/reader split as production without touching the disk. The `testing` feature exposes
+//! `AuditWriter::simulate_read_only` so the gateway can test that it fails closed.
+
+mod connection;
+mod error;
+mod migration;
+mod record;
+mod redact;
+mod store;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::AuditError;
+pub use record::{AuditRow, DecidedBy, Decision, NewDecision, Outcome, UnknownValue};
+pub use redact::{redact, DEFAULT_REDACT_KEYS, REDACTED};
+pub use store::{AuditFilter, AuditStore};
+pub use writer::{AuditWriter, CompleteDone, RecordDone};

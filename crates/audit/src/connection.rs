@@ -1,0 +1,180 @@
+//! Where the database lives and how connections to it are opened and configured.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::AuditError;
+use crate::migration;
+
+/// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
+
+/// Statements are cached per connection; the reader has one shape per filter combination.
+const STATEMENT_CACHE: usize = 64;
+
+/// A database the writer and readers can each open their own connection to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    File(PathBuf),
+    /// A process-wide named in-memory database (SQLite's `memdb` VFS with a name starting with
+    /// `/`). Unlike `:memory:` it can be opened by several connections, with ordinary file
+    /// locking, so tests exercise the same writer/reader split as a file. It lives while at least
+    /// one connection is open.
+    Memory(String),
+}
+
+impl Target {
+    pub(crate) fn new_memory() -> Target {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        Target::Memory(format!(
+            "file:/portcullis-audit-{}-{n}?vfs=memdb",
+            std::process::id()
+        ))
+    }
+
+    /// For error messages.
+    pub(crate) fn path(&self) -> PathBuf {
+        match self {
+            Target::File(path) => path.clone(),
+            Target::Memory(uri) => PathBuf::from(uri),
+        }
+    }
+
+    fn open(&self, flags: OpenFlags) -> rusqlite::Result<Connection> {
+        match self {
+            Target::File(path) => Connection::open_with_flags(sqlite_path(path), flags),
+            Target::Memory(uri) => {
+                Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
+            }
+        }
+    }
+
+    fn open_error(&self) -> impl FnOnce(rusqlite::Error) -> AuditError + '_ {
+        move |source| AuditError::Open {
+            path: self.path(),
+            source: Arc::new(source),
+        }
+    }
+}
+
+/// The bundled SQLite is built with `SQLITE_USE_URI`, so a relative path spelled `file:…` would be
+/// parsed as a URI; `./` keeps it a path.
+fn sqlite_path(path: &Path) -> PathBuf {
+    if path.is_relative() && path.to_str().is_some_and(|s| s.starts_with("file:")) {
+        Path::new(".").join(path)
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// Opens the writer's connection: creates the file if needed, applies the pragmas, refuses a
+/// read-only file, and migrates.
+pub(crate) fn open_writer(target: &Target) -> Result<Connection, AuditError> {
+    if let Target::File(path) = target {
+        create_private(path);
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut conn = target.open(flags).map_err(target.open_error())?;
+    // SQLite silently falls back to read-only when the file's permissions forbid writing. Checked
+    // before anything reads the file: the first read creates the `-wal` and `-shm` files, and on a
+    // read-only database they would be created read-only too and outlive the fix of the main file.
+    if conn.is_readonly("main").map_err(target.open_error())? {
+        return Err(read_only(target));
+    }
+    configure_writer(target, &conn).map_err(target.open_error())?;
+    // The main file can be writable while a leftover `-wal` or `-shm` is not, and then every write
+    // fails. An empty write transaction finds out now, with the path, instead of at every record.
+    conn.execute_batch("BEGIN IMMEDIATE; COMMIT")
+        .map_err(|err| match err.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::ReadOnly) => read_only(target),
+            _ => target.open_error()(err),
+        })?;
+    migration::migrate(&mut conn).map_err(|err| match err {
+        AuditError::Sqlite(source) => AuditError::Open {
+            path: target.path(),
+            source,
+        },
+        other => other,
+    })?;
+    Ok(conn)
+}
+
+fn read_only(target: &Target) -> AuditError {
+    AuditError::ReadOnly {
+        path: target.path(),
+    }
+}
+
+/// A connection opened with `SQLITE_OPEN_READ_ONLY` but configured like the writer's. Used by the
+/// read-only fault hook to put the writer in the state a read-only file leaves it in.
+#[cfg(any(test, feature = "testing"))]
+pub(crate) fn open_writer_read_only(target: &Target) -> Result<Connection, AuditError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = target.open(flags).map_err(target.open_error())?;
+    configure_writer(target, &conn).map_err(target.open_error())?;
+    Ok(conn)
+}
+
+fn configure_writer(target: &Target, conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    // WAL: readers never block the writer and a commit appends to the log instead of rewriting
+    // pages. With synchronous=NORMAL a commit does not fsync, so it survives a crash of the process
+    // (the design's requirement) but the last commits may be lost on power failure.
+    let mode: String =
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+    if matches!(target, Target::File(_)) && !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(%mode, path = %target.path().display(), "audit database is not in WAL mode; readers will block the writer");
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+/// Opens a reader's connection: read-only, and the schema must be this build's.
+pub(crate) fn open_reader(target: &Target) -> Result<Connection, AuditError> {
+    if let Target::File(path) = target {
+        match std::fs::metadata(path) {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Err(AuditError::Missing { path: path.clone() });
+            }
+            _ => {}
+        }
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = target.open(flags).map_err(target.open_error())?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(target.open_error())?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    migration::check_current(&conn).map_err(|err| match err {
+        AuditError::Sqlite(source) => AuditError::Open {
+            path: target.path(),
+            source,
+        },
+        other => other,
+    })?;
+    Ok(conn)
+}
+
+/// The database holds what agents asked tools to do; keep it to its owner. SQLite creates the
+/// `-wal` and `-shm` files with the main file's mode, so setting it once here covers them.
+/// Best effort: if this fails, SQLite's own open reports the real problem.
+#[cfg(unix)]
+fn create_private(path: &Path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path);
+}
+
+#[cfg(not(unix))]
+fn create_private(_path: &Path) {}

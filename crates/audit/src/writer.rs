@@ -1,0 +1,730 @@
+//! The single writer: one std thread owns the only read-write connection and commits whatever is
+//! queued in one transaction (group commit).
+//!
+//! Why a thread and not a lock around a connection: SQLite allows one writer at a time anyway, and
+//! a dedicated thread lets many concurrent `record` calls share one commit instead of queueing for
+//! one each. The caller's side of `record` only redacts, serializes and sends on a channel, so it
+//! never blocks an async runtime; the reply comes back through a callback (the gateway passes one
+//! that completes a oneshot), so this crate needs no runtime of its own.
+//!
+//! Failure handling: an error fails the commands it touched and nothing else. The thread never
+//! stops on an error (only when every [`AuditWriter`] handle is gone), callbacks that panic are
+//! caught, and an error that suggests the connection itself went bad (read-only, I/O error, file
+//! moved) makes the thread open a fresh connection before the next batch, so the writer recovers
+//! by itself once the file is fixed.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use rusqlite::{params, Connection, ErrorCode, TransactionBehavior};
+
+use crate::connection::{self, Target};
+use crate::error::AuditError;
+use crate::record::{NewDecision, Outcome};
+use crate::redact::redact;
+use crate::store::AuditStore;
+
+/// Called with the new row's id once the transaction holding it has committed, or with the error.
+pub type RecordDone = Box<dyn FnOnce(Result<i64, AuditError>) + Send>;
+/// Called once an outcome has been committed, or with the error.
+pub type CompleteDone = Box<dyn FnOnce(Result<(), AuditError>) + Send>;
+
+/// The most commands committed in one transaction, so a steady stream of records cannot hold the
+/// callbacks of the first ones back indefinitely.
+const MAX_BATCH: usize = 256;
+
+const INSERT_SQL: &str =
+    "INSERT INTO decisions (time_ms, session, client_name, client_version, server, tool, \
+     arguments, arguments_digest, decision, decided_by, rule, reason, wait_ms, request_id) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+
+/// The first outcome wins: an outcome, once recorded, is never rewritten.
+const COMPLETE_SQL: &str =
+    "UPDATE decisions SET outcome = ?2, upstream_ms = ?3 WHERE id = ?1 AND outcome IS NULL";
+
+enum Command {
+    Write(Write),
+    /// Runs on the writer thread between transactions; fault injection for tests.
+    #[cfg(any(test, feature = "testing"))]
+    Control(Box<dyn FnOnce(&mut WriterState) + Send>),
+}
+
+/// A command that goes into a group commit.
+enum Write {
+    /// Boxed: a decision is large, and the channel moves every command at least twice.
+    Record {
+        row: Box<NewDecision>,
+        arguments_json: String,
+        done: RecordDone,
+    },
+    Complete {
+        id: i64,
+        outcome: Outcome,
+        upstream_ms: i64,
+        done: Option<CompleteDone>,
+    },
+}
+
+/// Handle to the writer thread. Cheap to clone (the clones share one channel). The thread stops
+/// when the last clone is dropped, and that drop blocks until everything already queued has been
+/// committed and answered, so shutting down loses nothing.
+#[derive(Clone)]
+pub struct AuditWriter {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    target: Target,
+    /// `Option` only so `Drop` can close the channel before joining the thread.
+    tx: Option<Sender<Command>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread's loop once the queue is drained; joining makes
+        // "the last handle is gone" mean "everything queued is committed and the file is closed".
+        drop(self.tx.take());
+        if let Some(thread) = self.thread.take() {
+            // A callback running on the writer thread may drop the last handle; joining
+            // ourselves would deadlock, and the loop ends by itself right after.
+            if thread.thread().id() != std::thread::current().id() && thread.join().is_err() {
+                tracing::error!("audit writer thread panicked");
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for AuditWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditWriter")
+            .field("target", &self.inner.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuditWriter {
+    /// Opens (creating if needed) the database at `path`, migrates it and starts the writer thread.
+    /// The parent directory must exist. Fails if the file cannot be written.
+    pub fn open(path: &std::path::Path) -> Result<AuditWriter, AuditError> {
+        Self::start(Target::File(path.to_path_buf()))
+    }
+
+    /// A private in-memory database, for tests. Unlike SQLite's `:memory:` it can be read through
+    /// [`AuditWriter::store`] on a separate connection, the same way a file is, and it lives until
+    /// the writer and every store opened from it are dropped.
+    pub fn open_in_memory() -> Result<AuditWriter, AuditError> {
+        Self::start(Target::new_memory())
+    }
+
+    fn start(target: Target) -> Result<AuditWriter, AuditError> {
+        // Opened here rather than on the thread so that a bad path fails `open` itself.
+        let conn = connection::open_writer(&target)?;
+        let (tx, rx) = mpsc::channel();
+        let state = WriterState::new(target.clone(), conn);
+        let thread = std::thread::Builder::new()
+            .name("portcullis-audit-writer".to_owned())
+            .spawn(move || run(state, rx))
+            .map_err(|err| AuditError::Thread(Arc::new(err)))?;
+        Ok(AuditWriter {
+            inner: Arc::new(Inner {
+                target,
+                tx: Some(tx),
+                thread: Some(thread),
+            }),
+        })
+    }
+
+    /// A reader on the same database (its own read-only connection).
+    pub fn store(&self) -> Result<AuditStore, AuditError> {
+        AuditStore::open_target(&self.inner.target)
+    }
+
+    /// Queues a decision. `done` runs on the writer thread after the transaction containing the row
+    /// has committed, with the row id, or with the error if it did not. Keep `done` short (send on
+    /// a channel): it holds up the other callbacks of the batch. If the writer has stopped, `done`
+    /// runs at once on the calling thread with [`AuditError::WriterGone`].
+    ///
+    /// Redaction and JSON encoding happen here, on the caller's thread, to keep the writer's
+    /// critical path to the insert itself.
+    pub fn record(&self, mut row: NewDecision, done: RecordDone) {
+        let redacted = redact(&row.arguments, &row.extra_redact_keys);
+        let arguments_json = match serde_json::to_string(&redacted) {
+            Ok(json) => json,
+            Err(err) => return done(Err(AuditError::Encode(Arc::new(err)))),
+        };
+        // The unredacted value must not travel further than this function.
+        row.arguments = serde_json::Value::Null;
+        let write = Write::Record {
+            row: Box::new(row),
+            arguments_json,
+            done,
+        };
+        if let Err(Command::Write(Write::Record { done, .. })) = self.send(Command::Write(write)) {
+            done(Err(AuditError::WriterGone));
+        }
+    }
+
+    /// Records how a forwarded call ended: fills `outcome` and `upstream_ms` of row `id`, once.
+    /// With `done: None` it is fire-and-forget and a failure is logged. A second completion of the
+    /// same row fails with [`AuditError::AlreadyCompleted`] and leaves the first in place.
+    pub fn complete(
+        &self,
+        id: i64,
+        outcome: Outcome,
+        upstream_ms: i64,
+        done: Option<CompleteDone>,
+    ) {
+        let write = Write::Complete {
+            id,
+            outcome,
+            upstream_ms,
+            done,
+        };
+        if let Err(Command::Write(Write::Complete { done, .. })) = self.send(Command::Write(write))
+        {
+            finish_complete(id, done, Err(AuditError::WriterGone));
+        }
+    }
+
+    /// [`record`](Self::record) and wait for the commit. For tests and the CLI; never call it
+    /// on an async runtime thread.
+    pub fn record_blocking(&self, row: NewDecision) -> Result<i64, AuditError> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.record(row, Box::new(move |result| drop(tx.send(result))));
+        rx.recv().unwrap_or(Err(AuditError::WriterGone))
+    }
+
+    /// [`complete`](Self::complete) and wait for the commit.
+    pub fn complete_blocking(
+        &self,
+        id: i64,
+        outcome: Outcome,
+        upstream_ms: i64,
+    ) -> Result<(), AuditError> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.complete(
+            id,
+            outcome,
+            upstream_ms,
+            Some(Box::new(move |result| drop(tx.send(result)))),
+        );
+        rx.recv().unwrap_or(Err(AuditError::WriterGone))
+    }
+
+    /// Queues a command; hands it back if the writer thread has stopped, so its callback can be
+    /// answered.
+    fn send(&self, cmd: Command) -> Result<(), Command> {
+        match &self.inner.tx {
+            Some(tx) => tx.send(cmd).map_err(|mpsc::SendError(cmd)| cmd),
+            None => Err(cmd),
+        }
+    }
+
+    /// Runs `f` on the writer thread between transactions and waits for it.
+    #[cfg(any(test, feature = "testing"))]
+    fn control<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut WriterState) -> T + Send + 'static,
+    ) -> Result<T, AuditError> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        if self
+            .send(Command::Control(Box::new(move |state| {
+                drop(tx.send(f(state)))
+            })))
+            .is_err()
+        {
+            return Err(AuditError::WriterGone);
+        }
+        rx.recv().map_err(|_| AuditError::WriterGone)
+    }
+
+    /// Fault injection for tests of fail-closed behaviour (feature `testing`): with `true` the
+    /// writer's connection is replaced by one opened `SQLITE_OPEN_READ_ONLY`, and every reopen
+    /// attempt stays read-only, as if the file's permissions had been removed, so records fail
+    /// with SQLite's "readonly database" error. With `false` the condition is lifted and the
+    /// writer reopens read-write before its next batch, as it would after permissions are fixed.
+    #[cfg(any(test, feature = "testing"))]
+    pub fn simulate_read_only(&self, read_only: bool) -> Result<(), AuditError> {
+        self.control(move |state| {
+            state.forced_read_only = read_only;
+            if read_only {
+                let conn = connection::open_writer_read_only(&state.target)?;
+                state.conn = conn;
+            } else {
+                state.needs_reopen = true;
+            }
+            Ok(())
+        })?
+    }
+}
+
+/// Everything the writer thread owns.
+struct WriterState {
+    target: Target,
+    conn: Connection,
+    /// Set after an error that a fresh connection may cure; cleared by a successful reopen.
+    needs_reopen: bool,
+    /// Whether the last batch failed, so a failing database logs once, not once per call.
+    failing: bool,
+    #[cfg(any(test, feature = "testing"))]
+    forced_read_only: bool,
+    /// Transactions committed, so tests can see group commit happen.
+    #[cfg(test)]
+    commits: u64,
+}
+
+/// The answer for one command, delivered after the transaction ends.
+enum Reply {
+    Record(RecordDone, Result<i64, AuditError>),
+    Complete(i64, Option<CompleteDone>, Result<(), AuditError>),
+}
+
+fn run(mut state: WriterState, rx: Receiver<Command>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while let Ok(first) = rx.recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(cmd) => batch.push(cmd),
+                Err(_) => break,
+            }
+        }
+        state.run_batch(&mut batch);
+    }
+    tracing::debug!("audit writer stopped: every handle dropped");
+}
+
+impl WriterState {
+    fn new(target: Target, conn: Connection) -> Self {
+        WriterState {
+            target,
+            conn,
+            needs_reopen: false,
+            failing: false,
+            #[cfg(any(test, feature = "testing"))]
+            forced_read_only: false,
+            #[cfg(test)]
+            commits: 0,
+        }
+    }
+
+    /// Commits the write commands of `batch` together and answers each. Control commands split
+    /// the batch so they run outside any transaction.
+    fn run_batch(&mut self, batch: &mut Vec<Command>) {
+        let mut writes = Vec::with_capacity(batch.len());
+        for cmd in batch.drain(..) {
+            match cmd {
+                #[cfg(any(test, feature = "testing"))]
+                Command::Control(f) => {
+                    self.commit_group(&mut writes);
+                    f(self);
+                }
+                Command::Write(write) => writes.push(write),
+            }
+        }
+        self.commit_group(&mut writes);
+    }
+
+    fn commit_group(&mut self, writes: &mut Vec<Write>) {
+        if writes.is_empty() {
+            return;
+        }
+        if self.needs_reopen {
+            self.reopen();
+        }
+        let replies = self.apply(writes);
+        // `NoSuchRow` and `AlreadyCompleted` are the caller's mistakes, not a sick database.
+        let failure = replies
+            .iter()
+            .filter_map(Reply::error)
+            .find(|err| err.sqlite_code().is_some() || matches!(err, AuditError::ReadOnly { .. }))
+            .cloned();
+        match failure {
+            Some(err) => {
+                if is_connection_fault(&err) {
+                    self.needs_reopen = true;
+                }
+                if !self.failing {
+                    tracing::error!(error = %err, "audit database write failed; calls will be refused until it recovers");
+                }
+                self.failing = true;
+            }
+            None => {
+                if self.failing {
+                    tracing::info!("audit database writes recovered");
+                }
+                self.failing = false;
+            }
+        }
+        for reply in replies {
+            reply.deliver();
+        }
+    }
+
+    /// Runs every command in one `BEGIN IMMEDIATE … COMMIT`. A command whose statement fails is
+    /// answered with its error while the others still commit, unless the failure aborted the
+    /// whole transaction (SQLite does that for I/O errors, a full disk and the like) or the
+    /// commit itself fails; then every command gets the error, because none of them is durable.
+    fn apply(&mut self, writes: &mut Vec<Write>) -> Vec<Reply> {
+        let mut results: Vec<Result<i64, AuditError>> = Vec::with_capacity(writes.len());
+        let outcome = (|| -> Result<(), AuditError> {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            for cmd in writes.iter() {
+                let result = execute(&tx, cmd);
+                if result.is_err() && tx.is_autocommit() {
+                    // The transaction is gone; the error is reported for the whole group below.
+                    return result.map(|_| ());
+                }
+                results.push(result);
+            }
+            tx.commit()?;
+            #[cfg(test)]
+            {
+                self.commits += 1;
+            }
+            Ok(())
+        })();
+        let group_error = outcome.err();
+        writes
+            .drain(..)
+            .enumerate()
+            .map(|(i, write)| {
+                let result = match (&group_error, results.get_mut(i)) {
+                    (Some(err), _) => Err(err.clone()),
+                    (None, Some(result)) => std::mem::replace(result, Ok(0)),
+                    (None, None) => Err(AuditError::WriterGone),
+                };
+                match write {
+                    Write::Record { done, .. } => Reply::Record(done, result),
+                    Write::Complete { id, done, .. } => {
+                        Reply::Complete(id, done, result.map(|_| ()))
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Replaces the connection with a fresh one. The old one is kept until the new one is open, so
+    /// an in-memory database is never left without a connection (it would be freed), and a failed
+    /// reopen leaves the writer exactly as it was, to try again before the next batch.
+    fn reopen(&mut self) {
+        #[cfg(any(test, feature = "testing"))]
+        let opened = if self.forced_read_only {
+            // What `open_writer` reports for a file it can only open read-only.
+            Err(AuditError::ReadOnly {
+                path: self.target.path(),
+            })
+        } else {
+            connection::open_writer(&self.target)
+        };
+        #[cfg(not(any(test, feature = "testing")))]
+        let opened = connection::open_writer(&self.target);
+        match opened {
+            Ok(conn) => {
+                self.conn = conn;
+                self.needs_reopen = false;
+                tracing::info!(path = %self.target.path().display(), "reopened audit database");
+            }
+            Err(err) => tracing::debug!(error = %err, "audit database reopen failed; will retry"),
+        }
+    }
+}
+
+/// One command's statement. Records return the new row id; completions return 0.
+fn execute(conn: &Connection, write: &Write) -> Result<i64, AuditError> {
+    match write {
+        Write::Record {
+            row,
+            arguments_json,
+            ..
+        } => {
+            let mut stmt = conn.prepare_cached(INSERT_SQL)?;
+            stmt.execute(params![
+                row.time_ms,
+                row.session,
+                row.client_name,
+                row.client_version,
+                row.server,
+                row.tool,
+                arguments_json,
+                row.arguments_digest,
+                row.decision.as_str(),
+                row.decided_by.as_str(),
+                row.rule,
+                row.reason,
+                row.wait_ms,
+                row.request_id,
+            ])?;
+            Ok(conn.last_insert_rowid())
+        }
+        Write::Complete {
+            id,
+            outcome,
+            upstream_ms,
+            ..
+        } => {
+            let changed = conn.prepare_cached(COMPLETE_SQL)?.execute(params![
+                id,
+                outcome.as_str(),
+                upstream_ms
+            ])?;
+            if changed == 1 {
+                return Ok(0);
+            }
+            let exists = conn
+                .prepare_cached("SELECT 1 FROM decisions WHERE id = ?1")?
+                .exists([id])?;
+            Err(if exists {
+                AuditError::AlreadyCompleted { id: *id }
+            } else {
+                AuditError::NoSuchRow { id: *id }
+            })
+        }
+    }
+}
+
+/// Errors after which the connection itself may be stale: the file became read-only (a connection
+/// opened read-only stays so), was moved or deleted, or the OS reported an I/O error. `BUSY` and
+/// `FULL` are not here: the same connection works again once the lock or the space is released.
+fn is_connection_fault(err: &AuditError) -> bool {
+    matches!(
+        err.sqlite_code(),
+        Some(
+            ErrorCode::ReadOnly
+                | ErrorCode::CannotOpen
+                | ErrorCode::SystemIoFailure
+                | ErrorCode::NotADatabase
+        )
+    )
+}
+
+impl Reply {
+    fn error(&self) -> Option<&AuditError> {
+        match self {
+            Reply::Record(_, Err(err)) | Reply::Complete(_, _, Err(err)) => Some(err),
+            _ => None,
+        }
+    }
+
+    fn deliver(self) {
+        match self {
+            Reply::Record(done, result) => guarded(move || done(result)),
+            Reply::Complete(id, done, result) => finish_complete(id, done, result),
+        }
+    }
+}
+
+fn finish_complete(id: i64, done: Option<CompleteDone>, result: Result<(), AuditError>) {
+    match done {
+        Some(done) => guarded(move || done(result)),
+        None => {
+            if let Err(err) = result {
+                tracing::warn!(id, error = %err, "could not record the outcome of an audited call");
+            }
+        }
+    }
+}
+
+/// A panicking callback is the caller's bug; it must not take the writer, and with it every later
+/// record, down.
+fn guarded(f: impl FnOnce()) {
+    if catch_unwind(AssertUnwindSafe(f)).is_err() {
+        tracing::error!("an audit callback panicked; the writer carries on");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::record::Decision;
+    use crate::store::AuditFilter;
+    use crate::tests::{sample, REPLY_TIMEOUT};
+
+    /// Parks the writer thread until the returned sender is dropped or sent to, so that commands
+    /// sent meanwhile are all queued when it resumes: a deterministic group.
+    fn park(writer: &AuditWriter) -> mpsc::Sender<()> {
+        let (release, parked) = mpsc::channel::<()>();
+        let (entered_tx, entered) = mpsc::channel();
+        let cmd = Command::Control(Box::new(move |_state| {
+            entered_tx.send(()).unwrap();
+            let _ = parked.recv_timeout(REPLY_TIMEOUT);
+        }));
+        assert!(writer.send(cmd).is_ok());
+        entered.recv_timeout(REPLY_TIMEOUT).unwrap();
+        release
+    }
+
+    fn commits(writer: &AuditWriter) -> u64 {
+        writer.control(|state| state.commits).unwrap()
+    }
+
+    #[test]
+    fn queued_commands_share_one_transaction() {
+        let writer = AuditWriter::open_in_memory().unwrap();
+        let store = writer.store().unwrap();
+        let start = commits(&writer);
+        let release = park(&writer);
+        let (tx, rx) = mpsc::channel();
+        for i in 0..100 {
+            let tx = tx.clone();
+            writer.record(
+                sample("s", "t", Decision::Allowed, i),
+                Box::new(move |r| tx.send(r).unwrap()),
+            );
+        }
+        drop(release);
+        for _ in 0..100 {
+            rx.recv_timeout(REPLY_TIMEOUT).unwrap().unwrap();
+        }
+        assert_eq!(
+            commits(&writer) - start,
+            1,
+            "100 queued records must be committed together"
+        );
+        assert_eq!(store.count(&AuditFilter::default()).unwrap(), 100);
+    }
+
+    #[test]
+    fn batches_are_capped_so_early_callbacks_are_not_held_back() {
+        let writer = AuditWriter::open_in_memory().unwrap();
+        let start = commits(&writer);
+        let release = park(&writer);
+        let (tx, rx) = mpsc::channel();
+        let n = MAX_BATCH as i64 * 2 + 1;
+        for i in 0..n {
+            let tx = tx.clone();
+            writer.record(
+                sample("s", "t", Decision::Allowed, i),
+                Box::new(move |r| tx.send(r).unwrap()),
+            );
+        }
+        drop(release);
+        for _ in 0..n {
+            rx.recv_timeout(REPLY_TIMEOUT).unwrap().unwrap();
+        }
+        assert_eq!(commits(&writer) - start, 3);
+    }
+
+    #[test]
+    fn a_failing_command_does_not_fail_the_rest_of_its_group() {
+        let writer = AuditWriter::open_in_memory().unwrap();
+        let store = writer.store().unwrap();
+        let release = park(&writer);
+        let (tx, rx) = mpsc::channel();
+        let tx1 = tx.clone();
+        writer.record(
+            sample("s", "t", Decision::Allowed, 1),
+            Box::new(move |r| tx1.send(r.map(|_| ())).unwrap()),
+        );
+        let tx2 = tx.clone();
+        writer.complete(
+            999,
+            Outcome::Ok,
+            1,
+            Some(Box::new(move |r| tx2.send(r).unwrap())),
+        );
+        writer.record(
+            sample("s", "t", Decision::Allowed, 2),
+            Box::new(move |r| tx.send(r.map(|_| ())).unwrap()),
+        );
+        drop(release);
+        let results: Vec<_> = (0..3)
+            .map(|_| rx.recv_timeout(REPLY_TIMEOUT).unwrap())
+            .collect();
+        assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
+        assert!(
+            matches!(results[1], Err(AuditError::NoSuchRow { id: 999 })),
+            "{results:?}"
+        );
+        assert!(
+            !writer.control(|state| state.failing).unwrap(),
+            "a caller's mistake must not mark the database as failing"
+        );
+        assert_eq!(store.count(&AuditFilter::default()).unwrap(), 2);
+    }
+
+    #[test]
+    fn a_panicking_callback_does_not_stop_the_writer() {
+        let writer = AuditWriter::open_in_memory().unwrap();
+        writer.record(
+            sample("s", "t", Decision::Allowed, 1),
+            Box::new(|_| panic!("callback bug")),
+        );
+        writer
+            .record_blocking(sample("s", "t", Decision::Allowed, 2))
+            .unwrap();
+        assert_eq!(
+            writer
+                .store()
+                .unwrap()
+                .count(&AuditFilter::default())
+                .unwrap(),
+            2
+        );
+    }
+
+    /// Another process holding the write lock past the busy timeout fails the records queued
+    /// meanwhile; the same connection works once the lock is released.
+    #[test]
+    fn a_lock_held_past_the_busy_timeout_fails_records_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.db");
+        let writer = AuditWriter::open(&path).unwrap();
+        writer
+            .control(|state| state.conn.busy_timeout(Duration::from_millis(50)))
+            .unwrap()
+            .unwrap();
+
+        let other = rusqlite::Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let err = writer
+            .record_blocking(sample("s", "t", Decision::Allowed, 1))
+            .unwrap_err();
+        assert_eq!(
+            err.sqlite_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy),
+            "{err:?}"
+        );
+        other.execute_batch("ROLLBACK").unwrap();
+
+        writer
+            .record_blocking(sample("s", "t", Decision::Allowed, 2))
+            .unwrap();
+        assert_eq!(
+            writer
+                .store()
+                .unwrap()
+                .count(&AuditFilter::default())
+                .unwrap(),
+            1
+        );
+    }
+
+    #[test]
+    fn dropping_the_last_handle_inside_a_callback_does_not_deadlock() {
+        let writer = AuditWriter::open_in_memory().unwrap();
+        let release = park(&writer);
+        let (tx, rx) = mpsc::channel();
+        let last = writer.clone();
+        writer.record(
+            sample("s", "t", Decision::Allowed, 1),
+            Box::new(move |r| {
+                drop(last);
+                tx.send(r.is_ok()).unwrap();
+            }),
+        );
+        // The writer is parked, so the record is still queued: after this drop the handle inside
+        // the callback is the last one, and it is dropped on the writer thread.
+        drop(writer);
+        drop(release);
+        assert_eq!(rx.recv_timeout(REPLY_TIMEOUT), Ok(true));
+    }
+}
