@@ -80,6 +80,9 @@ pub async fn post(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, he
 
 /// The standalone SSE stream for server-initiated messages (legacy sessions).
 pub async fn get(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
+    if !gw.has_server(&server) {
+        return unknown_server(&server);
+    }
     let Some(id) = header_str(&headers, SESSION_HEADER) else {
         return (StatusCode::METHOD_NOT_ALLOWED, "portcullis: GET needs an Mcp-Session-Id\n").into_response();
     };
@@ -90,6 +93,9 @@ pub async fn get(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, hea
 }
 
 pub async fn delete(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
+    if !gw.has_server(&server) {
+        return unknown_server(&server);
+    }
     let Some(id) = header_str(&headers, SESSION_HEADER) else {
         return (StatusCode::BAD_REQUEST, "portcullis: DELETE needs an Mcp-Session-Id\n").into_response();
     };
