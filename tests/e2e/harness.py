@@ -402,7 +402,7 @@ class Gateway:
         if r.returncode != 0:
             raise HarnessError(f"{' '.join(argv)} exited {r.returncode}: {r.stderr.strip()[-1000:]}")
         rows = []
-        for line in r.stdout.splitlines():
+        for line in r.stdout.split("\n"):  # not splitlines(): rows may hold raw U+2028
             line = line.strip()
             if line:
                 rows.append(AuditRow(json.loads(line)))
@@ -555,7 +555,7 @@ def sse_json_messages(body: bytes) -> list[dict[str, Any]]:
         value = json.loads(text)
         return value if isinstance(value, list) else [value]
     msgs = []
-    for line in text.splitlines():
+    for line in text.split("\n"):
         if line.startswith("data:"):
             payload = line[5:].strip()
             if payload:

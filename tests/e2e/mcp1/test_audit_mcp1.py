@@ -74,3 +74,21 @@ def test_cli_rows_match_database(gateway, audited):
             assert cli[rid][key] == row[key], f"column {key} of row {rid}: cli {cli[rid][key]!r} db {row[key]!r}"
     sessions = {r["session"] for r in db.values()}
     assert len(sessions) == 1, "calls of one client session share the audit session id"
+
+
+def test_secret_arguments_are_redacted(world, gateway):
+    m = uuid.uuid4().hex[:12]
+    secret = f"sk-live-{uuid.uuid4().hex}"
+
+    async def body():
+        async with open_session("http", "everything", world.spec("everything"), gateway) as (s, _):
+            return await s.call_tool("echo", {"message": m, "api_key": secret, "password": secret})
+
+    result = run(body)
+    assert result.content[0].text == f"Echo: {m}", "the call itself is forwarded with its arguments"
+    (row,) = gateway.audit_rows_for("everything", "echo", m, settled=True)
+    assert secret not in str(row.raw), f"secret-looking argument values must be redacted in audit: {row.raw}"
+    assert set(row.arguments()) >= {"message", "api_key", "password"}, "keys stay, values are redacted"
+    assert row.arguments()["message"] == m, "ordinary values are kept"
+    db_rows = [r for r in gateway.audit_db("server = ?", ["everything"]) if m in str(r.get("arguments"))]
+    assert db_rows and all(secret not in str(r.raw) for r in db_rows), "audit.db must not hold the secret either"

@@ -59,3 +59,18 @@ def test_gateway_file_and_bind(gateway):
     host = urllib.parse.urlsplit(gateway.url).hostname
     assert host in ("127.0.0.1", "localhost", "::1"), f"the gateway must bind loopback only: {gateway.url}"
     assert "ready" in gateway.ready_line
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_other_http_methods_need_the_token(gateway, method):
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(gateway.mcp_url("everything"), method=method,
+                                 headers={"Accept": "text/event-stream", "Mcp-Session-Id": "whatever"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            status = resp.status
+    except urllib.error.HTTPError as e:
+        status = e.code
+    assert status == 401, f"{method} without the token must be refused with 401: {status}"

@@ -101,3 +101,15 @@ def test_sigterm_stops_gateway_and_upstream_children(own_gateway):
     assert code == 0, f"a SIGTERM shutdown is orderly: exit {code}"
     harness.wait_until(lambda: not any(alive(k) for k in kids), 5.0,
                        f"upstream children {kids} to be stopped with the gateway")
+
+
+def test_decision_survives_sigkill(own_gateway):
+    """The audit row is committed before the answer: a gateway killed right after still has it."""
+    gw, policy_file = own_gateway
+    m = uuid.uuid4().hex[:12]
+    result = echo_once(gw, m)
+    assert first_text(result) == f"Echo: {m}"
+    os.kill(gw.proc.pid, signal.SIGKILL)
+    gw.proc.popen.wait(timeout=10)
+    rows = [r for r in gw.audit_db("tool = ?", ["echo"]) if m in str(r.get("arguments"))]
+    assert len(rows) == 1 and rows[0]["decision"] == "allowed", [r.raw for r in rows]

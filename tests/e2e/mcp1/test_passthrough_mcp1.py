@@ -156,7 +156,7 @@ def test_connect_without_gateway_exits_2(e2e_tmp):
                        input=json.dumps(harness.INITIALIZE_BODY) + "\n", capture_output=True, text=True, timeout=20)
     assert r.returncode == 2, f"connect with no gateway running must exit 2: {r.returncode} {r.stderr[-500:]}"
     assert r.stderr.strip(), "and say why on stderr"
-    assert r.stdout == "" or all(json.loads(x).get("jsonrpc") == "2.0" for x in r.stdout.splitlines()), \
+    assert r.stdout == "" or all(json.loads(x).get("jsonrpc") == "2.0" for x in r.stdout.split("\n") if x.strip()), \
         f"stdout carries protocol bytes only: {r.stdout!r}"
 
 
@@ -178,3 +178,48 @@ def test_http_request_ids_and_session_header(gateway):
     bad = harness.http_post(url, {"jsonrpc": "2.0", "id": 2, "method": "ping"},
                             headers=dict(headers, **{"Mcp-Session-Id": "no-such-session"}))
     assert bad.status in (400, 404), f"an unknown session id must be refused: {bad.status}"
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_unusual_text_and_large_payload_round_trip(world, gateway, route):
+    """Raw U+2028/U+2029 (node's JSON.stringify leaves them unescaped), other non-ASCII text, and a
+    300 kB argument must come back byte-identical: the stdio framing splits on \\n only."""
+    m = uuid.uuid4().hex[:12]
+    tricky = f"{m} line\u2028sep\u2029para \u00e9\u4e2d\U0001F600 \\n \"quoted\" \r tab\t"
+    big = m + ("x" * 300_000)
+    spec = world.spec("everything")
+
+    async def body():
+        async with open_session(route, "everything", spec, gateway) as (s, _):
+            return await s.call_tool("echo", {"message": tricky}), await s.call_tool("echo", {"message": big})
+
+    r1, r2 = run(body)
+    assert r1.content[0].text == f"Echo: {tricky}"
+    assert r2.content[0].text == f"Echo: {big}"
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_concurrent_calls_in_one_session_are_not_serialized(world, gateway, route):
+    """A quick call issued while a slow one runs in the same session answers first."""
+    import anyio
+
+    m = uuid.uuid4().hex[:12]
+    order: list[str] = []
+
+    async def body():
+        async with open_session(route, "everything", world.spec("everything"), gateway) as (s, _):
+            async def slow():
+                await s.call_tool("trigger-long-running-operation", {"duration": 1.5, "steps": 3})
+                order.append("slow")
+
+            async def quick():
+                await anyio.sleep(0.2)
+                r = await s.call_tool("echo", {"message": m})
+                order.append("quick:" + r.content[0].text)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slow)
+                tg.start_soon(quick)
+
+    run(body)
+    assert order == [f"quick:Echo: {m}", "slow"], f"calls must be multiplexed, not queued: {order}"

@@ -27,6 +27,7 @@ EVERYTHING_POLICY: dict[str, Any] = {
 MODERN_POLICY: dict[str, Any] = {
     "version": "1",
     "default": "allow",
+    "hide": ["internal_*"],
     "tools": {
         "echo": {},
         "greet": {},

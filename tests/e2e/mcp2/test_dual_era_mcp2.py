@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+import harness
 from v2client import (
     CLIENT_INFO,
     ELICIT_NAME,
@@ -58,7 +59,7 @@ def test_direct_modern_server(world):
 
     version, tools, echo, greet, deleted = run(body)
     assert version == MODERN, f"modern_server speaks {MODERN} directly: {version}"
-    assert tools == {"echo", "greet", "delete_everything"}
+    assert tools == {"echo", "greet", "delete_everything", "internal_debug"}
     assert first_text(echo) == f"Echo: {m}"
     assert first_text(greet) == f"Hello, {ELICIT_NAME} ({m})" and len(asked.asked) == 1
     assert deleted.is_error is not True and "delete_everything" in world.modern_log.read_text(), \
@@ -111,7 +112,10 @@ def test_modern_server_through_gateway_matches_direct(world, gateway, route):
     assert d_version == MODERN
     assert version == MODERN, f"server/discover must pass through so the client speaks {MODERN}: {version}"
     dump = lambda ts: {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in ts}  # noqa: E731
-    assert dump(tools) == dump(d_tools), "modern tools/list must pass through untouched"
+    assert "internal_debug" in dump(d_tools) and "internal_debug" not in dump(tools), \
+        "a hidden tool (glob internal_*) must be filtered from a modern tools/list"
+    expected = {k: v for k, v in dump(d_tools).items() if k != "internal_debug"}
+    assert dump(tools) == expected, "every other modern tool definition must pass through untouched"
     assert result_view(echo) == result_view(d_echo), "modern result (content, structuredContent, resultType)"
     assert echo.structured_content == {"result": f"Echo: {m}"}
 
@@ -169,3 +173,34 @@ def test_modern_mrtr_elicitation_round_trip(world, gateway, route):
     rows = gateway.audit_rows_for("modern", "greet", m, settled=True)
     assert all(r["decision"] == "allowed" for r in rows), [r.raw for r in rows]
     assert rows[-1]["outcome"] == "ok", rows[-1].raw
+
+
+@pytest.mark.gateway
+def test_modern_hidden_tool_is_refused(world, gateway):
+    m = marker()
+
+    async def body():
+        async with open_client("http", "modern", world.spec("modern"), gateway) as c:
+            return await c.call_tool("internal_debug", {"marker": m})
+
+    assert_denial(run(body), "hidden")
+    (row,) = gateway.audit_rows_for("modern", "internal_debug", m)
+    assert row["decision"] == "hidden" and row["outcome"] is None, row.raw
+
+
+@pytest.mark.gateway
+def test_modern_header_body_mismatch_is_refused(world, gateway):
+    """Mcp-Name says echo, the body calls delete_everything: refused (400 / -32020), never forwarded."""
+    m = marker()
+    before = world.modern_log.read_text() if world.modern_log.exists() else ""
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = dict(gateway.auth_headers(), **{"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
+                                              "Mcp-Name": "echo"})
+    body = {"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+            "params": {"name": "delete_everything", "arguments": {"marker": m}, "_meta": meta}}
+    reply = harness.http_post(gateway.mcp_url("modern"), body, headers=headers)
+    assert reply.status == 400, f"a header/body mismatch must be refused with 400: {reply.status} {reply.text()}"
+    (msg,) = harness.sse_json_messages(reply.body)
+    assert msg["error"]["code"] == -32020, msg
+    log = world.modern_log.read_text()[len(before):] if world.modern_log.exists() else ""
+    assert "delete_everything" not in log, "the mismatched call must never reach the server"

@@ -6,6 +6,7 @@ Used as a Portcullis upstream by tests/e2e/mcp2. Tools:
                             `input_required` + `requestState`, retried by the client under a new id),
                             then answers "Hello, <name> (<marker>)"
   delete_everything()    -> would be destructive; the test policy denies it, so it must never run.
+  internal_debug()       -> the test policy hides it: absent from tools/list, refused if called.
 If the env var MODERN_SERVER_LOG names a file, every tool invocation appends its name there, so a test
 can prove that a denied call never reached the server.
 """
@@ -54,6 +55,13 @@ def delete_everything() -> str:
     """Pretend to delete everything (policy must keep this from running)."""
     _record("delete_everything")
     return "deleted everything"
+
+
+@server.tool()
+def internal_debug() -> str:
+    """Dump internals (policy hides this tool)."""
+    _record("internal_debug")
+    return "internals"
 
 
 if __name__ == "__main__":
