@@ -145,6 +145,10 @@ impl Gateway {
                 }
             })
         };
+        // Small JSON-RPC messages must not wait for Nagle's algorithm (it cost ~40 ms a call).
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let result = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
         pruner.abort();
         self.stop_all().await;

@@ -170,7 +170,7 @@ impl Session {
                 Ok(f) => {
                     let mut pending = PendingReply { session: session.clone(), id, forwarded: Some(f), finish: Finish::Plain };
                     match session.upstream.request(msg).await {
-                        Ok(exchange) => pending.stream_into(exchange, tx),
+                        Ok(exchange) => pending.stream_into(exchange, tx, None),
                         Err(e) => {
                             let _ = tx.send(pending.unreachable(&e));
                         }
@@ -258,14 +258,17 @@ impl PendingReply {
             Ok(exchange) => exchange,
             Err(e) => return Reply::Json(self.unreachable(&e)),
         };
-        let sse = ctx.accepts_sse && (ctx.stream_now || exchange.framing != Some(Framing::Json));
-        if sse {
-            let (tx, rx) = mpsc::unbounded_channel();
-            self.stream_into(exchange, tx);
-            Reply::Sse(rx)
-        } else {
-            Reply::Json(self.collect(exchange).await)
+        if !ctx.accepts_sse || (exchange.framing == Some(Framing::Json) && !ctx.stream_now) {
+            return Reply::Json(self.collect(exchange).await);
         }
+        if ctx.stream_now || exchange.framing == Some(Framing::Sse) {
+            let (tx, rx) = mpsc::unbounded_channel();
+            self.stream_into(exchange, tx, None);
+            return Reply::Sse(rx);
+        }
+        // The framing is ours to choose (stdio upstream): JSON when the answer comes alone,
+        // cheaper for the client; a stream as soon as anything comes before it.
+        self.adaptive(exchange).await
     }
 
     fn unreachable(&mut self, e: &crate::upstream::UpstreamError) -> Message {
@@ -285,9 +288,23 @@ impl PendingReply {
         self.lost()
     }
 
-    /// SSE answer: stream related messages into `tx`, then the response, then end.
-    fn stream_into(mut self, mut exchange: Exchange, tx: mpsc::UnboundedSender<Message>) {
+    /// Waits for the first message: the response alone → JSON; anything else → a stream.
+    async fn adaptive(mut self, mut exchange: Exchange) -> Reply {
+        let Some(first) = exchange.messages.recv().await else { return Reply::Json(self.lost()) };
+        if self.is_final(&first) {
+            return Reply::Json(self.complete(first));
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.stream_into(exchange, tx, Some(first));
+        Reply::Sse(rx)
+    }
+
+    /// SSE answer: stream related messages into `tx` (after `first`), then the response, then end.
+    fn stream_into(mut self, mut exchange: Exchange, tx: mpsc::UnboundedSender<Message>, first: Option<Message>) {
         let outlet = (!self.session.stateless).then(|| self.session.outlets.open_post(tx.clone()));
+        if let Some(first) = first {
+            let _ = tx.send(first);
+        }
         tokio::spawn(async move {
             loop {
                 tokio::select! {

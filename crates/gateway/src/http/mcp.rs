@@ -56,7 +56,7 @@ pub async fn post(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, he
         Kind::Request { .. } => {
             let ctx = RequestContext {
                 caller: caller(&session, &headers, &msg),
-                stream_now: headers.contains_key(RELAY_HEADER) || session_upstream_is_pipe(&gw, &server),
+                stream_now: headers.contains_key(RELAY_HEADER),
                 accepts_sse: accepts_sse(&headers),
             };
             let reply = session.request(msg, ctx).await;
@@ -106,11 +106,6 @@ pub async fn delete(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, 
         }
         None => (StatusCode::NOT_FOUND, "portcullis: unknown session\n").into_response(),
     }
-}
-
-/// Stdio and legacy-SSE upstreams leave the framing to us: stream at once.
-fn session_upstream_is_pipe(gw: &Gateway, server: &str) -> bool {
-    gw.transport(server) != Some("http")
 }
 
 fn render(reply: Reply) -> Response {
