@@ -1,6 +1,7 @@
 //! `portcullis`: the command line of the Portcullis gateway. Parses arguments and calls the
 //! libraries; each subcommand lives in its own module.
 
+mod approvals;
 mod audit;
 mod connect;
 mod exit;
@@ -34,6 +35,9 @@ enum Command {
         /// Server name from the config's mcpServers
         server: String,
     },
+    /// List, approve and deny calls held for approval, or decide them as they arrive
+    #[command(subcommand)]
+    Approvals(approvals::Command),
     /// Show recorded decisions, newest first
     Audit(audit::Args),
     /// Validate policy files or print the policy JSON Schema
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve => serve::run(&config, &data_dir),
         Command::Connect { server } => connect::run(&data_dir, &server),
+        Command::Approvals(command) => approvals::run(&data_dir, &command),
         Command::Audit(args) => audit::run(&data_dir, &args),
         Command::Policy(command) => policy::run(&command),
     };

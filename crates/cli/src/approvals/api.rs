@@ -1,0 +1,367 @@
+//! The gateway's control API as the CLI uses it: pending approvals, decisions, and the event stream.
+//!
+//! Requests that should answer at once (list, approve, deny) are bounded by [`REQUEST_TIMEOUT`];
+//! the event stream has no overall timeout, only a bounded connect.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use portcullis_gateway::gateway_file::{GatewayFile, GatewayFileError};
+use portcullis_wire::{SseDecoder, SseEvent};
+use reqwest::header::ACCEPT;
+use reqwest::{Method, StatusCode, Url};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::exit::Failure;
+
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// Arguments are shown in full, so an event may be as large as a tool call.
+const MAX_EVENT: usize = 16 * 1024 * 1024;
+
+/// A held call waiting for a person, as `GET /control/approvals` and `ApprovalRequested` carry it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Approval {
+    #[serde(deserialize_with = "id_text")]
+    pub id: String,
+    pub server: String,
+    pub tool: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub risk: Option<String>,
+    #[serde(default)]
+    pub arguments: Value,
+    #[serde(default)]
+    pub session: Option<String>,
+    #[serde(default)]
+    pub client: Client,
+    #[serde(default)]
+    pub rule: Option<String>,
+    #[serde(default)]
+    pub expires_at: Option<String>,
+    #[serde(default)]
+    pub expires_at_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Client {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub version: Option<String>,
+}
+
+/// What came of a call that left the queue.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Resolved {
+    #[serde(deserialize_with = "id_text")]
+    pub id: String,
+    pub decision: String,
+    #[serde(default)]
+    pub decided_by: Option<String>,
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+/// An event from `GET /control/events`; types this CLI does not use are [`ControlEvent::Other`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type")]
+pub enum ControlEvent {
+    ApprovalRequested { approval: Box<Approval> },
+    ApprovalResolved(Resolved),
+    #[serde(other)]
+    Other,
+}
+
+/// `once`, `session` or `always`: how far an approval reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    Once,
+    Session,
+    Always,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Once => "once",
+            Self::Session => "session",
+            Self::Always => "always",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("the gateway at {url} is not answering ({reason}); is it still running?")]
+    Unreachable { url: String, reason: String },
+    #[error("the gateway refused the token in gateway.json (is it from another gateway?)")]
+    Unauthorized,
+    #[error("the gateway at {0} has no control API (is it an older version?)")]
+    NoControlApi(String),
+    /// 404 or 409 from a decision: the call is no longer waiting. The gateway's own words.
+    #[error("{0}")]
+    NotPending(String),
+    #[error("the gateway answered {status}: {message}")]
+    Refused { status: StatusCode, message: String },
+}
+
+impl From<ApiError> for Failure {
+    fn from(e: ApiError) -> Self {
+        match e {
+            ApiError::Unreachable { .. } => Failure::NoGateway(e.to_string()),
+            other => Failure::user(other),
+        }
+    }
+}
+
+pub struct ControlClient {
+    http: reqwest::Client,
+    base: Url,
+    token: String,
+}
+
+impl ControlClient {
+    /// Finds the running gateway through `gateway.json` in the data dir.
+    pub fn from_data_dir(data_dir: &std::path::Path) -> Result<Self, Failure> {
+        let file = GatewayFile::read(data_dir).map_err(|e| match e {
+            GatewayFileError::Missing(_) => Failure::NoGateway(e.to_string()),
+            other => Failure::user(other),
+        })?;
+        let base = Url::parse(&file.url)
+            .map_err(|e| Failure::user(format!("gateway.json has an invalid url {:?}: {e}", file.url)))?;
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .map_err(|e| Failure::user(format!("cannot start an HTTP client: {e}")))?;
+        Ok(Self { http, base, token: file.token })
+    }
+
+    fn url(&self, segments: &[&str]) -> Url {
+        let mut url = self.base.clone();
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.pop_if_empty().extend(segments);
+        }
+        url
+    }
+
+    async fn send(&self, method: Method, url: Url, body: Option<Value>) -> Result<reqwest::Response, ApiError> {
+        let mut request = self.http.request(method, url).bearer_auth(&self.token).timeout(REQUEST_TIMEOUT);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.map_err(|e| self.unreachable(&e))?;
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        let status = response.status();
+        let text = response.text().await.unwrap_or_default();
+        let message = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned));
+        Err(match (status, message) {
+            (StatusCode::UNAUTHORIZED, _) => ApiError::Unauthorized,
+            (StatusCode::NOT_FOUND | StatusCode::CONFLICT, Some(message)) => ApiError::NotPending(message),
+            (StatusCode::NOT_FOUND, None) => ApiError::NoControlApi(self.base.to_string()),
+            (status, message) => ApiError::Refused { status, message: message.unwrap_or(text) },
+        })
+    }
+
+    fn unreachable(&self, e: &reqwest::Error) -> ApiError {
+        let reason = if e.is_timeout() {
+            "timed out".to_owned()
+        } else if e.is_connect() {
+            "connection refused".to_owned()
+        } else {
+            e.to_string()
+        };
+        ApiError::Unreachable { url: self.base.to_string(), reason }
+    }
+
+    /// The pending approvals exactly as the gateway sent them (for `--json`).
+    pub async fn list_raw(&self) -> Result<Value, ApiError> {
+        let response = self.send(Method::GET, self.url(&["control", "approvals"]), None).await?;
+        response.json::<Value>().await.map_err(|e| {
+            if e.is_decode() {
+                ApiError::Refused { status: StatusCode::OK, message: format!("not a JSON answer: {e}") }
+            } else {
+                self.unreachable(&e)
+            }
+        })
+    }
+
+    /// The pending approvals, oldest first.
+    pub async fn list(&self) -> Result<Vec<Approval>, ApiError> {
+        let raw = self.list_raw().await?;
+        serde_json::from_value(raw).map_err(|e| ApiError::Refused {
+            status: StatusCode::OK,
+            message: format!("unexpected approval list: {e}"),
+        })
+    }
+
+    pub async fn approve(&self, id: &str, scope: Scope) -> Result<(), ApiError> {
+        check_id(id)?;
+        let url = self.url(&["control", "approvals", id, "approve"]);
+        self.send(Method::POST, url, Some(json!({ "scope": scope.as_str() }))).await.map(drop)
+    }
+
+    pub async fn deny(&self, id: &str, reason: Option<&str>, always: bool) -> Result<(), ApiError> {
+        check_id(id)?;
+        let url = self.url(&["control", "approvals", id, "deny"]);
+        self.send(Method::POST, url, Some(json!({ "reason": reason, "always": always }))).await.map(drop)
+    }
+
+    /// Subscribes to the event stream. While it is open the gateway counts this CLI as an approver.
+    pub async fn events(&self) -> Result<EventStream, ApiError> {
+        let response = self
+            .http
+            .get(self.url(&["control", "events"]))
+            .bearer_auth(&self.token)
+            .header(ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .map_err(|e| self.unreachable(&e))?;
+        let status = response.status();
+        match status {
+            s if s.is_success() => {}
+            StatusCode::UNAUTHORIZED => return Err(ApiError::Unauthorized),
+            StatusCode::NOT_FOUND => return Err(ApiError::NoControlApi(self.base.to_string())),
+            _ => {
+                let message = response.text().await.unwrap_or_default();
+                return Err(ApiError::Refused { status, message });
+            }
+        }
+        Ok(EventStream {
+            body: Box::pin(response.bytes_stream()),
+            decoder: SseDecoder::new(MAX_EVENT),
+            ready: std::collections::VecDeque::new(),
+        })
+    }
+}
+
+/// URL path segments drop `.` and `..`; such an id could only address another endpoint.
+fn check_id(id: &str) -> Result<(), ApiError> {
+    match id {
+        "" | "." | ".." => Err(ApiError::NotPending(format!("no pending approval {id:?}"))),
+        _ => Ok(()),
+    }
+}
+
+type Body = std::pin::Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+/// Control events as they arrive. `next` yields `None` when the gateway closed the stream.
+pub struct EventStream {
+    body: Body,
+    decoder: SseDecoder,
+    ready: std::collections::VecDeque<SseEvent>,
+}
+
+/// One item of the stream: an event, or one the CLI could not read (shown, not fatal).
+#[derive(Debug)]
+pub enum StreamItem {
+    Event(ControlEvent),
+    Unreadable(String),
+}
+
+impl EventStream {
+    /// Cancel-safe: events already decoded are kept until asked for.
+    pub async fn next(&mut self) -> Option<StreamItem> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                if event.data.is_empty() {
+                    continue;
+                }
+                return Some(match serde_json::from_str::<ControlEvent>(&event.data) {
+                    Ok(event) => StreamItem::Event(event),
+                    Err(e) => StreamItem::Unreadable(format!("unreadable event from the gateway: {e}")),
+                });
+            }
+            match self.body.next().await? {
+                Ok(chunk) => match self.decoder.feed(&chunk) {
+                    Ok(events) => self.ready.extend(events),
+                    Err(e) => return Some(StreamItem::Unreadable(e.to_string())),
+                },
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+/// Ids are strings in the API; a number is accepted too, in case a gateway sends one.
+fn id_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::String(s) => Ok(s),
+        Value::Number(n) => Ok(n.to_string()),
+        other => Err(serde::de::Error::custom(format!("an approval id must be a string, not {other}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Value {
+        json!({"id":"17","server":"fs","tool":"write_file","title":"Write File","description":"Writes.",
+            "annotations":{"destructiveHint":true},"risk":"write","arguments":{"path":"/tmp/a"},"session":"s1",
+            "client":{"name":"claude-code","version":"1.0"},"rule":"tools.write_file",
+            "requested_at":"2026-11-30T01:02:03Z","requested_at_ms":123,"expires_at":"2026-11-30T01:02:48Z",
+            "expires_at_ms":456,"request_id":"7"})
+    }
+
+    #[test]
+    fn approval_reads_the_documented_shape() {
+        let approval: Approval = serde_json::from_value(sample()).unwrap();
+        assert_eq!(approval.id, "17");
+        assert_eq!(approval.client.name.as_deref(), Some("claude-code"));
+        assert_eq!(approval.rule.as_deref(), Some("tools.write_file"));
+    }
+
+    #[test]
+    fn approval_tolerates_nulls_and_numeric_ids() {
+        let approval: Approval = serde_json::from_value(json!({"id":17,"server":"fs","tool":"t","title":null,
+            "description":null,"client":{"name":null,"version":null},"arguments":{}}))
+        .unwrap();
+        assert_eq!(approval.id, "17");
+        assert_eq!(approval.title, None);
+    }
+
+    #[test]
+    fn events_parse_by_type_and_unknown_types_are_other() {
+        let requested = json!({"type":"ApprovalRequested","approval":sample()}).to_string();
+        assert!(matches!(serde_json::from_str::<ControlEvent>(&requested).unwrap(), ControlEvent::ApprovalRequested { .. }));
+        let resolved = r#"{"type":"ApprovalResolved","id":"17","decision":"timed_out","decided_by":"timeout","scope":null}"#;
+        assert_eq!(
+            serde_json::from_str::<ControlEvent>(resolved).unwrap(),
+            ControlEvent::ApprovalResolved(Resolved {
+                id: "17".into(),
+                decision: "timed_out".into(),
+                decided_by: Some("timeout".into()),
+                scope: None
+            })
+        );
+        let other = r#"{"type":"AuditAppended","id":3,"server":"fs","tool":"t","decision":"allowed"}"#;
+        assert_eq!(serde_json::from_str::<ControlEvent>(other).unwrap(), ControlEvent::Other);
+        let future = r#"{"type":"SomethingNew","x":1}"#;
+        assert_eq!(serde_json::from_str::<ControlEvent>(future).unwrap(), ControlEvent::Other);
+    }
+
+    #[test]
+    fn decision_urls_escape_the_id() {
+        let client = ControlClient {
+            http: reqwest::Client::new(),
+            base: Url::parse("http://127.0.0.1:7470").unwrap(),
+            token: String::new(),
+        };
+        assert_eq!(client.url(&["control", "approvals", "17", "approve"]).as_str(), "http://127.0.0.1:7470/control/approvals/17/approve");
+        assert_eq!(
+            client.url(&["control", "approvals", "../x?y", "deny"]).as_str(),
+            "http://127.0.0.1:7470/control/approvals/..%2Fx%3Fy/deny"
+        );
+    }
+}

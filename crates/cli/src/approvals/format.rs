@@ -1,0 +1,414 @@
+//! Text for people: the pending-approvals table, the watch card, expiry countdowns and one-line
+//! outcomes. Pure functions of their inputs (the clock is passed in).
+//!
+//! Everything shown comes from an agent or an MCP server, so it is untrusted: control characters,
+//! bidirectional overrides and zero-width characters are shown as `\u{..}` escapes. A description
+//! must not be able to move the cursor, recolour the card or hide part of the arguments.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use super::api::{Approval, Client, Resolved};
+
+/// Column where card values start.
+const LABEL_WIDTH: usize = 13;
+
+/// `text` on one line, with every character that could steer a terminal made visible.
+pub fn clean(text: &str) -> String {
+    text.chars().map(visible).collect()
+}
+
+/// Like [`clean`], but keeps line breaks (and turns tabs into spaces).
+fn clean_block(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' => "\n".to_owned(),
+            '\t' => "    ".to_owned(),
+            c => visible(c),
+        })
+        .collect()
+}
+
+fn visible(c: char) -> String {
+    let hidden = c.is_control()
+        || matches!(c, '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
+    if hidden {
+        c.escape_unicode().to_string()
+    } else {
+        c.to_string()
+    }
+}
+
+/// Greedy word wrap to `width` columns (counted in chars); words longer than a line are split.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    for paragraph in text.split('\n') {
+        let mut line = String::new();
+        let mut len = 0;
+        for word in paragraph.split(' ').filter(|w| !w.is_empty()) {
+            let mut word: Vec<char> = word.chars().collect();
+            if len > 0 && len + 1 + word.len() > width {
+                lines.push(std::mem::take(&mut line));
+                len = 0;
+            }
+            while word.len() > width {
+                if len > 0 {
+                    lines.push(std::mem::take(&mut line));
+                    len = 0;
+                }
+                let rest = word.split_off(width);
+                lines.push(word.into_iter().collect());
+                word = rest;
+            }
+            if len > 0 {
+                line.push(' ');
+                len += 1;
+            }
+            len += word.len();
+            line.extend(word);
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+/// When the gateway will refuse the call if no one decides.
+pub fn expiry(approval: &Approval) -> Option<SystemTime> {
+    if let Some(at) = approval.expires_at.as_deref().and_then(|t| humantime::parse_rfc3339_weak(t).ok()) {
+        return Some(at);
+    }
+    // Only trust the millisecond field if it is a wall-clock time (after 2001).
+    approval.expires_at_ms.filter(|ms| *ms > 1_000_000_000_000).map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
+}
+
+/// Time left, rounded up to whole seconds: `43s`, `2m05s`, `1h02m`, `expired`, or `-` if unknown.
+pub fn time_left(now: SystemTime, at: Option<SystemTime>) -> String {
+    let Some(at) = at else { return "-".to_owned() };
+    let left = match at.duration_since(now) {
+        Ok(left) if !left.is_zero() => left,
+        _ => return "expired".to_owned(),
+    };
+    let secs = left.as_millis().div_ceil(1000);
+    match secs {
+        0..=59 => format!("{secs}s"),
+        60..=3599 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
+    }
+}
+
+/// `expires in 43s`, or `expired` once the deadline has passed (the gateway's word is awaited).
+pub fn countdown(now: SystemTime, approval: &Approval) -> String {
+    match time_left(now, expiry(approval)).as_str() {
+        "-" => "no deadline given".to_owned(),
+        "expired" => "expired".to_owned(),
+        left => format!("expires in {left}"),
+    }
+}
+
+pub fn client_text(client: &Client) -> String {
+    match (client.name.as_deref(), client.version.as_deref()) {
+        (Some(name), Some(version)) => clean(&format!("{name} {version}")),
+        (Some(name), None) => clean(name),
+        (None, Some(version)) => clean(&format!("unknown client {version}")),
+        (None, None) => "unknown client".to_owned(),
+    }
+}
+
+/// `portcullis approvals list` without `--json`.
+pub fn table(approvals: &[Approval], now: SystemTime) -> String {
+    if approvals.is_empty() {
+        return "no pending approvals".to_owned();
+    }
+    let mut rows = vec![["ID", "SERVER", "TOOL", "RISK", "CLIENT", "EXPIRES IN"].map(str::to_owned)];
+    for a in approvals {
+        rows.push([
+            clean(&a.id),
+            clean(&a.server),
+            clean(&a.tool),
+            clean(a.risk.as_deref().unwrap_or("unknown")),
+            if a.client == Client::default() { "-".to_owned() } else { client_text(&a.client) },
+            time_left(now, expiry(a)),
+        ]);
+    }
+    let widths: Vec<usize> = (0..6).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    rows.iter()
+        .map(|r| r.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn risk_text(risk: Option<&str>) -> String {
+    match risk {
+        Some("read") => "read (looks at data)".to_owned(),
+        Some("write") => "write (changes data)".to_owned(),
+        Some("execute") => "execute (runs commands or code)".to_owned(),
+        Some("delete") => "delete (removes data)".to_owned(),
+        Some("unknown") | None => "unknown (the server does not say)".to_owned(),
+        Some(other) => clean(other),
+    }
+}
+
+/// The card for one held call, `width` columns wide. `waiting` is how many more are queued.
+pub fn card(approval: &Approval, now: SystemTime, width: usize, waiting: usize) -> String {
+    let width = width.max(LABEL_WIDTH + 20);
+    let mut out = Vec::new();
+    let head = format!("---- approval {} ", clean(&approval.id));
+    let tail = if waiting > 0 { format!(" {waiting} more waiting ----") } else { String::new() };
+    let fill = width.saturating_sub(head.chars().count() + tail.chars().count());
+    out.push(format!("{head}{}{tail}", "-".repeat(fill)));
+    let mut field = |label: &str, value: &str| {
+        let mut lines = wrap(value, width - LABEL_WIDTH).into_iter();
+        out.push(format!("  {label:<w$}{}", lines.next().unwrap_or_default(), w = LABEL_WIDTH - 2).trim_end().to_owned());
+        out.extend(lines.map(|l| format!("{}{l}", " ".repeat(LABEL_WIDTH))));
+    };
+    field("server", &clean(&approval.server));
+    let tool = match approval.title.as_deref() {
+        Some(title) if !title.is_empty() && title != approval.tool => format!("{} ({})", clean(&approval.tool), clean(title)),
+        _ => clean(&approval.tool),
+    };
+    field("tool", &tool);
+    if let Some(description) = approval.description.as_deref().filter(|d| !d.trim().is_empty()) {
+        field("about", &clean_block(description.trim()));
+    }
+    field("risk", &risk_text(approval.risk.as_deref()));
+    field("agent", &client_text(&approval.client));
+    field("session", &clean(approval.session.as_deref().unwrap_or("-")));
+    field("rule", &clean(approval.rule.as_deref().unwrap_or("-")));
+    let expires = match time_left(now, expiry(approval)).as_str() {
+        "-" => "no deadline given".to_owned(),
+        "expired" => "expired; the gateway refuses it any moment".to_owned(),
+        left => format!("in {left}, then it is refused"),
+    };
+    field("expires", &expires);
+    out.push("  arguments".to_owned());
+    out.extend(arguments_text(&approval.arguments).lines().map(|l| format!("    {l}")));
+    out.join("\n")
+}
+
+/// The arguments in full, pretty-printed.
+fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::Null => "(none)".to_owned(),
+        Value::Object(map) if map.is_empty() => "{}".to_owned(),
+        other => clean_block(&serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string())),
+    }
+}
+
+/// The prompt line under a card, kept short so it fits one terminal row.
+pub fn prompt(approval: &Approval, now: SystemTime, waiting: usize) -> String {
+    let more = if waiting > 0 { format!(", {waiting} more waiting") } else { String::new() };
+    format!("[a/s/A/d/D/r/q] {}{more} > ", countdown(now, approval))
+}
+
+/// `fs write_file`, for one-line messages.
+pub fn call_text(approval: &Approval) -> String {
+    format!("{} {}", clean(&approval.server), clean(&approval.tool))
+}
+
+/// The line printed after this CLI decided a call.
+pub fn approved_line(id: &str, scope: &str, call: Option<&Approval>) -> String {
+    let mut line = format!("approved {} ({scope})", clean(id));
+    if let Some(call) = call {
+        line.push_str(&format!(": {}", call_text(call)));
+    }
+    line
+}
+
+pub fn rejected_line(id: &str, always: bool, reason: Option<&str>, call: Option<&Approval>) -> String {
+    let mut line = format!("rejected {}", clean(id));
+    if always {
+        line.push_str(" (always)");
+    }
+    if let Some(call) = call {
+        line.push_str(&format!(": {}", call_text(call)));
+    }
+    if let Some(reason) = reason {
+        line.push_str(&format!(" (reason: {})", clean(reason)));
+    }
+    line
+}
+
+/// What to say when a call left the queue without this CLI deciding it.
+pub fn resolved_line(resolved: &Resolved, call: Option<&Approval>) -> String {
+    let what = match call {
+        Some(call) => format!("{} ({})", clean(&resolved.id), call_text(call)),
+        None => clean(&resolved.id),
+    };
+    let by = resolved.decided_by.as_deref();
+    match (resolved.decision.as_str(), by) {
+        ("approved", _) => match resolved.scope.as_deref() {
+            Some(scope) => format!("{what} was approved elsewhere ({})", clean(scope)),
+            None => format!("{what} was approved elsewhere"),
+        },
+        ("rejected", _) => format!("{what} was rejected elsewhere"),
+        ("timed_out", _) => format!("{what} timed out and was refused"),
+        ("cancelled", Some("client")) => format!("{what} was cancelled by the agent"),
+        ("cancelled", _) => format!("{what} was withdrawn by the gateway"),
+        (decision, Some(by)) => format!("{what} was {} (by {})", clean(decision), clean(by)),
+        (decision, None) => format!("{what} was {}", clean(decision)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+    use serde_json::json;
+
+    use super::*;
+
+    fn at(text: &str) -> SystemTime {
+        humantime::parse_rfc3339(text).unwrap()
+    }
+
+    fn approval() -> Approval {
+        serde_json::from_value(json!({
+            "id": "17", "server": "fs", "tool": "write_file", "title": "Write File",
+            "description": "Create a new file or completely overwrite an existing file with new content.",
+            "risk": "write", "arguments": {"path": "/tmp/notes.txt", "content": "hello"},
+            "session": "3f2a9c", "client": {"name": "claude-code", "version": "1.0"},
+            "rule": "tools.write_file", "requested_at": "2026-11-30T01:02:03Z",
+            "expires_at": "2026-11-30T01:02:48Z", "expires_at_ms": 1_796_000_568_000_u64
+        }))
+        .unwrap()
+    }
+
+    #[rstest]
+    #[case::seconds("2026-11-30T01:02:05Z", "43s")]
+    #[case::rounds_up("2026-11-30T01:02:47.200Z", "1s")]
+    #[case::at_deadline("2026-11-30T01:02:48Z", "expired")]
+    #[case::past("2026-11-30T01:05:00Z", "expired")]
+    #[case::minutes("2026-11-30T01:00:43Z", "2m05s")]
+    #[case::hours("2026-11-29T23:00:00Z", "2h02m")]
+    fn time_left_is_short_and_rounds_up(#[case] now: &str, #[case] expected: &str) {
+        assert_eq!(time_left(at(now), expiry(&approval())), expected);
+    }
+
+    #[test]
+    fn expiry_falls_back_to_wall_clock_millis_only() {
+        let mut a = approval();
+        a.expires_at = None;
+        assert_eq!(expiry(&a), Some(UNIX_EPOCH + Duration::from_millis(1_796_000_568_000)));
+        a.expires_at_ms = Some(456);
+        assert_eq!(expiry(&a), None, "a small number is not a wall-clock time");
+        assert_eq!(time_left(SystemTime::now(), None), "-");
+    }
+
+    #[test]
+    fn card_shows_every_field_and_the_full_arguments() {
+        let text = card(&approval(), at("2026-11-30T01:02:05Z"), 60, 2);
+        let expected = r#"---- approval 17 ----------------------- 2 more waiting ----
+  server     fs
+  tool       write_file (Write File)
+  about      Create a new file or completely overwrite an
+             existing file with new content.
+  risk       write (changes data)
+  agent      claude-code 1.0
+  session    3f2a9c
+  rule       tools.write_file
+  expires    in 43s, then it is refused
+  arguments
+    {
+      "path": "/tmp/notes.txt",
+      "content": "hello"
+    }"#;
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn card_without_optional_fields() {
+        let a: Approval = serde_json::from_value(json!({"id": "3", "server": "gh", "tool": "merge", "arguments": {}})).unwrap();
+        let text = card(&a, SystemTime::now(), 40, 0);
+        let expected = "---- approval 3 ------------------------
+  server     gh
+  tool       merge
+  risk       unknown (the server does
+             not say)
+  agent      unknown client
+  session    -
+  rule       -
+  expires    no deadline given
+  arguments
+    {}";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn card_makes_terminal_controls_visible() {
+        let mut a = approval();
+        a.description = Some("fine\u{1b}[2K\rrisk read\u{202e}txt.exe".into());
+        a.arguments = json!({"cmd": "rm -rf /\u{9b}31m\u{7f}"});
+        let text = card(&a, at("2026-11-30T01:02:05Z"), 80, 0);
+        assert!(!text.contains('\u{1b}') && !text.contains('\r') && !text.contains('\u{202e}'), "{text}");
+        assert!(!text.contains('\u{9b}') && !text.contains('\u{7f}'), "C1 controls and DEL must be escaped: {text}");
+        assert!(text.contains(r"fine\u{1b}[2K\u{d}risk read\u{202e}txt.exe"), "{text}");
+    }
+
+    #[rstest]
+    #[case::fits("one two three", 20, vec!["one two three"])]
+    #[case::breaks("one two three", 7, vec!["one two", "three"])]
+    #[case::long_word("abcdefghij", 4, vec!["abcd", "efgh", "ij"])]
+    #[case::long_word_after_text("ab cdefghij", 4, vec!["ab", "cdef", "ghij"])]
+    #[case::paragraphs("a\nb", 10, vec!["a", "b"])]
+    #[case::empty("", 10, vec![""])]
+    fn wrap_cases(#[case] text: &str, #[case] width: usize, #[case] expected: Vec<&str>) {
+        assert_eq!(wrap(text, width), expected);
+    }
+
+    #[test]
+    fn table_lists_calls_with_time_left() {
+        let mut other = approval();
+        other.id = "18".into();
+        other.server = "github".into();
+        other.tool = "merge_pull_request".into();
+        other.risk = None;
+        other.client = Client::default();
+        other.expires_at = Some("2026-11-30T01:04:00Z".into());
+        let text = table(&[approval(), other], at("2026-11-30T01:02:05Z"));
+        let expected = "\
+ID  SERVER  TOOL                RISK     CLIENT           EXPIRES IN
+17  fs      write_file          write    claude-code 1.0  43s
+18  github  merge_pull_request  unknown  -                1m55s";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn empty_table_says_so() {
+        assert_eq!(table(&[], SystemTime::now()), "no pending approvals");
+    }
+
+    #[test]
+    fn prompt_counts_down_and_counts_the_queue() {
+        assert_eq!(prompt(&approval(), at("2026-11-30T01:02:05Z"), 0), "[a/s/A/d/D/r/q] expires in 43s > ");
+        assert_eq!(prompt(&approval(), at("2026-11-30T01:02:05Z"), 3), "[a/s/A/d/D/r/q] expires in 43s, 3 more waiting > ");
+    }
+
+    #[rstest]
+    #[case::approved_elsewhere("approved", Some("user"), Some("session"), "17 (fs write_file) was approved elsewhere (session)")]
+    #[case::rejected_elsewhere("rejected", Some("user"), None, "17 (fs write_file) was rejected elsewhere")]
+    #[case::timed_out("timed_out", Some("timeout"), None, "17 (fs write_file) timed out and was refused")]
+    #[case::client_cancel("cancelled", Some("client"), None, "17 (fs write_file) was cancelled by the agent")]
+    #[case::gateway_cancel("cancelled", Some("gateway"), None, "17 (fs write_file) was withdrawn by the gateway")]
+    #[case::future_decision("escalated", Some("policy"), None, "17 (fs write_file) was escalated (by policy)")]
+    fn resolved_lines(#[case] decision: &str, #[case] by: Option<&str>, #[case] scope: Option<&str>, #[case] expected: &str) {
+        let resolved = Resolved {
+            id: "17".into(),
+            decision: decision.into(),
+            decided_by: by.map(Into::into),
+            scope: scope.map(Into::into),
+        };
+        assert_eq!(resolved_line(&resolved, Some(&approval())), expected);
+    }
+
+    #[test]
+    fn decision_lines() {
+        assert_eq!(approved_line("17", "once", Some(&approval())), "approved 17 (once): fs write_file");
+        assert_eq!(approved_line("17", "always", None), "approved 17 (always)");
+        assert_eq!(rejected_line("17", false, None, Some(&approval())), "rejected 17: fs write_file");
+        assert_eq!(
+            rejected_line("17", true, Some("not on prod"), Some(&approval())),
+            "rejected 17 (always): fs write_file (reason: not on prod)"
+        );
+    }
+}
