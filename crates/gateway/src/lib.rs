@@ -53,6 +53,9 @@ use crate::upstream::{IdMode, Upstream, UpstreamError};
 
 pub const AUDIT_FILE: &str = "audit.db";
 
+/// How long open connections get to finish after a shutdown signal.
+const SHUTDOWN_DRAIN: std::time::Duration = std::time::Duration::from_secs(3);
+
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]
@@ -76,6 +79,8 @@ pub struct Gateway {
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     stateless: tokio::sync::Mutex<HashMap<String, Arc<Session>>>,
     events: broadcast::Sender<GatewayEvent>,
+    /// Cancelled when the gateway begins to stop; long-lived streams end on it.
+    stopping: tokio_util::sync::CancellationToken,
     _watcher: Option<notify::RecommendedWatcher>,
 }
 
@@ -103,6 +108,7 @@ impl Gateway {
             sessions: Mutex::new(HashMap::new()),
             stateless: tokio::sync::Mutex::new(HashMap::new()),
             events,
+            stopping: tokio_util::sync::CancellationToken::new(),
             _watcher: watcher,
         }))
     }
@@ -118,6 +124,11 @@ impl Gateway {
 
     pub fn token(&self) -> &str {
         &self.token
+    }
+
+    /// Completes when the gateway begins to stop.
+    pub fn stopping(&self) -> tokio_util::sync::WaitForCancellationFutureOwned {
+        self.stopping.clone().cancelled_owned()
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<GatewayEvent> {
@@ -149,7 +160,23 @@ impl Gateway {
         let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        let result = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+        let stopping = self.stopping.clone();
+        let signal = async move {
+            shutdown.await;
+            stopping.cancel();
+        };
+        let server = axum::serve(listener, app).with_graceful_shutdown(signal);
+        // Event subscribers and held calls keep connections open; give them a bounded drain.
+        let drained = async {
+            self.stopping.cancelled().await;
+            tokio::time::sleep(SHUTDOWN_DRAIN).await;
+            tracing::warn!("connections still open after {SHUTDOWN_DRAIN:?}; closing them");
+            Ok(())
+        };
+        let result = tokio::select! {
+            r = server => r,
+            r = drained => r,
+        };
         pruner.abort();
         self.stop_all().await;
         result

@@ -86,7 +86,10 @@ pub async fn events(State(gw): State<Arc<Gateway>>) -> Response {
                     return Some((sse::encode_event(&data), (rx, guard)));
                 }
                 Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
-                    tracing::warn!(missed = n, "control event subscriber fell behind");
+                    // Better no stream than a silently wrong picture: the subscriber reconnects
+                    // and reads the pending list afresh.
+                    tracing::warn!(missed = n, "control event subscriber fell behind; closing its stream");
+                    return None;
                 }
                 Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => return None,
                 Err(_) => return Some((sse::encode_comment("keep-alive"), (rx, guard))),
@@ -94,7 +97,9 @@ pub async fn events(State(gw): State<Arc<Gateway>>) -> Response {
         }
     });
     // A first comment flushes the headers, so a subscriber knows it is attached.
-    let stream = futures::stream::once(async { sse::encode_comment("subscribed") }).chain(events);
+    let stream = futures::stream::once(async { sse::encode_comment("subscribed") })
+        .chain(events)
+        .take_until(gw.stopping());
     (
         [(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")],
         Body::from_stream(stream.map(Ok::<_, Infallible>)),
