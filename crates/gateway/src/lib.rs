@@ -53,6 +53,9 @@ use crate::upstream::{IdMode, Upstream, UpstreamError};
 
 pub const AUDIT_FILE: &str = "audit.db";
 
+/// A session with no request and no open stream for this long is ended.
+const SESSION_IDLE_MS: i64 = 30 * 60 * 1000;
+
 /// How long open connections get to finish after a shutdown signal.
 const SHUTDOWN_DRAIN: std::time::Duration = std::time::Duration::from_secs(3);
 
@@ -147,12 +150,13 @@ impl Gateway {
     pub async fn serve(self: Arc<Self>, listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
         let app = http::router(self.clone());
         let pruner = {
-            let gate = self.gate.clone();
+            let gateway = self.clone();
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
                 loop {
                     tick.tick().await;
-                    gate.rate_limits.prune();
+                    gateway.gate.rate_limits.prune();
+                    gateway.reap_idle_sessions().await;
                 }
             })
         };
@@ -197,7 +201,29 @@ impl Gateway {
 
     pub fn session(&self, server: &str, id: &str) -> Option<Arc<Session>> {
         let sessions = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        sessions.get(id).filter(|s| &*s.server == server).cloned()
+        let session = sessions.get(id).filter(|s| &*s.server == server).cloned();
+        if let Some(s) = &session {
+            s.touch();
+        }
+        session
+    }
+
+    /// Ends sessions whose clients vanished without a `DELETE` (a killed client), so their
+    /// upstream children do not pile up.
+    async fn reap_idle_sessions(&self) {
+        let now = gate::now_ms();
+        let idle: Vec<Arc<str>> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .filter(|s| s.is_abandoned(now, SESSION_IDLE_MS))
+            .map(|s| s.id.clone())
+            .collect();
+        for id in idle {
+            tracing::info!(session = %id, "ending idle session");
+            self.end_session(&id).await;
+        }
     }
 
     /// A new legacy session with its own upstream connection.

@@ -11,6 +11,7 @@
 //! (sampling, elicitation, roots, logging …) go to an [`Outlets`] choice of open streams.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use portcullis_wire::message::ToolCallParams;
@@ -50,6 +51,8 @@ pub struct Session {
     gate: Arc<Gate>,
     client: Mutex<(Option<String>, Option<String>)>,
     outlets: Arc<Outlets>,
+    /// When the client last did anything (ms since the epoch), for the idle reaper.
+    last_seen_ms: AtomicI64,
 }
 
 impl Session {
@@ -73,11 +76,30 @@ impl Session {
                 pump.deliver(msg, &session_id);
             }
         });
-        Arc::new(Self { id, server, stateless, upstream, gate, client: Mutex::new((None, None)), outlets })
+        Arc::new(Self {
+            id,
+            server,
+            stateless,
+            upstream,
+            gate,
+            client: Mutex::new((None, None)),
+            outlets,
+            last_seen_ms: AtomicI64::new(crate::gate::now_ms()),
+        })
     }
 
     pub fn is_alive(&self) -> bool {
         self.upstream.is_alive()
+    }
+
+    /// Notes client activity.
+    pub fn touch(&self) {
+        self.last_seen_ms.store(crate::gate::now_ms(), Ordering::Relaxed);
+    }
+
+    /// No client activity for `idle_ms` and no stream open to it: the client is gone.
+    pub fn is_abandoned(&self, now_ms: i64, idle_ms: i64) -> bool {
+        now_ms - self.last_seen_ms.load(Ordering::Relaxed) > idle_ms && !self.outlets.any_open()
     }
 
     /// The client name and version it gave at initialize.
@@ -384,6 +406,11 @@ impl Outlets {
 
     fn close(&self, id: u64) {
         self.lock().post.retain(|(i, _)| *i != id);
+    }
+
+    fn any_open(&self) -> bool {
+        let inner = self.lock();
+        inner.post.iter().any(|(_, tx)| !tx.is_closed()) || inner.get.as_ref().is_some_and(|tx| !tx.is_closed())
     }
 
     fn open_get(&self) -> mpsc::UnboundedReceiver<Message> {
