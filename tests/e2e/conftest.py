@@ -55,3 +55,18 @@ def everything_sse():
     peer = harness.start_everything_http("sse")
     yield peer
     peer.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """On a failed test that used a gateway, attach the tail of `portcullis serve`'s stderr."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    for value in getattr(item, "funcargs", {}).values():
+        candidates = value if isinstance(value, tuple) else (value,)
+        for gw in candidates:
+            if isinstance(gw, harness.Gateway):
+                report.sections.append(("portcullis serve stderr (last 40 lines)", "\n".join(gw.proc.lines[-40:])))
+                return
