@@ -10,7 +10,7 @@
 //! Requests are answered on their own response stream ([`Reply`]); server-initiated messages
 //! (sampling, elicitation, roots, logging …) go to an [`Outlets`] choice of open streams.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -53,6 +53,9 @@ pub struct Session {
     outlets: Arc<Outlets>,
     /// When the client last did anything (ms since the epoch), for the idle reaper.
     last_seen_ms: AtomicI64,
+    /// Forwarded requests the client has cancelled: their outcome is `cancelled`, whatever the
+    /// server answers.
+    cancelled: Mutex<HashSet<RequestId>>,
 }
 
 impl Session {
@@ -85,6 +88,7 @@ impl Session {
             client: Mutex::new((None, None)),
             outlets,
             last_seen_ms: AtomicI64::new(crate::gate::now_ms()),
+            cancelled: Mutex::new(HashSet::new()),
         })
     }
 
@@ -114,18 +118,25 @@ impl Session {
 
     /// A notification or a response from the client: pass it on.
     pub async fn send(&self, msg: Message) -> Result<(), crate::upstream::UpstreamError> {
-        if msg.method() == Some(method::CANCELLED) && self.withdraw_held(&msg) {
-            // The upstream never saw the request; its cancel stays here too.
-            return Ok(());
+        if msg.method() == Some(method::CANCELLED) {
+            if let Some(request_id) = cancelled_request(&msg) {
+                if self.gate.approvals.withdraw_request(&self.id, request_id.as_json()) {
+                    // Still held: the upstream never saw the request, so its cancel stays here too.
+                    return Ok(());
+                }
+                let mut cancelled = self.lock_cancelled();
+                // Cancels of requests that already finished are never removed; keep the set bounded.
+                if cancelled.len() >= 1024 {
+                    cancelled.clear();
+                }
+                cancelled.insert(request_id);
+            }
         }
         self.upstream.send(msg).await
     }
 
-    /// A client cancel for a call still held for approval withdraws it.
-    fn withdraw_held(&self, cancel: &Message) -> bool {
-        let Ok(params) = cancel.params::<Value>() else { return false };
-        let Some(request_id) = params.get("requestId").and_then(RequestId::from_value) else { return false };
-        self.gate.approvals.withdraw_request(&self.id, request_id.as_json())
+    fn lock_cancelled(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        self.cancelled.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Opens the standalone stream for server-initiated messages (HTTP GET).
@@ -245,6 +256,12 @@ impl Session {
     }
 }
 
+/// The request a `notifications/cancelled` names.
+fn cancelled_request(cancel: &Message) -> Option<RequestId> {
+    let params = cancel.params::<Value>().ok()?;
+    RequestId::from_value(params.get("requestId")?)
+}
+
 /// What to do with the final response.
 enum Finish {
     Plain,
@@ -265,8 +282,13 @@ impl PendingReply {
     }
 
     fn complete(&mut self, response: Message) -> Message {
+        let cancelled = self.session.lock_cancelled().remove(&self.id);
         if let Some(f) = self.forwarded.take() {
-            f.finish(&response);
+            if cancelled {
+                f.abandon();
+            } else {
+                f.finish(&response);
+            }
         }
         match self.finish {
             Finish::Plain => response,
