@@ -18,7 +18,7 @@ DECISIONS = {"allowed", "denied", "hidden", "rate_limited", "approved", "rejecte
 
 @pytest.fixture(scope="module")
 def audited(world, gateway):
-    """One session on the fs server: an allowed read, two denied writes (same args) and one hidden-free list."""
+    """One session on the fs server: an allowed read and two denied writes with the same arguments."""
     m = uuid.uuid4().hex[:12]
     hello = str(world.fs_root / "hello.txt")
     target = str(world.fs_root / f"audit-{m}.txt")
