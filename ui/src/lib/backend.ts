@@ -1,0 +1,159 @@
+// Everything the UI asks of the gateway, behind one interface: the Tauri implementation below
+// talks to the Rust side through `invoke` and `listen`; `mock-backend.ts` is an in-memory stand-in
+// for tests and for `?mock` in a plain browser.
+
+import { invoke } from '@tauri-apps/api/core';
+import { listen } from '@tauri-apps/api/event';
+import type {
+  ApprovalChoice,
+  AuditFilter,
+  AuditRow,
+  EventMap,
+  EventName,
+  ExportFormat,
+  HistogramBucket,
+  PendingApproval,
+  PolicyFile,
+  ServerStatus,
+  Settings,
+  ToolInfo,
+  ValidationResult,
+} from './types';
+
+export type Unlisten = () => void;
+
+export interface Backend {
+  listApprovals(): Promise<PendingApproval[]>;
+  decideApproval(id: string, choice: ApprovalChoice): Promise<void>;
+
+  queryAudit(filter: AuditFilter, limit: number): Promise<AuditRow[]>;
+  exportAudit(filter: AuditFilter, format: ExportFormat): Promise<string>;
+  auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramBucket[]>;
+
+  listServers(): Promise<ServerStatus[]>;
+  restartServer(server: string): Promise<void>;
+  listTools(server: string): Promise<ToolInfo[]>;
+
+  readPolicy(server: string): Promise<PolicyFile>;
+  validatePolicy(server: string, text: string): Promise<ValidationResult>;
+  /** Writes the file atomically and reloads it; an invalid text is not written and its problems come back. */
+  savePolicy(server: string, text: string): Promise<ValidationResult>;
+
+  getSettings(): Promise<Settings>;
+  setSettings(settings: Settings): Promise<void>;
+  setPaused(paused: boolean): Promise<void>;
+
+  /** Subscribes to a gateway event; resolves to the function that ends the subscription. */
+  on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten>;
+}
+
+/** Tauri command names (verb_noun), in one place. */
+export const COMMANDS = {
+  listApprovals: 'list_approvals',
+  decideApproval: 'decide_approval',
+  queryAudit: 'query_audit',
+  exportAudit: 'export_audit',
+  auditHistogram: 'audit_histogram',
+  listServers: 'list_servers',
+  restartServer: 'restart_server',
+  listTools: 'list_tools',
+  readPolicy: 'read_policy',
+  validatePolicy: 'validate_policy',
+  savePolicy: 'save_policy',
+  getSettings: 'get_settings',
+  setSettings: 'set_settings',
+  setPaused: 'set_paused',
+} as const;
+
+/** An IPC error as the Rust side sends it (`{ code, message }`), or anything else it threw. */
+export class BackendError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BackendError';
+  }
+
+  static from(raw: unknown): BackendError {
+    if (raw instanceof BackendError) return raw;
+    if (typeof raw === 'object' && raw !== null && 'message' in raw) {
+      const r = raw as { code?: unknown; message: unknown };
+      return new BackendError(typeof r.code === 'string' ? r.code : 'error', String(r.message));
+    }
+    return new BackendError('error', typeof raw === 'string' ? raw : String(raw));
+  }
+}
+
+/** A short text for a failed call, for the UI. */
+export function errorText(e: unknown): string {
+  return BackendError.from(e).message;
+}
+
+async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(command, args);
+  } catch (e) {
+    throw BackendError.from(e);
+  }
+}
+
+/**
+ * The desktop app's backend. Argument keys are sent exactly as the commands name them
+ * (snake_case, e.g. `bucket_ms`): the Rust commands take `#[tauri::command(rename_all = "snake_case")]`.
+ */
+export class TauriBackend implements Backend {
+  listApprovals() {
+    return call<PendingApproval[]>(COMMANDS.listApprovals);
+  }
+  decideApproval(id: string, choice: ApprovalChoice) {
+    return call<void>(COMMANDS.decideApproval, { id, choice });
+  }
+  queryAudit(filter: AuditFilter, limit: number) {
+    return call<AuditRow[]>(COMMANDS.queryAudit, { filter, limit });
+  }
+  exportAudit(filter: AuditFilter, format: ExportFormat) {
+    return call<string>(COMMANDS.exportAudit, { filter, format });
+  }
+  auditHistogram(filter: AuditFilter, bucketMs: number) {
+    return call<HistogramBucket[]>(COMMANDS.auditHistogram, { filter, bucket_ms: bucketMs });
+  }
+  listServers() {
+    return call<ServerStatus[]>(COMMANDS.listServers);
+  }
+  restartServer(server: string) {
+    return call<void>(COMMANDS.restartServer, { server });
+  }
+  listTools(server: string) {
+    return call<ToolInfo[]>(COMMANDS.listTools, { server });
+  }
+  readPolicy(server: string) {
+    return call<PolicyFile>(COMMANDS.readPolicy, { server });
+  }
+  validatePolicy(server: string, text: string) {
+    return call<ValidationResult>(COMMANDS.validatePolicy, { server, text });
+  }
+  savePolicy(server: string, text: string) {
+    return call<ValidationResult>(COMMANDS.savePolicy, { server, text });
+  }
+  getSettings() {
+    return call<Settings>(COMMANDS.getSettings);
+  }
+  setSettings(settings: Settings) {
+    return call<void>(COMMANDS.setSettings, { settings });
+  }
+  setPaused(paused: boolean) {
+    return call<void>(COMMANDS.setPaused, { paused });
+  }
+  async on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten> {
+    return listen<EventMap[E]>(event, (e) => handler(e.payload));
+  }
+}
+
+let instance: Backend | null = null;
+
+/** The backend of the desktop app (Tauri IPC). */
+export function getBackend(): Backend {
+  instance ??= new TauriBackend();
+  return instance;
+}

@@ -1,0 +1,328 @@
+// An in-memory backend: the component tests run against it, and `?mock` in a plain browser shows
+// the UI with demo data. It keeps a log of every command with the arguments the Tauri backend
+// would send, so tests can assert on the IPC contract.
+
+import { BackendError, COMMANDS, type Backend, type Unlisten } from './backend';
+import { parseJson } from './json-doc';
+import { validatePolicyValue } from './policy-schema';
+import { setToolState, type PolicyDoc } from './policy-model';
+import { stringifyPretty } from './json-doc';
+import type {
+  ApprovalChoice,
+  AuditFilter,
+  AuditRow,
+  Decision,
+  EventMap,
+  EventName,
+  ExportFormat,
+  HistogramBucket,
+  PendingApproval,
+  PolicyFile,
+  PolicyProblem,
+  ServerStatus,
+  Settings,
+  ToolInfo,
+  ValidationResult,
+} from './types';
+
+export interface MockData {
+  approvals: PendingApproval[];
+  audit: AuditRow[];
+  servers: ServerStatus[];
+  tools: Record<string, ToolInfo[]>;
+  /** Policy text per server; null or absent means no policy file. */
+  policies: Record<string, string | null>;
+  settings: Settings;
+}
+
+export interface MockOptions {
+  now?: () => number;
+  /** Resolve held calls as timed out when they expire (demo mode). */
+  autoExpire?: boolean;
+}
+
+export interface RecordedCall {
+  command: string;
+  args: Record<string, unknown>;
+}
+
+const clone = <T>(v: T): T => structuredClone(v);
+
+/** Validates policy text the way the mock gateway does: JSON syntax, then the schema. */
+export function mockValidate(text: string): PolicyProblem[] {
+  const parsed = parseJson(text);
+  if (!parsed.ok) {
+    return [
+      {
+        path: '$',
+        message: `invalid JSON: ${parsed.message} at line ${parsed.position.line} column ${parsed.position.column}`,
+      },
+    ];
+  }
+  return validatePolicyValue(parsed.value).map(({ path, message }) => ({ path, message }));
+}
+
+function rowText(row: AuditRow): string {
+  return [row.server, row.tool, row.session, row.client_name, row.rule, row.reason, JSON.stringify(row.arguments)]
+    .join('\n')
+    .toLowerCase();
+}
+
+function matches(row: AuditRow, f: AuditFilter): boolean {
+  if (f.server && row.server !== f.server) return false;
+  if (f.tool && row.tool !== f.tool) return false;
+  if (f.decision && row.decision !== f.decision) return false;
+  if (f.since_ms !== undefined && row.time_ms < f.since_ms) return false;
+  if (f.until_ms !== undefined && row.time_ms > f.until_ms) return false;
+  if (f.text && !rowText(row).includes(f.text.toLowerCase())) return false;
+  if (f.before) {
+    const [t, id] = f.before;
+    if (!(row.time_ms < t || (row.time_ms === t && row.id < id))) return false;
+  }
+  return true;
+}
+
+const CSV_COLUMNS: (keyof AuditRow)[] = [
+  'id', 'time_ms', 'session', 'client_name', 'client_version', 'server', 'tool', 'arguments',
+  'arguments_digest', 'decision', 'decided_by', 'rule', 'reason', 'wait_ms', 'outcome', 'upstream_ms',
+];
+
+function csvCell(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export class MockBackend implements Backend {
+  readonly calls: RecordedCall[] = [];
+  paused = false;
+  private data: MockData;
+  private handlers = new Map<EventName, Set<(payload: never) => void>>();
+  private now: () => number;
+  private expiryTimer: ReturnType<typeof setInterval> | null = null;
+  private nextAuditId: number;
+
+  constructor(data: Partial<MockData> = {}, options: MockOptions = {}) {
+    this.data = {
+      approvals: [],
+      audit: [],
+      servers: [],
+      tools: {},
+      policies: {},
+      settings: { approval_timeout_secs: 45, notifications: true, theme: 'system' },
+      ...clone(data),
+    };
+    this.now = options.now ?? (() => Date.now());
+    this.nextAuditId = Math.max(0, ...this.data.audit.map((r) => r.id)) + 1;
+    if (options.autoExpire) this.expiryTimer = setInterval(() => this.expire(), 500);
+  }
+
+  dispose(): void {
+    if (this.expiryTimer) clearInterval(this.expiryTimer);
+  }
+
+  private record(command: string, args: Record<string, unknown> = {}): void {
+    this.calls.push({ command, args: clone(args) });
+  }
+
+  /** Calls of one command, newest last. */
+  callsOf(command: string): Record<string, unknown>[] {
+    return this.calls.filter((c) => c.command === command).map((c) => c.args);
+  }
+
+  /** Delivers an event to every subscriber, as the Rust side would. */
+  emit<E extends EventName>(event: E, payload: EventMap[E]): void {
+    for (const h of this.handlers.get(event) ?? []) (h as (p: EventMap[E]) => void)(clone(payload));
+  }
+
+  /** A new held call (what the gateway does when a policy says require_approval). */
+  hold(approval: PendingApproval): void {
+    this.data.approvals.push(clone(approval));
+    this.emit('ApprovalRequested', { approval });
+  }
+
+  /** A call resolved somewhere else (CLI, timeout, client cancel). */
+  resolveElsewhere(id: string, decision: Decision = 'approved', decidedBy = 'user'): void {
+    const a = this.take(id);
+    if (!a) return;
+    this.emit('ApprovalResolved', { id, decision, decided_by: decidedBy, scope: decision === 'approved' ? 'once' : null });
+    this.appendAudit(a, decision, decidedBy === 'timeout' ? 'timeout' : decidedBy === 'client' ? 'client' : 'user', null);
+  }
+
+  /** Adds an audit row and announces it. */
+  appendRow(row: Omit<AuditRow, 'id'>): AuditRow {
+    const full = { ...row, id: this.nextAuditId++ } as AuditRow;
+    this.data.audit.push(full);
+    this.emit('AuditAppended', { id: full.id, server: full.server, tool: full.tool, decision: full.decision });
+    return full;
+  }
+
+  policyText(server: string): string | null {
+    return this.data.policies[server] ?? null;
+  }
+
+  private take(id: string): PendingApproval | undefined {
+    const i = this.data.approvals.findIndex((a) => a.id === id);
+    if (i === -1) return undefined;
+    return this.data.approvals.splice(i, 1)[0];
+  }
+
+  private expire(): void {
+    const now = this.now();
+    for (const a of [...this.data.approvals]) {
+      if (a.expires_at_ms <= now) this.resolveElsewhere(a.id, 'timed_out', 'timeout');
+    }
+  }
+
+  private appendAudit(a: PendingApproval, decision: Decision, decidedBy: AuditRow['decided_by'], reason: string | null) {
+    const now = this.now();
+    this.appendRow({
+      time_ms: now,
+      session: a.session,
+      client_name: a.client.name,
+      client_version: a.client.version,
+      server: a.server,
+      tool: a.tool,
+      arguments: a.arguments,
+      arguments_digest: `sha256:${a.id.padStart(8, '0')}`,
+      decision,
+      decided_by: decidedBy,
+      rule: a.rule,
+      reason,
+      wait_ms: Math.max(0, now - a.requested_at_ms),
+      outcome: decision === 'approved' ? 'ok' : null,
+      upstream_ms: decision === 'approved' ? 42 : null,
+    });
+  }
+
+  private writePolicy(server: string, change: (p: PolicyDoc) => PolicyDoc): void {
+    const text = this.data.policies[server];
+    const parsed = text ? parseJson(text) : null;
+    const doc = parsed && parsed.ok ? (parsed.value as PolicyDoc) : { version: '1' };
+    this.data.policies[server] = stringifyPretty(change(doc));
+    this.emit('PolicyReloaded', { server });
+  }
+
+  async listApprovals(): Promise<PendingApproval[]> {
+    this.record(COMMANDS.listApprovals);
+    return clone(this.data.approvals).sort((a, b) => a.requested_at_ms - b.requested_at_ms);
+  }
+
+  async decideApproval(id: string, choice: ApprovalChoice): Promise<void> {
+    this.record(COMMANDS.decideApproval, { id, choice });
+    const a = this.take(id);
+    if (!a) throw new BackendError('unknown_approval', `no pending approval ${id}`);
+    if ('approve' in choice) {
+      if (choice.approve === 'always') this.writePolicy(a.server, (p) => setToolState(p, a.tool, { kind: 'allow' }));
+      this.emit('ApprovalResolved', { id, decision: 'approved', decided_by: 'user', scope: choice.approve });
+      this.appendAudit(a, 'approved', 'user', null);
+    } else {
+      const { reason, always } = choice.deny;
+      if (always) this.writePolicy(a.server, (p) => setToolState(p, a.tool, { kind: 'deny', reason }));
+      this.emit('ApprovalResolved', { id, decision: 'rejected', decided_by: 'user', scope: null });
+      this.appendAudit(a, 'rejected', 'user', reason);
+    }
+  }
+
+  private select(filter: AuditFilter): AuditRow[] {
+    return this.data.audit
+      .filter((r) => matches(r, filter))
+      .sort((a, b) => b.time_ms - a.time_ms || b.id - a.id);
+  }
+
+  async queryAudit(filter: AuditFilter, limit: number): Promise<AuditRow[]> {
+    this.record(COMMANDS.queryAudit, { filter, limit });
+    return clone(this.select(filter).slice(0, limit));
+  }
+
+  async exportAudit(filter: AuditFilter, format: ExportFormat): Promise<string> {
+    this.record(COMMANDS.exportAudit, { filter, format });
+    const rows = this.select({ ...filter, before: undefined });
+    if (format === 'jsonl') return rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : '');
+    const lines = [CSV_COLUMNS.join(',')];
+    for (const r of rows) lines.push(CSV_COLUMNS.map((c) => csvCell(r[c])).join(','));
+    return lines.join('\n') + '\n';
+  }
+
+  async auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramBucket[]> {
+    this.record(COMMANDS.auditHistogram, { filter, bucket_ms: bucketMs });
+    const rows = this.select({ ...filter, before: undefined });
+    const until = filter.until_ms ?? this.now();
+    const oldest = rows.length ? rows[rows.length - 1].time_ms : until;
+    const since = filter.since_ms ?? oldest;
+    const first = Math.floor(since / bucketMs) * bucketMs;
+    const count = Math.min(500, Math.floor((until - first) / bucketMs) + 1);
+    const buckets: HistogramBucket[] = Array.from({ length: count }, (_, i) => ({ start_ms: first + i * bucketMs, counts: {} }));
+    for (const r of rows) {
+      const i = Math.floor((r.time_ms - first) / bucketMs);
+      const b = buckets[i];
+      if (b) b.counts[r.decision] = (b.counts[r.decision] ?? 0) + 1;
+    }
+    return buckets;
+  }
+
+  async listServers(): Promise<ServerStatus[]> {
+    this.record(COMMANDS.listServers);
+    return clone(this.data.servers);
+  }
+
+  async restartServer(server: string): Promise<void> {
+    this.record(COMMANDS.restartServer, { server });
+    const s = this.data.servers.find((x) => x.name === server);
+    if (!s) throw new BackendError('unknown_server', `no server ${server}`);
+    s.state = 'running';
+    s.tool_count = this.data.tools[server]?.length ?? 0;
+    s.stderr_tail = [...s.stderr_tail, `[portcullis] restarted ${server}`].slice(-20);
+  }
+
+  async listTools(server: string): Promise<ToolInfo[]> {
+    this.record(COMMANDS.listTools, { server });
+    const s = this.data.servers.find((x) => x.name === server);
+    if (s && s.state !== 'running') throw new BackendError('server_not_running', `${server} is not running`);
+    return clone(this.data.tools[server] ?? []);
+  }
+
+  async readPolicy(server: string): Promise<PolicyFile> {
+    this.record(COMMANDS.readPolicy, { server });
+    return { text: this.data.policies[server] ?? null, path: `~/.config/portcullis/policies/${server}.json` };
+  }
+
+  async validatePolicy(server: string, text: string): Promise<ValidationResult> {
+    this.record(COMMANDS.validatePolicy, { server, text });
+    return { problems: mockValidate(text) };
+  }
+
+  async savePolicy(server: string, text: string): Promise<ValidationResult> {
+    this.record(COMMANDS.savePolicy, { server, text });
+    const problems = mockValidate(text);
+    if (problems.length) return { problems };
+    this.data.policies[server] = text;
+    const s = this.data.servers.find((x) => x.name === server);
+    if (s) s.policy = { state: 'ok', problems: [] };
+    this.emit('PolicyReloaded', { server });
+    return { problems: [] };
+  }
+
+  async getSettings(): Promise<Settings> {
+    this.record(COMMANDS.getSettings);
+    return clone(this.data.settings);
+  }
+
+  async setSettings(settings: Settings): Promise<void> {
+    this.record(COMMANDS.setSettings, { settings });
+    this.data.settings = clone(settings);
+  }
+
+  async setPaused(paused: boolean): Promise<void> {
+    this.record(COMMANDS.setPaused, { paused });
+    this.paused = paused;
+  }
+
+  async on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten> {
+    let set = this.handlers.get(event);
+    if (!set) this.handlers.set(event, (set = new Set()));
+    const h = handler as (payload: never) => void;
+    set.add(h);
+    return () => set!.delete(h);
+  }
+}

@@ -1,0 +1,252 @@
+// The policy editor's model: each live tool is in one of five states, read from and written to
+// the policy document (policies/README.md). Pure functions over plain JSON values.
+//
+// Writing changes as little as it can: an existing entry is edited in place, every field the
+// form does not own (rules, class, risk, fields this version does not know) and the order of
+// keys are kept, and a new key goes where the documentation order puts it among the keys
+// already there. (One JavaScript limit: object keys that look like array indices, e.g. a tool
+// named "42", are listed first by the engine and so lose their place.)
+
+import { decidingKey, globMatches, isGlob } from './glob';
+import type { ToolInfo } from './types';
+
+export type Action = 'allow' | 'deny' | 'require_approval';
+
+export type ToolState =
+  | { kind: 'allow' }
+  | { kind: 'rate_limit'; max: number; window: number }
+  | { kind: 'require_approval'; timeout: number | null }
+  | { kind: 'deny'; reason: string | null }
+  | { kind: 'hide' };
+
+export type StateKind = ToolState['kind'];
+
+export const STATE_KINDS: StateKind[] = ['allow', 'rate_limit', 'require_approval', 'deny', 'hide'];
+
+export const STATE_LABELS: Record<StateKind, string> = {
+  allow: 'Allow',
+  rate_limit: 'Rate limit',
+  require_approval: 'Require approval',
+  deny: 'Deny',
+  hide: 'Hide',
+};
+
+/** What decides a tool today. */
+export type Source =
+  | { kind: 'entry'; key: string }
+  | { kind: 'glob'; key: string }
+  | { kind: 'default' }
+  | { kind: 'hide'; pattern: string };
+
+export interface ToolView {
+  state: ToolState;
+  source: Source;
+  /** Argument rules of the deciding entry (edited in the raw JSON only). */
+  rules: number;
+  /** Why the form cannot change this tool, or null. */
+  locked: string | null;
+}
+
+export type PolicyDoc = Record<string, unknown>;
+type Entry = Record<string, unknown>;
+
+/** Top-level fields in documentation order. */
+export const POLICY_FIELDS = ['version', 'default', 'hide', 'approval_timeout', 'redact', 'tools'];
+/** Entry fields in documentation order. */
+export const ENTRY_FIELDS = ['action', 'reason', 'rate_limit', 'approval_timeout', 'rules', 'class', 'risk'];
+
+export const DEFAULT_RATE_LIMIT = { max: 10, window: 60 };
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function tools(policy: PolicyDoc): Record<string, unknown> {
+  return isObject(policy.tools) ? policy.tools : {};
+}
+
+function hideList(policy: PolicyDoc): string[] {
+  return Array.isArray(policy.hide) ? policy.hide.filter((h): h is string => typeof h === 'string') : [];
+}
+
+export function defaultAction(policy: PolicyDoc): Action {
+  const d = policy.default;
+  return d === 'allow' || d === 'deny' || d === 'require_approval' ? d : 'require_approval';
+}
+
+function stateOfAction(action: Action, entry: Entry): ToolState {
+  switch (action) {
+    case 'deny':
+      return { kind: 'deny', reason: typeof entry.reason === 'string' ? entry.reason : null };
+    case 'require_approval':
+      return {
+        kind: 'require_approval',
+        timeout: typeof entry.approval_timeout === 'number' ? entry.approval_timeout : null,
+      };
+    case 'allow': {
+      const rl = entry.rate_limit;
+      if (isObject(rl) && typeof rl.max === 'number' && typeof rl.window === 'number') {
+        return { kind: 'rate_limit', max: rl.max, window: rl.window };
+      }
+      return { kind: 'allow' };
+    }
+  }
+}
+
+function entryAction(entry: Entry): Action {
+  const a = entry.action;
+  return a === 'deny' || a === 'require_approval' ? a : 'allow';
+}
+
+/** How `tool` is decided by `policy`, as one of the five states. */
+export function toolView(policy: PolicyDoc, tool: string): ToolView {
+  const hide = hideList(policy);
+  const hiddenBy = hide.includes(tool) ? tool : hide.find((p) => isGlob(p) && globMatches(p, tool));
+  const globHide = hide.find((p) => p !== tool && isGlob(p) && globMatches(p, tool));
+  const table = tools(policy);
+  const key = decidingKey(Object.keys(table), tool);
+  const entry = key !== null && isObject(table[key]) ? (table[key] as Entry) : {};
+  const rules = Array.isArray(entry.rules) ? entry.rules.length : 0;
+  if (hiddenBy !== undefined) {
+    return {
+      state: { kind: 'hide' },
+      source: { kind: 'hide', pattern: hiddenBy },
+      rules: 0,
+      locked: globHide ? `Hidden by the pattern "${globHide}" in hide; change it in the raw JSON.` : null,
+    };
+  }
+  if (key === null) {
+    return { state: stateOfAction(defaultAction(policy), {}), source: { kind: 'default' }, rules: 0, locked: null };
+  }
+  return {
+    state: stateOfAction(entryAction(entry), entry),
+    source: key === tool ? { kind: 'entry', key } : { kind: 'glob', key },
+    rules,
+    locked: null,
+  };
+}
+
+/**
+ * Returns a copy of `obj` with `key` set to `value`: in place when the key exists, else at the
+ * position `order` gives it relative to the keys already there (last when it is not in `order`).
+ */
+export function withKey(obj: Record<string, unknown>, key: string, value: unknown, order: string[]): Record<string, unknown> {
+  if (key in obj) return { ...obj, [key]: value };
+  const rank = order.indexOf(key);
+  const keys = Object.keys(obj);
+  let at = keys.length;
+  if (rank !== -1) {
+    const later = keys.findIndex((k) => {
+      const r = order.indexOf(k);
+      return r > rank;
+    });
+    if (later !== -1) at = later;
+  }
+  const out: Record<string, unknown> = {};
+  keys.slice(0, at).forEach((k) => (out[k] = obj[k]));
+  out[key] = value;
+  keys.slice(at).forEach((k) => (out[k] = obj[k]));
+  return out;
+}
+
+function without(obj: Record<string, unknown>, ...keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) if (!keys.includes(k)) out[k] = v;
+  return out;
+}
+
+/** The entry fields each state writes; the others the form owns are removed. */
+function applyState(entry: Entry, state: Exclude<ToolState, { kind: 'hide' }>): Entry {
+  const set = (e: Entry, k: string, v: unknown) => withKey(e, k, v, ENTRY_FIELDS);
+  switch (state.kind) {
+    case 'allow':
+      return without(entry, 'action', 'reason', 'rate_limit', 'approval_timeout');
+    case 'rate_limit': {
+      const old = isObject(entry.rate_limit) ? entry.rate_limit : {};
+      const rl = withKey(withKey(old, 'max', state.max, ['max', 'window']), 'window', state.window, ['max', 'window']);
+      return set(without(entry, 'action', 'reason', 'approval_timeout'), 'rate_limit', rl);
+    }
+    case 'require_approval': {
+      let e = set(without(entry, 'rate_limit'), 'action', 'require_approval');
+      e = state.timeout === null ? without(e, 'approval_timeout') : set(e, 'approval_timeout', state.timeout);
+      return e;
+    }
+    case 'deny': {
+      let e = set(without(entry, 'rate_limit', 'approval_timeout'), 'action', 'deny');
+      e = state.reason === null || state.reason === '' ? without(e, 'reason') : set(e, 'reason', state.reason);
+      return e;
+    }
+  }
+}
+
+/**
+ * Returns a new policy in which `tool` is in `state`. The tool gets (or keeps) an entry under
+ * its exact name; a glob entry that covered it is left for the other tools it covers.
+ * Throws when the tool is hidden by a glob in `hide` (the format has no exception to a hide).
+ */
+export function setToolState(policy: PolicyDoc, tool: string, state: ToolState): PolicyDoc {
+  const view = toolView(policy, tool);
+  if (view.locked && state.kind !== 'hide') throw new Error(view.locked);
+  const hide = Array.isArray(policy.hide) ? policy.hide : undefined;
+  let next: PolicyDoc = { ...policy };
+
+  if (state.kind === 'hide') {
+    if (view.state.kind === 'hide') return next;
+    return withKey(next, 'hide', [...(hide ?? []), tool], POLICY_FIELDS);
+  }
+  if (hide && hide.includes(tool)) {
+    next = { ...next, hide: hide.filter((h) => h !== tool) };
+  }
+  const table = isObject(policy.tools) ? policy.tools : {};
+  const current = isObject(table[tool]) ? (table[tool] as Entry) : {};
+  const entry = applyState(current, state);
+  const newTable = withKey(table, tool, entry, []);
+  return withKey(next, 'tools', newTable, POLICY_FIELDS);
+}
+
+/** Sets the action a tool that matches no entry gets. */
+export function setDefault(policy: PolicyDoc, action: Action): PolicyDoc {
+  return withKey(policy, 'default', action, POLICY_FIELDS);
+}
+
+/** A new policy for a server that has none: read-only tools run, everything else asks. */
+export function starterPolicy(toolList: ToolInfo[]): PolicyDoc {
+  const entries: Record<string, unknown> = {};
+  for (const t of toolList) if (t.risk === 'read') entries[t.name] = {};
+  return { version: '1', default: 'require_approval', tools: entries };
+}
+
+export function sameState(a: ToolState, b: ToolState): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The state a person gets on picking `kind`, reusing what `current` already holds. */
+export function stateFor(kind: StateKind, current: ToolState): ToolState {
+  if (kind === current.kind) return current;
+  switch (kind) {
+    case 'allow':
+      return { kind };
+    case 'hide':
+      return { kind };
+    case 'rate_limit':
+      return { kind, ...DEFAULT_RATE_LIMIT };
+    case 'require_approval':
+      return { kind, timeout: null };
+    case 'deny':
+      return { kind, reason: null };
+  }
+}
+
+/** One line that says what decides the tool. */
+export function describeSource(view: ToolView): string {
+  switch (view.source.kind) {
+    case 'entry':
+      return view.rules > 0 ? `own entry, ${view.rules} argument rule${view.rules === 1 ? '' : 's'}` : 'own entry';
+    case 'glob':
+      return `pattern "${view.source.key}"`;
+    case 'default':
+      return 'policy default';
+    case 'hide':
+      return view.source.pattern === '' ? 'hidden' : `hide "${view.source.pattern}"`;
+  }
+}

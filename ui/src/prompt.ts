@@ -1,0 +1,18 @@
+import './app.css';
+import { mount } from 'svelte';
+import Prompt from './components/Prompt.svelte';
+import { getBackend, type Backend } from './lib/backend';
+import { applyTheme } from './state/settings.svelte';
+
+async function pickBackend(): Promise<Backend> {
+  if (!new URLSearchParams(location.search).has('mock')) return getBackend();
+  const { demoBackend } = await import('./lib/demo');
+  return demoBackend();
+}
+
+const backend = await pickBackend();
+backend
+  .getSettings()
+  .then((s) => applyTheme(s.theme))
+  .catch(() => {});
+mount(Prompt, { target: document.getElementById('app')!, props: { backend } });

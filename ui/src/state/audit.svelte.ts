@@ -1,0 +1,160 @@
+// The audit view's state: the filter form, the rows shown (keyset pages, newest first), the
+// selected row, the live tail and the histogram.
+
+import { errorText, type Backend, type Unlisten } from '../lib/backend';
+import {
+  PAGE_SIZE,
+  appendedMatches,
+  bucketFor,
+  emptyForm,
+  mergeNewer,
+  nextPage,
+  toAuditFilter,
+  type AuditForm,
+} from '../lib/audit-query';
+import type { AuditFilter, AuditRow, ExportFormat, HistogramBucket } from '../lib/types';
+
+export class AuditState {
+  form = $state<AuditForm>(emptyForm());
+  rows = $state<AuditRow[]>([]);
+  /** The query whose rows are shown (without a cursor). */
+  filter = $state<AuditFilter>({});
+  hasMore = $state(false);
+  loading = $state(false);
+  error = $state<string | null>(null);
+  selectedId = $state<number | null>(null);
+  live = $state(false);
+  histogram = $state<HistogramBucket[]>([]);
+  bucketMs = $state(3_600_000);
+  servers = $state<string[]>([]);
+  /** Rows announced while the live tail was off or filtered out: a hint to refresh. */
+  unseen = $state(0);
+
+  selected = $derived(this.rows.find((r) => r.id === this.selectedId) ?? null);
+
+  private generation = 0;
+  private unlisten: Unlisten[] = [];
+  private headTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private backend: Backend,
+    private clock: () => number = () => Date.now(),
+    readonly pageSize = PAGE_SIZE,
+    /** Delay that batches a burst of AuditAppended events into one query. */
+    private tailDelayMs = 150,
+  ) {}
+
+  async start(): Promise<void> {
+    this.unlisten.push(await this.backend.on('AuditAppended', (e) => this.onAppended(e)));
+    this.backend
+      .listServers()
+      .then((s) => (this.servers = s.map((x) => x.name)))
+      .catch(() => {});
+    await this.search();
+  }
+
+  stop(): void {
+    this.unlisten.forEach((u) => u());
+    this.unlisten = [];
+    if (this.headTimer) clearTimeout(this.headTimer);
+  }
+
+  /** Runs the form's query from the top. */
+  async search(): Promise<void> {
+    const gen = ++this.generation;
+    const filter = toAuditFilter(this.form, this.clock());
+    this.filter = filter;
+    this.loading = true;
+    this.error = null;
+    this.unseen = 0;
+    try {
+      const rows = await this.backend.queryAudit(filter, this.pageSize);
+      if (gen !== this.generation) return;
+      this.rows = rows;
+      this.hasMore = rows.length === this.pageSize;
+      if (this.selectedId !== null && !rows.some((r) => r.id === this.selectedId)) this.selectedId = null;
+    } catch (e) {
+      if (gen === this.generation) this.error = errorText(e);
+    } finally {
+      if (gen === this.generation) this.loading = false;
+    }
+    void this.refreshHistogram();
+  }
+
+  /** Appends the next page, after the last row shown. */
+  async loadMore(): Promise<void> {
+    const last = this.rows[this.rows.length - 1];
+    if (!last || !this.hasMore || this.loading) return;
+    const gen = this.generation;
+    this.loading = true;
+    try {
+      const page = await this.backend.queryAudit(nextPage(this.filter, last), this.pageSize);
+      if (gen !== this.generation) return;
+      const seen = new Set(this.rows.map((r) => r.id));
+      this.rows = [...this.rows, ...page.filter((r) => !seen.has(r.id))];
+      this.hasMore = page.length === this.pageSize;
+    } catch (e) {
+      this.error = errorText(e);
+    } finally {
+      if (gen === this.generation) this.loading = false;
+    }
+  }
+
+  async refreshHistogram(): Promise<void> {
+    const bucket = bucketFor(this.filter, this.clock());
+    try {
+      const buckets = await this.backend.auditHistogram({ ...this.filter }, bucket);
+      this.bucketMs = bucket;
+      this.histogram = buckets;
+    } catch {
+      this.histogram = [];
+    }
+  }
+
+  /** Fetches the newest rows and puts the new ones on top. */
+  async refreshHead(): Promise<void> {
+    const gen = this.generation;
+    try {
+      const head = await this.backend.queryAudit(this.filter, this.pageSize);
+      if (gen !== this.generation) return;
+      this.rows = mergeNewer(this.rows, head);
+    } catch (e) {
+      this.error = errorText(e);
+    }
+    void this.refreshHistogram();
+  }
+
+  setLive(on: boolean): void {
+    this.live = on;
+    if (on && this.unseen > 0) {
+      this.unseen = 0;
+      void this.refreshHead();
+    }
+  }
+
+  private onAppended(e: { id: number; server: string; tool: string; decision: AuditRow['decision'] }): void {
+    if (!appendedMatches(this.filter, e)) return;
+    if (!this.live) {
+      this.unseen++;
+      return;
+    }
+    if (this.headTimer) return;
+    this.headTimer = setTimeout(() => {
+      this.headTimer = null;
+      void this.refreshHead();
+    }, this.tailDelayMs);
+  }
+
+  select(id: number | null): void {
+    this.selectedId = id;
+  }
+
+  resetForm(): void {
+    this.form = emptyForm();
+  }
+
+  /** The export of every row the current filter matches. */
+  exportText(format: ExportFormat): Promise<string> {
+    return this.backend.exportAudit({ ...this.filter }, format);
+  }
+}

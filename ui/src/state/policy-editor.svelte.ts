@@ -1,0 +1,263 @@
+// The policy editor's state for one server: the file's text is the source of truth; the tool
+// form reads it through policy-model and writes it back. Problems come from two places: the
+// schema check here (instant) and the gateway's `validate_policy` (globs, regexes; debounced).
+
+import { errorText, type Backend, type Unlisten } from '../lib/backend';
+import { parseJson, parsePath, stringifyPretty, type Position } from '../lib/json-doc';
+import { validatePolicyValue } from '../lib/policy-schema';
+import {
+  defaultAction,
+  setDefault,
+  setToolState,
+  starterPolicy,
+  toolView,
+  type Action,
+  type PolicyDoc,
+  type ToolState,
+  type ToolView,
+} from '../lib/policy-model';
+import { isGlob } from '../lib/glob';
+import type { PolicyProblem, ToolInfo } from '../lib/types';
+
+export interface ShownProblem extends PolicyProblem {
+  /** Where in the text, when the path (or the syntax error) can be found there. */
+  position: Position | null;
+  source: 'syntax' | 'schema' | 'gateway';
+}
+
+export interface ToolRow {
+  name: string;
+  info: ToolInfo | null;
+  /** Listed by the running server (false: only named in the policy). */
+  live: boolean;
+  view: ToolView;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export class PolicyEditor {
+  server = $state<string | null>(null);
+  path = $state('');
+  /** Whether a policy file exists on disk. */
+  exists = $state(false);
+  text = $state('');
+  savedText = $state('');
+  tools = $state<ToolInfo[]>([]);
+  toolsError = $state<string | null>(null);
+  gatewayProblems = $state<PolicyProblem[]>([]);
+  /** Problems the gateway announced for the file on disk (PolicyRejected). */
+  rejected = $state<string[]>([]);
+  loading = $state(false);
+  saving = $state(false);
+  message = $state<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  mode = $state<'tools' | 'raw'>('tools');
+
+  parsed = $derived(parseJson(this.text));
+  doc = $derived<PolicyDoc | null>(this.parsed.ok && isObject(this.parsed.value) ? this.parsed.value : null);
+  dirty = $derived(this.text !== this.savedText);
+  /** Nothing to edit: no file on disk and none started. */
+  empty = $derived(!this.exists && this.text === '');
+
+  problems = $derived.by((): ShownProblem[] => {
+    if (this.text === '') return [];
+    const parsed = this.parsed;
+    const out: ShownProblem[] = [];
+    if (!parsed.ok) {
+      out.push({ path: '$', message: `invalid JSON: ${parsed.message}`, position: parsed.position, source: 'syntax' });
+    } else {
+      for (const p of validatePolicyValue(parsed.value)) {
+        out.push({ path: p.path, message: p.message, position: parsed.locate(p.segments), source: 'schema' });
+      }
+    }
+    const seen = new Set(out.map((p) => `${p.path}\n${p.message}`));
+    for (const p of this.gatewayProblems) {
+      if (!parsed.ok && p.path === '$') continue; // the syntax error, said once
+      if (seen.has(`${p.path}\n${p.message}`)) continue;
+      const position = parsed.ok ? parsed.locate(parsePath(p.path)) : null;
+      out.push({ ...p, position, source: 'gateway' });
+    }
+    return out;
+  });
+
+  /** Live tools first (in the server's order), then names only the policy mentions. */
+  rows = $derived.by((): ToolRow[] => {
+    const doc = this.doc;
+    if (!doc) return [];
+    const rows: ToolRow[] = this.tools.map((t) => ({ name: t.name, info: t, live: true, view: toolView(doc, t.name) }));
+    const names = new Set(rows.map((r) => r.name));
+    const mentioned = [
+      ...Object.keys(isObject(doc.tools) ? doc.tools : {}),
+      ...(Array.isArray(doc.hide) ? doc.hide.filter((h): h is string => typeof h === 'string') : []),
+    ];
+    for (const name of mentioned) {
+      if (isGlob(name) || names.has(name)) continue;
+      names.add(name);
+      rows.push({ name, info: null, live: false, view: toolView(doc, name) });
+    }
+    return rows;
+  });
+
+  /** Glob keys of `tools` and `hide` (shown for context; edited in the raw JSON). */
+  patterns = $derived.by((): string[] => {
+    const doc = this.doc;
+    if (!doc) return [];
+    const keys = Object.keys(isObject(doc.tools) ? doc.tools : {}).filter(isGlob);
+    const hides = (Array.isArray(doc.hide) ? doc.hide : []).filter((h): h is string => typeof h === 'string' && isGlob(h));
+    return [...keys.map((k) => `tools: ${k}`), ...hides.map((h) => `hide: ${h}`)];
+  });
+
+  defaultAction = $derived<Action>(this.doc ? defaultAction(this.doc) : 'require_approval');
+
+  private validateTimer: ReturnType<typeof setTimeout> | null = null;
+  private validateSeq = 0;
+  private unlisten: Unlisten[] = [];
+
+  constructor(
+    private backend: Backend,
+    private validateDelayMs = 300,
+  ) {}
+
+  async start(): Promise<void> {
+    this.unlisten.push(
+      await this.backend.on('PolicyReloaded', ({ server }) => {
+        if (server !== this.server) return;
+        this.rejected = [];
+        if (!this.dirty) void this.reload();
+      }),
+      await this.backend.on('PolicyRejected', ({ server, problems }) => {
+        if (server === this.server) this.rejected = problems;
+      }),
+    );
+  }
+
+  stop(): void {
+    this.unlisten.forEach((u) => u());
+    this.unlisten = [];
+    if (this.validateTimer) clearTimeout(this.validateTimer);
+  }
+
+  async open(server: string): Promise<void> {
+    this.server = server;
+    this.message = null;
+    this.gatewayProblems = [];
+    this.rejected = [];
+    this.loading = true;
+    this.tools = [];
+    this.toolsError = null;
+    const toolsLoad = this.backend
+      .listTools(server)
+      .then((t) => {
+        if (this.server === server) this.tools = t;
+      })
+      .catch((e) => {
+        if (this.server === server) this.toolsError = errorText(e);
+      });
+    await Promise.all([this.reload(), toolsLoad]);
+    this.loading = false;
+  }
+
+  /** Reads the file from the gateway, dropping unsaved edits. */
+  async reload(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    try {
+      const file = await this.backend.readPolicy(server);
+      if (this.server !== server) return;
+      this.path = file.path;
+      this.exists = file.text !== null;
+      this.text = file.text ?? '';
+      this.savedText = this.text;
+      this.gatewayProblems = [];
+      if (this.exists) this.scheduleValidate(0);
+    } catch (e) {
+      this.message = { kind: 'error', text: errorText(e) };
+    }
+  }
+
+  /** Raw text edited by hand. */
+  setText(text: string): void {
+    this.text = text;
+    this.message = null;
+    this.scheduleValidate();
+  }
+
+  private write(doc: PolicyDoc): void {
+    this.setText(stringifyPretty(doc));
+  }
+
+  setToolState(tool: string, state: ToolState): void {
+    if (!this.doc) return;
+    try {
+      this.write(setToolState(this.doc, tool, state));
+    } catch (e) {
+      this.message = { kind: 'error', text: errorText(e) };
+    }
+  }
+
+  setDefault(action: Action): void {
+    if (this.doc) this.write(setDefault(this.doc, action));
+  }
+
+  /** Starts a policy for a server without one (saved only on Save). */
+  create(): void {
+    this.write(starterPolicy(this.tools));
+    this.mode = 'tools';
+  }
+
+  revert(): void {
+    this.text = this.savedText;
+    this.gatewayProblems = [];
+    this.message = null;
+    this.scheduleValidate(0);
+  }
+
+  scheduleValidate(delay = this.validateDelayMs): void {
+    if (this.validateTimer) clearTimeout(this.validateTimer);
+    this.validateTimer = setTimeout(() => void this.validateNow(), delay);
+  }
+
+  /** Asks the gateway about the text as it is now. */
+  async validateNow(): Promise<void> {
+    const server = this.server;
+    const text = this.text;
+    if (!server || text === '') return;
+    const seq = ++this.validateSeq;
+    try {
+      const { problems } = await this.backend.validatePolicy(server, text);
+      if (seq === this.validateSeq && this.text === text) this.gatewayProblems = problems;
+    } catch {
+      // The schema check still shows what it can.
+    }
+  }
+
+  async save(): Promise<boolean> {
+    const server = this.server;
+    if (!server || this.saving) return false;
+    if (this.problems.length) {
+      this.message = { kind: 'error', text: 'Fix the problems before saving.' };
+      return false;
+    }
+    this.saving = true;
+    this.message = null;
+    const text = this.text;
+    try {
+      const { problems } = await this.backend.savePolicy(server, text);
+      if (problems.length) {
+        this.gatewayProblems = problems;
+        this.message = { kind: 'error', text: 'The gateway refused the policy; nothing was written.' };
+        return false;
+      }
+      this.savedText = text;
+      this.exists = true;
+      this.message = { kind: 'ok', text: 'Saved; the gateway uses it now.' };
+      return true;
+    } catch (e) {
+      this.message = { kind: 'error', text: errorText(e) };
+      return false;
+    } finally {
+      this.saving = false;
+    }
+  }
+}

@@ -1,0 +1,59 @@
+// App settings (approval timeout, notifications, theme) and the pause switch.
+
+import { errorText, type Backend } from '../lib/backend';
+import type { Settings, Theme } from '../lib/types';
+
+/** Applies a theme to the page: `data-theme` on <html>, read by the CSS variables. */
+export function applyTheme(theme: Theme, root: HTMLElement = document.documentElement): void {
+  root.dataset.theme = theme;
+}
+
+export class SettingsState {
+  settings = $state<Settings | null>(null);
+  paused = $state(false);
+  error = $state<string | null>(null);
+  saved = $state(false);
+
+  constructor(private backend: Backend) {}
+
+  async load(): Promise<void> {
+    try {
+      this.settings = await this.backend.getSettings();
+      applyTheme(this.settings.theme);
+    } catch (e) {
+      this.error = errorText(e);
+    }
+  }
+
+  async update(change: Partial<Settings>): Promise<void> {
+    if (!this.settings) return;
+    const next = { ...this.settings, ...change };
+    if (!Number.isInteger(next.approval_timeout_secs) || next.approval_timeout_secs < 1) {
+      this.error = 'The approval timeout is a whole number of seconds, at least 1.';
+      return;
+    }
+    const before = this.settings;
+    this.settings = next;
+    applyTheme(next.theme);
+    try {
+      await this.backend.setSettings(next);
+      this.error = null;
+      this.saved = true;
+    } catch (e) {
+      this.settings = before;
+      applyTheme(before.theme);
+      this.error = errorText(e);
+    }
+  }
+
+  async setPaused(paused: boolean): Promise<void> {
+    const before = this.paused;
+    this.paused = paused;
+    try {
+      await this.backend.setPaused(paused);
+    } catch (e) {
+      this.paused = before;
+      this.error = errorText(e);
+    }
+  }
+}

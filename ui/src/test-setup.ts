@@ -1,0 +1,4 @@
+import { afterEach } from 'vitest';
+import { cleanup } from '@testing-library/svelte';
+
+afterEach(() => cleanup());
