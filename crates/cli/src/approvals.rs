@@ -72,7 +72,11 @@ pub fn run(data_dir: &Path, command: &Command) -> Outcome {
 }
 
 fn width() -> usize {
-    std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).unwrap_or(80).clamp(40, MAX_WIDTH)
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .unwrap_or(80)
+        .clamp(40, MAX_WIDTH)
 }
 
 async fn list(api: &ControlClient, json: bool) -> Outcome {

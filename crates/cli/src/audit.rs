@@ -40,8 +40,22 @@ enum Format {
 
 /// Column names of DESIGN.md §6, in output order.
 const COLUMNS: &[&str] = &[
-    "id", "time_ms", "session", "client_name", "client_version", "server", "tool", "arguments", "arguments_digest",
-    "decision", "decided_by", "rule", "reason", "wait_ms", "outcome", "upstream_ms",
+    "id",
+    "time_ms",
+    "session",
+    "client_name",
+    "client_version",
+    "server",
+    "tool",
+    "arguments",
+    "arguments_digest",
+    "decision",
+    "decided_by",
+    "rule",
+    "reason",
+    "wait_ms",
+    "outcome",
+    "upstream_ms",
 ];
 
 pub fn run(data_dir: &Path, args: &Args) -> Outcome {
@@ -58,7 +72,12 @@ pub fn run(data_dir: &Path, args: &Args) -> Outcome {
     let text = match args.format {
         Format::Table => table(&rows),
         Format::Json => serde_json::to_string_pretty(&rows).map_err(Failure::user)?,
-        Format::Jsonl => rows.iter().filter_map(|r| serde_json::to_string(r).ok()).collect::<Vec<_>>().join("\n"),
+        Format::Jsonl => rows
+            .iter()
+            .filter_map(|r| serde_json::to_string(r).ok())
+            .map(|l| escape_line_separators(&l))
+            .collect::<Vec<_>>()
+            .join("\n"),
         Format::Csv => csv(&rows),
     };
     if !text.is_empty() {
@@ -93,7 +112,9 @@ fn filter(args: &Args) -> Result<AuditFilter, Failure> {
 }
 
 fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn time_text(ms: i64) -> String {
@@ -102,7 +123,10 @@ fn time_text(ms: i64) -> String {
 }
 
 fn table(rows: &[AuditRow]) -> String {
-    let header = ["TIME", "SERVER", "TOOL", "DECISION", "BY", "RULE", "OUTCOME", "MS"].map(str::to_owned);
+    let header = [
+        "TIME", "SERVER", "TOOL", "DECISION", "BY", "RULE", "OUTCOME", "MS",
+    ]
+    .map(str::to_owned);
     let mut lines: Vec<[String; 8]> = vec![header];
     for r in rows {
         lines.push([
@@ -116,14 +140,35 @@ fn table(rows: &[AuditRow]) -> String {
             r.upstream_ms.map(|m| m.to_string()).unwrap_or_default(),
         ]);
     }
-    let widths: Vec<usize> = (0..8).map(|i| lines.iter().map(|l| l[i].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..8)
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
     lines
         .iter()
         .map(|l| {
-            l.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_owned()
+            l.iter()
+                .zip(&widths)
+                .map(|(cell, w)| format!("{cell:<w$}"))
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_owned()
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// JSON allows raw U+2028/U+2029 inside strings, but line readers that honour Unicode line
+/// breaks would split a row there; escape them so one row stays one line.
+fn escape_line_separators(line: &str) -> String {
+    line.replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
 }
 
 fn csv(rows: &[AuditRow]) -> String {
@@ -154,6 +199,15 @@ fn csv_cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jsonl_rows_never_contain_unicode_line_separators() {
+        let line = serde_json::to_string(&serde_json::json!({"a": "x\u{2028}y\u{2029}z"})).unwrap();
+        let escaped = escape_line_separators(&line);
+        assert!(!escaped.contains('\u{2028}') && !escaped.contains('\u{2029}'));
+        let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
+        assert_eq!(back["a"], "x\u{2028}y\u{2029}z");
+    }
 
     #[test]
     fn csv_quotes_what_needs_quoting() {

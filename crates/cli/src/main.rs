@@ -14,7 +14,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "portcullis", version, about = "A local gate for MCP tool calls: policy, approval and audit")]
+#[command(
+    name = "portcullis",
+    version,
+    about = "A local gate for MCP tool calls: policy, approval and audit"
+)]
 struct Cli {
     /// Config file (default: $PORTCULLIS_CONFIG, else ~/.config/portcullis/portcullis.json)
     #[arg(long, global = true, value_name = "FILE")]

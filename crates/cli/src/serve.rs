@@ -15,11 +15,20 @@ pub fn run(config_path: &Path, data_dir: &Path) -> Outcome {
     runtime.block_on(async {
         let gateway = Gateway::open(config, data_dir).map_err(Failure::user)?;
         let (listener, file) = gateway.bind(data_dir).await.map_err(Failure::user)?;
-        let servers: Vec<&str> = gateway.config().servers.keys().map(String::as_str).collect();
+        let servers: Vec<&str> = gateway
+            .config()
+            .servers
+            .keys()
+            .map(String::as_str)
+            .collect();
         eprintln!(
             "portcullis: ready on {} (servers: {}; data: {})",
             file.url,
-            if servers.is_empty() { "none".to_owned() } else { servers.join(", ") },
+            if servers.is_empty() {
+                "none".to_owned()
+            } else {
+                servers.join(", ")
+            },
             data_dir.display()
         );
         let served = gateway.serve(listener, shutdown_signal()).await;
@@ -53,5 +62,9 @@ async fn shutdown_signal() {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PORTCULLIS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
 }

@@ -40,9 +40,14 @@ pub enum Scope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
     Approved(Scope),
-    Rejected { reason: Option<String>, always: bool },
+    Rejected {
+        reason: Option<String>,
+        always: bool,
+    },
     TimedOut,
-    Cancelled { why: String },
+    Cancelled {
+        why: String,
+    },
 }
 
 impl Resolution {
@@ -128,11 +133,18 @@ pub struct Ticket {
 
 impl ApprovalBroker {
     pub fn new(events: broadcast::Sender<GatewayEvent>) -> Self {
-        Self { state: Mutex::new(State::default()), approvers: AtomicUsize::new(0), events, grants: Grants::default() }
+        Self {
+            state: Mutex::new(State::default()),
+            approvers: AtomicUsize::new(0),
+            events,
+            grants: Grants::default(),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// True while someone can decide (a control-API subscriber, the desktop app).
@@ -143,7 +155,9 @@ impl ApprovalBroker {
     /// Registers an approver until the guard drops.
     pub fn attach_approver(self: &Arc<Self>) -> ApproverGuard {
         self.approvers.fetch_add(1, Ordering::AcqRel);
-        ApproverGuard { broker: self.clone() }
+        ApproverGuard {
+            broker: self.clone(),
+        }
     }
 
     /// Holds a call; `approval.id` is filled in here.
@@ -153,15 +167,37 @@ impl ApprovalBroker {
         state.next_id += 1;
         let id = state.next_id;
         approval.id = id.to_string();
-        state.pending.insert(id, Held { approval: approval.clone(), session_key: session_key.to_owned(), resolve: tx });
+        state.pending.insert(
+            id,
+            Held {
+                approval: approval.clone(),
+                session_key: session_key.to_owned(),
+                resolve: tx,
+            },
+        );
         drop(state);
-        tracing::info!(id, server = approval.server, tool = approval.tool, "call held for approval");
-        let _ = self.events.send(GatewayEvent::ApprovalRequested { approval: Box::new(approval.clone()) });
-        Ticket { id: id.to_string(), approval, resolution: rx }
+        tracing::info!(
+            id,
+            server = approval.server,
+            tool = approval.tool,
+            "call held for approval"
+        );
+        let _ = self.events.send(GatewayEvent::ApprovalRequested {
+            approval: Box::new(approval.clone()),
+        });
+        Ticket {
+            id: id.to_string(),
+            approval,
+            resolution: rx,
+        }
     }
 
     pub fn pending(&self) -> Vec<PendingApproval> {
-        self.lock().pending.values().map(|h| h.approval.clone()).collect()
+        self.lock()
+            .pending
+            .values()
+            .map(|h| h.approval.clone())
+            .collect()
     }
 
     pub fn get(&self, id: &str) -> Option<PendingApproval> {
@@ -170,13 +206,27 @@ impl ApprovalBroker {
     }
 
     /// Ends a held call. The first resolution wins; later ones get [`DecideError::AlreadyDecided`].
-    pub fn resolve(&self, id: &str, resolution: Resolution) -> Result<PendingApproval, DecideError> {
+    pub fn resolve(
+        &self,
+        id: &str,
+        resolution: Resolution,
+    ) -> Result<PendingApproval, DecideError> {
         let mut state = self.lock();
-        let held = id.parse::<u64>().ok().and_then(|key| state.pending.remove(&key));
+        let held = id
+            .parse::<u64>()
+            .ok()
+            .and_then(|key| state.pending.remove(&key));
         let Some(held) = held else {
-            let how = state.recent.iter().find(|(i, _)| i == id).map(|(_, how)| how.clone());
+            let how = state
+                .recent
+                .iter()
+                .find(|(i, _)| i == id)
+                .map(|(_, how)| how.clone());
             return Err(match how {
-                Some(how) => DecideError::AlreadyDecided { id: id.to_owned(), how },
+                Some(how) => DecideError::AlreadyDecided {
+                    id: id.to_owned(),
+                    how,
+                },
                 None => DecideError::Unknown(id.to_owned()),
             });
         };
@@ -184,7 +234,9 @@ impl ApprovalBroker {
         if state.recent.len() == RECENT {
             state.recent.pop_front();
         }
-        state.recent.push_back((id.to_owned(), format!("{decision} by {decided_by}")));
+        state
+            .recent
+            .push_back((id.to_owned(), format!("{decision} by {decided_by}")));
         drop(state);
         let scope = match &resolution {
             Resolution::Approved(scope) => Some(*scope),
@@ -211,7 +263,12 @@ impl ApprovalBroker {
             .map(|h| h.approval.id.clone())
             .collect();
         for id in ids {
-            let _ = self.resolve(&id, Resolution::Cancelled { why: "the client session ended".into() });
+            let _ = self.resolve(
+                &id,
+                Resolution::Cancelled {
+                    why: "the client session ended".into(),
+                },
+            );
         }
         self.grants.end_session(session_key);
     }
@@ -226,7 +283,14 @@ impl ApprovalBroker {
             .find(|h| h.session_key == session_key && h.approval.request_id == request_id)
             .map(|h| h.approval.id.clone());
         match id {
-            Some(id) => self.resolve(&id, Resolution::Cancelled { why: "the client cancelled the request".into() }).is_ok(),
+            Some(id) => self
+                .resolve(
+                    &id,
+                    Resolution::Cancelled {
+                        why: "the client cancelled the request".into(),
+                    },
+                )
+                .is_ok(),
             None => false,
         }
     }
@@ -277,13 +341,32 @@ mod tests {
         let (events, mut rx) = broadcast::channel(16);
         let broker = ApprovalBroker::new(events);
         let ticket = broker.hold(approval(), "s1");
-        assert!(matches!(rx.recv().await.unwrap(), GatewayEvent::ApprovalRequested { .. }));
-        broker.resolve(&ticket.id, Resolution::Approved(Scope::Once)).unwrap();
-        assert_eq!(ticket.resolution.await.unwrap(), Resolution::Approved(Scope::Once));
-        let again = broker.resolve(&ticket.id, Resolution::TimedOut).unwrap_err();
-        assert!(matches!(again, DecideError::AlreadyDecided { .. }), "{again}");
-        assert_eq!(again.to_string(), "approval 1 was already decided (approved by user)");
-        assert!(matches!(broker.resolve("99", Resolution::TimedOut), Err(DecideError::Unknown(_))));
+        assert!(matches!(
+            rx.recv().await.unwrap(),
+            GatewayEvent::ApprovalRequested { .. }
+        ));
+        broker
+            .resolve(&ticket.id, Resolution::Approved(Scope::Once))
+            .unwrap();
+        assert_eq!(
+            ticket.resolution.await.unwrap(),
+            Resolution::Approved(Scope::Once)
+        );
+        let again = broker
+            .resolve(&ticket.id, Resolution::TimedOut)
+            .unwrap_err();
+        assert!(
+            matches!(again, DecideError::AlreadyDecided { .. }),
+            "{again}"
+        );
+        assert_eq!(
+            again.to_string(),
+            "approval 1 was already decided (approved by user)"
+        );
+        assert!(matches!(
+            broker.resolve("99", Resolution::TimedOut),
+            Err(DecideError::Unknown(_))
+        ));
         assert!(broker.pending().is_empty());
     }
 
@@ -295,7 +378,10 @@ mod tests {
         let b = broker.hold(approval(), "s2");
         assert!(!broker.withdraw_request("s1", "8"), "another request id");
         assert!(broker.withdraw_request("s1", "7"));
-        assert!(matches!(a.resolution.await.unwrap(), Resolution::Cancelled { .. }));
+        assert!(matches!(
+            a.resolution.await.unwrap(),
+            Resolution::Cancelled { .. }
+        ));
         assert_eq!(broker.pending().len(), 1);
         assert_eq!(broker.pending()[0].id, b.id);
     }

@@ -16,9 +16,12 @@ impl AuditLog {
     /// Records a decision; returns once the row is committed (or the write failed).
     pub async fn record(&self, row: NewDecision) -> Result<i64, AuditError> {
         let (tx, rx) = oneshot::channel();
-        self.writer.record(row, Box::new(move |result| {
-            let _ = tx.send(result);
-        }));
+        self.writer.record(
+            row,
+            Box::new(move |result| {
+                let _ = tx.send(result);
+            }),
+        );
         rx.await.unwrap_or(Err(AuditError::WriterGone))
     }
 

@@ -13,9 +13,16 @@ pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u64 = 45;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {json_path}: {message}")]
-    Invalid { path: PathBuf, json_path: String, message: String },
+    Invalid {
+        path: PathBuf,
+        json_path: String,
+        message: String,
+    },
 }
 
 /// The config file as written.
@@ -78,11 +85,22 @@ pub struct Config {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerConfig {
-    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
     /// Streamable HTTP (both eras).
-    Http { url: String, headers: BTreeMap<String, String> },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
     /// Deprecated HTTP+SSE: `GET` the URL for an `endpoint` event, POST messages there.
-    Sse { url: String, headers: BTreeMap<String, String> },
+    Sse {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
 }
 
 impl ServerConfig {
@@ -97,8 +115,10 @@ impl ServerConfig {
 
 impl Config {
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
         Self::from_str(&text, path)
     }
 
@@ -114,7 +134,13 @@ impl Config {
             invalid(format!("$.{}", e.path()), inner)
         })?;
         let listen: SocketAddr = raw.listen.parse().map_err(|_| {
-            invalid("$.listen".into(), format!("expected an address like 127.0.0.1:7470, found {:?}", raw.listen))
+            invalid(
+                "$.listen".into(),
+                format!(
+                    "expected an address like 127.0.0.1:7470, found {:?}",
+                    raw.listen
+                ),
+            )
         })?;
         if !listen.ip().is_loopback() && !raw.allow_remote {
             return Err(invalid(
@@ -123,12 +149,19 @@ impl Config {
             ));
         }
         let base = path.parent().unwrap_or(Path::new("."));
-        let policies_dir = if raw.policies.is_absolute() { raw.policies } else { base.join(raw.policies) };
+        let policies_dir = if raw.policies.is_absolute() {
+            raw.policies
+        } else {
+            base.join(raw.policies)
+        };
         let mut servers = BTreeMap::new();
         for (name, server) in raw.mcp_servers {
             let json_path = format!("$.mcpServers[{name:?}]");
             if !valid_server_name(&name) {
-                return Err(invalid(json_path, "server names may use letters, digits, '-', '_' and '.'".into()));
+                return Err(invalid(
+                    json_path,
+                    "server names may use letters, digits, '-', '_' and '.'".into(),
+                ));
             }
             let mut server = server_config(server).map_err(|m| invalid(json_path, m))?;
             // A relative working directory is relative to the config file, like `policies`.
@@ -142,7 +175,10 @@ impl Config {
         Ok(Self {
             listen,
             policies_dir,
-            approval_timeout_secs: raw.approval.timeout_secs.unwrap_or(DEFAULT_APPROVAL_TIMEOUT_SECS),
+            approval_timeout_secs: raw
+                .approval
+                .timeout_secs
+                .unwrap_or(DEFAULT_APPROVAL_TIMEOUT_SECS),
             servers,
         })
     }
@@ -157,7 +193,9 @@ impl Config {
 fn valid_server_name(name: &str) -> bool {
     !name.is_empty()
         && !name.starts_with('.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 fn server_config(raw: RawServer) -> Result<ServerConfig, String> {
@@ -165,24 +203,43 @@ fn server_config(raw: RawServer) -> Result<ServerConfig, String> {
         (Some("stdio"), ..) | (None, Some(_), None) => "stdio",
         (Some("http" | "streamable-http" | "streamableHttp"), ..) | (None, None, Some(_)) => "http",
         (Some("sse"), ..) => "sse",
-        (Some(other), ..) => return Err(format!("unknown type {other:?}, expected \"stdio\", \"http\" or \"sse\"")),
-        (None, Some(_), Some(_)) => return Err("has both \"command\" and \"url\"; set \"type\"".into()),
+        (Some(other), ..) => {
+            return Err(format!(
+                "unknown type {other:?}, expected \"stdio\", \"http\" or \"sse\""
+            ))
+        }
+        (None, Some(_), Some(_)) => {
+            return Err("has both \"command\" and \"url\"; set \"type\"".into())
+        }
         (None, None, None) => return Err("needs \"command\" (stdio) or \"url\" (http)".into()),
     };
     match kind {
         "stdio" => {
             let command = raw.command.ok_or("a stdio server needs \"command\"")?;
-            Ok(ServerConfig::Stdio { command, args: raw.args, env: raw.env, cwd: raw.cwd })
+            Ok(ServerConfig::Stdio {
+                command,
+                args: raw.args,
+                env: raw.env,
+                cwd: raw.cwd,
+            })
         }
         _ => {
             let url = raw.url.ok_or("an http or sse server needs \"url\"")?;
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!("url must start with http:// or https://, found {url:?}"));
+                return Err(format!(
+                    "url must start with http:// or https://, found {url:?}"
+                ));
             }
             Ok(if kind == "sse" {
-                ServerConfig::Sse { url, headers: raw.headers }
+                ServerConfig::Sse {
+                    url,
+                    headers: raw.headers,
+                }
             } else {
-                ServerConfig::Http { url, headers: raw.headers }
+                ServerConfig::Http {
+                    url,
+                    headers: raw.headers,
+                }
             })
         }
     }
@@ -216,14 +273,21 @@ mod tests {
     #[test]
     fn relative_cwd_is_relative_to_the_config_file() {
         let cfg = load(r#"{"mcpServers": {"a": {"command": "node", "cwd": "demo"}}}"#).unwrap();
-        let ServerConfig::Stdio { cwd, .. } = &cfg.servers["a"] else { panic!("stdio") };
+        let ServerConfig::Stdio { cwd, .. } = &cfg.servers["a"] else {
+            panic!("stdio")
+        };
         assert_eq!(cwd.as_deref(), Some(Path::new("/etc/p/demo")));
     }
 
     #[test]
     fn errors_name_the_json_path() {
-        let err = load(r#"{"mcpServers": {"a": {"type": "ws", "url": "x"}}}"#).unwrap_err().to_string();
-        assert!(err.contains("$.mcpServers[\"a\"]") && err.contains("unknown type"), "{err}");
+        let err = load(r#"{"mcpServers": {"a": {"type": "ws", "url": "x"}}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("$.mcpServers[\"a\"]") && err.contains("unknown type"),
+            "{err}"
+        );
         let err = load(r#"{"listen": 7470}"#).unwrap_err().to_string();
         assert!(err.contains("$.listen"), "{err}");
         let err = load(r#"{"lisen": "x"}"#).unwrap_err().to_string();
@@ -232,7 +296,9 @@ mod tests {
 
     #[test]
     fn non_loopback_needs_explicit_consent() {
-        let err = load(r#"{"listen": "0.0.0.0:7470"}"#).unwrap_err().to_string();
+        let err = load(r#"{"listen": "0.0.0.0:7470"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("allow_remote"), "{err}");
         assert!(load(r#"{"listen": "0.0.0.0:7470", "allow_remote": true}"#).is_ok());
     }

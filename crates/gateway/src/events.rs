@@ -8,11 +8,28 @@ use crate::approval::{PendingApproval, Scope};
 #[serde(tag = "type")]
 pub enum GatewayEvent {
     /// A call is held for a person's decision.
-    ApprovalRequested { approval: Box<PendingApproval> },
+    ApprovalRequested {
+        approval: Box<PendingApproval>,
+    },
     /// A held call ended: approved, rejected, timed_out or cancelled.
-    ApprovalResolved { id: String, decision: String, decided_by: String, scope: Option<Scope> },
-    PolicyReloaded { server: String },
+    ApprovalResolved {
+        id: String,
+        decision: String,
+        decided_by: String,
+        scope: Option<Scope>,
+    },
+    PolicyReloaded {
+        server: String,
+    },
     /// A changed policy file was invalid; the last good policy stays in force.
-    PolicyRejected { server: String, problems: Vec<String> },
-    AuditAppended { id: i64, server: String, tool: String, decision: String },
+    PolicyRejected {
+        server: String,
+        problems: Vec<String>,
+    },
+    AuditAppended {
+        id: i64,
+        server: String,
+        tool: String,
+        decision: String,
+    },
 }

@@ -81,7 +81,8 @@ impl Forwarded {
     /// Records the upstream's answer on the decision row.
     pub fn finish(self, response: &Message) {
         let outcome = outcome_of(response);
-        self.audit.complete(self.row_id, outcome, elapsed_ms(self.started));
+        self.audit
+            .complete(self.row_id, outcome, elapsed_ms(self.started));
         if let Some((broker, key)) = self.continuation {
             if let Some(state) = input_required_state(response) {
                 broker.grants.grant_continuation(key, state);
@@ -91,7 +92,8 @@ impl Forwarded {
 
     /// The client went away before the answer.
     pub fn abandon(self) {
-        self.audit.complete(self.row_id, Outcome::Cancelled, elapsed_ms(self.started));
+        self.audit
+            .complete(self.row_id, Outcome::Cancelled, elapsed_ms(self.started));
     }
 }
 
@@ -99,7 +101,10 @@ impl Forwarded {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice {
     Approve(Scope),
-    Deny { reason: Option<String>, always: bool },
+    Deny {
+        reason: Option<String>,
+        always: bool,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -136,7 +141,13 @@ impl Gate {
         let eval = match self.policies.get(&call.server) {
             Some(InForce::Policy(policy)) => policy.evaluate(&call.tool, &call.arguments),
             Some(InForce::Broken(why)) => {
-                let ruling = refused(Decision::Denied, DecidedBy::Gateway, None, why.to_string(), why.to_string());
+                let ruling = refused(
+                    Decision::Denied,
+                    DecidedBy::Gateway,
+                    None,
+                    why.to_string(),
+                    why.to_string(),
+                );
                 return self.settle(&call, caller, ruling, None).await.into();
             }
             None => {
@@ -164,36 +175,75 @@ impl Gate {
                 format!("tool {tool:?} is hidden by policy (rule {rule}) and cannot be called"),
             ),
             Action::Deny => {
-                let reason = eval.reason.clone().unwrap_or_else(|| "denied by policy".into());
+                let reason = eval
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "denied by policy".into());
                 let text = format!("call to {tool:?} denied by policy rule {rule}: {reason}");
-                refused(Decision::Denied, DecidedBy::Policy, Some(rule), reason, text)
+                refused(
+                    Decision::Denied,
+                    DecidedBy::Policy,
+                    Some(rule),
+                    reason,
+                    text,
+                )
             }
             // RequireApproval never gets here: `decide` routes it to `require_approval`.
-            Action::Allow | Action::RequireApproval => match (eval.rate_limit, eval.entry.as_deref()) {
-                (Some(limit), Some(entry)) => match self.rate_limits.check(&call.server, entry, limit, &caller.session) {
-                    Ok(()) => allowed(rule),
-                    Err(wait) => {
-                        let retry = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-                        let reason = format!("rate limit of {} calls per {} s reached for this session", limit.max, limit.window_secs);
-                        let text = format!("call to {tool:?} refused: {reason} (rule {rule}); retry in {retry} s");
-                        refused(Decision::RateLimited, DecidedBy::Policy, Some(rule), reason, text)
+            Action::Allow | Action::RequireApproval => {
+                match (eval.rate_limit, eval.entry.as_deref()) {
+                    (Some(limit), Some(entry)) => {
+                        match self
+                            .rate_limits
+                            .check(&call.server, entry, limit, &caller.session)
+                        {
+                            Ok(()) => allowed(rule),
+                            Err(wait) => {
+                                let retry = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                                let reason = format!(
+                                    "rate limit of {} calls per {} s reached for this session",
+                                    limit.max, limit.window_secs
+                                );
+                                let text = format!("call to {tool:?} refused: {reason} (rule {rule}); retry in {retry} s");
+                                refused(
+                                    Decision::RateLimited,
+                                    DecidedBy::Policy,
+                                    Some(rule),
+                                    reason,
+                                    text,
+                                )
+                            }
+                        }
                     }
-                },
-                _ => allowed(rule),
-            },
+                    _ => allowed(rule),
+                }
+            }
         }
     }
 
-    async fn require_approval(self: &Arc<Self>, call: Call, caller: &Caller, eval: Evaluation) -> Verdict {
+    async fn require_approval(
+        self: &Arc<Self>,
+        call: Call,
+        caller: &Caller,
+        eval: Evaluation,
+    ) -> Verdict {
         let rule = eval.rule.clone();
         let key = call.continuation_key(caller);
-        let standing = if self.approvals.grants.session_allows(&call.server, &call.tool, &caller.session) {
-            Some("approved earlier for this session")
-        } else if self.approvals.grants.take_continuation(&key, call.request_state.as_deref()) {
-            Some("retry of a call already approved")
-        } else {
-            None
-        };
+        let standing =
+            if self
+                .approvals
+                .grants
+                .session_allows(&call.server, &call.tool, &caller.session)
+            {
+                Some("approved earlier for this session")
+            } else if self
+                .approvals
+                .grants
+                .take_continuation(&key, call.request_state.as_deref())
+            {
+                Some("retry of a call already approved")
+            } else {
+                None
+            };
         if let Some(reason) = standing {
             let ruling = Ruling {
                 decision: Decision::Approved,
@@ -211,22 +261,42 @@ impl Gate {
                  (open the Portcullis app or run `portcullis approvals watch`); the call was not forwarded",
                 call.tool
             );
-            let ruling = refused(Decision::Denied, DecidedBy::Gateway, Some(rule), reason, text);
+            let ruling = refused(
+                Decision::Denied,
+                DecidedBy::Gateway,
+                Some(rule),
+                reason,
+                text,
+            );
             return self.settle(&call, caller, ruling, None).await.into();
         }
-        let timeout = crate::approval::timeout(eval.approval_timeout_secs, self.approval_timeout_secs);
-        Verdict::Hold(Box::new(Hold::start(self.clone(), call, caller.clone(), rule, timeout)))
+        let timeout =
+            crate::approval::timeout(eval.approval_timeout_secs, self.approval_timeout_secs);
+        Verdict::Hold(Box::new(Hold::start(
+            self.clone(),
+            call,
+            caller.clone(),
+            rule,
+            timeout,
+        )))
     }
 
     /// Records the ruling (committed), then: `Ok` forward, `Err(result)` answer with `result`.
-    async fn settle(&self, call: &Call, caller: &Caller, ruling: Ruling, wait_ms: Option<i64>) -> Result<Forwarded, Value> {
+    async fn settle(
+        &self,
+        call: &Call,
+        caller: &Caller,
+        ruling: Ruling,
+        wait_ms: Option<i64>,
+    ) -> Result<Forwarded, Value> {
         let row = self.row(call, caller, &ruling, wait_ms);
         tracing::info!(server = call.server, tool = call.tool, decision = %ruling.decision, rule = ?ruling.rule, "tools/call decided");
         let row_id = match self.audit.record(row).await {
             Ok(id) => id,
             Err(e) => {
                 tracing::error!(error = %e, "audit write failed; refusing the call");
-                let text = format!("the audit log cannot be written ({e}); the call was not forwarded");
+                let text =
+                    format!("the audit log cannot be written ({e}); the call was not forwarded");
                 return Err(gate_result::refusal(&text, call.modern));
             }
         };
@@ -241,12 +311,23 @@ impl Gate {
             None => {
                 let continuation = (ruling.decision == Decision::Approved)
                     .then(|| (self.approvals.clone(), call.continuation_key(caller)));
-                Ok(Forwarded { audit: self.audit.clone(), row_id, started: Instant::now(), continuation })
+                Ok(Forwarded {
+                    audit: self.audit.clone(),
+                    row_id,
+                    started: Instant::now(),
+                    continuation,
+                })
             }
         }
     }
 
-    fn row(&self, call: &Call, caller: &Caller, ruling: &Ruling, wait_ms: Option<i64>) -> NewDecision {
+    fn row(
+        &self,
+        call: &Call,
+        caller: &Caller,
+        ruling: &Ruling,
+        wait_ms: Option<i64>,
+    ) -> NewDecision {
         let redact = match self.policies.get(&call.server) {
             Some(InForce::Policy(p)) => p.redact_keys().to_vec(),
             _ => Vec::new(),
@@ -272,20 +353,42 @@ impl Gate {
 
     /// A person decides a held call (control API, desktop app). "Always" choices write the
     /// policy file first, so the rule is in force before the call goes on.
-    pub fn choose(&self, id: &str, choice: Choice) -> Result<crate::approval::PendingApproval, ChoiceError> {
+    pub fn choose(
+        &self,
+        id: &str,
+        choice: Choice,
+    ) -> Result<crate::approval::PendingApproval, ChoiceError> {
         let pending = self.approvals.get(id);
         let resolution = match &choice {
             Choice::Approve(scope) => Resolution::Approved(*scope),
-            Choice::Deny { reason, always } => Resolution::Rejected { reason: reason.clone(), always: *always },
+            Choice::Deny { reason, always } => Resolution::Rejected {
+                reason: reason.clone(),
+                always: *always,
+            },
         };
         if let Some(p) = &pending {
             match &choice {
-                Choice::Approve(Scope::Always) => self.policies.write_entry(&p.server, &p.tool, serde_json::json!({}))?,
-                Choice::Deny { reason, always: true } => {
-                    let reason = reason.clone().unwrap_or_else(|| "denied always by the user".into());
-                    self.policies.write_entry(&p.server, &p.tool, serde_json::json!({ "action": "deny", "reason": reason }))?;
+                Choice::Approve(Scope::Always) => {
+                    self.policies
+                        .write_entry(&p.server, &p.tool, serde_json::json!({}))?
                 }
-                Choice::Approve(Scope::Session) => self.approvals.grants.grant_session(&p.server, &p.tool, &p.session),
+                Choice::Deny {
+                    reason,
+                    always: true,
+                } => {
+                    let reason = reason
+                        .clone()
+                        .unwrap_or_else(|| "denied always by the user".into());
+                    self.policies.write_entry(
+                        &p.server,
+                        &p.tool,
+                        serde_json::json!({ "action": "deny", "reason": reason }),
+                    )?;
+                }
+                Choice::Approve(Scope::Session) => self
+                    .approvals
+                    .grants
+                    .grant_session(&p.server, &p.tool, &p.session),
                 _ => {}
             }
         }
@@ -294,11 +397,29 @@ impl Gate {
 }
 
 fn allowed(rule: String) -> Ruling {
-    Ruling { decision: Decision::Allowed, decided_by: DecidedBy::Policy, rule: Some(rule), reason: None, message: None }
+    Ruling {
+        decision: Decision::Allowed,
+        decided_by: DecidedBy::Policy,
+        rule: Some(rule),
+        reason: None,
+        message: None,
+    }
 }
 
-fn refused(decision: Decision, decided_by: DecidedBy, rule: Option<String>, reason: String, message: String) -> Ruling {
-    Ruling { decision, decided_by, rule, reason: Some(reason), message: Some(message) }
+fn refused(
+    decision: Decision,
+    decided_by: DecidedBy,
+    rule: Option<String>,
+    reason: String,
+    message: String,
+) -> Ruling {
+    Ruling {
+        decision,
+        decided_by,
+        rule,
+        reason: Some(reason),
+        message: Some(message),
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -318,11 +439,16 @@ struct ResultFlags {
 
 /// ok / tool error / failure, from the upstream's response.
 fn outcome_of(response: &Message) -> Outcome {
-    if matches!(response.kind(), portcullis_wire::Kind::Response { is_error: true, .. }) {
+    if matches!(
+        response.kind(),
+        portcullis_wire::Kind::Response { is_error: true, .. }
+    ) {
         return Outcome::Failure;
     }
     match serde_json::from_slice::<ResultHead>(response.bytes()) {
-        Ok(ResultHead { result: Some(ResultFlags { is_error: true, .. }) }) => Outcome::ToolError,
+        Ok(ResultHead {
+            result: Some(ResultFlags { is_error: true, .. }),
+        }) => Outcome::ToolError,
         Ok(_) => Outcome::Ok,
         Err(_) => Outcome::Failure,
     }
@@ -332,7 +458,8 @@ fn outcome_of(response: &Message) -> Outcome {
 fn input_required_state(response: &Message) -> Option<Option<String>> {
     let head = serde_json::from_slice::<ResultHead>(response.bytes()).ok()?;
     let flags = head.result?;
-    (flags.result_type.as_deref() == Some("input_required")).then(|| flags.request_state.map(|s| s.get().to_owned()))
+    (flags.result_type.as_deref() == Some("input_required"))
+        .then(|| flags.request_state.map(|s| s.get().to_owned()))
 }
 
 fn elapsed_ms(since: Instant) -> i64 {

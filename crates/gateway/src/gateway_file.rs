@@ -18,14 +18,25 @@ pub struct GatewayFile {
 
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayFileError {
-    #[error("no gateway is running (no {0}); start one with `portcullis serve` or the desktop app")]
+    #[error(
+        "no gateway is running (no {0}); start one with `portcullis serve` or the desktop app"
+    )]
     Missing(PathBuf),
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path} is not a gateway file: {source}")]
-    Invalid { path: PathBuf, source: serde_json::Error },
+    Invalid {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
     #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl GatewayFile {
@@ -37,7 +48,10 @@ impl GatewayFile {
         let path = Self::path(data_dir);
         let text = std::fs::read_to_string(&path).map_err(|source| match source.kind() {
             std::io::ErrorKind::NotFound => GatewayFileError::Missing(path.clone()),
-            _ => GatewayFileError::Read { path: path.clone(), source },
+            _ => GatewayFileError::Read {
+                path: path.clone(),
+                source,
+            },
         })?;
         serde_json::from_str(&text).map_err(|source| GatewayFileError::Invalid { path, source })
     }
@@ -52,7 +66,11 @@ impl GatewayFile {
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
             let mut file = options.open(&tmp)?;
-            file.write_all(serde_json::to_string_pretty(self).unwrap_or_default().as_bytes())?;
+            file.write_all(
+                serde_json::to_string_pretty(self)
+                    .unwrap_or_default()
+                    .as_bytes(),
+            )?;
             file.sync_all()?;
             std::fs::rename(&tmp, &path)
         };
@@ -81,14 +99,25 @@ mod tests {
     #[test]
     fn write_read_round_trip_with_private_mode() {
         let dir = tempfile::tempdir().unwrap();
-        let file = GatewayFile { url: "http://127.0.0.1:1".into(), token: "t".into(), pid: 7 };
+        let file = GatewayFile {
+            url: "http://127.0.0.1:1".into(),
+            token: "t".into(),
+            pid: 7,
+        };
         file.write(dir.path()).unwrap();
         assert_eq!(GatewayFile::read(dir.path()).unwrap(), file);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(GatewayFile::path(dir.path())).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600, "gateway.json holds the token and must be private");
+            let mode = std::fs::metadata(GatewayFile::path(dir.path()))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(
+                mode & 0o777,
+                0o600,
+                "gateway.json holds the token and must be private"
+            );
         }
     }
 

@@ -64,11 +64,17 @@ pub enum StartError {
     #[error(transparent)]
     Config(#[from] config::ConfigError),
     #[error("cannot create data dir {path}: {source}")]
-    DataDir { path: PathBuf, source: std::io::Error },
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot open the audit database: {0}")]
     Audit(#[from] portcullis_audit::AuditError),
     #[error("cannot listen on {addr}: {source}")]
-    Listen { addr: std::net::SocketAddr, source: std::io::Error },
+    Listen {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
     #[error("a gateway is already running (pid {pid}, {url}); stop it first")]
     AlreadyRunning { pid: u32, url: String },
     #[error(transparent)]
@@ -93,7 +99,11 @@ impl Gateway {
         create_private_dir(data_dir)?;
         let writer = AuditWriter::open(&data_dir.join(AUDIT_FILE))?;
         let (events, _) = broadcast::channel(1024);
-        let policies = Arc::new(PolicyStore::load(&config.policies_dir, config.servers.keys().cloned(), events.clone()));
+        let policies = Arc::new(PolicyStore::load(
+            &config.policies_dir,
+            config.servers.keys().cloned(),
+            events.clone(),
+        ));
         let watcher = policies.watch();
         let gate = Arc::new(Gate {
             policies,
@@ -143,11 +153,18 @@ impl Gateway {
     }
 
     pub fn transport(&self, server: &str) -> Option<&'static str> {
-        self.config.servers.get(server).map(config::ServerConfig::transport)
+        self.config
+            .servers
+            .get(server)
+            .map(config::ServerConfig::transport)
     }
 
     /// Serves HTTP on `listener` until `shutdown` completes, then stops every upstream.
-    pub async fn serve(self: Arc<Self>, listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    pub async fn serve(
+        self: Arc<Self>,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
         let app = http::router(self.clone());
         let pruner = {
             let gateway = self.clone();
@@ -189,18 +206,32 @@ impl Gateway {
     /// Binds the configured address, writes `gateway.json`, returns the listener and its URL.
     pub async fn bind(&self, data_dir: &Path) -> Result<(TcpListener, GatewayFile), StartError> {
         if let Some(running) = running_gateway(data_dir).await {
-            return Err(StartError::AlreadyRunning { pid: running.pid, url: running.url });
+            return Err(StartError::AlreadyRunning {
+                pid: running.pid,
+                url: running.url,
+            });
         }
         let addr = self.config.listen;
-        let listener = TcpListener::bind(addr).await.map_err(|source| StartError::Listen { addr, source })?;
-        let local = listener.local_addr().map_err(|source| StartError::Listen { addr, source })?;
-        let file = GatewayFile { url: format!("http://{local}"), token: self.token.clone(), pid: std::process::id() };
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| StartError::Listen { addr, source })?;
+        let local = listener
+            .local_addr()
+            .map_err(|source| StartError::Listen { addr, source })?;
+        let file = GatewayFile {
+            url: format!("http://{local}"),
+            token: self.token.clone(),
+            pid: std::process::id(),
+        };
         file.write(data_dir)?;
         Ok((listener, file))
     }
 
     pub fn session(&self, server: &str, id: &str) -> Option<Arc<Session>> {
-        let sessions = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let sessions = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let session = sessions.get(id).filter(|s| &*s.server == server).cloned();
         if let Some(s) = &session {
             s.touch();
@@ -229,8 +260,13 @@ impl Gateway {
     /// A new legacy session with its own upstream connection.
     pub async fn open_session(&self, server: &str) -> Result<Arc<Session>, UpstreamError> {
         let id: Arc<str> = Arc::from(new_token());
-        let session = self.connect(server, id.clone(), false, IdMode::Passthrough).await?;
-        self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id, session.clone());
+        let session = self
+            .connect(server, id.clone(), false, IdMode::Passthrough)
+            .await?;
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, session.clone());
         tracing::info!(server, session = %session.id, "session opened");
         Ok(session)
     }
@@ -247,15 +283,36 @@ impl Gateway {
         Ok(session)
     }
 
-    async fn connect(&self, server: &str, id: Arc<str>, stateless: bool, ids: IdMode) -> Result<Arc<Session>, UpstreamError> {
-        let config = self.config.servers.get(server).ok_or_else(|| UpstreamError::Gone(server.to_owned()))?;
+    async fn connect(
+        &self,
+        server: &str,
+        id: Arc<str>,
+        stateless: bool,
+        ids: IdMode,
+    ) -> Result<Arc<Session>, UpstreamError> {
+        let config = self
+            .config
+            .servers
+            .get(server)
+            .ok_or_else(|| UpstreamError::Gone(server.to_owned()))?;
         let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
         let upstream = Upstream::connect(server, config, ids, events_tx).await?;
-        Ok(Session::new(id, Arc::from(server), stateless, upstream, self.gate.clone(), events_rx))
+        Ok(Session::new(
+            id,
+            Arc::from(server),
+            stateless,
+            upstream,
+            self.gate.clone(),
+            events_rx,
+        ))
     }
 
     pub async fn end_session(&self, id: &str) {
-        let session = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(id);
+        let session = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(id);
         if let Some(session) = session {
             tracing::info!(server = %session.server, session = id, "session ended");
             session.close().await;
@@ -263,8 +320,20 @@ impl Gateway {
     }
 
     async fn stop_all(&self) {
-        let sessions: Vec<_> = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain().map(|(_, s)| s).collect();
-        let shared: Vec<_> = self.stateless.lock().await.drain().map(|(_, s)| s).collect();
+        let sessions: Vec<_> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
+        let shared: Vec<_> = self
+            .stateless
+            .lock()
+            .await
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
         let stops = sessions.iter().chain(shared.iter()).map(|s| s.close());
         futures::future::join_all(stops).await;
     }
@@ -273,8 +342,17 @@ impl Gateway {
 /// A gateway already answering from this data dir, if any.
 pub async fn running_gateway(data_dir: &Path) -> Option<GatewayFile> {
     let file = GatewayFile::read(data_dir).ok()?;
-    let client = reqwest::Client::builder().no_proxy().timeout(std::time::Duration::from_secs(2)).build().ok()?;
-    let response = client.get(format!("{}/health", file.url)).bearer_auth(&file.token).send().await.ok()?;
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(std::time::Duration::from_secs(2))
+        .build()
+        .ok()?;
+    let response = client
+        .get(format!("{}/health", file.url))
+        .bearer_auth(&file.token)
+        .send()
+        .await
+        .ok()?;
     response.status().is_success().then_some(file)
 }
 
@@ -285,7 +363,10 @@ fn new_token() -> String {
 }
 
 fn create_private_dir(dir: &Path) -> Result<(), StartError> {
-    let err = |source| StartError::DataDir { path: dir.to_owned(), source };
+    let err = |source| StartError::DataDir {
+        path: dir.to_owned(),
+        source,
+    };
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]

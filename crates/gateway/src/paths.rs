@@ -25,15 +25,20 @@ pub fn config_file(flag: Option<PathBuf>, env: &dyn Environment) -> PathBuf {
 }
 
 pub fn data_dir(flag: Option<PathBuf>, env: &dyn Environment) -> PathBuf {
-    flag.or_else(|| env.var(HOME_ENV).map(PathBuf::from)).unwrap_or_else(platform_data_dir)
+    flag.or_else(|| env.var(HOME_ENV).map(PathBuf::from))
+        .unwrap_or_else(platform_data_dir)
 }
 
 fn platform_config_dir() -> PathBuf {
-    dirs::config_dir().unwrap_or_else(|| PathBuf::from(".")).join("portcullis")
+    dirs::config_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("portcullis")
 }
 
 fn platform_data_dir() -> PathBuf {
-    dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("portcullis")
+    dirs::data_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("portcullis")
 }
 
 #[cfg(test)]
@@ -50,7 +55,10 @@ mod tests {
 
     #[test]
     fn flag_beats_environment_beats_platform() {
-        let env = FakeEnv(HashMap::from([(HOME_ENV, "/env/home"), (CONFIG_ENV, "/env/c.json")]));
+        let env = FakeEnv(HashMap::from([
+            (HOME_ENV, "/env/home"),
+            (CONFIG_ENV, "/env/c.json"),
+        ]));
         assert_eq!(data_dir(Some("/flag".into()), &env), PathBuf::from("/flag"));
         assert_eq!(data_dir(None, &env), PathBuf::from("/env/home"));
         assert_eq!(config_file(None, &env), PathBuf::from("/env/c.json"));

@@ -31,7 +31,11 @@ pub struct PolicyStore {
 
 impl PolicyStore {
     /// Loads the policy of every server.
-    pub fn load(dir: &Path, servers: impl IntoIterator<Item = String>, events: broadcast::Sender<GatewayEvent>) -> Self {
+    pub fn load(
+        dir: &Path,
+        servers: impl IntoIterator<Item = String>,
+        events: broadcast::Sender<GatewayEvent>,
+    ) -> Self {
         let slots = servers
             .into_iter()
             .map(|server| {
@@ -50,11 +54,19 @@ impl PolicyStore {
                 (server, in_force)
             })
             .collect();
-        Self { dir: dir.to_owned(), slots: RwLock::new(slots), events }
+        Self {
+            dir: dir.to_owned(),
+            slots: RwLock::new(slots),
+            events,
+        }
     }
 
     pub fn get(&self, server: &str) -> Option<InForce> {
-        self.slots.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(server).cloned()
+        self.slots
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(server)
+            .cloned()
     }
 
     pub fn path(&self, server: &str) -> PathBuf {
@@ -63,7 +75,11 @@ impl PolicyStore {
 
     /// Re-reads one server's file.
     pub fn reload(&self, server: &str) {
-        let known = self.slots.read().unwrap_or_else(std::sync::PoisonError::into_inner).contains_key(server);
+        let known = self
+            .slots
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains_key(server);
         if !known {
             return;
         }
@@ -74,14 +90,22 @@ impl PolicyStore {
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .insert(server.to_owned(), InForce::Policy(policy));
                 tracing::info!(server, "policy reloaded");
-                let _ = self.events.send(GatewayEvent::PolicyReloaded { server: server.to_owned() });
+                let _ = self.events.send(GatewayEvent::PolicyReloaded {
+                    server: server.to_owned(),
+                });
             }
             Err(e) => {
                 let problems: Vec<String> = e.problems.iter().map(ToString::to_string).collect();
                 for problem in &problems {
-                    tracing::error!(server, "policy change rejected, last good policy kept: {problem}");
+                    tracing::error!(
+                        server,
+                        "policy change rejected, last good policy kept: {problem}"
+                    );
                 }
-                let _ = self.events.send(GatewayEvent::PolicyRejected { server: server.to_owned(), problems });
+                let _ = self.events.send(GatewayEvent::PolicyRejected {
+                    server: server.to_owned(),
+                    problems,
+                });
             }
         }
     }
@@ -89,21 +113,22 @@ impl PolicyStore {
     /// Watches the policies directory and reloads changed files until the returned guard drops.
     pub fn watch(self: &Arc<Self>) -> Option<notify::RecommendedWatcher> {
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-        let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            let Ok(event) = event else { return };
-            if event.kind.is_access() {
-                return;
-            }
-            for path in event.paths {
-                if path.extension().is_some_and(|e| e == "json") {
-                    if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
-                        let _ = tx.send(stem.to_owned());
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                let Ok(event) = event else { return };
+                if event.kind.is_access() {
+                    return;
+                }
+                for path in event.paths {
+                    if path.extension().is_some_and(|e| e == "json") {
+                        if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+                            let _ = tx.send(stem.to_owned());
+                        }
                     }
                 }
-            }
-        })
-        .map_err(|e| tracing::warn!(error = %e, "cannot watch policies; hot reload is off"))
-        .ok()?;
+            })
+            .map_err(|e| tracing::warn!(error = %e, "cannot watch policies; hot reload is off"))
+            .ok()?;
         if let Err(e) = watcher.watch(&self.dir, RecursiveMode::NonRecursive) {
             tracing::warn!(dir = %self.dir.display(), error = %e, "cannot watch the policies directory; hot reload is off");
             return None;
@@ -131,7 +156,12 @@ impl PolicyStore {
     /// Sets `tools[tool]` in the server's policy file ("always allow" / "deny always"), keeping
     /// the rest of the file as it was, then reloads it. A server without a file gets one whose
     /// default still asks a person.
-    pub fn write_entry(&self, server: &str, tool: &str, entry: serde_json::Value) -> Result<(), WriteError> {
+    pub fn write_entry(
+        &self,
+        server: &str,
+        tool: &str,
+        entry: serde_json::Value,
+    ) -> Result<(), WriteError> {
         let path = self.path(server);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
@@ -140,9 +170,16 @@ impl PolicyStore {
             }
             Err(source) => return Err(WriteError::Io { path, source }),
         };
-        let new_text = portcullis_policy::add_tool_entry(&text, tool, entry)
-            .map_err(|e| WriteError::Invalid { path: path.clone(), problems: e.to_string() })?;
-        write_atomically(&path, new_text.as_bytes()).map_err(|source| WriteError::Io { path: path.clone(), source })?;
+        let new_text = portcullis_policy::add_tool_entry(&text, tool, entry).map_err(|e| {
+            WriteError::Invalid {
+                path: path.clone(),
+                problems: e.to_string(),
+            }
+        })?;
+        write_atomically(&path, new_text.as_bytes()).map_err(|source| WriteError::Io {
+            path: path.clone(),
+            source,
+        })?;
         self.reload(server);
         Ok(())
     }
@@ -151,7 +188,10 @@ impl PolicyStore {
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error("cannot write {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path} is not a valid policy, so it was not changed: {problems}")]
     Invalid { path: PathBuf, problems: String },
 }
@@ -161,7 +201,10 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("policy.json");
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("policy.json");
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let mut file = std::fs::File::create(&tmp)?;
     file.write_all(bytes)?;
@@ -177,7 +220,11 @@ fn load_file(path: &Path) -> Result<Policy, PolicyError> {
 }
 
 fn first_problem(e: &PolicyError) -> String {
-    let first = e.problems.first().map(ToString::to_string).unwrap_or_default();
+    let first = e
+        .problems
+        .first()
+        .map(ToString::to_string)
+        .unwrap_or_default();
     match e.problems.len() {
         0 | 1 => first,
         n => format!("{first}; and {} more", n - 1),

@@ -23,15 +23,36 @@ pub struct RateLimits {
 
 impl RateLimits {
     /// Counts one call; `Err(wait)` when the session is over the limit.
-    pub fn check(&self, server: &str, entry: &str, limit: RateLimit, session: &str) -> Result<(), Duration> {
+    pub fn check(
+        &self,
+        server: &str,
+        entry: &str,
+        limit: RateLimit,
+        session: &str,
+    ) -> Result<(), Duration> {
         let limiter = self.limiter(server, entry, limit);
         let key: Arc<str> = Arc::from(session);
-        limiter.check_key(&key).map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
+        limiter
+            .check_key(&key)
+            .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
     }
 
-    fn limiter(&self, server: &str, entry: &str, limit: RateLimit) -> Arc<DefaultKeyedRateLimiter<Arc<str>>> {
-        let key = (Arc::from(server), Arc::from(entry), limit.max, limit.window_secs.get());
-        let mut limiters = self.limiters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    fn limiter(
+        &self,
+        server: &str,
+        entry: &str,
+        limit: RateLimit,
+    ) -> Arc<DefaultKeyedRateLimiter<Arc<str>>> {
+        let key = (
+            Arc::from(server),
+            Arc::from(entry),
+            limit.max,
+            limit.window_secs.get(),
+        );
+        let mut limiters = self
+            .limiters
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         limiters
             .entry(key)
             .or_insert_with(|| {
@@ -46,7 +67,10 @@ impl RateLimits {
 
     /// Drops per-session state that has fully recovered (bounded memory for long runs).
     pub fn prune(&self) {
-        let limiters = self.limiters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let limiters = self
+            .limiters
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for limiter in limiters.values() {
             limiter.retain_recent();
         }
@@ -59,7 +83,10 @@ mod tests {
     use std::num::NonZeroU64;
 
     fn limit(max: u32, window: u64) -> RateLimit {
-        RateLimit { max: NonZeroU32::new(max).unwrap(), window_secs: NonZeroU64::new(window).unwrap() }
+        RateLimit {
+            max: NonZeroU32::new(max).unwrap(),
+            window_secs: NonZeroU64::new(window).unwrap(),
+        }
     }
 
     #[test]
@@ -68,8 +95,14 @@ mod tests {
         assert!(limits.check("s", "get-sum", limit(2, 60), "a").is_ok());
         assert!(limits.check("s", "get-sum", limit(2, 60), "a").is_ok());
         let wait = limits.check("s", "get-sum", limit(2, 60), "a").unwrap_err();
-        assert!(wait > Duration::from_secs(20) && wait <= Duration::from_secs(30), "{wait:?}");
-        assert!(limits.check("s", "get-sum", limit(2, 60), "b").is_ok(), "another session has its own budget");
+        assert!(
+            wait > Duration::from_secs(20) && wait <= Duration::from_secs(30),
+            "{wait:?}"
+        );
+        assert!(
+            limits.check("s", "get-sum", limit(2, 60), "b").is_ok(),
+            "another session has its own budget"
+        );
     }
 
     #[test]

@@ -39,12 +39,20 @@ struct Relay {
     out: mpsc::UnboundedSender<Message>,
 }
 
-pub async fn run<R, W>(file: &GatewayFile, server: &str, stdin: R, stdout: W) -> Result<(), RelayError>
+pub async fn run<R, W>(
+    file: &GatewayFile,
+    server: &str,
+    stdin: R,
+    stdout: W,
+) -> Result<(), RelayError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .unwrap_or_default();
     let url = file.server_url(server);
     check_gateway(&client, &url, &file.token).await?;
     let (out, out_rx) = mpsc::unbounded_channel();
@@ -71,13 +79,18 @@ async fn check_gateway(client: &reqwest::Client, url: &str, token: &str) -> Resu
         .bearer_auth(token)
         .send()
         .await
-        .map_err(|source| RelayError::Unreachable { url: url.to_owned(), source })?;
+        .map_err(|source| RelayError::Unreachable {
+            url: url.to_owned(),
+            source,
+        })?;
     match response.status() {
         reqwest::StatusCode::UNAUTHORIZED => Err(RelayError::Unauthorized),
         reqwest::StatusCode::NOT_FOUND => {
             let body = response.text().await.unwrap_or_default();
             if body.contains("no server named") {
-                Err(RelayError::UnknownServer(url.rsplit('/').next().unwrap_or_default().to_owned()))
+                Err(RelayError::UnknownServer(
+                    url.rsplit('/').next().unwrap_or_default().to_owned(),
+                ))
             } else {
                 Ok(())
             }
@@ -97,13 +110,21 @@ impl Relay {
                         Ok(msg) => self.forward(msg).await,
                         Err(e) => {
                             let text = format!("[portcullis] {e}");
-                            let _ = self.out.send(Message::error_response(None, error_code::PARSE_ERROR, &text));
+                            let _ = self.out.send(Message::error_response(
+                                None,
+                                error_code::PARSE_ERROR,
+                                &text,
+                            ));
                         }
                     },
                     Ok(None) => break,
                     Err(e) => {
                         let text = format!("[portcullis] {e}");
-                        let _ = self.out.send(Message::error_response(None, error_code::PARSE_ERROR, &text));
+                        let _ = self.out.send(Message::error_response(
+                            None,
+                            error_code::PARSE_ERROR,
+                            &text,
+                        ));
                     }
                 }
             }
@@ -130,10 +151,19 @@ impl Relay {
         }
         let response = match request.send().await {
             Ok(r) => r,
-            Err(e) => return self.answer_error(&msg, &format!("[portcullis] the gateway is not answering: {e}")),
+            Err(e) => {
+                return self.answer_error(
+                    &msg,
+                    &format!("[portcullis] the gateway is not answering: {e}"),
+                )
+            }
         };
         if msg.method() == Some(method::INITIALIZE) {
-            if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+            if let Some(id) = response
+                .headers()
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+            {
                 if let Ok(mut s) = self.session.lock() {
                     *s = Some(id.to_owned());
                 }
@@ -159,7 +189,10 @@ impl Relay {
                     Ok(reply) => {
                         let _ = relay.out.send(reply);
                     }
-                    Err(_) => relay.answer_error(&msg, &format!("[portcullis] the gateway answered HTTP {status}")),
+                    Err(_) => relay.answer_error(
+                        &msg,
+                        &format!("[portcullis] the gateway answered HTTP {status}"),
+                    ),
                 }
             }
         });
@@ -169,8 +202,13 @@ impl Relay {
         let mut decoder = SseDecoder::new(MAX_LINE);
         let mut body = response.bytes_stream();
         while let Some(Ok(chunk)) = body.next().await {
-            let Ok(events) = decoder.feed(&chunk) else { return };
-            for event in events.into_iter().filter(portcullis_wire::SseEvent::is_message) {
+            let Ok(events) = decoder.feed(&chunk) else {
+                return;
+            };
+            for event in events
+                .into_iter()
+                .filter(portcullis_wire::SseEvent::is_message)
+            {
                 if let Ok(msg) = Message::parse(event.data.into_bytes()) {
                     let _ = self.out.send(msg);
                 }
@@ -199,7 +237,11 @@ impl Relay {
 
     fn answer_error(&self, msg: &Message, text: &str) {
         if msg.is_request() {
-            let _ = self.out.send(Message::error_response(msg.id(), error_code::INTERNAL_ERROR, text));
+            let _ = self.out.send(Message::error_response(
+                msg.id(),
+                error_code::INTERNAL_ERROR,
+                text,
+            ));
         } else {
             tracing::warn!("{text}");
         }
@@ -208,15 +250,24 @@ impl Relay {
     async fn end_session(&self) {
         let session = self.session.lock().ok().and_then(|s| s.clone());
         if let Some(session) = session {
-            let request = self.client.delete(&self.url).bearer_auth(&self.token).header(SESSION_HEADER, session);
+            let request = self
+                .client
+                .delete(&self.url)
+                .bearer_auth(&self.token)
+                .header(SESSION_HEADER, session);
             let _ = tokio::time::timeout(std::time::Duration::from_secs(2), request.send()).await;
         }
     }
 }
 
-async fn write_stdout<W: AsyncWrite + Unpin>(mut stdout: W, mut rx: mpsc::UnboundedReceiver<Message>) {
+async fn write_stdout<W: AsyncWrite + Unpin>(
+    mut stdout: W,
+    mut rx: mpsc::UnboundedReceiver<Message>,
+) {
     while let Some(msg) = rx.recv().await {
-        if stdout.write_all(&encode_line(msg.bytes())).await.is_err() || stdout.flush().await.is_err() {
+        if stdout.write_all(&encode_line(msg.bytes())).await.is_err()
+            || stdout.flush().await.is_err()
+        {
             return;
         }
     }

@@ -18,15 +18,45 @@ pub enum Risk {
     Delete,
 }
 
-const DELETE: &[&str] = &["delete", "remove", "rm", "drop", "destroy", "purge", "erase", "wipe", "truncate", "kill", "terminate", "unlink", "revoke"];
-const EXECUTE: &[&str] = &["exec", "execute", "run", "eval", "shell", "command", "cmd", "spawn", "launch", "start", "stop", "restart", "reboot", "shutdown", "script", "invoke", "trigger", "deploy", "migrate"];
-const WRITE: &[&str] = &["write", "create", "update", "edit", "set", "put", "post", "insert", "modify", "move", "rename", "upload", "send", "commit", "push", "reset", "apply", "patch", "add", "save", "toggle", "enable", "disable", "merge", "checkout", "clone", "copy", "mkdir", "make", "new", "change", "replace", "assign", "grant", "publish", "archive"];
-const READ: &[&str] = &["get", "list", "read", "search", "find", "query", "show", "describe", "fetch", "status", "view", "count", "check", "echo", "info", "diff", "log", "lookup", "inspect", "browse", "tree", "sum", "head", "tail", "stat", "download", "ping", "validate", "explain"];
+const DELETE: &[&str] = &[
+    "delete",
+    "remove",
+    "rm",
+    "drop",
+    "destroy",
+    "purge",
+    "erase",
+    "wipe",
+    "truncate",
+    "kill",
+    "terminate",
+    "unlink",
+    "revoke",
+];
+const EXECUTE: &[&str] = &[
+    "exec", "execute", "run", "eval", "shell", "command", "cmd", "spawn", "launch", "start",
+    "stop", "restart", "reboot", "shutdown", "script", "invoke", "trigger", "deploy", "migrate",
+];
+const WRITE: &[&str] = &[
+    "write", "create", "update", "edit", "set", "put", "post", "insert", "modify", "move",
+    "rename", "upload", "send", "commit", "push", "reset", "apply", "patch", "add", "save",
+    "toggle", "enable", "disable", "merge", "checkout", "clone", "copy", "mkdir", "make", "new",
+    "change", "replace", "assign", "grant", "publish", "archive",
+];
+const READ: &[&str] = &[
+    "get", "list", "read", "search", "find", "query", "show", "describe", "fetch", "status",
+    "view", "count", "check", "echo", "info", "diff", "log", "lookup", "inspect", "browse", "tree",
+    "sum", "head", "tail", "stat", "download", "ping", "validate", "explain",
+];
 
 fn class_of_word(word: &str) -> Risk {
     let w = word.to_ascii_lowercase();
     let w = w.as_str();
-    let stem = w.strip_suffix("es").filter(|s| DELETE.contains(s) || WRITE.contains(s)).or_else(|| w.strip_suffix('s')).unwrap_or(w);
+    let stem = w
+        .strip_suffix("es")
+        .filter(|s| DELETE.contains(s) || WRITE.contains(s))
+        .or_else(|| w.strip_suffix('s'))
+        .unwrap_or(w);
     let is = |list: &[&str]| list.contains(&w) || list.contains(&stem);
     if is(DELETE) {
         Risk::Delete
@@ -67,7 +97,12 @@ fn words(text: &str) -> Vec<String> {
 }
 
 fn class_of_text(text: &str, max_words: usize) -> Risk {
-    words(text).iter().take(max_words).map(|w| class_of_word(w)).max().unwrap_or(Risk::Unknown)
+    words(text)
+        .iter()
+        .take(max_words)
+        .map(|w| class_of_word(w))
+        .max()
+        .unwrap_or(Risk::Unknown)
 }
 
 /// The risk class of a tool.
@@ -106,7 +141,12 @@ mod tests {
     #[case("echo", None, Some(json!({"readOnlyHint": true, "destructiveHint": false})), Risk::Read)]
     #[case("echo", None, Some(json!({"destructiveHint": true})), Risk::Delete)]
     #[case("read_file", None, Some(json!({"readOnlyHint": false})), Risk::Write)]
-    fn classes(#[case] name: &str, #[case] description: Option<&str>, #[case] annotations: Option<Value>, #[case] expected: Risk) {
+    fn classes(
+        #[case] name: &str,
+        #[case] description: Option<&str>,
+        #[case] annotations: Option<Value>,
+        #[case] expected: Risk,
+    ) {
         assert_eq!(classify(name, description, annotations.as_ref()), expected);
     }
 

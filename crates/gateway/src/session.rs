@@ -98,7 +98,8 @@ impl Session {
 
     /// Notes client activity.
     pub fn touch(&self) {
-        self.last_seen_ms.store(crate::gate::now_ms(), Ordering::Relaxed);
+        self.last_seen_ms
+            .store(crate::gate::now_ms(), Ordering::Relaxed);
     }
 
     /// No client activity for `idle_ms` and no stream open to it: the client is gone.
@@ -120,7 +121,11 @@ impl Session {
     pub async fn send(&self, msg: Message) -> Result<(), crate::upstream::UpstreamError> {
         if msg.method() == Some(method::CANCELLED) {
             if let Some(request_id) = cancelled_request(&msg) {
-                if self.gate.approvals.withdraw_request(&self.id, request_id.as_json()) {
+                if self
+                    .gate
+                    .approvals
+                    .withdraw_request(&self.id, request_id.as_json())
+                {
                     // Still held: the upstream never saw the request, so its cancel stays here too.
                     return Ok(());
                 }
@@ -136,7 +141,9 @@ impl Session {
     }
 
     fn lock_cancelled(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
-        self.cancelled.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.cancelled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Opens the standalone stream for server-initiated messages (HTTP GET).
@@ -147,7 +154,11 @@ impl Session {
     /// A request from the client: police it if it is `tools/call`, forward it, answer it.
     pub async fn request(self: &Arc<Self>, msg: Message, ctx: RequestContext) -> Reply {
         let Some(id) = msg.id().cloned() else {
-            return Reply::Json(Message::error_response(None, error_code::INVALID_REQUEST, "request without id"));
+            return Reply::Json(Message::error_response(
+                None,
+                error_code::INVALID_REQUEST,
+                "request without id",
+            ));
         };
         let mut forwarded = None;
         let mut finish = Finish::Plain;
@@ -162,21 +173,37 @@ impl Session {
             Some(method::INITIALIZE) => self.remember_client(&msg),
             _ => {}
         }
-        let pending = PendingReply { session: self.clone(), id, forwarded, finish };
+        let pending = PendingReply {
+            session: self.clone(),
+            id,
+            forwarded,
+            finish,
+        };
         pending.forward(msg, &ctx).await
     }
 
-    async fn gate_call(&self, msg: &Message, id: &RequestId, caller: &Caller) -> Result<Verdict, Reply> {
+    async fn gate_call(
+        &self,
+        msg: &Message,
+        id: &RequestId,
+        caller: &Caller,
+    ) -> Result<Verdict, Reply> {
         let params: ToolCallParams = msg.params().map_err(|e| {
             let text = format!("invalid tools/call params: {e}");
-            Reply::Json(Message::error_response(Some(id), error_code::INVALID_PARAMS, &text))
+            Reply::Json(Message::error_response(
+                Some(id),
+                error_code::INVALID_PARAMS,
+                &text,
+            ))
         })?;
         let call = Call {
             server: self.server.to_string(),
             modern: params.is_modern(),
             request_state: params.request_state.as_ref().map(Value::to_string),
             tool: params.name,
-            arguments: params.arguments.unwrap_or_else(|| Value::Object(serde_json::Map::new())),
+            arguments: params
+                .arguments
+                .unwrap_or_else(|| Value::Object(serde_json::Map::new())),
             request_id: id.clone(),
         };
         Ok(self.gate.decide(call, caller).await)
@@ -184,7 +211,13 @@ impl Session {
 
     /// A held call: answer on a stream at once so progress can flow while a person decides;
     /// forward only once approved.
-    async fn held(self: &Arc<Self>, hold: Box<Hold>, msg: Message, id: RequestId, ctx: &RequestContext) -> Reply {
+    async fn held(
+        self: &Arc<Self>,
+        hold: Box<Hold>,
+        msg: Message,
+        id: RequestId,
+        ctx: &RequestContext,
+    ) -> Reply {
         if !ctx.accepts_sse {
             // No stream to report progress on, and nothing tells us if the client leaves.
             let verdict = hold.wait(None, std::future::pending()).await;
@@ -195,13 +228,24 @@ impl Session {
             .params::<ToolCallParams>()
             .ok()
             .and_then(|p| p.progress_token().cloned())
-            .map(|token| ProgressSink { token, tx: tx.clone() });
+            .map(|token| ProgressSink {
+                token,
+                tx: tx.clone(),
+            });
         let session = self.clone();
         tokio::spawn(async move {
             let watcher = tx.clone();
-            match hold.wait(progress, async move { watcher.closed().await }).await {
+            match hold
+                .wait(progress, async move { watcher.closed().await })
+                .await
+            {
                 Ok(f) => {
-                    let mut pending = PendingReply { session: session.clone(), id, forwarded: Some(f), finish: Finish::Plain };
+                    let mut pending = PendingReply {
+                        session: session.clone(),
+                        id,
+                        forwarded: Some(f),
+                        finish: Finish::Plain,
+                    };
                     match session.upstream.request(msg).await {
                         Ok(exchange) => pending.stream_into(exchange, tx, None),
                         Err(e) => {
@@ -217,10 +261,21 @@ impl Session {
         Reply::Sse(rx)
     }
 
-    async fn after_hold(self: &Arc<Self>, settled: Result<Forwarded, Value>, msg: Message, id: RequestId, ctx: &RequestContext) -> Reply {
+    async fn after_hold(
+        self: &Arc<Self>,
+        settled: Result<Forwarded, Value>,
+        msg: Message,
+        id: RequestId,
+        ctx: &RequestContext,
+    ) -> Reply {
         match settled {
             Ok(f) => {
-                let pending = PendingReply { session: self.clone(), id, forwarded: Some(f), finish: Finish::Plain };
+                let pending = PendingReply {
+                    session: self.clone(),
+                    id,
+                    forwarded: Some(f),
+                    finish: Finish::Plain,
+                };
                 pending.forward(msg, ctx).await
             }
             Err(result) => Reply::Json(Message::response(&id, &result)),
@@ -228,9 +283,15 @@ impl Session {
     }
 
     fn remember_client(&self, msg: &Message) {
-        let Ok(params) = msg.params::<Value>() else { return };
+        let Ok(params) = msg.params::<Value>() else {
+            return;
+        };
         let info = params.get("clientInfo");
-        let field = |k: &str| info.and_then(|i| i.get(k)).and_then(Value::as_str).map(str::to_owned);
+        let field = |k: &str| {
+            info.and_then(|i| i.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
         if let Ok(mut client) = self.client.lock() {
             *client = (field("name"), field("version"));
         }
@@ -238,17 +299,29 @@ impl Session {
 
     /// Removes hidden tools from a `tools/list` page. Untouched bytes when nothing is hidden.
     fn filter_hidden(&self, response: Message) -> Message {
-        let Ok(mut value) = response.to_value() else { return response };
+        let Ok(mut value) = response.to_value() else {
+            return response;
+        };
         let Some(InForce::Policy(policy)) = self.gate.policies.get(&self.server) else {
             if let Some(tools) = value.pointer("/result/tools").and_then(Value::as_array) {
                 self.gate.catalog.learn(&self.server, tools);
             }
             return response;
         };
-        let Some(tools) = value.pointer_mut("/result/tools").and_then(Value::as_array_mut) else { return response };
+        let Some(tools) = value
+            .pointer_mut("/result/tools")
+            .and_then(Value::as_array_mut)
+        else {
+            return response;
+        };
         self.gate.catalog.learn(&self.server, tools);
         let before = tools.len();
-        tools.retain(|tool| !tool.get("name").and_then(Value::as_str).is_some_and(|name| policy.is_hidden(name)));
+        tools.retain(|tool| {
+            !tool
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| policy.is_hidden(name))
+        });
         if tools.len() == before {
             return response;
         }
@@ -316,7 +389,10 @@ impl PendingReply {
     }
 
     fn unreachable(&mut self, e: &crate::upstream::UpstreamError) -> Message {
-        let text = format!("[portcullis] cannot reach upstream {:?}: {e}", &*self.session.server);
+        let text = format!(
+            "[portcullis] cannot reach upstream {:?}: {e}",
+            &*self.session.server
+        );
         let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, &text);
         self.complete(reply)
     }
@@ -334,7 +410,9 @@ impl PendingReply {
 
     /// Waits for the first message: the response alone → JSON; anything else → a stream.
     async fn adaptive(mut self, mut exchange: Exchange) -> Reply {
-        let Some(first) = exchange.messages.recv().await else { return Reply::Json(self.lost()) };
+        let Some(first) = exchange.messages.recv().await else {
+            return Reply::Json(self.lost());
+        };
         if self.is_final(&first) {
             return Reply::Json(self.complete(first));
         }
@@ -344,7 +422,12 @@ impl PendingReply {
     }
 
     /// SSE answer: stream related messages into `tx` (after `first`), then the response, then end.
-    fn stream_into(mut self, mut exchange: Exchange, tx: mpsc::UnboundedSender<Message>, first: Option<Message>) {
+    fn stream_into(
+        mut self,
+        mut exchange: Exchange,
+        tx: mpsc::UnboundedSender<Message>,
+        first: Option<Message>,
+    ) {
         let outlet = (!self.session.stateless).then(|| self.session.outlets.open_post(tx.clone()));
         if let Some(first) = first {
             let _ = tx.send(first);
@@ -415,7 +498,9 @@ const BACKLOG: usize = 256;
 
 impl Outlets {
     fn lock(&self) -> std::sync::MutexGuard<'_, OutletsInner> {
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn open_post(&self, tx: mpsc::UnboundedSender<Message>) -> u64 {
@@ -432,7 +517,8 @@ impl Outlets {
 
     fn any_open(&self) -> bool {
         let inner = self.lock();
-        inner.post.iter().any(|(_, tx)| !tx.is_closed()) || inner.get.as_ref().is_some_and(|tx| !tx.is_closed())
+        inner.post.iter().any(|(_, tx)| !tx.is_closed())
+            || inner.get.as_ref().is_some_and(|tx| !tx.is_closed())
     }
 
     fn open_get(&self) -> mpsc::UnboundedReceiver<Message> {
@@ -448,18 +534,29 @@ impl Outlets {
     fn deliver(&self, msg: Message, session: &str) {
         let mut inner = self.lock();
         inner.post.retain(|(_, tx)| !tx.is_closed());
-        if inner.get.as_ref().is_some_and(mpsc::UnboundedSender::is_closed) {
+        if inner
+            .get
+            .as_ref()
+            .is_some_and(mpsc::UnboundedSender::is_closed)
+        {
             inner.get = None;
         }
         let newest_post = inner.post.last().map(|(_, tx)| tx.clone());
-        let targets = if msg.is_request() { [newest_post, inner.get.clone()] } else { [inner.get.clone(), newest_post] };
+        let targets = if msg.is_request() {
+            [newest_post, inner.get.clone()]
+        } else {
+            [inner.get.clone(), newest_post]
+        };
         for tx in targets.into_iter().flatten() {
             if tx.send(msg.clone()).is_ok() {
                 return;
             }
         }
         if inner.backlog.len() == BACKLOG {
-            tracing::warn!(session, "no open stream for server messages; dropping the oldest");
+            tracing::warn!(
+                session,
+                "no open stream for server messages; dropping the oldest"
+            );
             inner.backlog.pop_front();
         }
         inner.backlog.push_back(msg);

@@ -42,7 +42,10 @@ pub enum Framing {
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {
     #[error("cannot start `{command}`: {source}")]
-    Spawn { command: String, source: std::io::Error },
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
     #[error("upstream {0} is not running")]
     Gone(String),
     #[error("upstream HTTP error: {0}")]
@@ -68,15 +71,26 @@ impl Upstream {
         events: mpsc::UnboundedSender<Message>,
     ) -> Result<Self, UpstreamError> {
         Ok(match config {
-            ServerConfig::Stdio { command, args, env, cwd } => Self::Stdio(Arc::new(
-                ChildProcess::spawn(server, command, args, env, cwd.as_deref(), ids, events)?,
-            )),
+            ServerConfig::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => Self::Stdio(Arc::new(ChildProcess::spawn(
+                server,
+                command,
+                args,
+                env,
+                cwd.as_deref(),
+                ids,
+                events,
+            )?)),
             ServerConfig::Http { url, headers } => {
                 Self::Http(Arc::new(StreamableHttp::new(server, url, headers, events)))
             }
-            ServerConfig::Sse { url, headers } => {
-                Self::Sse(Arc::new(LegacySse::connect(server, url, headers, events).await?))
-            }
+            ServerConfig::Sse { url, headers } => Self::Sse(Arc::new(
+                LegacySse::connect(server, url, headers, events).await?,
+            )),
         })
     }
 

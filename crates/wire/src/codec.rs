@@ -24,7 +24,11 @@ pub struct LineDecoder {
 
 impl LineDecoder {
     pub fn new(max_len: usize) -> Self {
-        Self { max_len, discarding: false, scanned: 0 }
+        Self {
+            max_len,
+            discarding: false,
+            scanned: 0,
+        }
     }
 
     /// Takes the next complete line out of `buf`, if there is one. Empty lines are skipped.
@@ -105,32 +109,47 @@ mod tests {
 
     #[test]
     fn crlf_is_stripped_once() {
-        assert_eq!(lines(&[b"{\"a\":1}\r\n{\"b\":2}\n"], 100), vec![Ok("{\"a\":1}".into()), Ok("{\"b\":2}".into())]);
+        assert_eq!(
+            lines(&[b"{\"a\":1}\r\n{\"b\":2}\n"], 100),
+            vec![Ok("{\"a\":1}".into()), Ok("{\"b\":2}".into())]
+        );
     }
 
     #[test]
     fn raw_u2028_does_not_split_a_message() {
         let msg = "{\"t\":\"a\u{2028}b\u{2029}c\"}\n";
-        assert_eq!(lines(&[msg.as_bytes()], 100), vec![Ok(msg.trim_end().to_owned())]);
+        assert_eq!(
+            lines(&[msg.as_bytes()], 100),
+            vec![Ok(msg.trim_end().to_owned())]
+        );
     }
 
     #[test]
     fn a_line_split_across_reads_is_joined() {
-        assert_eq!(lines(&[b"{\"a\":", b"1}", b"\n"], 100), vec![Ok("{\"a\":1}".into())]);
+        assert_eq!(
+            lines(&[b"{\"a\":", b"1}", b"\n"], 100),
+            vec![Ok("{\"a\":1}".into())]
+        );
     }
 
     #[test]
     fn oversized_line_is_reported_once_and_the_next_line_survives() {
         let big = vec![b'x'; 50];
         let out = lines(&[&big, &big, b"\n{\"ok\":1}\n"], 20);
-        assert_eq!(out, vec![Err(LineError::TooLong { max: 20 }), Ok("{\"ok\":1}".into())]);
+        assert_eq!(
+            out,
+            vec![Err(LineError::TooLong { max: 20 }), Ok("{\"ok\":1}".into())]
+        );
     }
 
     #[test]
     fn oversized_complete_line_is_reported() {
         let mut input = vec![b'y'; 30];
         input.extend_from_slice(b"\n{}\n");
-        assert_eq!(lines(&[&input], 20), vec![Err(LineError::TooLong { max: 20 }), Ok("{}".into())]);
+        assert_eq!(
+            lines(&[&input], 20),
+            vec![Err(LineError::TooLong { max: 20 }), Ok("{}".into())]
+        );
     }
 
     #[test]

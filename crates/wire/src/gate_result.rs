@@ -10,7 +10,11 @@ pub const PREFIX: &str = "[portcullis]";
 
 /// The result object for a refused call. `modern` adds the 2026-07-28 `resultType`.
 pub fn refusal(text: &str, modern: bool) -> Value {
-    let text = if text.starts_with(PREFIX) { text.to_owned() } else { format!("{PREFIX} {text}") };
+    let text = if text.starts_with(PREFIX) {
+        text.to_owned()
+    } else {
+        format!("{PREFIX} {text}")
+    };
     let mut result = json!({ "content": [{ "type": "text", "text": text }], "isError": true });
     if modern {
         result["resultType"] = json!("complete");
@@ -26,8 +30,14 @@ mod tests {
     fn refusal_is_an_error_result_with_the_prefix() {
         let r = refusal("denied by rule tools.x: no", false);
         assert_eq!(r["isError"], json!(true));
-        assert_eq!(r["content"][0]["text"], json!("[portcullis] denied by rule tools.x: no"));
+        assert_eq!(
+            r["content"][0]["text"],
+            json!("[portcullis] denied by rule tools.x: no")
+        );
         assert!(r.get("resultType").is_none());
-        assert_eq!(refusal("[portcullis] x", true)["resultType"], json!("complete"));
+        assert_eq!(
+            refusal("[portcullis] x", true)["resultType"],
+            json!("complete")
+        );
     }
 }

@@ -61,10 +61,18 @@ impl fmt::Display for RequestId {
 /// What kind of JSON-RPC message this is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
-    Request { id: RequestId, method: Arc<str> },
-    Notification { method: Arc<str> },
+    Request {
+        id: RequestId,
+        method: Arc<str>,
+    },
+    Notification {
+        method: Arc<str>,
+    },
     /// A result or an error. `id` is `None` only for error replies to unparseable requests.
-    Response { id: Option<RequestId>, is_error: bool },
+    Response {
+        id: Option<RequestId>,
+        is_error: bool,
+    },
 }
 
 /// One JSON-RPC message: the exact bytes plus its parsed [`Kind`].
@@ -129,11 +137,17 @@ impl Message {
             None => None,
         };
         match (env.method, id) {
-            (Some(method), Some(id)) => Ok(Kind::Request { id, method: Arc::from(method.as_ref()) }),
-            (Some(method), None) => Ok(Kind::Notification { method: Arc::from(method.as_ref()) }),
-            (None, id) if env.result.is_some() || env.error.is_some() => {
-                Ok(Kind::Response { id, is_error: env.error.is_some() })
-            }
+            (Some(method), Some(id)) => Ok(Kind::Request {
+                id,
+                method: Arc::from(method.as_ref()),
+            }),
+            (Some(method), None) => Ok(Kind::Notification {
+                method: Arc::from(method.as_ref()),
+            }),
+            (None, id) if env.result.is_some() || env.error.is_some() => Ok(Kind::Response {
+                id,
+                is_error: env.error.is_some(),
+            }),
             (None, _) => Err(ParseError::NoKind),
         }
     }
@@ -145,10 +159,17 @@ impl Message {
 
     /// A success response with `result`.
     pub fn response(id: &RequestId, result: &Value) -> Self {
-        let text = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, id.as_json(), result);
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+            id.as_json(),
+            result
+        );
         Self {
             raw: Bytes::from(text),
-            kind: Kind::Response { id: Some(id.clone()), is_error: false },
+            kind: Kind::Response {
+                id: Some(id.clone()),
+                is_error: false,
+            },
         }
     }
 
@@ -157,13 +178,24 @@ impl Message {
         let error = serde_json::json!({ "code": code, "message": message });
         let id_text = id.map_or("null", RequestId::as_json);
         let text = format!(r#"{{"jsonrpc":"2.0","id":{id_text},"error":{error}}}"#);
-        Self { raw: Bytes::from(text), kind: Kind::Response { id: id.cloned(), is_error: true } }
+        Self {
+            raw: Bytes::from(text),
+            kind: Kind::Response {
+                id: id.cloned(),
+                is_error: true,
+            },
+        }
     }
 
     /// A notification with `params`.
     pub fn notification(method: &str, params: &Value) -> Self {
         let text = serde_json::json!({ "jsonrpc": "2.0", "method": method, "params": params });
-        Self { raw: Bytes::from(text.to_string()), kind: Kind::Notification { method: Arc::from(method) } }
+        Self {
+            raw: Bytes::from(text.to_string()),
+            kind: Kind::Notification {
+                method: Arc::from(method),
+            },
+        }
     }
 
     pub fn kind(&self) -> &Kind {
@@ -255,7 +287,9 @@ impl ToolCallParams {
 
     /// True when the request carries the 2026-07-28 per-request protocol version.
     pub fn is_modern(&self) -> bool {
-        self.meta.as_ref().is_some_and(|m| m.contains_key(crate::method::META_PROTOCOL_VERSION))
+        self.meta
+            .as_ref()
+            .is_some_and(|m| m.contains_key(crate::method::META_PROTOCOL_VERSION))
     }
 }
 
@@ -267,9 +301,15 @@ mod tests {
     #[rstest]
     #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, "request")]
     #[case(r#"{"jsonrpc":"2.0","id":"a","method":"x/y","params":{}}"#, "request")]
-    #[case(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, "notification")]
+    #[case(
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "notification"
+    )]
     #[case(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, "response")]
-    #[case(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#, "response")]
+    #[case(
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#,
+        "response"
+    )]
     fn kinds(#[case] text: &str, #[case] expected: &str) {
         let kind = match Message::parse(text.to_owned()).unwrap().kind() {
             Kind::Request { .. } => "request",
@@ -283,7 +323,10 @@ mod tests {
     #[case("not json", "not valid JSON")]
     #[case("[1,2]", "batches")]
     #[case("42", "JSON object")]
-    #[case(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"x"}"#, "invalid JSON-RPC id")]
+    #[case(
+        r#"{"jsonrpc":"2.0","id":{"a":1},"method":"x"}"#,
+        "invalid JSON-RPC id"
+    )]
     #[case(r#"{"jsonrpc":"2.0","id":1}"#, "no method, result or error")]
     #[case("", "empty")]
     fn malformed_messages_say_why(#[case] text: &str, #[case] needle: &str) {
@@ -295,15 +338,23 @@ mod tests {
     fn ids_keep_their_json_type() {
         let a = Message::parse(r#"{"id":1,"method":"m"}"#).unwrap();
         let b = Message::parse(r#"{"id":"1","method":"m"}"#).unwrap();
-        assert_ne!(a.id(), b.id(), "number 1 and string \"1\" are different ids");
+        assert_ne!(
+            a.id(),
+            b.id(),
+            "number 1 and string \"1\" are different ids"
+        );
         assert_eq!(a.id().unwrap().as_json(), "1");
         assert_eq!(b.id().unwrap().as_json(), "\"1\"");
     }
 
     #[test]
     fn bytes_are_kept_exactly() {
-        let text = "{\"id\":1, \"method\":\"m\",\"params\":{\"z\":1,\"a\":\"\u{2028}\"},\"_x\":true}";
-        assert_eq!(Message::parse(text).unwrap().bytes().as_ref(), text.as_bytes());
+        let text =
+            "{\"id\":1, \"method\":\"m\",\"params\":{\"z\":1,\"a\":\"\u{2028}\"},\"_x\":true}";
+        assert_eq!(
+            Message::parse(text).unwrap().bytes().as_ref(),
+            text.as_bytes()
+        );
     }
 
     #[test]

@@ -37,7 +37,12 @@ pub struct SseDecoder {
 
 impl SseDecoder {
     pub fn new(max_event: usize) -> Self {
-        Self { buf: BytesMut::new(), current: SseEvent::default(), has_fields: false, max_event }
+        Self {
+            buf: BytesMut::new(),
+            current: SseEvent::default(),
+            has_fields: false,
+            max_event,
+        }
     }
 
     /// Feeds bytes; returns the events they completed.
@@ -54,7 +59,9 @@ impl SseDecoder {
         if self.buf.len() + self.current.data.len() > self.max_event {
             self.buf.clear();
             self.current = SseEvent::default();
-            return Err(SseError::TooLarge { max: self.max_event });
+            return Err(SseError::TooLarge {
+                max: self.max_event,
+            });
         }
         Ok(events)
     }
@@ -130,14 +137,21 @@ mod tests {
 
     fn decode_all(chunks: &[&str]) -> Vec<SseEvent> {
         let mut dec = SseDecoder::new(1 << 20);
-        chunks.iter().flat_map(|c| dec.feed(c.as_bytes()).unwrap()).collect()
+        chunks
+            .iter()
+            .flat_map(|c| dec.feed(c.as_bytes()).unwrap())
+            .collect()
     }
 
     #[test]
     fn priming_event_comments_and_message() {
-        let events = decode_all(&["id: 0\ndata:\n\n: keep-alive\n\nevent: message\ndata: {\"a\":1}\n\n"]);
+        let events =
+            decode_all(&["id: 0\ndata:\n\n: keep-alive\n\nevent: message\ndata: {\"a\":1}\n\n"]);
         assert_eq!(events.len(), 2);
-        assert!(!events[0].is_message(), "an empty-data priming event is not a message");
+        assert!(
+            !events[0].is_message(),
+            "an empty-data priming event is not a message"
+        );
         assert_eq!(events[1].data, "{\"a\":1}");
         assert!(events[1].is_message());
     }
@@ -145,7 +159,14 @@ mod tests {
     #[test]
     fn multiline_data_and_crlf_and_split_chunks() {
         let events = decode_all(&["data: {\"a\":\r\n", "data: 1}\r", "\n\r\n"]);
-        assert_eq!(events, vec![SseEvent { event: None, data: "{\"a\":\n1}".into(), id: None }]);
+        assert_eq!(
+            events,
+            vec![SseEvent {
+                event: None,
+                data: "{\"a\":\n1}".into(),
+                id: None
+            }]
+        );
     }
 
     #[test]
@@ -165,6 +186,9 @@ mod tests {
     #[test]
     fn oversized_event_is_refused() {
         let mut dec = SseDecoder::new(10);
-        assert_eq!(dec.feed(b"data: 0123456789abcdef\n").unwrap_err(), SseError::TooLarge { max: 10 });
+        assert_eq!(
+            dec.feed(b"data: 0123456789abcdef\n").unwrap_err(),
+            SseError::TooLarge { max: 10 }
+        );
     }
 }

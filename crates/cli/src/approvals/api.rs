@@ -72,7 +72,9 @@ pub struct Resolved {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "type")]
 pub enum ControlEvent {
-    ApprovalRequested { approval: Box<Approval> },
+    ApprovalRequested {
+        approval: Box<Approval>,
+    },
     ApprovalResolved(Resolved),
     #[serde(other)]
     Other,
@@ -133,14 +135,22 @@ impl ControlClient {
             GatewayFileError::Missing(_) => Failure::NoGateway(e.to_string()),
             other => Failure::user(other),
         })?;
-        let base = Url::parse(&file.url)
-            .map_err(|e| Failure::user(format!("gateway.json has an invalid url {:?}: {e}", file.url)))?;
+        let base = Url::parse(&file.url).map_err(|e| {
+            Failure::user(format!(
+                "gateway.json has an invalid url {:?}: {e}",
+                file.url
+            ))
+        })?;
         let http = reqwest::Client::builder()
             .no_proxy()
             .connect_timeout(CONNECT_TIMEOUT)
             .build()
             .map_err(|e| Failure::user(format!("cannot start an HTTP client: {e}")))?;
-        Ok(Self { http, base, token: file.token })
+        Ok(Self {
+            http,
+            base,
+            token: file.token,
+        })
     }
 
     fn url(&self, segments: &[&str]) -> Url {
@@ -151,8 +161,17 @@ impl ControlClient {
         url
     }
 
-    async fn send(&self, method: Method, url: Url, body: Option<Value>) -> Result<reqwest::Response, ApiError> {
-        let mut request = self.http.request(method, url).bearer_auth(&self.token).timeout(REQUEST_TIMEOUT);
+    async fn send(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<Value>,
+    ) -> Result<reqwest::Response, ApiError> {
+        let mut request = self
+            .http
+            .request(method, url)
+            .bearer_auth(&self.token)
+            .timeout(REQUEST_TIMEOUT);
         if let Some(body) = body {
             request = request.json(&body);
         }
@@ -167,9 +186,14 @@ impl ControlClient {
             .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned));
         Err(match (status, message) {
             (StatusCode::UNAUTHORIZED, _) => ApiError::Unauthorized,
-            (StatusCode::NOT_FOUND | StatusCode::CONFLICT, Some(message)) => ApiError::NotPending(message),
+            (StatusCode::NOT_FOUND | StatusCode::CONFLICT, Some(message)) => {
+                ApiError::NotPending(message)
+            }
             (StatusCode::NOT_FOUND, None) => ApiError::NoControlApi(self.base.to_string()),
-            (status, message) => ApiError::Refused { status, message: message.unwrap_or(text) },
+            (status, message) => ApiError::Refused {
+                status,
+                message: message.unwrap_or(text),
+            },
         })
     }
 
@@ -181,15 +205,23 @@ impl ControlClient {
         } else {
             e.to_string()
         };
-        ApiError::Unreachable { url: self.base.to_string(), reason }
+        ApiError::Unreachable {
+            url: self.base.to_string(),
+            reason,
+        }
     }
 
     /// The pending approvals exactly as the gateway sent them (for `--json`).
     pub async fn list_raw(&self) -> Result<Value, ApiError> {
-        let response = self.send(Method::GET, self.url(&["control", "approvals"]), None).await?;
+        let response = self
+            .send(Method::GET, self.url(&["control", "approvals"]), None)
+            .await?;
         response.json::<Value>().await.map_err(|e| {
             if e.is_decode() {
-                ApiError::Refused { status: StatusCode::OK, message: format!("not a JSON answer: {e}") }
+                ApiError::Refused {
+                    status: StatusCode::OK,
+                    message: format!("not a JSON answer: {e}"),
+                }
             } else {
                 self.unreachable(&e)
             }
@@ -208,13 +240,21 @@ impl ControlClient {
     pub async fn approve(&self, id: &str, scope: Scope) -> Result<(), ApiError> {
         check_id(id)?;
         let url = self.url(&["control", "approvals", id, "approve"]);
-        self.send(Method::POST, url, Some(json!({ "scope": scope.as_str() }))).await.map(drop)
+        self.send(Method::POST, url, Some(json!({ "scope": scope.as_str() })))
+            .await
+            .map(drop)
     }
 
     pub async fn deny(&self, id: &str, reason: Option<&str>, always: bool) -> Result<(), ApiError> {
         check_id(id)?;
         let url = self.url(&["control", "approvals", id, "deny"]);
-        self.send(Method::POST, url, Some(json!({ "reason": reason, "always": always }))).await.map(drop)
+        self.send(
+            Method::POST,
+            url,
+            Some(json!({ "reason": reason, "always": always })),
+        )
+        .await
+        .map(drop)
     }
 
     /// Subscribes to the event stream. While it is open the gateway counts this CLI as an approver.
@@ -279,7 +319,9 @@ impl EventStream {
                 }
                 return Some(match serde_json::from_str::<ControlEvent>(&event.data) {
                     Ok(event) => StreamItem::Event(event),
-                    Err(e) => StreamItem::Unreadable(format!("unreadable event from the gateway: {e}")),
+                    Err(e) => {
+                        StreamItem::Unreadable(format!("unreadable event from the gateway: {e}"))
+                    }
                 });
             }
             match self.body.next().await? {
@@ -298,7 +340,9 @@ fn id_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, 
     match Value::deserialize(deserializer)? {
         Value::String(s) => Ok(s),
         Value::Number(n) => Ok(n.to_string()),
-        other => Err(serde::de::Error::custom(format!("an approval id must be a string, not {other}"))),
+        other => Err(serde::de::Error::custom(format!(
+            "an approval id must be a string, not {other}"
+        ))),
     }
 }
 
@@ -324,9 +368,10 @@ mod tests {
 
     #[test]
     fn approval_tolerates_nulls_and_numeric_ids() {
-        let approval: Approval = serde_json::from_value(json!({"id":17,"server":"fs","tool":"t","title":null,
+        let approval: Approval =
+            serde_json::from_value(json!({"id":17,"server":"fs","tool":"t","title":null,
             "description":null,"client":{"name":null,"version":null},"arguments":{}}))
-        .unwrap();
+            .unwrap();
         assert_eq!(approval.id, "17");
         assert_eq!(approval.title, None);
     }
@@ -334,7 +379,10 @@ mod tests {
     #[test]
     fn events_parse_by_type_and_unknown_types_are_other() {
         let requested = json!({"type":"ApprovalRequested","approval":sample()}).to_string();
-        assert!(matches!(serde_json::from_str::<ControlEvent>(&requested).unwrap(), ControlEvent::ApprovalRequested { .. }));
+        assert!(matches!(
+            serde_json::from_str::<ControlEvent>(&requested).unwrap(),
+            ControlEvent::ApprovalRequested { .. }
+        ));
         let resolved = r#"{"type":"ApprovalResolved","id":"17","decision":"timed_out","decided_by":"timeout","scope":null}"#;
         assert_eq!(
             serde_json::from_str::<ControlEvent>(resolved).unwrap(),
@@ -345,10 +393,17 @@ mod tests {
                 scope: None
             })
         );
-        let other = r#"{"type":"AuditAppended","id":3,"server":"fs","tool":"t","decision":"allowed"}"#;
-        assert_eq!(serde_json::from_str::<ControlEvent>(other).unwrap(), ControlEvent::Other);
+        let other =
+            r#"{"type":"AuditAppended","id":3,"server":"fs","tool":"t","decision":"allowed"}"#;
+        assert_eq!(
+            serde_json::from_str::<ControlEvent>(other).unwrap(),
+            ControlEvent::Other
+        );
         let future = r#"{"type":"SomethingNew","x":1}"#;
-        assert_eq!(serde_json::from_str::<ControlEvent>(future).unwrap(), ControlEvent::Other);
+        assert_eq!(
+            serde_json::from_str::<ControlEvent>(future).unwrap(),
+            ControlEvent::Other
+        );
     }
 
     #[test]
@@ -358,9 +413,16 @@ mod tests {
             base: Url::parse("http://127.0.0.1:7470").unwrap(),
             token: String::new(),
         };
-        assert_eq!(client.url(&["control", "approvals", "17", "approve"]).as_str(), "http://127.0.0.1:7470/control/approvals/17/approve");
         assert_eq!(
-            client.url(&["control", "approvals", "../x?y", "deny"]).as_str(),
+            client
+                .url(&["control", "approvals", "17", "approve"])
+                .as_str(),
+            "http://127.0.0.1:7470/control/approvals/17/approve"
+        );
+        assert_eq!(
+            client
+                .url(&["control", "approvals", "../x?y", "deny"])
+                .as_str(),
             "http://127.0.0.1:7470/control/approvals/..%2Fx%3Fy/deny"
         );
     }

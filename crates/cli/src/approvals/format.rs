@@ -76,11 +76,18 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 
 /// When the gateway will refuse the call if no one decides.
 pub fn expiry(approval: &Approval) -> Option<SystemTime> {
-    if let Some(at) = approval.expires_at.as_deref().and_then(|t| humantime::parse_rfc3339_weak(t).ok()) {
+    if let Some(at) = approval
+        .expires_at
+        .as_deref()
+        .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
+    {
         return Some(at);
     }
     // Only trust the millisecond field if it is a wall-clock time (after 2001).
-    approval.expires_at_ms.filter(|ms| *ms > 1_000_000_000_000).map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
+    approval
+        .expires_at_ms
+        .filter(|ms| *ms > 1_000_000_000_000)
+        .map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
 }
 
 /// Time left, rounded up to whole seconds: `43s`, `2m05s`, `1h02m`, `expired`, or `-` if unknown.
@@ -121,20 +128,35 @@ pub fn table(approvals: &[Approval], now: SystemTime) -> String {
     if approvals.is_empty() {
         return "no pending approvals".to_owned();
     }
-    let mut rows = vec![["ID", "SERVER", "TOOL", "RISK", "CLIENT", "EXPIRES IN"].map(str::to_owned)];
+    let mut rows =
+        vec![["ID", "SERVER", "TOOL", "RISK", "CLIENT", "EXPIRES IN"].map(str::to_owned)];
     for a in approvals {
         rows.push([
             clean(&a.id),
             clean(&a.server),
             clean(&a.tool),
             clean(a.risk.as_deref().unwrap_or("unknown")),
-            if a.client == Client::default() { "-".to_owned() } else { client_text(&a.client) },
+            if a.client == Client::default() {
+                "-".to_owned()
+            } else {
+                client_text(&a.client)
+            },
             time_left(now, expiry(a)),
         ]);
     }
-    let widths: Vec<usize> = (0..6).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..6)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
     rows.iter()
-        .map(|r| r.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_owned())
+        .map(|r| {
+            r.iter()
+                .zip(&widths)
+                .map(|(cell, w)| format!("{cell:<w$}"))
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_owned()
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -155,26 +177,47 @@ pub fn card(approval: &Approval, now: SystemTime, width: usize, waiting: usize) 
     let width = width.max(LABEL_WIDTH + 20);
     let mut out = Vec::new();
     let head = format!("---- approval {} ", clean(&approval.id));
-    let tail = if waiting > 0 { format!(" {waiting} more waiting ----") } else { String::new() };
+    let tail = if waiting > 0 {
+        format!(" {waiting} more waiting ----")
+    } else {
+        String::new()
+    };
     let fill = width.saturating_sub(head.chars().count() + tail.chars().count());
     out.push(format!("{head}{}{tail}", "-".repeat(fill)));
     let mut field = |label: &str, value: &str| {
         let mut lines = wrap(value, width - LABEL_WIDTH).into_iter();
-        out.push(format!("  {label:<w$}{}", lines.next().unwrap_or_default(), w = LABEL_WIDTH - 2).trim_end().to_owned());
+        out.push(
+            format!(
+                "  {label:<w$}{}",
+                lines.next().unwrap_or_default(),
+                w = LABEL_WIDTH - 2
+            )
+            .trim_end()
+            .to_owned(),
+        );
         out.extend(lines.map(|l| format!("{}{l}", " ".repeat(LABEL_WIDTH))));
     };
     field("server", &clean(&approval.server));
     let tool = match approval.title.as_deref() {
-        Some(title) if !title.is_empty() && title != approval.tool => format!("{} ({})", clean(&approval.tool), clean(title)),
+        Some(title) if !title.is_empty() && title != approval.tool => {
+            format!("{} ({})", clean(&approval.tool), clean(title))
+        }
         _ => clean(&approval.tool),
     };
     field("tool", &tool);
-    if let Some(description) = approval.description.as_deref().filter(|d| !d.trim().is_empty()) {
+    if let Some(description) = approval
+        .description
+        .as_deref()
+        .filter(|d| !d.trim().is_empty())
+    {
         field("about", &clean_block(description.trim()));
     }
     field("risk", &risk_text(approval.risk.as_deref()));
     field("agent", &client_text(&approval.client));
-    field("session", &clean(approval.session.as_deref().unwrap_or("-")));
+    field(
+        "session",
+        &clean(approval.session.as_deref().unwrap_or("-")),
+    );
     field("rule", &clean(approval.rule.as_deref().unwrap_or("-")));
     let expires = match time_left(now, expiry(approval)).as_str() {
         "-" => "no deadline given".to_owned(),
@@ -183,7 +226,11 @@ pub fn card(approval: &Approval, now: SystemTime, width: usize, waiting: usize) 
     };
     field("expires", &expires);
     out.push("  arguments".to_owned());
-    out.extend(arguments_text(&approval.arguments).lines().map(|l| format!("    {l}")));
+    out.extend(
+        arguments_text(&approval.arguments)
+            .lines()
+            .map(|l| format!("    {l}")),
+    );
     out.join("\n")
 }
 
@@ -192,13 +239,19 @@ fn arguments_text(arguments: &Value) -> String {
     match arguments {
         Value::Null => "(none)".to_owned(),
         Value::Object(map) if map.is_empty() => "{}".to_owned(),
-        other => clean_block(&serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string())),
+        other => {
+            clean_block(&serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string()))
+        }
     }
 }
 
 /// The prompt line under a card, kept short so it fits one terminal row.
 pub fn prompt(approval: &Approval, now: SystemTime, waiting: usize) -> String {
-    let more = if waiting > 0 { format!(", {waiting} more waiting") } else { String::new() };
+    let more = if waiting > 0 {
+        format!(", {waiting} more waiting")
+    } else {
+        String::new()
+    };
     format!("[a/s/A/d/D/r/q] {}{more} > ", countdown(now, approval))
 }
 
@@ -216,7 +269,12 @@ pub fn approved_line(id: &str, scope: &str, call: Option<&Approval>) -> String {
     line
 }
 
-pub fn rejected_line(id: &str, always: bool, reason: Option<&str>, call: Option<&Approval>) -> String {
+pub fn rejected_line(
+    id: &str,
+    always: bool,
+    reason: Option<&str>,
+    call: Option<&Approval>,
+) -> String {
     let mut line = format!("rejected {}", clean(id));
     if always {
         line.push_str(" (always)");
@@ -289,7 +347,10 @@ mod tests {
     fn expiry_falls_back_to_wall_clock_millis_only() {
         let mut a = approval();
         a.expires_at = None;
-        assert_eq!(expiry(&a), Some(UNIX_EPOCH + Duration::from_millis(1_796_000_568_000)));
+        assert_eq!(
+            expiry(&a),
+            Some(UNIX_EPOCH + Duration::from_millis(1_796_000_568_000))
+        );
         a.expires_at_ms = Some(456);
         assert_eq!(expiry(&a), None, "a small number is not a wall-clock time");
         assert_eq!(time_left(SystemTime::now(), None), "-");
@@ -318,7 +379,10 @@ mod tests {
 
     #[test]
     fn card_without_optional_fields() {
-        let a: Approval = serde_json::from_value(json!({"id": "3", "server": "gh", "tool": "merge", "arguments": {}})).unwrap();
+        let a: Approval = serde_json::from_value(
+            json!({"id": "3", "server": "gh", "tool": "merge", "arguments": {}}),
+        )
+        .unwrap();
         let text = card(&a, SystemTime::now(), 40, 0);
         let expected = "---- approval 3 ------------------------
   server     gh
@@ -340,9 +404,18 @@ mod tests {
         a.description = Some("fine\u{1b}[2K\rrisk read\u{202e}txt.exe".into());
         a.arguments = json!({"cmd": "rm -rf /\u{9b}31m\u{7f}"});
         let text = card(&a, at("2026-11-30T01:02:05Z"), 80, 0);
-        assert!(!text.contains('\u{1b}') && !text.contains('\r') && !text.contains('\u{202e}'), "{text}");
-        assert!(!text.contains('\u{9b}') && !text.contains('\u{7f}'), "C1 controls and DEL must be escaped: {text}");
-        assert!(text.contains(r"fine\u{1b}[2K\u{d}risk read\u{202e}txt.exe"), "{text}");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\r') && !text.contains('\u{202e}'),
+            "{text}"
+        );
+        assert!(
+            !text.contains('\u{9b}') && !text.contains('\u{7f}'),
+            "C1 controls and DEL must be escaped: {text}"
+        );
+        assert!(
+            text.contains(r"fine\u{1b}[2K\u{d}risk read\u{202e}txt.exe"),
+            "{text}"
+        );
     }
 
     #[rstest]
@@ -380,18 +453,59 @@ ID  SERVER  TOOL                RISK     CLIENT           EXPIRES IN
 
     #[test]
     fn prompt_counts_down_and_counts_the_queue() {
-        assert_eq!(prompt(&approval(), at("2026-11-30T01:02:05Z"), 0), "[a/s/A/d/D/r/q] expires in 43s > ");
-        assert_eq!(prompt(&approval(), at("2026-11-30T01:02:05Z"), 3), "[a/s/A/d/D/r/q] expires in 43s, 3 more waiting > ");
+        assert_eq!(
+            prompt(&approval(), at("2026-11-30T01:02:05Z"), 0),
+            "[a/s/A/d/D/r/q] expires in 43s > "
+        );
+        assert_eq!(
+            prompt(&approval(), at("2026-11-30T01:02:05Z"), 3),
+            "[a/s/A/d/D/r/q] expires in 43s, 3 more waiting > "
+        );
     }
 
     #[rstest]
-    #[case::approved_elsewhere("approved", Some("user"), Some("session"), "17 (fs write_file) was approved elsewhere (session)")]
-    #[case::rejected_elsewhere("rejected", Some("user"), None, "17 (fs write_file) was rejected elsewhere")]
-    #[case::timed_out("timed_out", Some("timeout"), None, "17 (fs write_file) timed out and was refused")]
-    #[case::client_cancel("cancelled", Some("client"), None, "17 (fs write_file) was cancelled by the agent")]
-    #[case::gateway_cancel("cancelled", Some("gateway"), None, "17 (fs write_file) was withdrawn by the gateway")]
-    #[case::future_decision("escalated", Some("policy"), None, "17 (fs write_file) was escalated (by policy)")]
-    fn resolved_lines(#[case] decision: &str, #[case] by: Option<&str>, #[case] scope: Option<&str>, #[case] expected: &str) {
+    #[case::approved_elsewhere(
+        "approved",
+        Some("user"),
+        Some("session"),
+        "17 (fs write_file) was approved elsewhere (session)"
+    )]
+    #[case::rejected_elsewhere(
+        "rejected",
+        Some("user"),
+        None,
+        "17 (fs write_file) was rejected elsewhere"
+    )]
+    #[case::timed_out(
+        "timed_out",
+        Some("timeout"),
+        None,
+        "17 (fs write_file) timed out and was refused"
+    )]
+    #[case::client_cancel(
+        "cancelled",
+        Some("client"),
+        None,
+        "17 (fs write_file) was cancelled by the agent"
+    )]
+    #[case::gateway_cancel(
+        "cancelled",
+        Some("gateway"),
+        None,
+        "17 (fs write_file) was withdrawn by the gateway"
+    )]
+    #[case::future_decision(
+        "escalated",
+        Some("policy"),
+        None,
+        "17 (fs write_file) was escalated (by policy)"
+    )]
+    fn resolved_lines(
+        #[case] decision: &str,
+        #[case] by: Option<&str>,
+        #[case] scope: Option<&str>,
+        #[case] expected: &str,
+    ) {
         let resolved = Resolved {
             id: "17".into(),
             decision: decision.into(),
@@ -403,9 +517,15 @@ ID  SERVER  TOOL                RISK     CLIENT           EXPIRES IN
 
     #[test]
     fn decision_lines() {
-        assert_eq!(approved_line("17", "once", Some(&approval())), "approved 17 (once): fs write_file");
+        assert_eq!(
+            approved_line("17", "once", Some(&approval())),
+            "approved 17 (once): fs write_file"
+        );
         assert_eq!(approved_line("17", "always", None), "approved 17 (always)");
-        assert_eq!(rejected_line("17", false, None, Some(&approval())), "rejected 17: fs write_file");
+        assert_eq!(
+            rejected_line("17", false, None, Some(&approval())),
+            "rejected 17: fs write_file"
+        );
         assert_eq!(
             rejected_line("17", true, Some("not on prod"), Some(&approval())),
             "rejected 17 (always): fs write_file (reason: not on prod)"

@@ -27,7 +27,10 @@ enum State {
     /// Inside `ESC [` …: parameter bytes until a final byte 0x40..=0x7e.
     Sequence,
     /// Inside a UTF-8 character: bytes still missing; `swallow` for the tail of an Alt+character.
-    Utf8 { missing: usize, swallow: bool },
+    Utf8 {
+        missing: usize,
+        swallow: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -41,7 +44,11 @@ pub struct KeyDecoder {
 
 impl KeyDecoder {
     pub fn new(lone_escape_at_end: bool) -> Self {
-        Self { state: State::Ground, utf8: Vec::new(), lone_escape_at_end }
+        Self {
+            state: State::Ground,
+            utf8: Vec::new(),
+            lone_escape_at_end,
+        }
     }
 
     /// Decodes the bytes of one read.
@@ -70,7 +77,10 @@ impl KeyDecoder {
                 _ => {
                     // Alt+key: swallowed, with the rest of a multi-byte character.
                     self.state = match utf8_len(byte) {
-                        len @ 2.. => State::Utf8 { missing: len - 1, swallow: true },
+                        len @ 2.. => State::Utf8 {
+                            missing: len - 1,
+                            swallow: true,
+                        },
                         _ => State::Ground,
                     };
                     Some(Key::Other)
@@ -97,7 +107,10 @@ impl KeyDecoder {
                 }
                 self.utf8.push(byte);
                 if missing > 1 {
-                    self.state = State::Utf8 { missing: missing - 1, swallow };
+                    self.state = State::Utf8 {
+                        missing: missing - 1,
+                        swallow,
+                    };
                     return None;
                 }
                 self.state = State::Ground;
@@ -105,7 +118,12 @@ impl KeyDecoder {
                 if swallow {
                     return None;
                 }
-                Some(std::str::from_utf8(&bytes).ok().and_then(|s| s.chars().next()).map_or(Key::Other, Key::Char))
+                Some(
+                    std::str::from_utf8(&bytes)
+                        .ok()
+                        .and_then(|s| s.chars().next())
+                        .map_or(Key::Other, Key::Char),
+                )
             }
         }
     }
@@ -126,7 +144,10 @@ impl KeyDecoder {
                 len => {
                     self.utf8.clear();
                     self.utf8.push(byte);
-                    self.state = State::Utf8 { missing: len - 1, swallow: false };
+                    self.state = State::Utf8 {
+                        missing: len - 1,
+                        swallow: false,
+                    };
                     None
                 }
             },
@@ -183,7 +204,12 @@ impl Choice {
     pub fn decides(self) -> bool {
         matches!(
             self,
-            Self::ApproveOnce | Self::ApproveSession | Self::AlwaysAllow | Self::Deny | Self::DenyAlways | Self::DenyWithReason
+            Self::ApproveOnce
+                | Self::ApproveSession
+                | Self::AlwaysAllow
+                | Self::Deny
+                | Self::DenyAlways
+                | Self::DenyWithReason
         )
     }
 }
@@ -249,7 +275,11 @@ mod tests {
     fn piped_escape_sequence_split_across_reads_is_still_swallowed() {
         let mut decoder = KeyDecoder::new(false);
         let keys: Vec<Key> = b"\x1b[A".iter().flat_map(|b| decoder.feed(&[*b])).collect();
-        assert_eq!(keys, vec![Key::Other], "an arrow key read byte by byte must not become `A`");
+        assert_eq!(
+            keys,
+            vec![Key::Other],
+            "an arrow key read byte by byte must not become `A`"
+        );
     }
 
     #[test]
@@ -262,6 +292,9 @@ mod tests {
     #[test]
     fn alt_with_multibyte_character_is_swallowed_whole() {
         let mut decoder = KeyDecoder::new(true);
-        assert_eq!(decoder.feed(b"\x1b\xc3\xa9a"), vec![Key::Other, Key::Char('a')]);
+        assert_eq!(
+            decoder.feed(b"\x1b\xc3\xa9a"),
+            vec![Key::Other, Key::Char('a')]
+        );
     }
 }

@@ -20,24 +20,26 @@ pub type KeyReceiver = mpsc::UnboundedReceiver<Vec<Key>>;
 pub fn read_keys(tty: bool) -> io::Result<KeyReceiver> {
     let mut input = stdin_reader()?;
     let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::Builder::new().name("approvals-keys".into()).spawn(move || {
-        let mut decoder = KeyDecoder::new(tty);
-        let mut buf = [0_u8; 64];
-        let chunk = if tty { buf.len() } else { 1 };
-        loop {
-            match input.read(&mut buf[..chunk]) {
-                Ok(0) => break,
-                Ok(n) => {
-                    let keys = decoder.feed(&buf[..n]);
-                    if !keys.is_empty() && tx.send(keys).is_err() {
-                        break;
+    std::thread::Builder::new()
+        .name("approvals-keys".into())
+        .spawn(move || {
+            let mut decoder = KeyDecoder::new(tty);
+            let mut buf = [0_u8; 64];
+            let chunk = if tty { buf.len() } else { 1 };
+            loop {
+                match input.read(&mut buf[..chunk]) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let keys = decoder.feed(&buf[..n]);
+                        if !keys.is_empty() && tx.send(keys).is_err() {
+                            break;
+                        }
                     }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break,
             }
-        }
-    })?;
+        })?;
     Ok(rx)
 }
 
@@ -63,7 +65,8 @@ mod unix {
     use std::os::fd::{AsFd, OwnedFd};
 
     use nix::sys::termios::{
-        tcflush, tcgetattr, tcsetattr, FlushArg, InputFlags, LocalFlags, SetArg, SpecialCharacterIndices, Termios,
+        tcflush, tcgetattr, tcsetattr, FlushArg, InputFlags, LocalFlags, SetArg,
+        SpecialCharacterIndices, Termios,
     };
 
     /// Raw input mode on the terminal behind stdin; the saved mode comes back on drop.
@@ -78,7 +81,9 @@ mod unix {
             let saved = tcgetattr(&fd)?;
             let mut raw = saved.clone();
             // Keys one at a time, unechoed; Ctrl-C/Ctrl-Z/Ctrl-S/Ctrl-V arrive as bytes.
-            raw.local_flags.remove(LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG | LocalFlags::IEXTEN);
+            raw.local_flags.remove(
+                LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG | LocalFlags::IEXTEN,
+            );
             raw.input_flags.remove(InputFlags::IXON);
             raw.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
             raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
@@ -123,7 +128,13 @@ impl StopSignals {
     #[cfg(unix)]
     pub fn install() -> io::Result<Self> {
         use tokio::signal::unix::{signal, SignalKind};
-        Ok(Self { signals: [signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?, signal(SignalKind::hangup())?] })
+        Ok(Self {
+            signals: [
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+                signal(SignalKind::hangup())?,
+            ],
+        })
     }
 
     #[cfg(not(unix))]
@@ -164,7 +175,12 @@ impl Screen {
     }
 
     pub fn new(out: Box<dyn Write + Send>, live: bool, width: usize) -> Self {
-        Self { out, live, width, prompt_visible: false }
+        Self {
+            out,
+            live,
+            width,
+            prompt_visible: false,
+        }
     }
 
     pub fn has_prompt(&self) -> bool {
@@ -185,7 +201,9 @@ impl Screen {
             let chars: Vec<char> = text.chars().collect();
             let room = self.width.saturating_sub(1).max(10);
             let shown: String = if chars.len() > room {
-                std::iter::once('…').chain(chars[chars.len() - (room - 1)..].iter().copied()).collect()
+                std::iter::once('…')
+                    .chain(chars[chars.len() - (room - 1)..].iter().copied())
+                    .collect()
             } else {
                 text.to_owned()
             };
@@ -251,14 +269,19 @@ mod tests {
         screen.prompt("in 3s > ", true).unwrap();
         screen.prompt("in 2s > ", false).unwrap();
         screen.line("done").unwrap();
-        assert_eq!(sink.text(), "\r\x1b[2Kin 3s > \r\x1b[2Kin 2s > \r\x1b[2Kdone\n");
+        assert_eq!(
+            sink.text(),
+            "\r\x1b[2Kin 3s > \r\x1b[2Kin 2s > \r\x1b[2Kdone\n"
+        );
     }
 
     #[test]
     fn terminal_prompt_keeps_to_one_row() {
         let sink = Sink::default();
         let mut screen = Screen::new(Box::new(sink.clone()), true, 20);
-        screen.prompt("reason: abcdefghijklmnopqrstuvwxyz", true).unwrap();
+        screen
+            .prompt("reason: abcdefghijklmnopqrstuvwxyz", true)
+            .unwrap();
         assert_eq!(sink.text(), "\r\x1b[2K…ijklmnopqrstuvwxyz");
     }
 }

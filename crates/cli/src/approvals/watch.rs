@@ -9,7 +9,9 @@
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime};
 
-use super::api::{Approval, ApiError, ControlClient, ControlEvent, EventStream, Resolved, Scope, StreamItem};
+use super::api::{
+    ApiError, Approval, ControlClient, ControlEvent, EventStream, Resolved, Scope, StreamItem,
+};
 use super::format;
 use super::keys::{Choice, Key, LEGEND};
 use super::terminal::{self, KeyReceiver, RawMode, Screen, StopSignals};
@@ -39,7 +41,10 @@ enum Step {
 
 enum Decision {
     Approve(Scope),
-    Deny { reason: Option<String>, always: bool },
+    Deny {
+        reason: Option<String>,
+        always: bool,
+    },
 }
 
 struct Watch<'a> {
@@ -58,14 +63,19 @@ struct Watch<'a> {
 pub async fn run(api: &ControlClient, width: usize) -> Outcome {
     let mut events = api.events().await?;
     let pending = api.list().await?;
-    let mut stop = StopSignals::install().map_err(|e| Failure::user(format!("cannot watch for signals: {e}")))?;
+    let mut stop = StopSignals::install()
+        .map_err(|e| Failure::user(format!("cannot watch for signals: {e}")))?;
     let tty = std::io::IsTerminal::is_terminal(&std::io::stdin());
-    let raw = if tty {
-        Some(RawMode::enter().map_err(|e| Failure::user(format!("cannot put the terminal into raw mode: {e}")))?)
-    } else {
-        None
-    };
-    let key_rx = terminal::read_keys(tty).map_err(|e| Failure::user(format!("cannot read keys: {e}")))?;
+    let raw =
+        if tty {
+            Some(RawMode::enter().map_err(|e| {
+                Failure::user(format!("cannot put the terminal into raw mode: {e}"))
+            })?)
+        } else {
+            None
+        };
+    let key_rx =
+        terminal::read_keys(tty).map_err(|e| Failure::user(format!("cannot read keys: {e}")))?;
     let mut watch = Watch {
         api,
         screen: Screen::stdout(width),
@@ -162,17 +172,24 @@ impl Watch<'_> {
     }
 
     fn refresh_prompt(&mut self, force: bool) -> Outcome {
-        let Some(front) = self.queue.front() else { return Ok(()) };
+        let Some(front) = self.queue.front() else {
+            return Ok(());
+        };
         let text = match &self.mode {
             Mode::Keys => format::prompt(front, SystemTime::now(), self.queue.len() - 1),
-            Mode::Reason(typed) => format!("reason (Enter denies, Esc goes back): {}", format::clean(typed)),
+            Mode::Reason(typed) => format!(
+                "reason (Enter denies, Esc goes back): {}",
+                format::clean(typed)
+            ),
         };
         self.screen.prompt(&text, force).map_err(write_failed)
     }
 
     /// Uses the next buffered key, if it can be used now.
     async fn next_key(&mut self) -> Result<Step, Failure> {
-        let Some(&key) = self.keys.front() else { return Ok(Step::Wait) };
+        let Some(&key) = self.keys.front() else {
+            return Ok(Step::Wait);
+        };
         let Some(call) = self.queue.front().cloned() else {
             let choice = Choice::of(key);
             if choice.decides() && self.raw.is_none() {
@@ -204,7 +221,14 @@ impl Watch<'_> {
                 Key::Enter => {
                     let reason = typed.trim().to_owned();
                     self.mode = Mode::Keys;
-                    self.decide(&call, Decision::Deny { reason: Some(reason), always: false }).await?;
+                    self.decide(
+                        &call,
+                        Decision::Deny {
+                            reason: Some(reason),
+                            always: false,
+                        },
+                    )
+                    .await?;
                     return Ok(Step::Again);
                 }
                 Key::Escape => self.mode = Mode::Keys,
@@ -220,8 +244,14 @@ impl Watch<'_> {
             Choice::ApproveOnce => Decision::Approve(Scope::Once),
             Choice::ApproveSession => Decision::Approve(Scope::Session),
             Choice::AlwaysAllow => Decision::Approve(Scope::Always),
-            Choice::Deny => Decision::Deny { reason: None, always: false },
-            Choice::DenyAlways => Decision::Deny { reason: None, always: true },
+            Choice::Deny => Decision::Deny {
+                reason: None,
+                always: false,
+            },
+            Choice::DenyAlways => Decision::Deny {
+                reason: None,
+                always: true,
+            },
             Choice::DenyWithReason => {
                 self.mode = Mode::Reason(String::new());
                 self.refresh_prompt(true)?;
@@ -235,7 +265,10 @@ impl Watch<'_> {
             }
             Choice::Ignore => return Ok(Step::Again),
             Choice::Unknown(c) => {
-                self.say(&format!("{} does nothing here; press ? for the keys", format::clean(&c.to_string())))?;
+                self.say(&format!(
+                    "{} does nothing here; press ? for the keys",
+                    format::clean(&c.to_string())
+                ))?;
                 self.refresh_prompt(true)?;
                 return Ok(Step::Again);
             }
@@ -246,9 +279,10 @@ impl Watch<'_> {
 
     async fn decide(&mut self, call: &Approval, decision: Decision) -> Outcome {
         let (result, done) = match &decision {
-            Decision::Approve(scope) => {
-                (self.api.approve(&call.id, *scope).await, format::approved_line(&call.id, scope.as_str(), Some(call)))
-            }
+            Decision::Approve(scope) => (
+                self.api.approve(&call.id, *scope).await,
+                format::approved_line(&call.id, scope.as_str(), Some(call)),
+            ),
             Decision::Deny { reason, always } => (
                 self.api.deny(&call.id, reason.as_deref(), *always).await,
                 format::rejected_line(&call.id, *always, reason.as_deref(), Some(call)),
@@ -266,7 +300,10 @@ impl Watch<'_> {
             Err(e @ ApiError::Unreachable { .. }) => Err(e.into()),
             Err(e) => {
                 // The call is still waiting: say why it failed and let the person choose again.
-                self.say(&format!("could not decide {}: {e}", format::clean(&call.id)))?;
+                self.say(&format!(
+                    "could not decide {}: {e}",
+                    format::clean(&call.id)
+                ))?;
                 self.refresh_prompt(true)
             }
         }
@@ -299,7 +336,9 @@ impl Watch<'_> {
     /// A call left the queue without a key pressed here: decided elsewhere, timed out, cancelled.
     fn on_resolved(&mut self, resolved: &Resolved) -> Outcome {
         let on_screen = self.shown == Shown::Card(resolved.id.clone());
-        let Some(call) = self.remove(&resolved.id) else { return Ok(()) };
+        let Some(call) = self.remove(&resolved.id) else {
+            return Ok(());
+        };
         self.say(&format::resolved_line(resolved, Some(&call)))?;
         if on_screen {
             self.mode = Mode::Keys; // a half-typed reason goes with the call it was for

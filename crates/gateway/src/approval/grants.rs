@@ -30,16 +30,19 @@ pub struct Grants {
 
 impl Grants {
     pub fn grant_session(&self, server: &str, tool: &str, session: &str) {
-        self.lock_sessions().insert((server.to_owned(), tool.to_owned(), session.to_owned()));
+        self.lock_sessions()
+            .insert((server.to_owned(), tool.to_owned(), session.to_owned()));
     }
 
     pub fn session_allows(&self, server: &str, tool: &str, session: &str) -> bool {
-        self.lock_sessions().contains(&(server.to_owned(), tool.to_owned(), session.to_owned()))
+        self.lock_sessions()
+            .contains(&(server.to_owned(), tool.to_owned(), session.to_owned()))
     }
 
     pub fn end_session(&self, session: &str) {
         self.lock_sessions().retain(|(_, _, s)| s != session);
-        self.lock_continuations().retain(|(k, _, _)| k.session != session);
+        self.lock_continuations()
+            .retain(|(k, _, _)| k.session != session);
     }
 
     /// An approved call answered `input_required`; `request_state` is its opaque state, as JSON.
@@ -54,17 +57,27 @@ impl Grants {
         let mut list = self.lock_continuations();
         list.retain(|(_, _, at)| at.elapsed() < CONTINUATION_TTL);
         let found = list.iter().position(|(k, state, _)| {
-            k == key || (request_state.is_some() && state.as_deref() == request_state && k.server == key.server && k.tool == key.tool)
+            k == key
+                || (request_state.is_some()
+                    && state.as_deref() == request_state
+                    && k.server == key.server
+                    && k.tool == key.tool)
         });
         found.map(|i| list.remove(i)).is_some()
     }
 
     fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String, String)>> {
-        self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.session
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn lock_continuations(&self) -> std::sync::MutexGuard<'_, Vec<(ContinuationKey, Option<String>, Instant)>> {
-        self.continuations.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock_continuations(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Vec<(ContinuationKey, Option<String>, Instant)>> {
+        self.continuations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -73,7 +86,12 @@ mod tests {
     use super::*;
 
     fn key(session: &str, digest: &str) -> ContinuationKey {
-        ContinuationKey { server: "s".into(), tool: "t".into(), session: session.into(), digest: digest.into() }
+        ContinuationKey {
+            server: "s".into(),
+            tool: "t".into(),
+            session: session.into(),
+            digest: digest.into(),
+        }
     }
 
     #[test]
@@ -95,6 +113,9 @@ mod tests {
         assert!(g.take_continuation(&key("a", "d1"), None));
         assert!(!g.take_continuation(&key("a", "d1"), None), "used once");
         g.grant_continuation(key("a", "d1"), Some("\"st\"".into()));
-        assert!(g.take_continuation(&key("b", "d2"), Some("\"st\"")), "same requestState chain");
+        assert!(
+            g.take_continuation(&key("b", "d2"), Some("\"st\"")),
+            "same requestState chain"
+        );
     }
 }

@@ -37,21 +37,37 @@ pub struct Hold {
 }
 
 impl Hold {
-    pub(super) fn start(gate: Arc<Gate>, call: Call, caller: Caller, rule: String, timeout: Duration) -> Self {
-        let info = gate.catalog.get(&call.server, &call.tool).unwrap_or_default();
+    pub(super) fn start(
+        gate: Arc<Gate>,
+        call: Call,
+        caller: Caller,
+        rule: String,
+        timeout: Duration,
+    ) -> Self {
+        let info = gate
+            .catalog
+            .get(&call.server, &call.tool)
+            .unwrap_or_default();
         let now = super::now_ms();
         let expires = now + i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
         let approval = PendingApproval {
             id: String::new(),
             server: call.server.clone(),
             tool: call.tool.clone(),
-            risk: classify(&call.tool, info.description.as_deref(), info.annotations.as_ref()),
+            risk: classify(
+                &call.tool,
+                info.description.as_deref(),
+                info.annotations.as_ref(),
+            ),
             title: info.title,
             description: info.description,
             annotations: info.annotations,
             arguments: call.arguments.clone(),
             session: caller.session.clone(),
-            client: ClientInfo { name: caller.client_name.clone(), version: caller.client_version.clone() },
+            client: ClientInfo {
+                name: caller.client_name.clone(),
+                version: caller.client_version.clone(),
+            },
             rule: rule.clone(),
             requested_at: rfc3339(now),
             requested_at_ms: now,
@@ -60,7 +76,15 @@ impl Hold {
             request_id: call.request_id.as_json().to_owned(),
         };
         let ticket = gate.approvals.hold(approval, &caller.session);
-        Self { gate, call, caller, rule, timeout, started: Instant::now(), ticket }
+        Self {
+            gate,
+            call,
+            caller,
+            rule,
+            timeout,
+            started: Instant::now(),
+            ticket,
+        }
     }
 
     pub fn id(&self) -> &str {
@@ -68,8 +92,20 @@ impl Hold {
     }
 
     /// Waits for the resolution; `client_gone` completes if the client stops listening.
-    pub async fn wait(self, progress: Option<ProgressSink>, client_gone: impl Future<Output = ()>) -> Result<Forwarded, Value> {
-        let Self { gate, call, caller, rule, timeout, started, ticket } = self;
+    pub async fn wait(
+        self,
+        progress: Option<ProgressSink>,
+        client_gone: impl Future<Output = ()>,
+    ) -> Result<Forwarded, Value> {
+        let Self {
+            gate,
+            call,
+            caller,
+            rule,
+            timeout,
+            started,
+            ticket,
+        } = self;
         let id = ticket.id.clone();
         let mut resolution = ticket.resolution;
         let deadline = tokio::time::sleep(timeout);
@@ -114,16 +150,30 @@ fn ruling_for(resolution: &Resolution, call: &Call, rule: &str, timeout: Duratio
                 Some(r) => format!("call to {tool:?} was denied by the user: {r}"),
                 None => format!("call to {tool:?} was denied by the user"),
             };
-            (reason.clone().or_else(|| Some("denied by the user".into())), Some(text))
+            (
+                reason.clone().or_else(|| Some("denied by the user".into())),
+                Some(text),
+            )
         }
         Resolution::TimedOut => {
             let reason = format!("no decision within {} s", timeout.as_secs());
-            let text = format!("call to {tool:?} needed approval (rule {rule}) but {reason}; it was denied");
+            let text = format!(
+                "call to {tool:?} needed approval (rule {rule}) but {reason}; it was denied"
+            );
             (Some(reason), Some(text))
         }
-        Resolution::Cancelled { why } => (Some(why.clone()), Some(format!("call to {tool:?} was withdrawn: {why}"))),
+        Resolution::Cancelled { why } => (
+            Some(why.clone()),
+            Some(format!("call to {tool:?} was withdrawn: {why}")),
+        ),
     };
-    Ruling { decision, decided_by, rule: Some(rule.to_owned()), reason, message }
+    Ruling {
+        decision,
+        decided_by,
+        rule: Some(rule.to_owned()),
+        reason,
+        message,
+    }
 }
 
 fn scope_text(scope: crate::approval::Scope) -> &'static str {

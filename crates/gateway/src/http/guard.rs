@@ -12,41 +12,74 @@ use crate::Gateway;
 pub async fn guard(State(gateway): State<Arc<Gateway>>, request: Request, next: Next) -> Response {
     let headers = request.headers();
     if !host_is_local(headers) {
-        return refuse(StatusCode::MISDIRECTED_REQUEST, "Host is not a loopback name (DNS rebinding?)");
+        return refuse(
+            StatusCode::MISDIRECTED_REQUEST,
+            "Host is not a loopback name (DNS rebinding?)",
+        );
     }
     if !origin_is_local(headers) {
-        return refuse(StatusCode::FORBIDDEN, "requests from this Origin are not allowed");
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "requests from this Origin are not allowed",
+        );
     }
     if !token_matches(headers, gateway.token()) {
-        let mut response = refuse(StatusCode::UNAUTHORIZED, "missing or wrong bearer token (see gateway.json)");
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        let mut response = refuse(
+            StatusCode::UNAUTHORIZED,
+            "missing or wrong bearer token (see gateway.json)",
+        );
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
         return response;
     }
     next.run(request).await
 }
 
 fn refuse(status: StatusCode, text: &'static str) -> Response {
-    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("portcullis: {text}\n")).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("portcullis: {text}\n"),
+    )
+        .into_response()
 }
 
 fn is_loopback_host(host: &str) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {
         rest.split(']').next().unwrap_or("")
     } else {
-        host.rsplit_once(':').map_or(host, |(name, port)| if port.chars().all(|c| c.is_ascii_digit()) { name } else { host })
+        host.rsplit_once(':').map_or(host, |(name, port)| {
+            if port.chars().all(|c| c.is_ascii_digit()) {
+                name
+            } else {
+                host
+            }
+        })
     };
     matches!(name, "localhost" | "127.0.0.1" | "::1") || name.starts_with("127.")
 }
 
 fn host_is_local(headers: &HeaderMap) -> bool {
-    headers.get(header::HOST).and_then(|h| h.to_str().ok()).is_none_or(is_loopback_host)
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .is_none_or(is_loopback_host)
 }
 
 fn origin_is_local(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN) else { return true };
-    let Ok(origin) = origin.to_str() else { return false };
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
     // The desktop app's own webview.
-    if matches!(origin, "tauri://localhost" | "http://tauri.localhost" | "https://tauri.localhost") {
+    if matches!(
+        origin,
+        "tauri://localhost" | "http://tauri.localhost" | "https://tauri.localhost"
+    ) {
         return true;
     }
     origin
@@ -59,7 +92,10 @@ fn token_matches(headers: &HeaderMap, token: &str) -> bool {
     let Some(given) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
     else {
         return false;
     };
@@ -80,10 +116,21 @@ mod tests {
 
     #[test]
     fn loopback_hosts() {
-        for ok in ["127.0.0.1:7470", "localhost:1", "[::1]:80", "localhost", "127.0.0.1"] {
+        for ok in [
+            "127.0.0.1:7470",
+            "localhost:1",
+            "[::1]:80",
+            "localhost",
+            "127.0.0.1",
+        ] {
             assert!(is_loopback_host(ok), "{ok} is loopback");
         }
-        for bad in ["evil.example:7470", "evil.example", "10.0.0.1:7470", "localhost.evil.example:1"] {
+        for bad in [
+            "evil.example:7470",
+            "evil.example",
+            "10.0.0.1:7470",
+            "localhost.evil.example:1",
+        ] {
             assert!(!is_loopback_host(bad), "{bad} is not loopback");
         }
     }

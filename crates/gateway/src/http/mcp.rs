@@ -24,13 +24,24 @@ pub async fn health() -> impl IntoResponse {
     axum::Json(serde_json::json!({ "status": "ok" }))
 }
 
-pub async fn post(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn post(
+    State(gw): State<Arc<Gateway>>,
+    Path(server): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     if !gw.has_server(&server) {
         return unknown_server(&server);
     }
     let msg = match Message::parse(body) {
         Ok(msg) => msg,
-        Err(e) => return rpc_error(StatusCode::BAD_REQUEST, error_code::PARSE_ERROR, &format!("[portcullis] {e}")),
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                error_code::PARSE_ERROR,
+                &format!("[portcullis] {e}"),
+            )
+        }
     };
     if let Some(response) = check_modern_headers(&headers, &msg) {
         return response;
@@ -40,7 +51,13 @@ pub async fn post(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, he
     let (session, new_session) = match (session_header, is_initialize) {
         (Some(id), false) => match gw.session(&server, id) {
             Some(s) => (s, false),
-            None => return rpc_error(StatusCode::NOT_FOUND, error_code::INVALID_REQUEST, "[portcullis] unknown or ended session; initialize again"),
+            None => {
+                return rpc_error(
+                    StatusCode::NOT_FOUND,
+                    error_code::INVALID_REQUEST,
+                    "[portcullis] unknown or ended session; initialize again",
+                )
+            }
         },
         (_, true) => match gw.open_session(&server).await {
             Ok(s) => (s, true),
@@ -79,12 +96,20 @@ pub async fn post(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, he
 }
 
 /// The standalone SSE stream for server-initiated messages (legacy sessions).
-pub async fn get(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
+pub async fn get(
+    State(gw): State<Arc<Gateway>>,
+    Path(server): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     if !gw.has_server(&server) {
         return unknown_server(&server);
     }
     let Some(id) = header_str(&headers, SESSION_HEADER) else {
-        return (StatusCode::METHOD_NOT_ALLOWED, "portcullis: GET needs an Mcp-Session-Id\n").into_response();
+        return (
+            StatusCode::METHOD_NOT_ALLOWED,
+            "portcullis: GET needs an Mcp-Session-Id\n",
+        )
+            .into_response();
     };
     match gw.session(&server, id) {
         Some(session) => render(Reply::Sse(session.open_event_stream())),
@@ -92,12 +117,20 @@ pub async fn get(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, hea
     }
 }
 
-pub async fn delete(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
+pub async fn delete(
+    State(gw): State<Arc<Gateway>>,
+    Path(server): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     if !gw.has_server(&server) {
         return unknown_server(&server);
     }
     let Some(id) = header_str(&headers, SESSION_HEADER) else {
-        return (StatusCode::BAD_REQUEST, "portcullis: DELETE needs an Mcp-Session-Id\n").into_response();
+        return (
+            StatusCode::BAD_REQUEST,
+            "portcullis: DELETE needs an Mcp-Session-Id\n",
+        )
+            .into_response();
     };
     match gw.session(&server, id) {
         Some(session) => {
@@ -110,13 +143,19 @@ pub async fn delete(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, 
 
 fn render(reply: Reply) -> Response {
     match reply {
-        Reply::Json(msg) => {
-            ([(header::CONTENT_TYPE, "application/json")], Body::from(msg.bytes().clone())).into_response()
-        }
+        Reply::Json(msg) => (
+            [(header::CONTENT_TYPE, "application/json")],
+            Body::from(msg.bytes().clone()),
+        )
+            .into_response(),
         Reply::Sse(rx) => {
-            let stream = UnboundedReceiverStream::new(rx).map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
+            let stream = UnboundedReceiverStream::new(rx)
+                .map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
             (
-                [(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")],
+                [
+                    (header::CONTENT_TYPE, "text/event-stream"),
+                    (header::CACHE_CONTROL, "no-cache"),
+                ],
                 Body::from_stream(stream),
             )
                 .into_response()
@@ -129,20 +168,36 @@ fn render(reply: Reply) -> Response {
 fn caller(session: &Session, headers: &HeaderMap, msg: &Message) -> Caller {
     if !session.stateless {
         let (client_name, client_version) = session.client();
-        return Caller { session: session.id.to_string(), client_name, client_version };
+        return Caller {
+            session: session.id.to_string(),
+            client_name,
+            client_version,
+        };
     }
     let info = msg
         .params::<Value>()
         .ok()
         .and_then(|p| p.get("_meta")?.get(method::META_CLIENT_INFO).cloned());
-    let field = |k: &str| info.as_ref().and_then(|i| i.get(k)).and_then(Value::as_str).map(str::to_owned);
+    let field = |k: &str| {
+        info.as_ref()
+            .and_then(|i| i.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
     let (client_name, client_version) = (field("name"), field("version"));
     let session_key = match (header_str(headers, RELAY_HEADER), &client_name) {
         (Some(relay), _) => format!("relay:{relay}"),
-        (None, Some(name)) => format!("stateless:{name}/{}", client_version.as_deref().unwrap_or("?")),
+        (None, Some(name)) => format!(
+            "stateless:{name}/{}",
+            client_version.as_deref().unwrap_or("?")
+        ),
         (None, None) => "stateless:anonymous".to_owned(),
     };
-    Caller { session: session_key, client_name, client_version }
+    Caller {
+        session: session_key,
+        client_name,
+        client_version,
+    }
 }
 
 /// 2026-07-28: `Mcp-Method` / `Mcp-Name` must agree with the body, which decides.
@@ -150,7 +205,15 @@ fn caller(session: &Session, headers: &HeaderMap, msg: &Message) -> Caller {
 fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Option<Response> {
     let mismatch = |what: &str| {
         let text = format!("[portcullis] the {what} header does not match the request body");
-        Some(rpc_error(StatusCode::BAD_REQUEST, error_code::HEADER_MISMATCH, &text))
+        let reply = Message::error_response(msg.id(), error_code::HEADER_MISMATCH, &text);
+        Some(
+            (
+                StatusCode::BAD_REQUEST,
+                [(header::CONTENT_TYPE, "application/json")],
+                Body::from(reply.bytes().clone()),
+            )
+                .into_response(),
+        )
     };
     if let Some(m) = header_str(headers, "mcp-method") {
         if Some(m) != msg.method() {
@@ -158,7 +221,10 @@ fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Option<Response> 
         }
     }
     if let Some(name) = header_str(headers, "mcp-name") {
-        let body_name = msg.params::<Value>().ok().and_then(|p| p.get("name").and_then(Value::as_str).map(str::to_owned));
+        let body_name = msg
+            .params::<Value>()
+            .ok()
+            .and_then(|p| p.get("name").and_then(Value::as_str).map(str::to_owned));
         if body_name.as_deref() != Some(name) {
             return mismatch("Mcp-Name");
         }
@@ -174,7 +240,8 @@ fn initialize_succeeded(reply: &Reply) -> bool {
 }
 
 fn accepts_sse(headers: &HeaderMap) -> bool {
-    header_str(headers, header::ACCEPT.as_str()).is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"))
+    header_str(headers, header::ACCEPT.as_str())
+        .is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"))
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -182,18 +249,31 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 fn unknown_server(server: &str) -> Response {
-    (StatusCode::NOT_FOUND, format!("portcullis: no server named {server:?} in the config\n")).into_response()
+    (
+        StatusCode::NOT_FOUND,
+        format!("portcullis: no server named {server:?} in the config\n"),
+    )
+        .into_response()
 }
 
 fn start_failed(msg: &Message, why: &str) -> Response {
     let text = format!("[portcullis] cannot start the upstream server: {why}");
     let reply = Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text);
-    ([(header::CONTENT_TYPE, "application/json")], Body::from(reply.bytes().clone())).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(reply.bytes().clone()),
+    )
+        .into_response()
 }
 
 fn rpc_error(status: StatusCode, code: i64, text: &str) -> Response {
     let reply = Message::error_response(None, code, text);
-    (status, [(header::CONTENT_TYPE, "application/json")], Body::from(reply.bytes().clone())).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(reply.bytes().clone()),
+    )
+        .into_response()
 }
 
 /// `tokio-stream`'s wrapper, inlined to avoid a dependency for eight lines.

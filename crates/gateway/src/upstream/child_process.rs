@@ -61,9 +61,10 @@ impl ChildProcess {
         }
         #[cfg(unix)]
         cmd.process_group(0);
-        let mut child = cmd
-            .spawn()
-            .map_err(|source| UpstreamError::Spawn { command: command.to_owned(), source })?;
+        let mut child = cmd.spawn().map_err(|source| UpstreamError::Spawn {
+            command: command.to_owned(),
+            source,
+        })?;
         let pid = child.id();
         tracing::info!(server, pid, command, "started upstream");
 
@@ -71,9 +72,16 @@ impl ChildProcess {
         let alive = Arc::new(AtomicBool::new(true));
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let (stdin_tx, stdin_rx) = mpsc::unbounded_channel();
-        if let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+        if let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        {
             tokio::spawn(write_stdin(stdin, stdin_rx));
-            tokio::spawn(read_stdout(server.to_owned(), stdout, correlator.clone(), alive.clone()));
+            tokio::spawn(read_stdout(
+                server.to_owned(),
+                stdout,
+                correlator.clone(),
+                alive.clone(),
+            ));
             tokio::spawn(log_stderr(server.to_owned(), stderr, stderr_tail.clone()));
         }
         Ok(Self {
@@ -90,7 +98,10 @@ impl ChildProcess {
     pub async fn request(&self, msg: Message) -> Result<Exchange, UpstreamError> {
         let (wire_msg, messages) = self.correlator.register(msg);
         self.write(&wire_msg)?;
-        Ok(Exchange { framing: None, messages })
+        Ok(Exchange {
+            framing: None,
+            messages,
+        })
     }
 
     pub async fn send(&self, msg: Message) -> Result<(), UpstreamError> {
@@ -141,12 +152,17 @@ impl ChildProcess {
 
     /// The last lines the server wrote to stderr.
     pub fn stderr_tail(&self) -> Vec<String> {
-        self.stderr_tail.lock().map(|t| t.iter().cloned().collect()).unwrap_or_default()
+        self.stderr_tail
+            .lock()
+            .map(|t| t.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Close stdin → wait → SIGTERM → wait → SIGKILL, bounded.
     pub async fn stop(&self) {
-        let Some(mut child) = self.child.lock().await.take() else { return };
+        let Some(mut child) = self.child.lock().await.take() else {
+            return;
+        };
         // Closing our sender ends the writer task, which drops stdin: the server sees EOF.
         let _ = self.stdin.send(Bytes::new());
         if wait_exit(&mut child, GRACE).await {
@@ -194,7 +210,12 @@ async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Byte
     }
 }
 
-async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Correlator>, alive: Arc<AtomicBool>) {
+async fn read_stdout(
+    server: String,
+    mut stdout: ChildStdout,
+    correlator: Arc<Correlator>,
+    alive: Arc<AtomicBool>,
+) {
     let mut decoder = LineDecoder::new(MAX_LINE);
     let mut buf = BytesMut::with_capacity(64 * 1024);
     'read: loop {
@@ -202,7 +223,9 @@ async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Co
             match decoder.decode(&mut buf) {
                 Ok(Some(line)) => match Message::parse(line) {
                     Ok(msg) => correlator.dispatch(msg),
-                    Err(e) => tracing::warn!(server, error = %e, "upstream wrote a non-JSON-RPC line to stdout; ignored"),
+                    Err(e) => {
+                        tracing::warn!(server, error = %e, "upstream wrote a non-JSON-RPC line to stdout; ignored")
+                    }
                 },
                 Ok(None) => break,
                 Err(e) => tracing::warn!(server, error = %e, "upstream stdout line dropped"),
@@ -215,10 +238,16 @@ async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Co
     }
     alive.store(false, Ordering::Release);
     tracing::warn!(server, "upstream closed stdout (exited?)");
-    correlator.fail_all(&format!("[portcullis] upstream server {server:?} exited before answering"));
+    correlator.fail_all(&format!(
+        "[portcullis] upstream server {server:?} exited before answering"
+    ));
 }
 
-async fn log_stderr(server: String, stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+async fn log_stderr(
+    server: String,
+    stderr: tokio::process::ChildStderr,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::info!(target: "portcullis::upstream::stderr", server, "{line}");

@@ -45,7 +45,10 @@ impl LegacySse {
             .await
             .map_err(|e| UpstreamError::Http(format!("{server:?} at {url}: {e}")))?;
         if !response.status().is_success() {
-            return Err(UpstreamError::Http(format!("{server:?} at {url}: HTTP {}", response.status())));
+            return Err(UpstreamError::Http(format!(
+                "{server:?} at {url}: HTTP {}",
+                response.status()
+            )));
         }
         let base = response.url().clone();
         let correlator = Arc::new(Correlator::new(IdMode::Passthrough, events));
@@ -59,13 +62,25 @@ impl LegacySse {
             endpoint_tx,
         ));
         let endpoint = match tokio::time::timeout(ENDPOINT_WAIT, endpoint_rx).await {
-            Ok(Ok(path)) => base.join(&path).map_err(|e| UpstreamError::Http(format!("bad endpoint {path:?}: {e}")))?,
+            Ok(Ok(path)) => base
+                .join(&path)
+                .map_err(|e| UpstreamError::Http(format!("bad endpoint {path:?}: {e}")))?,
             _ => {
                 reader.abort();
-                return Err(UpstreamError::Http(format!("{server:?} at {url}: no endpoint event within {ENDPOINT_WAIT:?}")));
+                return Err(UpstreamError::Http(format!(
+                    "{server:?} at {url}: no endpoint event within {ENDPOINT_WAIT:?}"
+                )));
             }
         };
-        Ok(Self { server: server.to_owned(), endpoint: endpoint.to_string(), client, headers, correlator, alive, reader })
+        Ok(Self {
+            server: server.to_owned(),
+            endpoint: endpoint.to_string(),
+            client,
+            headers,
+            correlator,
+            alive,
+            reader,
+        })
     }
 
     pub async fn request(&self, msg: Message) -> Result<Exchange, UpstreamError> {
@@ -76,7 +91,10 @@ impl LegacySse {
             }
             return Err(e);
         }
-        Ok(Exchange { framing: None, messages })
+        Ok(Exchange {
+            framing: None,
+            messages,
+        })
     }
 
     pub async fn send(&self, msg: Message) -> Result<(), UpstreamError> {
@@ -85,7 +103,10 @@ impl LegacySse {
 
     pub async fn abandon(&self, id: &RequestId) {
         self.correlator.forget(id);
-        let cancel = Message::notification(method::CANCELLED, &serde_json::json!({ "requestId": id.to_value() }));
+        let cancel = Message::notification(
+            method::CANCELLED,
+            &serde_json::json!({ "requestId": id.to_value() }),
+        );
         let _ = self.post(&cancel).await;
     }
 
@@ -112,7 +133,11 @@ impl LegacySse {
             .await
             .map_err(|e| UpstreamError::Http(format!("{:?}: {e}", self.server)))?;
         if !response.status().is_success() {
-            return Err(UpstreamError::Http(format!("{:?}: HTTP {}", self.server, response.status())));
+            return Err(UpstreamError::Http(format!(
+                "{:?}: HTTP {}",
+                self.server,
+                response.status()
+            )));
         }
         Ok(())
     }
@@ -136,7 +161,9 @@ async fn read_stream<S>(
     let mut endpoint = Some(endpoint);
     let mut decoder = SseDecoder::new(16 * 1024 * 1024);
     while let Some(Ok(chunk)) = body.next().await {
-        let Ok(events) = decoder.feed(&chunk) else { break };
+        let Ok(events) = decoder.feed(&chunk) else {
+            break;
+        };
         for event in events {
             if event.event.as_deref() == Some("endpoint") {
                 if let Some(tx) = endpoint.take() {
@@ -145,11 +172,15 @@ async fn read_stream<S>(
             } else if event.is_message() {
                 match Message::parse(event.data.into_bytes()) {
                     Ok(msg) => correlator.dispatch(msg),
-                    Err(e) => tracing::warn!(server, error = %e, "invalid message on upstream SSE stream"),
+                    Err(e) => {
+                        tracing::warn!(server, error = %e, "invalid message on upstream SSE stream")
+                    }
                 }
             }
         }
     }
     alive.store(false, Ordering::Release);
-    correlator.fail_all(&format!("[portcullis] upstream {server:?} closed its SSE stream before answering"));
+    correlator.fail_all(&format!(
+        "[portcullis] upstream {server:?} closed its SSE stream before answering"
+    ));
 }

@@ -40,7 +40,12 @@ struct SessionState {
 }
 
 impl StreamableHttp {
-    pub fn new(server: &str, url: &str, headers: &BTreeMap<String, String>, events: mpsc::UnboundedSender<Message>) -> Self {
+    pub fn new(
+        server: &str,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        events: mpsc::UnboundedSender<Message>,
+    ) -> Self {
         Self {
             server: server.to_owned(),
             url: url.to_owned(),
@@ -57,7 +62,11 @@ impl StreamableHttp {
         let is_initialize = msg.method() == Some(method::INITIALIZE);
         let response = self.post(&msg).await?;
         if is_initialize {
-            if let Some(session) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+            if let Some(session) = response
+                .headers()
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+            {
                 self.state().id = Some(session.to_owned());
             }
         }
@@ -67,19 +76,43 @@ impl StreamableHttp {
             let expired = status == reqwest::StatusCode::NOT_FOUND && self.state().id.is_some();
             let body = response.text().await.unwrap_or_default();
             let text = if expired {
-                format!("[portcullis] upstream {:?} no longer knows this session (HTTP 404)", self.server)
+                format!(
+                    "[portcullis] upstream {:?} no longer knows this session (HTTP 404)",
+                    self.server
+                )
             } else {
-                format!("[portcullis] upstream {:?} answered HTTP {status}: {}", self.server, truncate(&body, 300))
+                format!(
+                    "[portcullis] upstream {:?} answered HTTP {status}: {}",
+                    self.server,
+                    truncate(&body, 300)
+                )
             };
-            let _ = tx.send(Message::error_response(id.as_ref(), error_code::INTERNAL_ERROR, &text));
-            return Ok(Exchange { framing: Some(Framing::Json), messages });
+            let _ = tx.send(Message::error_response(
+                id.as_ref(),
+                error_code::INTERNAL_ERROR,
+                &text,
+            ));
+            return Ok(Exchange {
+                framing: Some(Framing::Json),
+                messages,
+            });
         }
-        let framing = if is_event_stream(response.headers()) { Framing::Sse } else { Framing::Json };
+        let framing = if is_event_stream(response.headers()) {
+            Framing::Sse
+        } else {
+            Framing::Json
+        };
         match framing {
             Framing::Json => {
-                let body = response.bytes().await.map_err(|e| UpstreamError::Http(e.to_string()))?;
+                let body = response
+                    .bytes()
+                    .await
+                    .map_err(|e| UpstreamError::Http(e.to_string()))?;
                 let reply = Message::parse(body).unwrap_or_else(|e| {
-                    let text = format!("[portcullis] upstream {:?} sent an invalid response: {e}", self.server);
+                    let text = format!(
+                        "[portcullis] upstream {:?} sent an invalid response: {e}",
+                        self.server
+                    );
                     Message::error_response(id.as_ref(), error_code::INTERNAL_ERROR, &text)
                 });
                 if is_initialize {
@@ -88,7 +121,11 @@ impl StreamableHttp {
                 let _ = tx.send(reply);
             }
             Framing::Sse => {
-                let ctx = StreamContext { server: self.server.clone(), id, tx };
+                let ctx = StreamContext {
+                    server: self.server.clone(),
+                    id,
+                    tx,
+                };
                 let stream = response.bytes_stream();
                 if is_initialize {
                     // The session needs the negotiated version before anything else is sent.
@@ -101,13 +138,20 @@ impl StreamableHttp {
                 }
             }
         }
-        Ok(Exchange { framing: Some(framing), messages })
+        Ok(Exchange {
+            framing: Some(framing),
+            messages,
+        })
     }
 
     pub async fn send(&self, msg: Message) -> Result<(), UpstreamError> {
         let response = self.post(&msg).await?;
         if !response.status().is_success() {
-            return Err(UpstreamError::Http(format!("HTTP {} for a {}", response.status(), msg.method().unwrap_or("response"))));
+            return Err(UpstreamError::Http(format!(
+                "HTTP {} for a {}",
+                response.status(),
+                msg.method().unwrap_or("response")
+            )));
         }
         Ok(())
     }
@@ -118,13 +162,19 @@ impl StreamableHttp {
         }
         let state = self.state().clone();
         if let Some(session) = state.id {
-            let request = self.client.delete(&self.url).headers(self.headers.clone()).header(SESSION_HEADER, session);
+            let request = self
+                .client
+                .delete(&self.url)
+                .headers(self.headers.clone())
+                .header(SESSION_HEADER, session);
             let _ = tokio::time::timeout(Duration::from_secs(2), request.send()).await;
         }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
-        self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.session
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     async fn post(&self, msg: &Message) -> Result<reqwest::Response, UpstreamError> {
@@ -151,10 +201,12 @@ impl StreamableHttp {
     }
 
     fn after_initialize(&self, reply: &Message) {
-        let version = reply
-            .to_value()
-            .ok()
-            .and_then(|v| v.get("result")?.get("protocolVersion")?.as_str().map(str::to_owned));
+        let version = reply.to_value().ok().and_then(|v| {
+            v.get("result")?
+                .get("protocolVersion")?
+                .as_str()
+                .map(str::to_owned)
+        });
         self.state().protocol_version = version;
         if self.state().id.is_some() {
             self.open_get_stream();
@@ -192,8 +244,13 @@ impl StreamableHttp {
             let mut decoder = SseDecoder::new(MAX_EVENT);
             let mut body = response.bytes_stream();
             while let Some(Ok(chunk)) = body.next().await {
-                let Ok(decoded) = decoder.feed(&chunk) else { break };
-                for event in decoded.into_iter().filter(portcullis_wire::SseEvent::is_message) {
+                let Ok(decoded) = decoder.feed(&chunk) else {
+                    break;
+                };
+                for event in decoded
+                    .into_iter()
+                    .filter(portcullis_wire::SseEvent::is_message)
+                {
                     if let Ok(msg) = Message::parse(event.data.into_bytes()) {
                         let _ = events.send(msg);
                     }
@@ -227,8 +284,13 @@ where
                 break;
             }
         };
-        for event in events.into_iter().filter(portcullis_wire::SseEvent::is_message) {
-            let Ok(msg) = Message::parse(event.data.into_bytes()) else { continue };
+        for event in events
+            .into_iter()
+            .filter(portcullis_wire::SseEvent::is_message)
+        {
+            let Ok(msg) = Message::parse(event.data.into_bytes()) else {
+                continue;
+            };
             let done = msg.is_response() && msg.id() == ctx.id.as_ref();
             let _ = ctx.tx.send(msg.clone());
             if done {
@@ -236,8 +298,15 @@ where
             }
         }
     }
-    let text = format!("[portcullis] upstream {:?} closed the response stream before answering", ctx.server);
-    let _ = ctx.tx.send(Message::error_response(ctx.id.as_ref(), error_code::INTERNAL_ERROR, &text));
+    let text = format!(
+        "[portcullis] upstream {:?} closed the response stream before answering",
+        ctx.server
+    );
+    let _ = ctx.tx.send(Message::error_response(
+        ctx.id.as_ref(),
+        error_code::INTERNAL_ERROR,
+        &text,
+    ));
     None
 }
 
@@ -245,7 +314,10 @@ where
 fn modern_headers(msg: &Message) -> Option<HeaderMap> {
     let method = msg.method()?;
     let params: Value = msg.params().ok()?;
-    let version = params.get("_meta")?.get(method::META_PROTOCOL_VERSION)?.as_str()?;
+    let version = params
+        .get("_meta")?
+        .get(method::META_PROTOCOL_VERSION)?
+        .as_str()?;
     let mut headers = HeaderMap::new();
     headers.insert(VERSION_HEADER, HeaderValue::from_str(version).ok()?);
     headers.insert("mcp-method", HeaderValue::from_str(method).ok()?);
@@ -275,7 +347,10 @@ pub(super) fn http_client() -> reqwest::Client {
 pub(super) fn header_map(headers: &BTreeMap<String, String>) -> HeaderMap {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
-        match (HeaderName::try_from(name.as_str()), HeaderValue::from_str(value)) {
+        match (
+            HeaderName::try_from(name.as_str()),
+            HeaderValue::from_str(value),
+        ) {
             (Ok(name), Ok(value)) => {
                 map.insert(name, value);
             }
