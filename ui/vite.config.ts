@@ -22,8 +22,7 @@ export default defineConfig(({ mode }) => ({
   // Svelte 5 under Vitest: take the browser build of svelte, not the server one.
   resolve: mode === 'test' ? { conditions: ['browser'] } : undefined,
   test: {
-    environment: 'jsdom',
+    environment: 'node',
     include: ['src/**/*.test.ts'],
-    setupFiles: ['src/test-setup.ts'],
   },
 }));

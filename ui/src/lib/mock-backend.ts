@@ -46,7 +46,8 @@ export interface RecordedCall {
   args: Record<string, unknown>;
 }
 
-const clone = <T>(v: T): T => structuredClone(v);
+/** Deep copy of JSON data (works on Svelte state proxies too, unlike structuredClone). */
+const clone = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
 
 /** Validates policy text the way the mock gateway does: JSON syntax, then the schema. */
 export function mockValidate(text: string): PolicyProblem[] {

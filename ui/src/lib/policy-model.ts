@@ -167,7 +167,9 @@ function applyState(entry: Entry, state: Exclude<ToolState, { kind: 'hide' }>): 
       return set(without(entry, 'action', 'reason', 'approval_timeout'), 'rate_limit', rl);
     }
     case 'require_approval': {
-      let e = set(without(entry, 'rate_limit'), 'action', 'require_approval');
+      // A deny reason would mislead the person asked to approve; an approval's own reason stays.
+      const drop = entry.action === 'deny' ? ['rate_limit', 'reason'] : ['rate_limit'];
+      let e = set(without(entry, ...drop), 'action', 'require_approval');
       e = state.timeout === null ? without(e, 'approval_timeout') : set(e, 'approval_timeout', state.timeout);
       return e;
     }

@@ -16,15 +16,15 @@ import type { AuditFilter, AuditRow, ExportFormat, HistogramBucket } from '../li
 
 export class AuditState {
   form = $state<AuditForm>(emptyForm());
-  rows = $state<AuditRow[]>([]);
+  rows = $state.raw<AuditRow[]>([]);
   /** The query whose rows are shown (without a cursor). */
-  filter = $state<AuditFilter>({});
+  filter = $state.raw<AuditFilter>({});
   hasMore = $state(false);
   loading = $state(false);
   error = $state<string | null>(null);
   selectedId = $state<number | null>(null);
   live = $state(false);
-  histogram = $state<HistogramBucket[]>([]);
+  histogram = $state.raw<HistogramBucket[]>([]);
   bucketMs = $state(3_600_000);
   servers = $state<string[]>([]);
   /** Rows announced while the live tail was off or filtered out: a hint to refresh. */

@@ -1,10 +1,13 @@
-import { describe, expect, it } from 'vitest';
-import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+// @vitest-environment jsdom
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import Prompt from '../Prompt.svelte';
 import { MockBackend } from '../../lib/mock-backend';
 import { makeApproval } from '../../lib/mock-data';
 
 const T0 = 1_750_000_000_000;
+
+afterEach(() => cleanup());
 
 function setup(count = 1) {
   const approvals = Array.from({ length: count }, (_, i) =>

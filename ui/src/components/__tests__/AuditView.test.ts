@@ -1,0 +1,130 @@
+// @vitest-environment jsdom
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import AuditView from '../AuditView.svelte';
+import { MockBackend } from '../../lib/mock-backend';
+import { makeRow } from '../../lib/mock-data';
+import type { AuditRow } from '../../lib/types';
+
+const NOW = 1_750_000_000_000;
+const DAY = 86_400_000;
+
+afterEach(() => cleanup());
+
+function rows(): AuditRow[] {
+  // Seven rows, one minute apart, newest id 7; rows 6 and 7 share a timestamp (the cursor needs the id).
+  const out: AuditRow[] = [];
+  for (let id = 1; id <= 7; id++) {
+    out.push(
+      makeRow({
+        id,
+        time_ms: NOW - (8 - id) * 60_000 + (id === 7 ? -60_000 : 0),
+        server: id % 2 ? 'filesystem' : 'everything',
+        tool: id % 2 ? 'read_file' : 'echo',
+        decision: id === 3 ? 'rejected' : 'allowed',
+        arguments: { path: `/tmp/${id}.txt` },
+        outcome: id === 3 ? null : 'ok',
+        upstream_ms: id === 3 ? null : 10 + id,
+      }),
+    );
+  }
+  // An old row outside the default 24 hours.
+  out.push(makeRow({ id: 99, time_ms: NOW - 3 * DAY }));
+  return out;
+}
+
+function setup() {
+  const backend = new MockBackend({
+    audit: rows(),
+    servers: [
+      { name: 'everything', transport: 'http', state: 'running', tool_count: 1, stderr_tail: [], policy: { state: 'ok', problems: [] } },
+      { name: 'filesystem', transport: 'stdio', state: 'running', tool_count: 1, stderr_tail: [], policy: { state: 'ok', problems: [] } },
+    ],
+  }, { now: () => NOW });
+  render(AuditView, { props: { backend, clock: () => NOW, pageSize: 3, tailDelayMs: 0 } });
+  return backend;
+}
+
+const shownIds = () => screen.queryAllByTestId('audit-row').map((r) => Number(r.dataset.id));
+
+describe('Audit view', () => {
+  beforeEach(() => {
+    URL.createObjectURL = vi.fn(() => 'blob:audit');
+    URL.revokeObjectURL = vi.fn();
+  });
+
+  it('loads the first page of the last 24 hours, newest first', async () => {
+    const backend = setup();
+    await waitFor(() => expect(shownIds()).toEqual([7, 6, 5]));
+    expect(backend.callsOf('query_audit')[0]).toEqual({ filter: { since_ms: NOW - DAY }, limit: 3 });
+    await waitFor(() => expect(backend.callsOf('audit_histogram')[0]).toEqual({ filter: { since_ms: NOW - DAY }, bucket_ms: 3_600_000 }));
+  });
+
+  it('"load more" appends the next page with the (time_ms, id) cursor of the last row', async () => {
+    const backend = setup();
+    await waitFor(() => expect(shownIds()).toEqual([7, 6, 5]));
+    const last = rows().find((r) => r.id === 5)!;
+    await fireEvent.click(screen.getByTestId('load-more'));
+    await waitFor(() => expect(shownIds()).toEqual([7, 6, 5, 4, 3, 2]));
+    expect(backend.callsOf('query_audit')[1]).toEqual({ filter: { since_ms: NOW - DAY, before: [last.time_ms, 5] }, limit: 3 });
+    await fireEvent.click(screen.getByTestId('load-more'));
+    await waitFor(() => expect(shownIds()).toEqual([7, 6, 5, 4, 3, 2, 1]));
+    expect(screen.queryByTestId('load-more')).toBeNull();
+  });
+
+  it('filters by server, decision, tool, time range and text', async () => {
+    const backend = setup();
+    await waitFor(() => expect(shownIds().length).toBe(3));
+    await fireEvent.change(screen.getByTestId('filter-server'), { target: { value: 'filesystem' } });
+    await fireEvent.change(screen.getByTestId('filter-decision'), { target: { value: 'rejected' } });
+    await fireEvent.input(screen.getByTestId('filter-tool'), { target: { value: 'read_file' } });
+    await fireEvent.input(screen.getByTestId('filter-text'), { target: { value: '3.txt' } });
+    await fireEvent.change(screen.getByTestId('filter-range'), { target: { value: 'all' } });
+    await fireEvent.click(screen.getByTestId('filter-apply'));
+    await waitFor(() => expect(shownIds()).toEqual([3]));
+    expect(backend.callsOf('query_audit').at(-1)).toEqual({
+      filter: { server: 'filesystem', tool: 'read_file', decision: 'rejected', text: '3.txt' },
+      limit: 3,
+    });
+
+    await fireEvent.click(screen.getByTestId('filter-reset'));
+    await waitFor(() => expect(shownIds()).toEqual([7, 6, 5]));
+  });
+
+  it('shows the full arguments and the outcome of the selected row', async () => {
+    setup();
+    await waitFor(() => expect(shownIds().length).toBe(3));
+    await fireEvent.click(screen.getAllByTestId('audit-row')[2]);
+    const detail = screen.getByTestId('audit-detail');
+    expect(within(detail).getByTestId('json-view').textContent).toContain('"/tmp/5.txt"');
+    expect(within(detail).getByTestId('detail-outcome').textContent).toBe('ok in 15 ms');
+  });
+
+  it('live tail puts rows announced by AuditAppended on top; off, it only counts them', async () => {
+    const backend = setup();
+    await waitFor(() => expect(shownIds().length).toBe(3));
+    backend.appendRow({ ...makeRow(), time_ms: NOW + 1000, tool: 'write_file' });
+    await waitFor(() => expect(screen.getByTestId('audit-unseen').textContent).toContain('1 new'));
+    expect(shownIds()[0]).toBe(7);
+
+    await fireEvent.click(screen.getByTestId('live-tail'));
+    await waitFor(() => expect(shownIds()[0]).toBe(100));
+    backend.appendRow({ ...makeRow(), time_ms: NOW + 2000 });
+    await waitFor(() => expect(shownIds().slice(0, 2)).toEqual([101, 100]));
+    expect(shownIds()).toContain(5);
+  });
+
+  it('exports the current filter as CSV and JSONL', async () => {
+    const backend = setup();
+    await waitFor(() => expect(shownIds().length).toBe(3));
+    await fireEvent.click(screen.getByTestId('export-csv'));
+    await fireEvent.click(screen.getByTestId('export-jsonl'));
+    await waitFor(() =>
+      expect(backend.callsOf('export_audit')).toEqual([
+        { filter: { since_ms: NOW - DAY }, format: 'csv' },
+        { filter: { since_ms: NOW - DAY }, format: 'jsonl' },
+      ]),
+    );
+    expect(URL.createObjectURL).toHaveBeenCalledTimes(2);
+  });
+});

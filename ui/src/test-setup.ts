@@ -1,4 +1,0 @@
-import { afterEach } from 'vitest';
-import { cleanup } from '@testing-library/svelte';
-
-afterEach(() => cleanup());
