@@ -186,6 +186,27 @@ pub struct AuditRow {
 }
 
 impl AuditRow {
+    /// The column names, in the order rows serialize (the `audit --format` output contract).
+    pub const COLUMNS: &'static [&'static str] = &[
+        "id",
+        "time_ms",
+        "session",
+        "client_name",
+        "client_version",
+        "server",
+        "tool",
+        "arguments",
+        "arguments_digest",
+        "decision",
+        "decided_by",
+        "rule",
+        "reason",
+        "wait_ms",
+        "outcome",
+        "upstream_ms",
+        "request_id",
+    ];
+
     /// The keyset cursor for the page after this row: pass it as [`crate::AuditFilter::before`].
     pub fn cursor(&self) -> (i64, i64) {
         (self.time_ms, self.id)

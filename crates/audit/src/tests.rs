@@ -127,28 +127,7 @@ fn jsonl_form_uses_the_column_names_in_order() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(
-        keys,
-        [
-            "id",
-            "time_ms",
-            "session",
-            "client_name",
-            "client_version",
-            "server",
-            "tool",
-            "arguments",
-            "arguments_digest",
-            "decision",
-            "decided_by",
-            "rule",
-            "reason",
-            "wait_ms",
-            "outcome",
-            "upstream_ms",
-            "request_id"
-        ]
-    );
+    assert_eq!(keys, AuditRow::COLUMNS);
     assert_eq!(value["decision"], "rate_limited");
     assert_eq!(value["outcome"], "tool_error");
     assert_eq!(serde_json::from_value::<AuditRow>(value).unwrap(), row);

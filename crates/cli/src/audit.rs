@@ -38,26 +38,6 @@ enum Format {
     Csv,
 }
 
-/// Column names of DESIGN.md §6, in output order.
-const COLUMNS: &[&str] = &[
-    "id",
-    "time_ms",
-    "session",
-    "client_name",
-    "client_version",
-    "server",
-    "tool",
-    "arguments",
-    "arguments_digest",
-    "decision",
-    "decided_by",
-    "rule",
-    "reason",
-    "wait_ms",
-    "outcome",
-    "upstream_ms",
-];
-
 pub fn run(data_dir: &Path, args: &Args) -> Outcome {
     let filter = filter(args)?;
     let db = data_dir.join(portcullis_gateway::AUDIT_FILE);
@@ -172,10 +152,10 @@ fn escape_line_separators(line: &str) -> String {
 }
 
 fn csv(rows: &[AuditRow]) -> String {
-    let mut out = vec![COLUMNS.join(",")];
+    let mut out = vec![AuditRow::COLUMNS.join(",")];
     for r in rows {
         let value = serde_json::to_value(r).unwrap_or_default();
-        let cells: Vec<String> = COLUMNS
+        let cells: Vec<String> = AuditRow::COLUMNS
             .iter()
             .map(|c| match value.get(*c) {
                 None | Some(serde_json::Value::Null) => String::new(),

@@ -101,19 +101,9 @@ pub async fn get(
     Path(server): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if !gw.has_server(&server) {
-        return unknown_server(&server);
-    }
-    let Some(id) = header_str(&headers, SESSION_HEADER) else {
-        return (
-            StatusCode::METHOD_NOT_ALLOWED,
-            "portcullis: GET needs an Mcp-Session-Id\n",
-        )
-            .into_response();
-    };
-    match gw.session(&server, id) {
-        Some(session) => render(Reply::Sse(session.open_event_stream())),
-        None => (StatusCode::NOT_FOUND, "portcullis: unknown session\n").into_response(),
+    match existing_session(&gw, &server, &headers) {
+        Ok(session) => render(Reply::Sse(session.open_event_stream())),
+        Err(response) => response,
     }
 }
 
@@ -122,23 +112,38 @@ pub async fn delete(
     Path(server): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if !gw.has_server(&server) {
-        return unknown_server(&server);
-    }
-    let Some(id) = header_str(&headers, SESSION_HEADER) else {
-        return (
-            StatusCode::BAD_REQUEST,
-            "portcullis: DELETE needs an Mcp-Session-Id\n",
-        )
-            .into_response();
-    };
-    match gw.session(&server, id) {
-        Some(session) => {
+    match existing_session(&gw, &server, &headers) {
+        Ok(session) => {
             gw.end_session(&session.id).await;
             StatusCode::NO_CONTENT.into_response()
         }
-        None => (StatusCode::NOT_FOUND, "portcullis: unknown session\n").into_response(),
+        Err(response) => response,
     }
+}
+
+/// The session a GET or DELETE names in `Mcp-Session-Id`.
+fn existing_session(
+    gw: &Gateway,
+    server: &str,
+    headers: &HeaderMap,
+) -> Result<Arc<Session>, Response> {
+    if !gw.has_server(server) {
+        return Err(unknown_server(server));
+    }
+    let Some(id) = header_str(headers, SESSION_HEADER) else {
+        return Err((
+            StatusCode::METHOD_NOT_ALLOWED,
+            "portcullis: this needs an Mcp-Session-Id (from initialize)\n",
+        )
+            .into_response());
+    };
+    gw.session(server, id).ok_or_else(|| {
+        (
+            StatusCode::NOT_FOUND,
+            "portcullis: unknown or ended session\n",
+        )
+            .into_response()
+    })
 }
 
 fn render(reply: Reply) -> Response {
