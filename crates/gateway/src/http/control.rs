@@ -102,25 +102,21 @@ pub async fn events(State(gw): State<Arc<Gateway>>) -> Response {
     let guard = gw.gate().approvals.attach_approver();
     let rx = gw.subscribe();
     let events = futures::stream::unfold((rx, guard), |(mut rx, guard)| async move {
-        loop {
-            match tokio::time::timeout(KEEP_ALIVE, rx.recv()).await {
-                Ok(Ok(event)) => {
-                    let data = serde_json::to_vec(&event).unwrap_or_default();
-                    return Some((sse::encode_event(&data), (rx, guard)));
-                }
-                Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
-                    // Better no stream than a silently wrong picture: the subscriber reconnects
-                    // and reads the pending list afresh.
-                    tracing::warn!(
-                        missed = n,
-                        "control event subscriber fell behind; closing its stream"
-                    );
-                    return None;
-                }
-                Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => return None,
-                Err(_) => return Some((sse::encode_comment("keep-alive"), (rx, guard))),
+        let frame = match tokio::time::timeout(KEEP_ALIVE, rx.recv()).await {
+            Ok(Ok(event)) => sse::encode_event(&serde_json::to_vec(&event).unwrap_or_default()),
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
+                // Better no stream than a silently wrong picture: the subscriber reconnects
+                // and reads the pending list afresh.
+                tracing::warn!(
+                    missed = n,
+                    "control event subscriber fell behind; closing its stream"
+                );
+                return None;
             }
-        }
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => return None,
+            Err(_) => sse::encode_comment("keep-alive"),
+        };
+        Some((frame, (rx, guard)))
     });
     // A first comment flushes the headers, so a subscriber knows it is attached.
     let stream = futures::stream::once(async { sse::encode_comment("subscribed") })

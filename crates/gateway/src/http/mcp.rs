@@ -103,7 +103,7 @@ pub async fn get(
 ) -> Response {
     match existing_session(&gw, &server, &headers) {
         Ok(session) => render(Reply::Sse(session.open_event_stream())),
-        Err(response) => response,
+        Err(response) => *response,
     }
 }
 
@@ -117,7 +117,7 @@ pub async fn delete(
             gw.end_session(&session.id).await;
             StatusCode::NO_CONTENT.into_response()
         }
-        Err(response) => response,
+        Err(response) => *response,
     }
 }
 
@@ -126,23 +126,22 @@ fn existing_session(
     gw: &Gateway,
     server: &str,
     headers: &HeaderMap,
-) -> Result<Arc<Session>, Response> {
+) -> Result<Arc<Session>, Box<Response>> {
     if !gw.has_server(server) {
-        return Err(unknown_server(server));
+        return Err(Box::new(unknown_server(server)));
     }
+    let refuse = |status: StatusCode, text: &'static str| Box::new((status, text).into_response());
     let Some(id) = header_str(headers, SESSION_HEADER) else {
-        return Err((
+        return Err(refuse(
             StatusCode::METHOD_NOT_ALLOWED,
             "portcullis: this needs an Mcp-Session-Id (from initialize)\n",
-        )
-            .into_response());
+        ));
     };
     gw.session(server, id).ok_or_else(|| {
-        (
+        refuse(
             StatusCode::NOT_FOUND,
             "portcullis: unknown or ended session\n",
         )
-            .into_response()
     })
 }
 
