@@ -10,5 +10,12 @@ async function pickBackend(): Promise<Backend> {
   return demoBackend();
 }
 
+const TABS = ['approvals', 'policies', 'audit', 'servers', 'settings'] as const;
+type Tab = (typeof TABS)[number];
+
+// `?tab=audit` opens the window on a tab (for a tray menu entry, say).
+const asked = new URLSearchParams(location.search).get('tab');
+const initialTab: Tab = (TABS as readonly string[]).includes(asked ?? '') ? (asked as Tab) : 'approvals';
+
 const backend = await pickBackend();
-mount(App, { target: document.getElementById('app')!, props: { backend } });
+mount(App, { target: document.getElementById('app')!, props: { backend, initialTab } });

@@ -150,6 +150,11 @@ export class MockBackend implements Backend {
     this.appendAudit(a, decision, decidedBy === 'timeout' ? 'timeout' : decidedBy === 'client' ? 'client' : 'user', null);
   }
 
+  /** Drops a held call without any event, as if the window missed the announcement. */
+  forget(id: string): void {
+    this.take(id);
+  }
+
   /** Adds an audit row and announces it. */
   appendRow(row: Omit<AuditRow, 'id'>): AuditRow {
     const full = { ...row, id: this.nextAuditId++ } as AuditRow;

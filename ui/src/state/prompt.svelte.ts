@@ -34,6 +34,8 @@ export class PromptQueue {
   realRemainingMs = $derived(this.current ? Math.max(0, this.current.expires_at_ms - this.now) : 0);
 
   private unlisten: Unlisten[] = [];
+  /** Ids resolved while a list request was in flight must not come back from its answer. */
+  private resolved = new Set<string>();
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -49,14 +51,27 @@ export class PromptQueue {
       await this.backend.on('ApprovalRequested', ({ approval }) => this.add(approval)),
       await this.backend.on('ApprovalResolved', ({ id }) => this.remove(id)),
     );
+    await this.resync();
+    this.loaded = true;
+    if (tickMs > 0) this.timer = setInterval(() => this.tick(), tickMs);
+  }
+
+  /**
+   * Replaces the queue with the gateway's list (at start, and when a hidden window comes back,
+   * in case events were missed), staying on the call that was shown.
+   */
+  async resync(): Promise<void> {
     try {
       const list = await this.backend.listApprovals();
-      for (const a of list) this.add(a);
+      const shownId = this.current?.id;
+      this.items = [];
+      for (const a of list) if (!this.resolved.has(a.id)) this.add(a);
+      const i = shownId === undefined ? -1 : this.items.findIndex((a) => a.id === shownId);
+      this.index = i === -1 ? Math.min(this.index, Math.max(0, this.items.length - 1)) : i;
+      this.error = null;
     } catch (e) {
       this.error = errorText(e);
     }
-    this.loaded = true;
-    if (tickMs > 0) this.timer = setInterval(() => this.tick(), tickMs);
   }
 
   stop(): void {
@@ -93,6 +108,7 @@ export class PromptQueue {
 
   /** Adds a held call in request order; a call already queued is replaced. */
   add(approval: PendingApproval): void {
+    if (this.resolved.has(approval.id)) return;
     const shownId = this.current?.id;
     const rest = this.items.filter((a) => a.id !== approval.id);
     rest.push(approval);
@@ -104,6 +120,8 @@ export class PromptQueue {
 
   /** Drops a call (decided here or elsewhere); the view stays on the same place in the queue. */
   remove(id: string): void {
+    this.resolved.add(id);
+    if (this.resolved.size > 1000) this.resolved.delete(this.resolved.values().next().value!);
     const i = this.items.findIndex((a) => a.id === id);
     if (i === -1) return;
     this.items = this.items.filter((a) => a.id !== id);

@@ -148,3 +148,17 @@ describe('Prompt', () => {
     expect((await screen.findByTestId('prompt-error')).textContent).toContain('already decided');
   });
 });
+
+describe('Prompt resync', () => {
+  it('a window that comes back lists the calls again and drops the ones that are gone', async () => {
+    const { backend } = setup(2);
+    await shown();
+    // Resolved while no event reached this window.
+    backend.forget('a1');
+    backend.calls.length = 0;
+    expect(screen.getByTestId('prompt-tool').textContent).toBe('tool_1');
+    await fireEvent.focus(window);
+    await waitFor(() => expect(screen.getByTestId('prompt-tool').textContent).toBe('tool_2'));
+    expect(backend.callsOf('list_approvals')).toHaveLength(1);
+  });
+});
