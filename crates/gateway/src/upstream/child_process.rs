@@ -236,8 +236,12 @@ async fn read_stdout(
             Ok(_) => {}
         }
     }
-    alive.store(false, Ordering::Release);
-    tracing::warn!(server, "upstream closed stdout (exited?)");
+    // `stop` clears `alive` before it closes stdin: an EOF while still alive is a crash.
+    if alive.swap(false, Ordering::AcqRel) {
+        tracing::warn!(server, "upstream exited on its own (stdout closed)");
+    } else {
+        tracing::debug!(server, "upstream stopped");
+    }
     correlator.fail_all(&format!(
         "[portcullis] upstream server {server:?} exited before answering"
     ));

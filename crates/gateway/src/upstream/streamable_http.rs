@@ -162,11 +162,14 @@ impl StreamableHttp {
         }
         let state = self.state().clone();
         if let Some(session) = state.id {
-            let request = self
+            let mut request = self
                 .client
                 .delete(&self.url)
                 .headers(self.headers.clone())
                 .header(SESSION_HEADER, session);
+            if let Some(version) = &state.protocol_version {
+                request = request.header(VERSION_HEADER, version);
+            }
             let _ = tokio::time::timeout(Duration::from_secs(2), request.send()).await;
         }
     }
