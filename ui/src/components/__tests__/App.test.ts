@@ -1,0 +1,70 @@
+// @vitest-environment jsdom
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+import App from '../App.svelte';
+import { MockBackend } from '../../lib/mock-backend';
+import { demoData, makeApproval } from '../../lib/mock-data';
+
+afterEach(() => cleanup());
+
+function setup(tab: 'approvals' | 'servers' | 'settings' = 'approvals') {
+  const now = Date.now();
+  const backend = new MockBackend(demoData(now));
+  render(App, { props: { backend, initialTab: tab } });
+  return backend;
+}
+
+describe('Main window', () => {
+  it('counts pending calls on the Approvals tab and decides them inline', async () => {
+    const backend = setup();
+    await waitFor(() => expect(screen.getByTestId('pending-count').textContent).toBe('3'));
+    const first = screen.getAllByTestId('pending-item')[0];
+    await fireEvent.click(first.querySelector('[data-testid="pending-approve"]')!);
+    await waitFor(() => expect(screen.getByTestId('pending-count').textContent).toBe('2'));
+    expect(backend.callsOf('decide_approval')).toEqual([{ id: first.dataset.id, choice: { approve: 'once' } }]);
+    // The decision shows up in "recent decisions" through AuditAppended.
+    await waitFor(() => expect(screen.getByTestId('recent-list').textContent).toContain('approved'));
+
+    backend.hold(makeApproval({ id: 'new' }));
+    await waitFor(() => expect(screen.getByTestId('pending-count').textContent).toBe('3'));
+  });
+
+  it('switches tabs', async () => {
+    setup();
+    await fireEvent.click(screen.getByTestId('tab-audit'));
+    expect(await screen.findByTestId('audit-filters')).toBeTruthy();
+    await fireEvent.click(screen.getByTestId('tab-policies'));
+    expect(await screen.findByTestId('policy-editor')).toBeTruthy();
+  });
+
+  it('Servers: state, stderr, and restart_server', async () => {
+    const backend = setup('servers');
+    const cards = await screen.findAllByTestId('server-card');
+    expect(cards.map((c) => [c.dataset.server, c.querySelector('[data-testid="server-state"]')!.textContent])).toEqual([
+      ['filesystem', 'running'],
+      ['everything', 'running'],
+      ['shell', 'error'],
+    ]);
+    expect(cards[2].querySelector('[data-testid="server-stderr"]')!.textContent).toContain('ModuleNotFoundError');
+    await fireEvent.click(screen.getByTestId('restart-shell'));
+    await waitFor(() => expect(screen.getAllByTestId('server-state')[2].textContent).toBe('running'));
+    expect(backend.callsOf('restart_server')).toEqual([{ server: 'shell' }]);
+  });
+
+  it('Settings: saves changes and applies the theme; pause calls set_paused', async () => {
+    const backend = setup('settings');
+    const theme = await screen.findByTestId('setting-theme');
+    await fireEvent.change(theme, { target: { value: 'dark' } });
+    await waitFor(() => expect(document.documentElement.dataset.theme).toBe('dark'));
+    await fireEvent.change(screen.getByTestId('setting-timeout'), { target: { value: '90' } });
+    await fireEvent.change(screen.getByTestId('setting-timeout'), { target: { value: '0' } });
+    expect(screen.getByTestId('settings-error').textContent).toContain('at least 1');
+    await fireEvent.click(screen.getByTestId('setting-paused'));
+    await waitFor(() => expect(screen.getByTestId('paused-indicator')).toBeTruthy());
+    expect(backend.callsOf('set_settings')).toEqual([
+      { settings: { approval_timeout_secs: 45, notifications: true, theme: 'dark' } },
+      { settings: { approval_timeout_secs: 90, notifications: true, theme: 'dark' } },
+    ]);
+    expect(backend.callsOf('set_paused')).toEqual([{ paused: true }]);
+  });
+});
