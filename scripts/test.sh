@@ -15,14 +15,14 @@ node --version
 python3 --version
 
 step "cargo build"
-cargo build --locked --workspace --all-targets
+cargo build --locked --all-targets
 
 step "cargo test (unit, schema drift, integration)"
 if cargo nextest --version >/dev/null 2>&1; then
-    cargo nextest run --locked --workspace --no-fail-fast
-    cargo test --locked --workspace --doc
+    cargo nextest run --locked --no-fail-fast
+    cargo test --locked --doc
 else
-    cargo test --locked --workspace --no-fail-fast
+    cargo test --locked --no-fail-fast
 fi
 
 step "test peers (npm + Python venvs)"
