@@ -10,7 +10,10 @@
 //! Requests are answered on their own response stream ([`Reply`]); server-initiated messages
 //! (sampling, elicitation, roots, logging …) go to an [`Outlets`] choice of open streams.
 
-use std::collections::{HashSet, VecDeque};
+mod outlets;
+mod reply;
+
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -21,7 +24,10 @@ use tokio::sync::mpsc;
 
 use crate::gate::{Call, Caller, Forwarded, Gate, Hold, ProgressSink, Verdict};
 use crate::policy_store::InForce;
-use crate::upstream::{Exchange, Framing, Upstream};
+use crate::upstream::Upstream;
+
+use outlets::Outlets;
+use reply::{Finish, PendingReply};
 
 /// How a request is answered.
 pub enum Reply {
@@ -333,232 +339,4 @@ impl Session {
 fn cancelled_request(cancel: &Message) -> Option<RequestId> {
     let params = cancel.params::<Value>().ok()?;
     RequestId::from_value(params.get("requestId")?)
-}
-
-/// What to do with the final response.
-enum Finish {
-    Plain,
-    FilterHidden,
-}
-
-/// A forwarded request waiting for its answer.
-struct PendingReply {
-    session: Arc<Session>,
-    id: RequestId,
-    forwarded: Option<Forwarded>,
-    finish: Finish,
-}
-
-impl PendingReply {
-    fn is_final(&self, msg: &Message) -> bool {
-        msg.is_response() && msg.id() == Some(&self.id)
-    }
-
-    fn complete(&mut self, response: Message) -> Message {
-        let cancelled = self.session.lock_cancelled().remove(&self.id);
-        if let Some(f) = self.forwarded.take() {
-            if cancelled {
-                f.abandon();
-            } else {
-                f.finish(&response);
-            }
-        }
-        match self.finish {
-            Finish::Plain => response,
-            Finish::FilterHidden => self.session.filter_hidden(response),
-        }
-    }
-
-    /// Sends the request upstream and answers the way the upstream (or the client) wants.
-    async fn forward(mut self, msg: Message, ctx: &RequestContext) -> Reply {
-        let exchange = match self.session.upstream.request(msg).await {
-            Ok(exchange) => exchange,
-            Err(e) => return Reply::Json(self.unreachable(&e)),
-        };
-        if !ctx.accepts_sse || (exchange.framing == Some(Framing::Json) && !ctx.stream_now) {
-            return Reply::Json(self.collect(exchange).await);
-        }
-        if ctx.stream_now || exchange.framing == Some(Framing::Sse) {
-            let (tx, rx) = mpsc::unbounded_channel();
-            self.stream_into(exchange, tx, None);
-            return Reply::Sse(rx);
-        }
-        // The framing is ours to choose (stdio upstream): JSON when the answer comes alone,
-        // cheaper for the client; a stream as soon as anything comes before it.
-        self.adaptive(exchange).await
-    }
-
-    fn unreachable(&mut self, e: &crate::upstream::UpstreamError) -> Message {
-        let text = format!(
-            "[portcullis] cannot reach upstream {:?}: {e}",
-            &*self.session.server
-        );
-        let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, &text);
-        self.complete(reply)
-    }
-
-    /// JSON answer: wait for the response; anything before it has nowhere to go but the outlets.
-    async fn collect(mut self, mut exchange: Exchange) -> Message {
-        while let Some(msg) = exchange.messages.recv().await {
-            if self.is_final(&msg) {
-                return self.complete(msg);
-            }
-            self.session.outlets.deliver(msg, &self.session.id);
-        }
-        self.lost()
-    }
-
-    /// Waits for the first message: the response alone → JSON; anything else → a stream.
-    async fn adaptive(mut self, mut exchange: Exchange) -> Reply {
-        let Some(first) = exchange.messages.recv().await else {
-            return Reply::Json(self.lost());
-        };
-        if self.is_final(&first) {
-            return Reply::Json(self.complete(first));
-        }
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.stream_into(exchange, tx, Some(first));
-        Reply::Sse(rx)
-    }
-
-    /// SSE answer: stream related messages into `tx` (after `first`), then the response, then end.
-    fn stream_into(
-        mut self,
-        mut exchange: Exchange,
-        tx: mpsc::UnboundedSender<Message>,
-        first: Option<Message>,
-    ) {
-        let outlet = (!self.session.stateless).then(|| self.session.outlets.open_post(tx.clone()));
-        if let Some(first) = first {
-            let _ = tx.send(first);
-        }
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    () = tx.closed() => {
-                        self.client_gone().await;
-                        break;
-                    }
-                    next = exchange.messages.recv() => {
-                        let Some(msg) = next else {
-                            let _ = tx.send(self.lost());
-                            break;
-                        };
-                        if self.is_final(&msg) {
-                            if let Some(outlet) = outlet {
-                                self.session.outlets.close(outlet);
-                            }
-                            let _ = tx.send(self.complete(msg));
-                            break;
-                        }
-                        let _ = tx.send(msg);
-                    }
-                }
-            }
-            if let Some(outlet) = outlet {
-                self.session.outlets.close(outlet);
-            }
-        });
-    }
-
-    /// The client closed the response stream. In the 2026 era that is cancellation.
-    async fn client_gone(&mut self) {
-        if let Some(f) = self.forwarded.take() {
-            f.abandon();
-        }
-        if self.session.stateless {
-            self.session.upstream.abandon(&self.id).await;
-        }
-    }
-
-    fn lost(&mut self) -> Message {
-        let text = "[portcullis] the upstream connection ended before answering";
-        let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, text);
-        self.complete(reply)
-    }
-}
-
-/// The open streams of a session, and where server-initiated messages go: requests to the newest
-/// open request stream (they usually belong to the call in progress), notifications to the GET
-/// stream; either falls back to the other, else waits in a bounded backlog.
-#[derive(Default)]
-pub struct Outlets {
-    inner: Mutex<OutletsInner>,
-}
-
-#[derive(Default)]
-struct OutletsInner {
-    next: u64,
-    post: Vec<(u64, mpsc::UnboundedSender<Message>)>,
-    get: Option<mpsc::UnboundedSender<Message>>,
-    backlog: VecDeque<Message>,
-}
-
-const BACKLOG: usize = 256;
-
-impl Outlets {
-    fn lock(&self) -> std::sync::MutexGuard<'_, OutletsInner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn open_post(&self, tx: mpsc::UnboundedSender<Message>) -> u64 {
-        let mut inner = self.lock();
-        inner.next += 1;
-        let id = inner.next;
-        inner.post.push((id, tx));
-        id
-    }
-
-    fn close(&self, id: u64) {
-        self.lock().post.retain(|(i, _)| *i != id);
-    }
-
-    fn any_open(&self) -> bool {
-        let inner = self.lock();
-        inner.post.iter().any(|(_, tx)| !tx.is_closed())
-            || inner.get.as_ref().is_some_and(|tx| !tx.is_closed())
-    }
-
-    fn open_get(&self) -> mpsc::UnboundedReceiver<Message> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut inner = self.lock();
-        for msg in inner.backlog.drain(..) {
-            let _ = tx.send(msg);
-        }
-        inner.get = Some(tx);
-        rx
-    }
-
-    fn deliver(&self, msg: Message, session: &str) {
-        let mut inner = self.lock();
-        inner.post.retain(|(_, tx)| !tx.is_closed());
-        if inner
-            .get
-            .as_ref()
-            .is_some_and(mpsc::UnboundedSender::is_closed)
-        {
-            inner.get = None;
-        }
-        let newest_post = inner.post.last().map(|(_, tx)| tx.clone());
-        let targets = if msg.is_request() {
-            [newest_post, inner.get.clone()]
-        } else {
-            [inner.get.clone(), newest_post]
-        };
-        for tx in targets.into_iter().flatten() {
-            if tx.send(msg.clone()).is_ok() {
-                return;
-            }
-        }
-        if inner.backlog.len() == BACKLOG {
-            tracing::warn!(
-                session,
-                "no open stream for server messages; dropping the oldest"
-            );
-            inner.backlog.pop_front();
-        }
-        inner.backlog.push_back(msg);
-    }
 }
