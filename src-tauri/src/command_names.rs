@@ -1,0 +1,21 @@
+// The app's Tauri commands, by name. Included by build.rs (which declares them in the app
+// manifest, so each gets its own `allow-…` permission) and by the crate's tests (which check
+// the capabilities grant exactly these, one by one). Plain Rust, no `use`: build.rs includes it.
+
+/// Every command the web views may invoke.
+pub const COMMANDS: &[&str] = &[
+    "list_approvals",
+    "decide_approval",
+    "query_audit",
+    "export_audit",
+    "audit_histogram",
+    "list_servers",
+    "restart_server",
+    "list_tools",
+    "read_policy",
+    "validate_policy",
+    "save_policy",
+    "get_settings",
+    "set_settings",
+    "set_paused",
+];

@@ -1,0 +1,10 @@
+//! The Tauri commands: thin adapters that parse their arguments, call the gateway (or the app's
+//! settings), and turn errors into [`crate::ipc::IpcError`]. Names and argument keys are the
+//! contract in `ui/README.md`; every command is declared in `build.rs` and granted per window in
+//! `capabilities/`.
+
+pub mod approvals;
+pub mod audit;
+pub mod policy;
+pub mod servers;
+pub mod settings;

@@ -1,0 +1,113 @@
+//! `query_audit`, `export_audit`, `audit_histogram`: reads of the audit database, on a blocking
+//! thread (SQLite) so the async runtime never waits on the disk.
+
+use std::sync::Arc;
+
+use portcullis_audit::{AuditFilter, AuditRow, AuditStore, Decision};
+use serde::Deserialize;
+use tauri::State;
+
+use crate::export::{self, Format};
+use crate::histogram::{self, Bucket};
+use crate::host::Host;
+use crate::ipc::{IpcError, IpcResult};
+
+/// Largest page the viewer may ask for.
+const MAX_PAGE: usize = 1000;
+/// Rows read per query while exporting, and the most exported.
+const EXPORT_PAGE: usize = 5000;
+const EXPORT_MAX: usize = 500_000;
+
+/// The UI's `AuditFilter`; `before` is the keyset cursor `[time_ms, id]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilterArg {
+    server: Option<String>,
+    tool: Option<String>,
+    decision: Option<Decision>,
+    since_ms: Option<i64>,
+    until_ms: Option<i64>,
+    text: Option<String>,
+    before: Option<(i64, i64)>,
+}
+
+impl From<FilterArg> for AuditFilter {
+    fn from(f: FilterArg) -> Self {
+        let nonempty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
+        AuditFilter {
+            server: nonempty(f.server),
+            tool: nonempty(f.tool),
+            decision: f.decision,
+            since_ms: f.since_ms,
+            until_ms: f.until_ms,
+            text: nonempty(f.text),
+            before: f.before,
+        }
+    }
+}
+
+async fn store(host: &Host) -> IpcResult<Arc<AuditStore>> {
+    Ok(host.running().await?.audit.clone())
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> IpcResult<T> + Send + 'static) -> IpcResult<T> {
+    tauri::async_runtime::spawn_blocking(f)
+        .await
+        .map_err(|e| IpcError::internal("the audit read stopped", &e))?
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn query_audit(host: State<'_, Arc<Host>>, filter: FilterArg, limit: usize) -> IpcResult<Vec<AuditRow>> {
+    let store = store(&host).await?;
+    let filter = AuditFilter::from(filter);
+    blocking(move || Ok(store.query(&filter, limit.clamp(1, MAX_PAGE))?)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn export_audit(host: State<'_, Arc<Host>>, filter: FilterArg, format: Format) -> IpcResult<String> {
+    let store = store(&host).await?;
+    let mut filter = AuditFilter::from(filter);
+    blocking(move || {
+        let mut rows = Vec::new();
+        while rows.len() < EXPORT_MAX {
+            let page = store.query(&filter, EXPORT_PAGE)?;
+            let Some(last) = page.last() else { break };
+            filter.before = Some(last.cursor());
+            let full = page.len() == EXPORT_PAGE;
+            rows.extend(page);
+            if !full {
+                break;
+            }
+        }
+        rows.truncate(EXPORT_MAX);
+        Ok(export::render(&rows, format))
+    })
+    .await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn audit_histogram(host: State<'_, Arc<Host>>, filter: FilterArg, bucket_ms: i64) -> IpcResult<Vec<Bucket>> {
+    let store = store(&host).await?;
+    let filter = AuditFilter::from(filter);
+    let now = portcullis_gateway::gate::now_ms();
+    blocking(move || Ok(histogram::histogram(&*store, &filter, bucket_ms, now)?)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ui_filter_parses_with_its_cursor() {
+        let f: FilterArg = serde_json::from_value(serde_json::json!({
+            "server": "fs", "decision": "rate_limited", "since_ms": 5, "text": " ", "before": [10, 3]
+        }))
+        .unwrap();
+        let f = AuditFilter::from(f);
+        assert_eq!(f.server.as_deref(), Some("fs"));
+        assert_eq!(f.decision, Some(Decision::RateLimited));
+        assert_eq!(f.text, None, "blank text is no filter");
+        assert_eq!(f.before, Some((10, 3)));
+        assert!(serde_json::from_value::<FilterArg>(serde_json::json!({"decision": "allow"})).is_err());
+    }
+}

@@ -1,0 +1,144 @@
+//! The gateway's events, as the app acts on them: forwarded to both web views as Tauri events
+//! named by type (`ApprovalRequested`, `ApprovalResolved`, `AuditAppended`, `PolicyReloaded`,
+//! `PolicyRejected`, payloads as in `GatewayEvent`), and turned into the prompt's visibility,
+//! notifications and the pause rule.
+
+use std::sync::Arc;
+
+use portcullis_gateway::approval::Scope;
+use portcullis_gateway::events::GatewayEvent;
+use portcullis_gateway::gate::Choice;
+use serde_json::Value;
+use tauri::{AppHandle, Emitter, Manager, Runtime};
+use tokio::sync::broadcast::{self, error::RecvError};
+
+use crate::commands::approvals::decide;
+use crate::host::{Host, Running};
+use crate::notification::{self, Notifier};
+use crate::windows::{self, prompt_action};
+
+/// The reason a call held while the app is paused is denied with.
+pub const PAUSED_REASON: &str = "paused";
+
+/// Follows the gateway's events until it stops.
+pub fn spawn<R: Runtime>(app: AppHandle<R>, running: Arc<Running>, mut events: broadcast::Receiver<GatewayEvent>) {
+    tauri::async_runtime::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(event) => on_event(&app, &running, event),
+                Err(RecvError::Lagged(missed)) => {
+                    // The web views re-list when shown; make the prompt match the truth now.
+                    tracing::warn!(missed, "fell behind the gateway's events; resyncing");
+                    let pending = running.gateway.gate().approvals.pending().len();
+                    windows::apply_prompt(&app, prompt_action(pending, false));
+                    app.state::<Arc<Host>>().nudge();
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
+    });
+}
+
+fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEvent) {
+    let host = app.state::<Arc<Host>>();
+    let gate = running.gateway.gate();
+    if let GatewayEvent::ApprovalRequested { approval } = &event {
+        if host.paused() {
+            tracing::info!(id = approval.id, tool = approval.tool, "paused: denying the held call");
+            let deny = Choice::Deny {
+                reason: Some(PAUSED_REASON.into()),
+                always: false,
+            };
+            if let Err(e) = decide(gate, &approval.id, deny) {
+                tracing::warn!(%e, "could not deny a call held while paused");
+            }
+            return;
+        }
+    }
+    forward(app, &event);
+    match event {
+        GatewayEvent::ApprovalRequested { approval } => {
+            let pending = gate.approvals.pending().len();
+            windows::apply_prompt(app, prompt_action(pending, true));
+            let latency = portcullis_gateway::gate::now_ms() - approval.requested_at_ms;
+            tracing::info!(id = approval.id, latency_ms = latency, "prompt shown");
+            if host.settings.notifications() {
+                app.state::<Arc<Notifier>>()
+                    .show(&approval, on_notification_action(app, running));
+            }
+            host.nudge();
+        }
+        GatewayEvent::ApprovalResolved { id, .. } => {
+            app.state::<Arc<Notifier>>().close(&id);
+            let pending = gate.approvals.pending().len();
+            windows::apply_prompt(app, prompt_action(pending, false));
+            host.nudge();
+        }
+        GatewayEvent::PolicyReloaded { server } => host.policy_rejected(&server, None),
+        GatewayEvent::PolicyRejected { server, problems } => host.policy_rejected(&server, Some(problems)),
+        GatewayEvent::AuditAppended { .. } => {}
+    }
+}
+
+/// Emits `event` to every web view under its type's name, without the `type` tag.
+fn forward<R: Runtime>(app: &AppHandle<R>, event: &GatewayEvent) {
+    let (name, payload) = split(event);
+    if let Err(e) = app.emit(&name, payload) {
+        tracing::warn!(error = %e, event = name, "cannot forward an event to the windows");
+    }
+}
+
+/// `{"type": "X", ...rest}` → `("X", {...rest})`.
+pub fn split(event: &GatewayEvent) -> (String, Value) {
+    let mut value = serde_json::to_value(event).unwrap_or(Value::Null);
+    let name = value
+        .as_object_mut()
+        .and_then(|o| o.remove("type"))
+        .and_then(|t| t.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    (name, value)
+}
+
+fn on_notification_action<R: Runtime>(app: &AppHandle<R>, running: &Running) -> notification::OnAction {
+    let app = app.clone();
+    let gate = running.gateway.gate().clone();
+    Arc::new(move |id, action| {
+        let choice = match action {
+            notification::Action::Approve => Choice::Approve(Scope::Once),
+            notification::Action::Deny => Choice::Deny {
+                reason: None,
+                always: false,
+            },
+            notification::Action::Open => return windows::show_prompt(&app),
+        };
+        if let Err(e) = decide(&gate, id, choice) {
+            tracing::info!(%e, "notification action on a call already decided");
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_named_by_type_and_keep_their_fields() {
+        let (name, payload) = split(&GatewayEvent::ApprovalResolved {
+            id: "3".into(),
+            decision: "approved".into(),
+            decided_by: "user".into(),
+            scope: Some(Scope::Once),
+        });
+        assert_eq!(name, "ApprovalResolved");
+        assert_eq!(
+            payload,
+            serde_json::json!({"id": "3", "decision": "approved", "decided_by": "user", "scope": "once"})
+        );
+        let (name, payload) = split(&GatewayEvent::PolicyRejected {
+            server: "fs".into(),
+            problems: vec!["bad".into()],
+        });
+        assert_eq!(name, "PolicyRejected");
+        assert_eq!(payload, serde_json::json!({"server": "fs", "problems": ["bad"]}));
+    }
+}

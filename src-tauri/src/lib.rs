@@ -1,0 +1,172 @@
+//! `portcullis-desktop`: the Tauri tray app that hosts the Portcullis gateway in-process.
+//!
+//! A thin shell: the gateway ([`portcullis_gateway`]) decides, holds and records calls; this crate
+//! starts it with the same config and data dir as `portcullis serve` ([`host`], [`startup`]),
+//! attaches as its approver for the app's life, and shows what it does — the approval prompt and
+//! the main window ([`windows`], web views from `ui/`), the tray ([`tray`]), OS notifications
+//! ([`notification`]). The web views reach the gateway only through [`commands`] (thin adapters,
+//! each granted per window in `capabilities/`) and see it through the gateway's events, forwarded
+//! by [`events`].
+//!
+//! Invariants: no SQL and no policy logic here (the audit and policy crates do that); a call can
+//! be decided only by a command a window was explicitly granted, a notification action, or the
+//! pause rule (denied, reason "paused"); the app keeps running with no window open, and a start
+//! that fails (config, policy, port, another gateway) opens the main window on the reason
+//! instead of exiting.
+
+mod args;
+pub mod command_names;
+pub mod commands;
+pub mod events;
+mod export;
+mod fs;
+mod histogram;
+pub mod host;
+pub mod ipc;
+mod logging;
+pub mod notification;
+pub mod probe;
+mod settings;
+pub mod startup;
+pub mod tray;
+pub mod windows;
+
+use std::sync::Arc;
+
+use portcullis_gateway::paths::ProcessEnv;
+use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
+
+pub use crate::args::{Args, Paths};
+use crate::host::{Host, Phase};
+use crate::notification::Notifier;
+use crate::tray::menu_model::{self, TrayInput, TrayModel};
+
+/// Runs the app until the person quits it.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let paths = Paths::resolve(&args, &ProcessEnv);
+    let log = logging::init(&paths.data_dir);
+    tracing::info!(config = %paths.config.display(), data_dir = %paths.data_dir.display(), log = ?log, "starting portcullis-desktop");
+    let host = Arc::new(Host::new(paths));
+    let show_at_start = args.show;
+    let app = builder::<tauri::Wry>(host)
+        .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
+            tracing::info!(?argv, "Portcullis is already running: showing its window");
+            windows::show_main(app, None);
+        }))
+        .setup(move |app| {
+            setup(app.handle(), show_at_start);
+            Ok(())
+        })
+        .build(tauri::generate_context!())?;
+    app.run(|app, event| match event {
+        // Closing the last window leaves the app in the tray; only Quit (an explicit code) ends it.
+        RunEvent::ExitRequested { code: None, api, .. } => api.prevent_exit(),
+        RunEvent::Exit => startup::shutdown(app),
+        _ => {}
+    });
+    Ok(())
+}
+
+/// The app without its platform parts (tray, plugins): state, commands, window behaviour.
+/// Tests build it on Tauri's mock runtime.
+pub fn builder<R: Runtime>(host: Arc<Host>) -> tauri::Builder<R> {
+    tauri::Builder::<R>::new()
+        .manage(host)
+        .manage(Arc::new(Notifier::default()))
+        .manage(startup::Serving::default())
+        .invoke_handler(tauri::generate_handler![
+            commands::approvals::list_approvals,
+            commands::approvals::decide_approval,
+            commands::audit::query_audit,
+            commands::audit::export_audit,
+            commands::audit::audit_histogram,
+            commands::servers::list_servers,
+            commands::servers::restart_server,
+            commands::servers::list_tools,
+            commands::policy::read_policy,
+            commands::policy::validate_policy,
+            commands::policy::save_policy,
+            commands::settings::get_settings,
+            commands::settings::set_settings,
+            commands::settings::set_paused,
+        ])
+        .on_window_event(|window, event| {
+            // The prompt is hidden, never destroyed: it must appear at once for the next call.
+            if let (windows::PROMPT, WindowEvent::CloseRequested { api, .. }) = (window.label(), event) {
+                api.prevent_close();
+                let _ = window.hide();
+            }
+        })
+}
+
+fn setup<R: Runtime>(app: &AppHandle<R>, show_main: bool) {
+    let host = app.state::<Arc<Host>>().inner().clone();
+    match tray::create(app, &tray_model(&host), on_tray_entry) {
+        Ok(tray) => {
+            // Keep the icon for the app's life; redraw it whenever the host says so.
+            let app2 = app.clone();
+            tauri::async_runtime::spawn(async move {
+                let _tray = tray;
+                loop {
+                    host.changed().await;
+                    tray::render(&app2, &tray_model(&host));
+                }
+            });
+        }
+        Err(e) => tracing::warn!(error = %e, "no tray icon; use the windows"),
+    }
+    startup::spawn(app.clone());
+    quit_on_signal(app.clone());
+    if show_main {
+        windows::show_main(app, None);
+    }
+}
+
+/// SIGTERM / SIGINT (logout, `kill`, Ctrl-C) quit like the tray's Quit: the gateway stops its
+/// upstreams and removes `gateway.json`.
+fn quit_on_signal<R: Runtime>(app: AppHandle<R>) {
+    tauri::async_runtime::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let Ok(mut term) = signal(SignalKind::terminate()) else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("signal received: quitting");
+        app.exit(0);
+    });
+}
+
+fn tray_model(host: &Host) -> TrayModel {
+    let (pending, failure) = match host.phase() {
+        Phase::Running(r) => (r.gateway.gate().approvals.pending(), None),
+        Phase::Failed(e) => (Vec::new(), Some(e.code().replace('_', " "))),
+        Phase::Starting => (Vec::new(), None),
+    };
+    menu_model::model(&TrayInput {
+        pending: &pending,
+        paused: host.paused(),
+        failure: failure.as_deref(),
+    })
+}
+
+fn on_tray_entry<R: Runtime>(app: &AppHandle<R>, id: &str) {
+    let host = app.state::<Arc<Host>>();
+    match id {
+        menu_model::OPEN => windows::show_main(app, None),
+        menu_model::QUIT => app.exit(0),
+        menu_model::PAUSE => {
+            host.set_paused(!host.paused());
+            host.nudge();
+        }
+        // A pending call (or "more waiting"): the prompt shows the queue.
+        _ => windows::show_prompt(app),
+    }
+}

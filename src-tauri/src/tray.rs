@@ -1,0 +1,82 @@
+//! The tray icon: its picture, tooltip and menu are drawn from [`menu_model::TrayModel`], a pure
+//! function of the pending calls, the pause switch and the gateway's state, rebuilt whenever one
+//! of them changes.
+
+pub mod menu_model;
+
+use tauri::image::Image;
+use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuItem, PredefinedMenuItem};
+use tauri::tray::{TrayIcon, TrayIconBuilder};
+use tauri::{AppHandle, Manager, Runtime};
+
+use self::menu_model::{Entry, Icon, TrayModel};
+
+pub const TRAY_ID: &str = "portcullis";
+
+fn icon_bytes(icon: Icon) -> &'static [u8] {
+    match icon {
+        Icon::Idle => include_bytes!("../../icons/tray-idle.png"),
+        Icon::Paused => include_bytes!("../../icons/tray-paused.png"),
+        Icon::Attention(n) => match n {
+            1 => include_bytes!("../../icons/tray-attention-1.png"),
+            2 => include_bytes!("../../icons/tray-attention-2.png"),
+            3 => include_bytes!("../../icons/tray-attention-3.png"),
+            4 => include_bytes!("../../icons/tray-attention-4.png"),
+            5 => include_bytes!("../../icons/tray-attention-5.png"),
+            6 => include_bytes!("../../icons/tray-attention-6.png"),
+            7 => include_bytes!("../../icons/tray-attention-7.png"),
+            8 => include_bytes!("../../icons/tray-attention-8.png"),
+            9 => include_bytes!("../../icons/tray-attention-9.png"),
+            _ => include_bytes!("../../icons/tray-attention-9plus.png"),
+        },
+        Icon::Failed => include_bytes!("../../icons/tray-attention.png"),
+    }
+}
+
+fn image(icon: Icon) -> tauri::Result<Image<'static>> {
+    Image::from_bytes(icon_bytes(icon))
+}
+
+/// Creates the tray icon; menu clicks go to `on_entry` with the entry's id.
+pub fn create<R: Runtime>(
+    app: &AppHandle<R>,
+    model: &TrayModel,
+    on_entry: impl Fn(&AppHandle<R>, &str) + Send + Sync + 'static,
+) -> tauri::Result<TrayIcon<R>> {
+    TrayIconBuilder::with_id(TRAY_ID)
+        .icon(image(model.icon)?)
+        .tooltip(&model.tooltip)
+        .menu(&menu(app, model)?)
+        .show_menu_on_left_click(true)
+        .on_menu_event(move |app, event| on_entry(app, event.id().as_ref()))
+        .build(app)
+}
+
+/// Redraws the tray from `model`.
+pub fn render<R: Runtime>(app: &AppHandle<R>, model: &TrayModel) {
+    let Some(tray) = app.tray_by_id(TRAY_ID) else { return };
+    let result = image(model.icon)
+        .and_then(|img| tray.set_icon(Some(img)))
+        .and_then(|()| tray.set_tooltip(Some(&model.tooltip)))
+        .and_then(|()| menu(app, model))
+        .and_then(|m| tray.set_menu(Some(m)));
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "cannot update the tray");
+    }
+}
+
+fn menu<R: Runtime, M: Manager<R>>(app: &M, model: &TrayModel) -> tauri::Result<Menu<R>> {
+    let mut items: Vec<Box<dyn IsMenuItem<R>>> = Vec::new();
+    for entry in &model.entries {
+        let item: Box<dyn IsMenuItem<R>> = match entry {
+            Entry::Separator => Box::new(PredefinedMenuItem::separator(app)?),
+            Entry::Item { id, label, enabled } => Box::new(MenuItem::with_id(app, id, label, *enabled, None::<&str>)?),
+            Entry::Check { id, label, checked } => {
+                Box::new(CheckMenuItem::with_id(app, id, label, true, *checked, None::<&str>)?)
+            }
+        };
+        items.push(item);
+    }
+    let refs: Vec<&dyn IsMenuItem<R>> = items.iter().map(AsRef::as_ref).collect();
+    Menu::with_items(app, &refs)
+}

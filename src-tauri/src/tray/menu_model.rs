@@ -1,0 +1,235 @@
+//! What the tray shows, as data: a pure function of the pending calls, the pause switch and the
+//! gateway's state. Tests check this model; [`super::render`] only draws it.
+
+use portcullis_gateway::approval::PendingApproval;
+
+/// Pending calls listed in the menu; the rest are summed up in one line.
+pub const MAX_LISTED: usize = 8;
+
+pub const OPEN: &str = "open";
+pub const PAUSE: &str = "pause";
+pub const QUIT: &str = "quit";
+pub const MORE: &str = "more";
+/// Prefix of a pending call's entry id; the approval id follows.
+pub const APPROVAL_PREFIX: &str = "approval:";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Icon {
+    Idle,
+    /// Calls are waiting; the count is drawn in the badge (10 and more as "9+").
+    Attention(usize),
+    Paused,
+    /// The gateway is not running.
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    Item { id: String, label: String, enabled: bool },
+    Check { id: String, label: String, checked: bool },
+    Separator,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrayModel {
+    pub icon: Icon,
+    pub tooltip: String,
+    pub entries: Vec<Entry>,
+}
+
+/// What the model is drawn from.
+pub struct TrayInput<'a> {
+    pub pending: &'a [PendingApproval],
+    pub paused: bool,
+    /// Why the gateway is not running, if it is not.
+    pub failure: Option<&'a str>,
+}
+
+fn item(id: &str, label: impl Into<String>, enabled: bool) -> Entry {
+    Entry::Item {
+        id: id.to_owned(),
+        label: label.into(),
+        enabled,
+    }
+}
+
+/// The menu entry of a pending call: what is called, and by whom.
+pub fn approval_label(a: &PendingApproval) -> String {
+    let agent = a.client.name.as_deref().unwrap_or("an agent");
+    format!("{} › {} — {agent}", a.server, a.tool)
+}
+
+/// The approval id of a pending call's entry id.
+pub fn approval_id(entry_id: &str) -> Option<&str> {
+    entry_id.strip_prefix(APPROVAL_PREFIX)
+}
+
+pub fn model(input: &TrayInput<'_>) -> TrayModel {
+    let n = input.pending.len();
+    let icon = match (input.failure, n, input.paused) {
+        (Some(_), ..) => Icon::Failed,
+        (None, 0, true) => Icon::Paused,
+        (None, 0, false) => Icon::Idle,
+        (None, n, _) => Icon::Attention(n),
+    };
+    let mut tooltip = match (input.failure, n) {
+        (Some(why), _) => format!("Portcullis is not running: {why}"),
+        (None, 0) => "Portcullis — no calls waiting".to_owned(),
+        (None, 1) => "Portcullis — 1 call waiting for approval".to_owned(),
+        (None, n) => format!("Portcullis — {n} calls waiting for approval"),
+    };
+    if input.paused {
+        tooltip.push_str(" (paused: new held calls are denied)");
+    }
+    let mut entries = Vec::new();
+    if n == 0 {
+        entries.push(item(MORE, "No calls waiting", false));
+    }
+    for a in input.pending.iter().take(MAX_LISTED) {
+        entries.push(item(&format!("{APPROVAL_PREFIX}{}", a.id), approval_label(a), true));
+    }
+    if n > MAX_LISTED {
+        entries.push(item(MORE, format!("{} more waiting…", n - MAX_LISTED), true));
+    }
+    entries.push(Entry::Separator);
+    entries.push(item(OPEN, "Open Portcullis", true));
+    entries.push(Entry::Check {
+        id: PAUSE.to_owned(),
+        label: "Pause (deny new held calls)".to_owned(),
+        checked: input.paused,
+    });
+    entries.push(Entry::Separator);
+    entries.push(item(QUIT, "Quit Portcullis", true));
+    TrayModel { icon, tooltip, entries }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use portcullis_gateway::approval::ClientInfo;
+    use portcullis_gateway::risk::Risk;
+
+    fn pending(id: &str, tool: &str) -> PendingApproval {
+        PendingApproval {
+            id: id.into(),
+            server: "fs".into(),
+            tool: tool.into(),
+            title: None,
+            description: None,
+            annotations: None,
+            risk: Risk::Write,
+            arguments: serde_json::json!({}),
+            session: "s".into(),
+            client: ClientInfo {
+                name: Some("claude-code".into()),
+                version: None,
+            },
+            rule: "default".into(),
+            requested_at: String::new(),
+            requested_at_ms: 0,
+            expires_at: String::new(),
+            expires_at_ms: 0,
+            request_id: "1".into(),
+        }
+    }
+
+    fn ids(m: &TrayModel) -> Vec<String> {
+        m.entries
+            .iter()
+            .map(|e| match e {
+                Entry::Item { id, .. } | Entry::Check { id, .. } => id.clone(),
+                Entry::Separator => "-".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn idle_tray_has_the_fixed_entries() {
+        let m = model(&TrayInput {
+            pending: &[],
+            paused: false,
+            failure: None,
+        });
+        assert_eq!(m.icon, Icon::Idle);
+        assert_eq!(m.tooltip, "Portcullis — no calls waiting");
+        assert_eq!(ids(&m), ["more", "-", "open", "pause", "-", "quit"]);
+        assert!(
+            matches!(&m.entries[0], Entry::Item { enabled: false, .. }),
+            "the placeholder is not clickable"
+        );
+    }
+
+    #[test]
+    fn pending_calls_raise_attention_and_are_listed_first() {
+        let p = [pending("1", "write_file"), pending("2", "move_file")];
+        let m = model(&TrayInput {
+            pending: &p,
+            paused: false,
+            failure: None,
+        });
+        assert_eq!(m.icon, Icon::Attention(2));
+        assert_eq!(m.tooltip, "Portcullis — 2 calls waiting for approval");
+        assert_eq!(ids(&m)[..2], ["approval:1", "approval:2"]);
+        assert_eq!(approval_id("approval:2"), Some("2"));
+        let Entry::Item { label, .. } = &m.entries[0] else {
+            panic!("item")
+        };
+        assert_eq!(label, "fs › write_file — claude-code");
+    }
+
+    #[test]
+    fn a_long_queue_is_summed_up() {
+        let p: Vec<_> = (0..12).map(|i| pending(&i.to_string(), "t")).collect();
+        let m = model(&TrayInput {
+            pending: &p,
+            paused: false,
+            failure: None,
+        });
+        assert_eq!(m.icon, Icon::Attention(12));
+        let listed = ids(&m).iter().filter(|i| i.starts_with(APPROVAL_PREFIX)).count();
+        assert_eq!(listed, MAX_LISTED);
+        assert!(m.entries.contains(&item(MORE, "4 more waiting…", true)));
+    }
+
+    #[test]
+    fn pause_shows_in_icon_tooltip_and_check() {
+        let m = model(&TrayInput {
+            pending: &[],
+            paused: true,
+            failure: None,
+        });
+        assert_eq!(m.icon, Icon::Paused);
+        assert!(
+            m.tooltip.ends_with("(paused: new held calls are denied)"),
+            "{}",
+            m.tooltip
+        );
+        assert!(m.entries.contains(&Entry::Check {
+            id: PAUSE.into(),
+            label: "Pause (deny new held calls)".into(),
+            checked: true
+        }));
+        let p = [pending("1", "t")];
+        let m = model(&TrayInput {
+            pending: &p,
+            paused: true,
+            failure: None,
+        });
+        assert_eq!(
+            m.icon,
+            Icon::Attention(1),
+            "calls held before the pause still need a person"
+        );
+    }
+
+    #[test]
+    fn a_failed_gateway_says_why() {
+        let m = model(&TrayInput {
+            pending: &[],
+            paused: false,
+            failure: Some("the config file is invalid"),
+        });
+        assert_eq!(m.icon, Icon::Failed);
+        assert_eq!(m.tooltip, "Portcullis is not running: the config file is invalid");
+    }
+}
