@@ -31,10 +31,7 @@ impl Target {
     pub(crate) fn new_memory() -> Target {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        Target::Memory(format!(
-            "file:/portcullis-audit-{}-{n}?vfs=memdb",
-            std::process::id()
-        ))
+        Target::Memory(format!("file:/portcullis-audit-{}-{n}?vfs=memdb", std::process::id()))
     }
 
     /// For error messages.
@@ -48,9 +45,7 @@ impl Target {
     fn open(&self, flags: OpenFlags) -> rusqlite::Result<Connection> {
         match self {
             Target::File(path) => Connection::open_with_flags(sqlite_path(path), flags),
-            Target::Memory(uri) => {
-                Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
-            }
+            Target::Memory(uri) => Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI),
         }
     }
 
@@ -78,9 +73,7 @@ pub(crate) fn open_writer(target: &Target) -> Result<Connection, AuditError> {
     if let Target::File(path) = target {
         create_private(path);
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let mut conn = target.open(flags).map_err(target.open_error())?;
     // SQLite silently falls back to read-only when the file's permissions forbid writing. Checked
     // before anything reads the file: the first read creates the `-wal` and `-shm` files, and on a
@@ -107,9 +100,7 @@ pub(crate) fn open_writer(target: &Target) -> Result<Connection, AuditError> {
 }
 
 fn read_only(target: &Target) -> AuditError {
-    AuditError::ReadOnly {
-        path: target.path(),
-    }
+    AuditError::ReadOnly { path: target.path() }
 }
 
 /// A connection opened with `SQLITE_OPEN_READ_ONLY` but configured like the writer's. Used by the
@@ -128,8 +119,7 @@ fn configure_writer(target: &Target, conn: &Connection) -> rusqlite::Result<()> 
     // WAL: readers never block the writer and a commit appends to the log instead of rewriting
     // pages. With synchronous=NORMAL a commit does not fsync, so it survives a crash of the process
     // (the design's requirement) but the last commits may be lost on power failure.
-    let mode: String =
-        conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
     if matches!(target, Target::File(_)) && !mode.eq_ignore_ascii_case("wal") {
         tracing::warn!(%mode, path = %target.path().display(), "audit database is not in WAL mode; readers will block the writer");
     }
@@ -150,8 +140,7 @@ pub(crate) fn open_reader(target: &Target) -> Result<Connection, AuditError> {
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = target.open(flags).map_err(target.open_error())?;
-    conn.busy_timeout(BUSY_TIMEOUT)
-        .map_err(target.open_error())?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(target.open_error())?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     migration::check_current(&conn).map_err(|err| match err {
         AuditError::Sqlite(source) => AuditError::Open {

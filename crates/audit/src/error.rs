@@ -27,7 +27,9 @@ pub enum AuditError {
     #[error("audit database {} is read-only; make it and its -wal and -shm files writable by the gateway", path.display())]
     ReadOnly { path: PathBuf },
     /// The file was written by a newer Portcullis whose schema this build does not know.
-    #[error("audit database schema version {found} is newer than this build supports ({supported}); upgrade portcullis")]
+    #[error(
+        "audit database schema version {found} is newer than this build supports ({supported}); upgrade portcullis"
+    )]
     SchemaTooNew { found: i64, supported: i64 },
     /// A reader found a schema older than this build's (the gateway upgrades it when it starts).
     #[error("audit database schema version {found} is older than {expected}; start the gateway once to upgrade it")]
@@ -71,9 +73,7 @@ impl AuditError {
     /// and "disk full" apart without reading message text.
     pub fn sqlite_code(&self) -> Option<rusqlite::ErrorCode> {
         match self {
-            AuditError::Open { source, .. } | AuditError::Sqlite(source) => {
-                source.sqlite_error_code()
-            }
+            AuditError::Open { source, .. } | AuditError::Sqlite(source) => source.sqlite_error_code(),
             _ => None,
         }
     }

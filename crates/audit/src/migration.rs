@@ -158,16 +158,9 @@ mod tests {
     #[test]
     fn a_newer_schema_is_refused() {
         let mut conn = memory();
-        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
-            .unwrap();
-        assert!(matches!(
-            migrate(&mut conn),
-            Err(AuditError::SchemaTooNew { .. })
-        ));
-        assert!(matches!(
-            check_current(&conn),
-            Err(AuditError::SchemaTooNew { .. })
-        ));
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
+        assert!(matches!(migrate(&mut conn), Err(AuditError::SchemaTooNew { .. })));
+        assert!(matches!(check_current(&conn), Err(AuditError::SchemaTooNew { .. })));
     }
 
     #[test]

@@ -222,24 +222,15 @@ mod tests {
     #[test]
     fn serde_text_matches_as_str_for_every_value() {
         for d in Decision::ALL {
-            assert_eq!(
-                serde_json::to_value(d).unwrap(),
-                serde_json::json!(d.as_str())
-            );
+            assert_eq!(serde_json::to_value(d).unwrap(), serde_json::json!(d.as_str()));
             assert_eq!(d.as_str().parse::<Decision>().unwrap(), *d);
         }
         for d in DecidedBy::ALL {
-            assert_eq!(
-                serde_json::to_value(d).unwrap(),
-                serde_json::json!(d.as_str())
-            );
+            assert_eq!(serde_json::to_value(d).unwrap(), serde_json::json!(d.as_str()));
             assert_eq!(d.as_str().parse::<DecidedBy>().unwrap(), *d);
         }
         for o in Outcome::ALL {
-            assert_eq!(
-                serde_json::to_value(o).unwrap(),
-                serde_json::json!(o.as_str())
-            );
+            assert_eq!(serde_json::to_value(o).unwrap(), serde_json::json!(o.as_str()));
             assert_eq!(o.as_str().parse::<Outcome>().unwrap(), *o);
         }
     }
@@ -270,10 +261,7 @@ mod tests {
                 "failed"
             ]
         );
-        assert_eq!(
-            DecidedBy::NAMES,
-            ["policy", "user", "timeout", "client", "gateway"]
-        );
+        assert_eq!(DecidedBy::NAMES, ["policy", "user", "timeout", "client", "gateway"]);
         assert_eq!(Outcome::NAMES, ["ok", "tool_error", "failure", "cancelled"]);
     }
 }

@@ -158,11 +158,7 @@ mod tests {
     fn every_default_term_is_redacted_as_a_whole_key() {
         for term in DEFAULT_REDACT_KEYS {
             let args = json!({ *term: "v" });
-            assert_eq!(
-                redact(&args, &[]),
-                json!({ *term: REDACTED }),
-                "default term `{term}`"
-            );
+            assert_eq!(redact(&args, &[]), json!({ *term: REDACTED }), "default term `{term}`");
         }
     }
 
@@ -195,8 +191,7 @@ mod tests {
 
     #[test]
     fn extra_keys_match_whole_keys_ignoring_case_and_separators() {
-        let args =
-            json!({ "x_tenant": 1, "X-TENANT": 2, "x_tenant_id": 3, "other": { "Tenant": 4 } });
+        let args = json!({ "x_tenant": 1, "X-TENANT": 2, "x_tenant_id": 3, "other": { "Tenant": 4 } });
         let extra = vec!["X-Tenant".to_owned(), "tenant".to_owned()];
         assert_eq!(
             redact(&args, &extra),
@@ -220,9 +215,6 @@ mod tests {
     #[test]
     fn non_object_arguments_pass_through() {
         assert_eq!(redact(&json!(null), &[]), json!(null));
-        assert_eq!(
-            redact(&json!(["token", "password"]), &[]),
-            json!(["token", "password"])
-        );
+        assert_eq!(redact(&json!(["token", "password"]), &[]), json!(["token", "password"]));
     }
 }

@@ -77,8 +77,7 @@ impl AuditStore {
     /// The row with this id, if there is one.
     pub fn get(&self, id: i64) -> Result<Option<AuditRow>, AuditError> {
         let conn = self.lock();
-        let mut stmt =
-            conn.prepare_cached(&format!("SELECT {COLUMNS} FROM decisions WHERE id = ?1"))?;
+        let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM decisions WHERE id = ?1"))?;
         let mut rows = stmt.query([id])?;
         match rows.next()? {
             Some(row) => Ok(Some(decode(row)?)),
@@ -90,8 +89,7 @@ impl AuditStore {
     pub fn count(&self, filter: &AuditFilter) -> Result<u64, AuditError> {
         let (conditions, params) = where_clause(filter);
         let conn = self.lock();
-        let mut stmt =
-            conn.prepare_cached(&format!("SELECT count(*) FROM decisions{conditions}"))?;
+        let mut stmt = conn.prepare_cached(&format!("SELECT count(*) FROM decisions{conditions}"))?;
         let n: i64 = stmt.query_row(params_from_iter(params), |row| row.get(0))?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
@@ -117,9 +115,7 @@ impl AuditStore {
 fn select_sql(filter: &AuditFilter, limit: usize) -> (String, Vec<SqlValue>) {
     let (conditions, mut params) = where_clause(filter);
     params.push(SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
-    let sql = format!(
-        "SELECT {COLUMNS} FROM decisions{conditions} ORDER BY time_ms DESC, id DESC LIMIT ?"
-    );
+    let sql = format!("SELECT {COLUMNS} FROM decisions{conditions} ORDER BY time_ms DESC, id DESC LIMIT ?");
     (sql, params)
 }
 

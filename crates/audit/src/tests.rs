@@ -10,8 +10,7 @@ use rstest::rstest;
 use serde_json::json;
 
 use crate::{
-    AuditError, AuditFilter, AuditRow, AuditStore, AuditWriter, DecidedBy, Decision, NewDecision,
-    Outcome, REDACTED,
+    AuditError, AuditFilter, AuditRow, AuditStore, AuditWriter, DecidedBy, Decision, NewDecision, Outcome, REDACTED,
 };
 
 /// Bound for every wait on a callback: far above any real commit, so hitting it means a lost reply.
@@ -50,12 +49,7 @@ fn ids(rows: &[AuditRow]) -> Vec<i64> {
 #[test]
 fn record_then_query_roundtrips_every_column_with_arguments_redacted() {
     let (writer, store) = memory();
-    let mut row = sample(
-        "github",
-        "create_issue",
-        Decision::Approved,
-        1_700_000_000_123,
-    );
+    let mut row = sample("github", "create_issue", Decision::Approved, 1_700_000_000_123);
     row.decided_by = DecidedBy::User;
     row.client_version = None;
     row.reason = Some("approved once".to_owned());
@@ -121,12 +115,7 @@ fn jsonl_form_uses_the_column_names_in_order() {
     writer.complete_blocking(id, Outcome::ToolError, 9).unwrap();
     let row = store.get(id).unwrap().unwrap();
     let value = serde_json::to_value(&row).unwrap();
-    let keys: Vec<&str> = value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, AuditRow::COLUMNS);
     assert_eq!(value["decision"], "rate_limited");
     assert_eq!(value["outcome"], "tool_error");
@@ -150,10 +139,7 @@ fn filter_fixture() -> (AuditWriter, AuditStore, Vec<i64>) {
             r
         },
     ];
-    let ids = rows
-        .into_iter()
-        .map(|r| writer.record_blocking(r).unwrap())
-        .collect();
+    let ids = rows.into_iter().map(|r| writer.record_blocking(r).unwrap()).collect();
     (writer, store, ids)
 }
 
@@ -190,17 +176,10 @@ fn filter_fixture() -> (AuditWriter, AuditStore, Vec<i64>) {
     },
     &[2]
 )]
-fn filters_select_the_matching_rows_newest_first(
-    #[case] filter: AuditFilter,
-    #[case] expected: &[usize],
-) {
+fn filters_select_the_matching_rows_newest_first(#[case] filter: AuditFilter, #[case] expected: &[usize]) {
     let (_writer, store, row_ids) = filter_fixture();
     let expected: Vec<i64> = expected.iter().map(|n| row_ids[n - 1]).collect();
-    assert_eq!(
-        ids(&store.query(&filter, 100).unwrap()),
-        expected,
-        "query({filter:?})"
-    );
+    assert_eq!(ids(&store.query(&filter, 100).unwrap()), expected, "query({filter:?})");
     assert_eq!(
         store.count(&filter).unwrap(),
         expected.len() as u64,
@@ -235,15 +214,10 @@ fn keyset_pages_with_equal_times_have_no_duplicates_or_gaps(
         } else {
             Decision::Allowed
         };
-        writer
-            .record_blocking(sample(server, "t", decision, i / 7))
-            .unwrap();
+        writer.record_blocking(sample(server, "t", decision, i / 7)).unwrap();
     }
     let everything = store.query(&filter, 1000).unwrap();
-    assert!(
-        everything.len() > page,
-        "fixture too small for the page size"
-    );
+    assert!(everything.len() > page, "fixture too small for the page size");
 
     let mut paged = Vec::new();
     let mut cursor = AuditFilter { ..filter.clone() };
@@ -262,25 +236,17 @@ fn keyset_pages_with_equal_times_have_no_duplicates_or_gaps(
     let unique: HashSet<i64> = ids(&paged).into_iter().collect();
     assert_eq!(unique.len(), paged.len());
     for pair in paged.windows(2) {
-        assert!(
-            pair[0].cursor() > pair[1].cursor(),
-            "newest first by (time_ms, id)"
-        );
+        assert!(pair[0].cursor() > pair[1].cursor(), "newest first by (time_ms, id)");
     }
 }
 
 #[test]
 fn complete_fills_the_outcome_once() {
     let (writer, store) = memory();
-    let id = writer
-        .record_blocking(sample("s", "t", Decision::Allowed, 1))
-        .unwrap();
+    let id = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
     writer.complete_blocking(id, Outcome::Ok, 42).unwrap();
     let row = store.get(id).unwrap().unwrap();
-    assert_eq!(
-        (row.outcome, row.upstream_ms),
-        (Some(Outcome::Ok), Some(42))
-    );
+    assert_eq!((row.outcome, row.upstream_ms), (Some(Outcome::Ok), Some(42)));
 
     let second = writer.complete_blocking(id, Outcome::Failure, 7);
     assert!(matches!(second, Err(AuditError::AlreadyCompleted { id: got }) if got == id));
@@ -300,18 +266,11 @@ fn complete_fills_the_outcome_once() {
 #[test]
 fn fire_and_forget_complete_is_committed_before_later_commands() {
     let (writer, store) = memory();
-    let id = writer
-        .record_blocking(sample("s", "t", Decision::Approved, 1))
-        .unwrap();
+    let id = writer.record_blocking(sample("s", "t", Decision::Approved, 1)).unwrap();
     writer.complete(id, Outcome::Cancelled, 3, None);
     // The channel is FIFO, so once a later record is committed the completion is too.
-    writer
-        .record_blocking(sample("s", "t", Decision::Allowed, 2))
-        .unwrap();
-    assert_eq!(
-        store.get(id).unwrap().unwrap().outcome,
-        Some(Outcome::Cancelled)
-    );
+    writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).unwrap();
+    assert_eq!(store.get(id).unwrap().unwrap().outcome, Some(Outcome::Cancelled));
 }
 
 #[test]
@@ -328,10 +287,7 @@ fn concurrent_records_from_many_threads_all_commit_and_all_callbacks_fire() {
                 for i in 0..PER_THREAD {
                     let tx = tx.clone();
                     let row = sample(&format!("srv{t}"), "t", Decision::Allowed, t * 1000 + i);
-                    writer.record(
-                        row,
-                        Box::new(move |result| tx.send((t, i, result)).unwrap()),
-                    );
+                    writer.record(row, Box::new(move |result| tx.send((t, i, result)).unwrap()));
                 }
             })
         })
@@ -341,9 +297,7 @@ fn concurrent_records_from_many_threads_all_commit_and_all_callbacks_fire() {
     }
     let mut ids = HashSet::new();
     for _ in 0..THREADS * PER_THREAD {
-        let (t, i, result) = rx
-            .recv_timeout(REPLY_TIMEOUT)
-            .expect("every record callback must fire");
+        let (t, i, result) = rx.recv_timeout(REPLY_TIMEOUT).expect("every record callback must fire");
         let id = result.unwrap_or_else(|e| panic!("record {t}/{i} failed: {e}"));
         assert!(ids.insert(id), "row ids are unique");
     }
@@ -382,10 +336,7 @@ fn dropping_the_last_writer_commits_what_was_queued() {
         "drop waits for the queue, so every callback has fired with success"
     );
     assert_eq!(
-        AuditStore::open(&path)
-            .unwrap()
-            .count(&AuditFilter::default())
-            .unwrap(),
+        AuditStore::open(&path).unwrap().count(&AuditFilter::default()).unwrap(),
         500
     );
 }
@@ -395,9 +346,7 @@ fn rows_survive_reopening_the_file_and_migration_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.db");
     let first = AuditWriter::open(&path).unwrap();
-    let id = first
-        .record_blocking(sample("s", "t", Decision::Denied, 10))
-        .unwrap();
+    let id = first.record_blocking(sample("s", "t", Decision::Denied, 10)).unwrap();
     drop(first);
 
     let second = AuditWriter::open(&path).unwrap();
@@ -412,14 +361,9 @@ fn rows_survive_reopening_the_file_and_migration_is_idempotent() {
         Decision::Denied,
         "a committed row survives a reopen"
     );
-    let id2 = second
-        .record_blocking(sample("s", "t", Decision::Allowed, 11))
-        .unwrap();
+    let id2 = second.record_blocking(sample("s", "t", Decision::Allowed, 11)).unwrap();
     assert!(id2 > id);
-    assert_eq!(
-        ids(&store.query(&AuditFilter::default(), 10).unwrap()),
-        vec![id2, id]
-    );
+    assert_eq!(ids(&store.query(&AuditFilter::default(), 10).unwrap()), vec![id2, id]);
 }
 
 #[test]
@@ -428,9 +372,7 @@ fn new_file_is_private_and_in_wal_mode() {
     let path = dir.path().join("audit.db");
     let _writer = AuditWriter::open(&path).unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let mode: String = conn
-        .pragma_query_value(None, "journal_mode", |r| r.get(0))
-        .unwrap();
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
     assert_eq!(mode, "wal");
     #[cfg(unix)]
     {
@@ -445,8 +387,7 @@ fn new_file_is_private_and_in_wal_mode() {
 
 fn user_version(path: &Path) -> i64 {
     let conn = rusqlite::Connection::open(path).unwrap();
-    conn.pragma_query_value(None, "user_version", |r| r.get(0))
-        .unwrap()
+    conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap()
 }
 
 #[test]
@@ -494,9 +435,7 @@ fn a_read_only_database_fails_records_and_the_writer_recovers() {
     let path = dir.path().join("audit.db");
     let writer = AuditWriter::open(&path).unwrap();
     let store = writer.store().unwrap();
-    let before = writer
-        .record_blocking(sample("s", "t", Decision::Allowed, 1))
-        .unwrap();
+    let before = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
 
     writer.simulate_read_only(true).unwrap();
     // First the insert fails on the read-only connection, then the reopen attempt is refused too.
@@ -505,24 +444,15 @@ fn a_read_only_database_fails_records_and_the_writer_recovers() {
             .record_blocking(sample("s", "t", Decision::Allowed, 2))
             .unwrap_err();
         assert!(
-            matches!(err, AuditError::ReadOnly { .. })
-                || err.sqlite_code() == Some(rusqlite::ErrorCode::ReadOnly),
+            matches!(err, AuditError::ReadOnly { .. }) || err.sqlite_code() == Some(rusqlite::ErrorCode::ReadOnly),
             "attempt {attempt}: expected a read-only error, got {err:?}"
         );
     }
-    let err = writer
-        .complete_blocking(before, Outcome::Ok, 1)
-        .unwrap_err();
-    assert_eq!(
-        err.sqlite_code(),
-        Some(rusqlite::ErrorCode::ReadOnly),
-        "{err:?}"
-    );
+    let err = writer.complete_blocking(before, Outcome::Ok, 1).unwrap_err();
+    assert_eq!(err.sqlite_code(), Some(rusqlite::ErrorCode::ReadOnly), "{err:?}");
 
     writer.simulate_read_only(false).unwrap();
-    let after = writer
-        .record_blocking(sample("s", "t", Decision::Allowed, 3))
-        .unwrap();
+    let after = writer.record_blocking(sample("s", "t", Decision::Allowed, 3)).unwrap();
     writer.complete_blocking(before, Outcome::Ok, 1).unwrap();
     assert_eq!(
         ids(&store.query(&AuditFilter::default(), 10).unwrap()),
@@ -534,17 +464,11 @@ fn a_read_only_database_fails_records_and_the_writer_recovers() {
 #[test]
 fn simulated_read_only_also_works_in_memory() {
     let (writer, store) = memory();
-    let id = writer
-        .record_blocking(sample("s", "t", Decision::Allowed, 1))
-        .unwrap();
+    let id = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
     writer.simulate_read_only(true).unwrap();
-    assert!(writer
-        .record_blocking(sample("s", "t", Decision::Allowed, 2))
-        .is_err());
+    assert!(writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).is_err());
     writer.simulate_read_only(false).unwrap();
-    writer
-        .record_blocking(sample("s", "t", Decision::Allowed, 3))
-        .unwrap();
+    writer.record_blocking(sample("s", "t", Decision::Allowed, 3)).unwrap();
     assert_eq!(store.count(&AuditFilter::default()).unwrap(), 2);
     assert!(
         store.get(id).unwrap().is_some(),
@@ -658,12 +582,7 @@ fn filtered_queries_use_an_index_without_a_sort(
     // A few rows so the planner is not looking at an empty table.
     for i in 0..50 {
         writer
-            .record_blocking(sample(
-                if i % 2 == 0 { "s" } else { "r" },
-                "t",
-                Decision::Denied,
-                i,
-            ))
+            .record_blocking(sample(if i % 2 == 0 { "s" } else { "r" }, "t", Decision::Denied, i))
             .unwrap();
     }
     let filter = AuditFilter {
@@ -672,14 +591,10 @@ fn filtered_queries_use_an_index_without_a_sort(
     };
     let plan = store.query_plan(&filter).unwrap().join("\n");
     assert!(
-        plan.contains(&format!("USING INDEX {index}"))
-            || plan.contains(&format!("USING COVERING INDEX {index}")),
+        plan.contains(&format!("USING INDEX {index}")) || plan.contains(&format!("USING COVERING INDEX {index}")),
         "{filter:?} should use {index}; plan:\n{plan}"
     );
-    assert!(
-        !plan.contains("TEMP B-TREE"),
-        "{filter:?} must not sort; plan:\n{plan}"
-    );
+    assert!(!plan.contains("TEMP B-TREE"), "{filter:?} must not sort; plan:\n{plan}");
 }
 
 /// The gateway shares these across tokio tasks and wraps the error in its own.

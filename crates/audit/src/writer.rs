@@ -35,14 +35,12 @@ pub type CompleteDone = Box<dyn FnOnce(Result<(), AuditError>) + Send>;
 /// callbacks of the first ones back indefinitely.
 const MAX_BATCH: usize = 256;
 
-const INSERT_SQL: &str =
-    "INSERT INTO decisions (time_ms, session, client_name, client_version, server, tool, \
+const INSERT_SQL: &str = "INSERT INTO decisions (time_ms, session, client_name, client_version, server, tool, \
      arguments, arguments_digest, decision, decided_by, rule, reason, wait_ms, request_id) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 
 /// The first outcome wins: an outcome, once recorded, is never rewritten.
-const COMPLETE_SQL: &str =
-    "UPDATE decisions SET outcome = ?2, upstream_ms = ?3 WHERE id = ?1 AND outcome IS NULL";
+const COMPLETE_SQL: &str = "UPDATE decisions SET outcome = ?2, upstream_ms = ?3 WHERE id = ?1 AND outcome IS NULL";
 
 enum Command {
     Write(Write),
@@ -170,21 +168,14 @@ impl AuditWriter {
     /// Records how a forwarded call ended: fills `outcome` and `upstream_ms` of row `id`, once.
     /// With `done: None` it is fire-and-forget and a failure is logged. A second completion of the
     /// same row fails with [`AuditError::AlreadyCompleted`] and leaves the first in place.
-    pub fn complete(
-        &self,
-        id: i64,
-        outcome: Outcome,
-        upstream_ms: i64,
-        done: Option<CompleteDone>,
-    ) {
+    pub fn complete(&self, id: i64, outcome: Outcome, upstream_ms: i64, done: Option<CompleteDone>) {
         let write = Write::Complete {
             id,
             outcome,
             upstream_ms,
             done,
         };
-        if let Err(Command::Write(Write::Complete { done, .. })) = self.send(Command::Write(write))
-        {
+        if let Err(Command::Write(Write::Complete { done, .. })) = self.send(Command::Write(write)) {
             finish_complete(id, done, Err(AuditError::WriterGone));
         }
     }
@@ -198,12 +189,7 @@ impl AuditWriter {
     }
 
     /// [`complete`](Self::complete) and wait for the commit.
-    pub fn complete_blocking(
-        &self,
-        id: i64,
-        outcome: Outcome,
-        upstream_ms: i64,
-    ) -> Result<(), AuditError> {
+    pub fn complete_blocking(&self, id: i64, outcome: Outcome, upstream_ms: i64) -> Result<(), AuditError> {
         let (tx, rx) = mpsc::sync_channel(1);
         self.complete(
             id,
@@ -231,9 +217,7 @@ impl AuditWriter {
     ) -> Result<T, AuditError> {
         let (tx, rx) = mpsc::sync_channel(1);
         if self
-            .send(Command::Control(Box::new(move |state| {
-                drop(tx.send(f(state)))
-            })))
+            .send(Command::Control(Box::new(move |state| drop(tx.send(f(state))))))
             .is_err()
         {
             return Err(AuditError::WriterGone);
@@ -371,9 +355,7 @@ impl WriterState {
     fn apply(&mut self, writes: &mut Vec<Write>) -> Vec<Reply> {
         let mut results: Vec<Result<i64, AuditError>> = Vec::with_capacity(writes.len());
         let outcome = (|| -> Result<(), AuditError> {
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             for cmd in writes.iter() {
                 let result = execute(&tx, cmd);
                 if result.is_err() && tx.is_autocommit() {
@@ -401,9 +383,7 @@ impl WriterState {
                 };
                 match write {
                     Write::Record { done, .. } => Reply::Record(done, result),
-                    Write::Complete { id, done, .. } => {
-                        Reply::Complete(id, done, result.map(|_| ()))
-                    }
+                    Write::Complete { id, done, .. } => Reply::Complete(id, done, result.map(|_| ())),
                 }
             })
             .collect()
@@ -439,9 +419,7 @@ impl WriterState {
 fn execute(conn: &Connection, write: &Write) -> Result<i64, AuditError> {
     match write {
         Write::Record {
-            row,
-            arguments_json,
-            ..
+            row, arguments_json, ..
         } => {
             let mut stmt = conn.prepare_cached(INSERT_SQL)?;
             stmt.execute(params![
@@ -468,11 +446,9 @@ fn execute(conn: &Connection, write: &Write) -> Result<i64, AuditError> {
             upstream_ms,
             ..
         } => {
-            let changed = conn.prepare_cached(COMPLETE_SQL)?.execute(params![
-                id,
-                outcome.as_str(),
-                upstream_ms
-            ])?;
+            let changed = conn
+                .prepare_cached(COMPLETE_SQL)?
+                .execute(params![id, outcome.as_str(), upstream_ms])?;
             if changed == 1 {
                 return Ok(0);
             }
@@ -494,12 +470,7 @@ fn execute(conn: &Connection, write: &Write) -> Result<i64, AuditError> {
 fn is_connection_fault(err: &AuditError) -> bool {
     matches!(
         err.sqlite_code(),
-        Some(
-            ErrorCode::ReadOnly
-                | ErrorCode::CannotOpen
-                | ErrorCode::SystemIoFailure
-                | ErrorCode::NotADatabase
-        )
+        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::SystemIoFailure | ErrorCode::NotADatabase)
     )
 }
 
@@ -625,20 +596,13 @@ mod tests {
             Box::new(move |r| tx1.send(r.map(|_| ())).unwrap()),
         );
         let tx2 = tx.clone();
-        writer.complete(
-            999,
-            Outcome::Ok,
-            1,
-            Some(Box::new(move |r| tx2.send(r).unwrap())),
-        );
+        writer.complete(999, Outcome::Ok, 1, Some(Box::new(move |r| tx2.send(r).unwrap())));
         writer.record(
             sample("s", "t", Decision::Allowed, 2),
             Box::new(move |r| tx.send(r.map(|_| ())).unwrap()),
         );
         drop(release);
-        let results: Vec<_> = (0..3)
-            .map(|_| rx.recv_timeout(REPLY_TIMEOUT).unwrap())
-            .collect();
+        let results: Vec<_> = (0..3).map(|_| rx.recv_timeout(REPLY_TIMEOUT).unwrap()).collect();
         assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
         assert!(
             matches!(results[1], Err(AuditError::NoSuchRow { id: 999 })),
@@ -658,17 +622,8 @@ mod tests {
             sample("s", "t", Decision::Allowed, 1),
             Box::new(|_| panic!("callback bug")),
         );
-        writer
-            .record_blocking(sample("s", "t", Decision::Allowed, 2))
-            .unwrap();
-        assert_eq!(
-            writer
-                .store()
-                .unwrap()
-                .count(&AuditFilter::default())
-                .unwrap(),
-            2
-        );
+        writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).unwrap();
+        assert_eq!(writer.store().unwrap().count(&AuditFilter::default()).unwrap(), 2);
     }
 
     /// Another process holding the write lock past the busy timeout fails the records queued
@@ -688,24 +643,11 @@ mod tests {
         let err = writer
             .record_blocking(sample("s", "t", Decision::Allowed, 1))
             .unwrap_err();
-        assert_eq!(
-            err.sqlite_code(),
-            Some(rusqlite::ErrorCode::DatabaseBusy),
-            "{err:?}"
-        );
+        assert_eq!(err.sqlite_code(), Some(rusqlite::ErrorCode::DatabaseBusy), "{err:?}");
         other.execute_batch("ROLLBACK").unwrap();
 
-        writer
-            .record_blocking(sample("s", "t", Decision::Allowed, 2))
-            .unwrap();
-        assert_eq!(
-            writer
-                .store()
-                .unwrap()
-                .count(&AuditFilter::default())
-                .unwrap(),
-            1
-        );
+        writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).unwrap();
+        assert_eq!(writer.store().unwrap().count(&AuditFilter::default()).unwrap(), 1);
     }
 
     #[test]

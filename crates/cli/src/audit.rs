@@ -103,10 +103,7 @@ fn time_text(ms: i64) -> String {
 }
 
 fn table(rows: &[AuditRow]) -> String {
-    let header = [
-        "TIME", "SERVER", "TOOL", "DECISION", "BY", "RULE", "OUTCOME", "MS",
-    ]
-    .map(str::to_owned);
+    let header = ["TIME", "SERVER", "TOOL", "DECISION", "BY", "RULE", "OUTCOME", "MS"].map(str::to_owned);
     let mut lines: Vec<[String; 8]> = vec![header];
     for r in rows {
         lines.push([
@@ -121,13 +118,7 @@ fn table(rows: &[AuditRow]) -> String {
         ]);
     }
     let widths: Vec<usize> = (0..8)
-        .map(|i| {
-            lines
-                .iter()
-                .map(|l| l[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
+        .map(|i| lines.iter().map(|l| l[i].chars().count()).max().unwrap_or(0))
         .collect();
     lines
         .iter()
@@ -147,8 +138,7 @@ fn table(rows: &[AuditRow]) -> String {
 /// JSON allows raw U+2028/U+2029 inside strings, but line readers that honour Unicode line
 /// breaks would split a row there; escape them so one row stays one line.
 fn escape_line_separators(line: &str) -> String {
-    line.replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029")
+    line.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
 }
 
 fn csv(rows: &[AuditRow]) -> String {

@@ -21,12 +21,7 @@ pub fn run(data_dir: &Path, server: &str) -> Outcome {
     })?;
     let runtime = tokio::runtime::Runtime::new().map_err(Failure::user)?;
     runtime
-        .block_on(relay::run(
-            &file,
-            server,
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-        ))
+        .block_on(relay::run(&file, server, tokio::io::stdin(), tokio::io::stdout()))
         .map_err(|e| match e {
             RelayError::Unreachable { .. } => Failure::NoGateway(e.to_string()),
             other => Failure::user(other),

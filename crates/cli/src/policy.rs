@@ -22,8 +22,7 @@ pub fn run(command: &Command) -> Outcome {
     match command {
         Command::Check { files } => check(files),
         Command::Schema => {
-            let schema = serde_json::to_string_pretty(&portcullis_policy::json_schema())
-                .map_err(Failure::user)?;
+            let schema = serde_json::to_string_pretty(&portcullis_policy::json_schema()).map_err(Failure::user)?;
             write_stdout(&schema);
             Ok(())
         }

@@ -48,6 +48,8 @@ pub enum Resolution {
     Cancelled {
         why: String,
     },
+    /// The last approver left and none came back: fail closed.
+    Orphaned,
 }
 
 impl Resolution {
@@ -59,6 +61,7 @@ impl Resolution {
             Self::Rejected { .. } => (Decision::Rejected, DecidedBy::User),
             Self::TimedOut => (Decision::TimedOut, DecidedBy::Timeout),
             Self::Cancelled { .. } => (Decision::Cancelled, DecidedBy::Client),
+            Self::Orphaned => (Decision::Denied, DecidedBy::Gateway),
         }
     }
 }
@@ -142,9 +145,7 @@ impl ApprovalBroker {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// True while someone can decide (a control-API subscriber, the desktop app).
@@ -155,9 +156,7 @@ impl ApprovalBroker {
     /// Registers an approver until the guard drops.
     pub fn attach_approver(self: &Arc<Self>) -> ApproverGuard {
         self.approvers.fetch_add(1, Ordering::AcqRel);
-        ApproverGuard {
-            broker: self.clone(),
-        }
+        ApproverGuard { broker: self.clone() }
     }
 
     /// Holds a call; `approval.id` is filled in here.
@@ -193,11 +192,7 @@ impl ApprovalBroker {
     }
 
     pub fn pending(&self) -> Vec<PendingApproval> {
-        self.lock()
-            .pending
-            .values()
-            .map(|h| h.approval.clone())
-            .collect()
+        self.lock().pending.values().map(|h| h.approval.clone()).collect()
     }
 
     pub fn get(&self, id: &str) -> Option<PendingApproval> {
@@ -206,27 +201,13 @@ impl ApprovalBroker {
     }
 
     /// Ends a held call. The first resolution wins; later ones get [`DecideError::AlreadyDecided`].
-    pub fn resolve(
-        &self,
-        id: &str,
-        resolution: Resolution,
-    ) -> Result<PendingApproval, DecideError> {
+    pub fn resolve(&self, id: &str, resolution: Resolution) -> Result<PendingApproval, DecideError> {
         let mut state = self.lock();
-        let held = id
-            .parse::<u64>()
-            .ok()
-            .and_then(|key| state.pending.remove(&key));
+        let held = id.parse::<u64>().ok().and_then(|key| state.pending.remove(&key));
         let Some(held) = held else {
-            let how = state
-                .recent
-                .iter()
-                .find(|(i, _)| i == id)
-                .map(|(_, how)| how.clone());
+            let how = state.recent.iter().find(|(i, _)| i == id).map(|(_, how)| how.clone());
             return Err(match how {
-                Some(how) => DecideError::AlreadyDecided {
-                    id: id.to_owned(),
-                    how,
-                },
+                Some(how) => DecideError::AlreadyDecided { id: id.to_owned(), how },
                 None => DecideError::Unknown(id.to_owned()),
             });
         };
@@ -302,7 +283,37 @@ pub struct ApproverGuard {
 
 impl Drop for ApproverGuard {
     fn drop(&mut self) {
-        self.broker.approvers.fetch_sub(1, Ordering::AcqRel);
+        if self.broker.approvers.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        // The last approver left. A subscriber that reconnects (e.g. after falling behind) gets
+        // a moment; after that, calls still held have nobody to decide them and are refused.
+        let broker = self.broker.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(APPROVER_GRACE).await;
+                    broker.orphan_all();
+                });
+            }
+            Err(_) => broker.orphan_all(),
+        }
+    }
+}
+
+/// How long held calls wait for an approver to come back.
+const APPROVER_GRACE: Duration = Duration::from_secs(2);
+
+impl ApprovalBroker {
+    /// Refuses every held call if no approver is attached.
+    fn orphan_all(&self) {
+        if self.has_approver() {
+            return;
+        }
+        let ids: Vec<String> = self.lock().pending.values().map(|h| h.approval.id.clone()).collect();
+        for id in ids {
+            let _ = self.resolve(&id, Resolution::Orphaned);
+        }
     }
 }
 
@@ -345,24 +356,11 @@ mod tests {
             rx.recv().await.unwrap(),
             GatewayEvent::ApprovalRequested { .. }
         ));
-        broker
-            .resolve(&ticket.id, Resolution::Approved(Scope::Once))
-            .unwrap();
-        assert_eq!(
-            ticket.resolution.await.unwrap(),
-            Resolution::Approved(Scope::Once)
-        );
-        let again = broker
-            .resolve(&ticket.id, Resolution::TimedOut)
-            .unwrap_err();
-        assert!(
-            matches!(again, DecideError::AlreadyDecided { .. }),
-            "{again}"
-        );
-        assert_eq!(
-            again.to_string(),
-            "approval 1 was already decided (approved by user)"
-        );
+        broker.resolve(&ticket.id, Resolution::Approved(Scope::Once)).unwrap();
+        assert_eq!(ticket.resolution.await.unwrap(), Resolution::Approved(Scope::Once));
+        let again = broker.resolve(&ticket.id, Resolution::TimedOut).unwrap_err();
+        assert!(matches!(again, DecideError::AlreadyDecided { .. }), "{again}");
+        assert_eq!(again.to_string(), "approval 1 was already decided (approved by user)");
         assert!(matches!(
             broker.resolve("99", Resolution::TimedOut),
             Err(DecideError::Unknown(_))
@@ -378,10 +376,7 @@ mod tests {
         let b = broker.hold(approval(), "s2");
         assert!(!broker.withdraw_request("s1", "8"), "another request id");
         assert!(broker.withdraw_request("s1", "7"));
-        assert!(matches!(
-            a.resolution.await.unwrap(),
-            Resolution::Cancelled { .. }
-        ));
+        assert!(matches!(a.resolution.await.unwrap(), Resolution::Cancelled { .. }));
         assert_eq!(broker.pending().len(), 1);
         assert_eq!(broker.pending()[0].id, b.id);
     }

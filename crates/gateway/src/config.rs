@@ -13,10 +13,7 @@ pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u64 = 45;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("{path}: {json_path}: {message}")]
     Invalid {
         path: PathBuf,
@@ -136,10 +133,7 @@ impl Config {
         let listen: SocketAddr = raw.listen.parse().map_err(|_| {
             invalid(
                 "$.listen".into(),
-                format!(
-                    "expected an address like 127.0.0.1:7470, found {:?}",
-                    raw.listen
-                ),
+                format!("expected an address like 127.0.0.1:7470, found {:?}", raw.listen),
             )
         })?;
         if !listen.ip().is_loopback() && !raw.allow_remote {
@@ -175,10 +169,7 @@ impl Config {
         Ok(Self {
             listen,
             policies_dir,
-            approval_timeout_secs: raw
-                .approval
-                .timeout_secs
-                .unwrap_or(DEFAULT_APPROVAL_TIMEOUT_SECS),
+            approval_timeout_secs: raw.approval.timeout_secs.unwrap_or(DEFAULT_APPROVAL_TIMEOUT_SECS),
             servers,
         })
     }
@@ -208,9 +199,7 @@ fn server_config(raw: RawServer) -> Result<ServerConfig, String> {
                 "unknown type {other:?}, expected \"stdio\", \"http\" or \"sse\""
             ))
         }
-        (None, Some(_), Some(_)) => {
-            return Err("has both \"command\" and \"url\"; set \"type\"".into())
-        }
+        (None, Some(_), Some(_)) => return Err("has both \"command\" and \"url\"; set \"type\"".into()),
         (None, None, None) => return Err("needs \"command\" (stdio) or \"url\" (http)".into()),
     };
     match kind {
@@ -226,9 +215,7 @@ fn server_config(raw: RawServer) -> Result<ServerConfig, String> {
         _ => {
             let url = raw.url.ok_or("an http or sse server needs \"url\"")?;
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!(
-                    "url must start with http:// or https://, found {url:?}"
-                ));
+                return Err(format!("url must start with http:// or https://, found {url:?}"));
             }
             Ok(if kind == "sse" {
                 ServerConfig::Sse {
@@ -296,9 +283,7 @@ mod tests {
 
     #[test]
     fn non_loopback_needs_explicit_consent() {
-        let err = load(r#"{"listen": "0.0.0.0:7470"}"#)
-            .unwrap_err()
-            .to_string();
+        let err = load(r#"{"listen": "0.0.0.0:7470"}"#).unwrap_err().to_string();
         assert!(err.contains("allow_remote"), "{err}");
         assert!(load(r#"{"listen": "0.0.0.0:7470", "allow_remote": true}"#).is_ok());
     }

@@ -19,7 +19,7 @@ use crate::policy_store::{InForce, PolicyStore, WriteError};
 use crate::rate_limit::RateLimits;
 use crate::tool_catalog::ToolCatalog;
 
-pub use hold::{Hold, ProgressSink};
+pub use hold::{Hold, HoldEnd, ProgressSink};
 
 /// Who is calling: the agent session and what the client says it is.
 #[derive(Debug, Clone, Default)]
@@ -81,8 +81,7 @@ impl Forwarded {
     /// Records the upstream's answer on the decision row.
     pub fn finish(self, response: &Message) {
         let outcome = outcome_of(response);
-        self.audit
-            .complete(self.row_id, outcome, elapsed_ms(self.started));
+        self.audit.complete(self.row_id, outcome, elapsed_ms(self.started));
         if let Some((broker, key)) = self.continuation {
             if let Some(state) = input_required_state(response) {
                 broker.grants.grant_continuation(key, state);
@@ -101,10 +100,7 @@ impl Forwarded {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice {
     Approve(Scope),
-    Deny {
-        reason: Option<String>,
-        always: bool,
-    },
+    Deny { reason: Option<String>, always: bool },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -175,75 +171,49 @@ impl Gate {
                 format!("tool {tool:?} is hidden by policy (rule {rule}) and cannot be called"),
             ),
             Action::Deny => {
-                let reason = eval
-                    .reason
-                    .clone()
-                    .unwrap_or_else(|| "denied by policy".into());
+                let reason = eval.reason.clone().unwrap_or_else(|| "denied by policy".into());
                 let text = format!("call to {tool:?} denied by policy rule {rule}: {reason}");
-                refused(
-                    Decision::Denied,
-                    DecidedBy::Policy,
-                    Some(rule),
-                    reason,
-                    text,
-                )
+                refused(Decision::Denied, DecidedBy::Policy, Some(rule), reason, text)
             }
             // RequireApproval never gets here: `decide` routes it to `require_approval`.
-            Action::Allow | Action::RequireApproval => {
-                match (eval.rate_limit, eval.entry.as_deref()) {
-                    (Some(limit), Some(entry)) => {
-                        match self
-                            .rate_limits
-                            .check(&call.server, entry, limit, &caller.session)
-                        {
-                            Ok(()) => allowed(rule),
-                            Err(wait) => {
-                                let retry = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-                                let reason = format!(
-                                    "rate limit of {} calls per {} s reached for this session",
-                                    limit.max, limit.window_secs
-                                );
-                                let text = format!("call to {tool:?} refused: {reason} (rule {rule}); retry in {retry} s");
-                                refused(
-                                    Decision::RateLimited,
-                                    DecidedBy::Policy,
-                                    Some(rule),
-                                    reason,
-                                    text,
-                                )
-                            }
+            Action::Allow | Action::RequireApproval => match (eval.rate_limit, eval.entry.as_deref()) {
+                (Some(limit), Some(entry)) => {
+                    match self.rate_limits.check(&call.server, entry, limit, &caller.session) {
+                        Ok(()) => allowed(rule),
+                        Err(wait) => {
+                            let retry = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                            let reason = format!(
+                                "rate limit of {} calls per {} s reached for this session",
+                                limit.max, limit.window_secs
+                            );
+                            let text = format!("call to {tool:?} refused: {reason} (rule {rule}); retry in {retry} s");
+                            refused(Decision::RateLimited, DecidedBy::Policy, Some(rule), reason, text)
                         }
                     }
-                    _ => allowed(rule),
                 }
-            }
+                _ => allowed(rule),
+            },
         }
     }
 
-    async fn require_approval(
-        self: &Arc<Self>,
-        call: Call,
-        caller: &Caller,
-        eval: Evaluation,
-    ) -> Verdict {
+    async fn require_approval(self: &Arc<Self>, call: Call, caller: &Caller, eval: Evaluation) -> Verdict {
         let rule = eval.rule.clone();
         let key = call.continuation_key(caller);
-        let standing =
-            if self
-                .approvals
-                .grants
-                .session_allows(&call.server, &call.tool, &caller.session)
-            {
-                Some("approved earlier for this session")
-            } else if self
-                .approvals
-                .grants
-                .take_continuation(&key, call.request_state.as_deref())
-            {
-                Some("retry of a call already approved")
-            } else {
-                None
-            };
+        let standing = if self
+            .approvals
+            .grants
+            .session_allows(&call.server, &call.tool, &caller.session)
+        {
+            Some("approved earlier for this session")
+        } else if self
+            .approvals
+            .grants
+            .take_continuation(&key, call.request_state.as_deref())
+        {
+            Some("retry of a call already approved")
+        } else {
+            None
+        };
         if let Some(reason) = standing {
             let ruling = Ruling {
                 decision: Decision::Approved,
@@ -261,24 +231,11 @@ impl Gate {
                  (open the Portcullis app or run `portcullis approvals watch`); the call was not forwarded",
                 call.tool
             );
-            let ruling = refused(
-                Decision::Denied,
-                DecidedBy::Gateway,
-                Some(rule),
-                reason,
-                text,
-            );
+            let ruling = refused(Decision::Denied, DecidedBy::Gateway, Some(rule), reason, text);
             return self.settle(&call, caller, ruling, None).await.into();
         }
-        let timeout =
-            crate::approval::timeout(eval.approval_timeout_secs, self.approval_timeout_secs);
-        Verdict::Hold(Box::new(Hold::start(
-            self.clone(),
-            call,
-            caller.clone(),
-            rule,
-            timeout,
-        )))
+        let timeout = crate::approval::timeout(eval.approval_timeout_secs, self.approval_timeout_secs);
+        Verdict::Hold(Box::new(Hold::start(self.clone(), call, caller.clone(), rule, timeout)))
     }
 
     /// Records the ruling (committed), then: `Ok` forward, `Err(result)` answer with `result`.
@@ -295,8 +252,7 @@ impl Gate {
             Ok(id) => id,
             Err(e) => {
                 tracing::error!(error = %e, "audit write failed; refusing the call");
-                let text =
-                    format!("the audit log cannot be written ({e}); the call was not forwarded");
+                let text = format!("the audit log cannot be written ({e}); the call was not forwarded");
                 return Err(gate_result::refusal(&text, call.modern));
             }
         };
@@ -321,13 +277,7 @@ impl Gate {
         }
     }
 
-    fn row(
-        &self,
-        call: &Call,
-        caller: &Caller,
-        ruling: &Ruling,
-        wait_ms: Option<i64>,
-    ) -> NewDecision {
+    fn row(&self, call: &Call, caller: &Caller, ruling: &Ruling, wait_ms: Option<i64>) -> NewDecision {
         let redact = match self.policies.get(&call.server) {
             Some(InForce::Policy(p)) => p.redact_keys().to_vec(),
             _ => Vec::new(),
@@ -353,11 +303,7 @@ impl Gate {
 
     /// A person decides a held call (control API, desktop app). "Always" choices write the
     /// policy file first, so the rule is in force before the call goes on.
-    pub fn choose(
-        &self,
-        id: &str,
-        choice: Choice,
-    ) -> Result<crate::approval::PendingApproval, ChoiceError> {
+    pub fn choose(&self, id: &str, choice: Choice) -> Result<crate::approval::PendingApproval, ChoiceError> {
         let pending = self.approvals.get(id);
         let resolution = match &choice {
             Choice::Approve(scope) => Resolution::Approved(*scope),
@@ -369,26 +315,15 @@ impl Gate {
         if let Some(p) = &pending {
             match &choice {
                 Choice::Approve(Scope::Always) => {
-                    self.policies
-                        .write_entry(&p.server, &p.tool, serde_json::json!({}))?
+                    let entry = self.policies.standing_entry(&p.server, &p.rule, "allow", None);
+                    self.policies.write_entry(&p.server, &p.tool, entry)?;
                 }
-                Choice::Deny {
-                    reason,
-                    always: true,
-                } => {
-                    let reason = reason
-                        .clone()
-                        .unwrap_or_else(|| "denied always by the user".into());
-                    self.policies.write_entry(
-                        &p.server,
-                        &p.tool,
-                        serde_json::json!({ "action": "deny", "reason": reason }),
-                    )?;
+                Choice::Deny { reason, always: true } => {
+                    let reason = reason.as_deref().unwrap_or("denied always by the user");
+                    let entry = self.policies.standing_entry(&p.server, &p.rule, "deny", Some(reason));
+                    self.policies.write_entry(&p.server, &p.tool, entry)?;
                 }
-                Choice::Approve(Scope::Session) => self
-                    .approvals
-                    .grants
-                    .grant_session(&p.server, &p.tool, &p.session),
+                Choice::Approve(Scope::Session) => self.approvals.grants.grant_session(&p.server, &p.tool, &p.session),
                 _ => {}
             }
         }
@@ -406,13 +341,7 @@ fn allowed(rule: String) -> Ruling {
     }
 }
 
-fn refused(
-    decision: Decision,
-    decided_by: DecidedBy,
-    rule: Option<String>,
-    reason: String,
-    message: String,
-) -> Ruling {
+fn refused(decision: Decision, decided_by: DecidedBy, rule: Option<String>, reason: String, message: String) -> Ruling {
     Ruling {
         decision,
         decided_by,
@@ -439,10 +368,7 @@ struct ResultFlags {
 
 /// ok / tool error / failure, from the upstream's response.
 fn outcome_of(response: &Message) -> Outcome {
-    if matches!(
-        response.kind(),
-        portcullis_wire::Kind::Response { is_error: true, .. }
-    ) {
+    if matches!(response.kind(), portcullis_wire::Kind::Response { is_error: true, .. }) {
         return Outcome::Failure;
     }
     match serde_json::from_slice::<ResultHead>(response.bytes()) {
@@ -458,8 +384,7 @@ fn outcome_of(response: &Message) -> Outcome {
 fn input_required_state(response: &Message) -> Option<Option<String>> {
     let head = serde_json::from_slice::<ResultHead>(response.bytes()).ok()?;
     let flags = head.result?;
-    (flags.result_type.as_deref() == Some("input_required"))
-        .then(|| flags.request_state.map(|s| s.get().to_owned()))
+    (flags.result_type.as_deref() == Some("input_required")).then(|| flags.request_state.map(|s| s.get().to_owned()))
 }
 
 fn elapsed_ms(since: Instant) -> i64 {

@@ -18,25 +18,14 @@ pub struct GatewayFile {
 
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayFileError {
-    #[error(
-        "no gateway is running (no {0}); start one with `portcullis serve` or the desktop app"
-    )]
+    #[error("no gateway is running (no {0}); start one with `portcullis serve` or the desktop app")]
     Missing(PathBuf),
     #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("{path} is not a gateway file: {source}")]
-    Invalid {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    Invalid { path: PathBuf, source: serde_json::Error },
     #[error("cannot write {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Write { path: PathBuf, source: std::io::Error },
 }
 
 impl GatewayFile {
@@ -66,11 +55,7 @@ impl GatewayFile {
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
             let mut file = options.open(&tmp)?;
-            file.write_all(
-                serde_json::to_string_pretty(self)
-                    .unwrap_or_default()
-                    .as_bytes(),
-            )?;
+            file.write_all(serde_json::to_string_pretty(self).unwrap_or_default().as_bytes())?;
             file.sync_all()?;
             std::fs::rename(&tmp, &path)
         };
@@ -113,11 +98,7 @@ mod tests {
                 .unwrap()
                 .permissions()
                 .mode();
-            assert_eq!(
-                mode & 0o777,
-                0o600,
-                "gateway.json holds the token and must be private"
-            );
+            assert_eq!(mode & 0o777, 0o600, "gateway.json holds the token and must be private");
         }
     }
 

@@ -19,19 +19,13 @@ pub const MAX_BODY: usize = 16 * 1024 * 1024;
 
 pub fn router(gateway: Arc<Gateway>) -> Router {
     Router::new()
-        .route(
-            "/mcp/{server}",
-            post(mcp::post).get(mcp::get).delete(mcp::delete),
-        )
+        .route("/mcp/{server}", post(mcp::post).get(mcp::get).delete(mcp::delete))
         .route("/health", get(mcp::health))
         .route("/control/approvals", get(control::list))
         .route("/control/approvals/{id}/approve", post(control::approve))
         .route("/control/approvals/{id}/deny", post(control::deny))
         .route("/control/events", get(control::events))
-        .layer(axum::middleware::from_fn_with_state(
-            gateway.clone(),
-            guard::guard,
-        ))
+        .layer(axum::middleware::from_fn_with_state(gateway.clone(), guard::guard))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(gateway)
 }

@@ -64,10 +64,7 @@ pub enum StartError {
     #[error(transparent)]
     Config(#[from] config::ConfigError),
     #[error("cannot create data dir {path}: {source}")]
-    DataDir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    DataDir { path: PathBuf, source: std::io::Error },
     #[error("cannot open the audit database: {0}")]
     Audit(#[from] portcullis_audit::AuditError),
     #[error("cannot listen on {addr}: {source}")]
@@ -153,10 +150,7 @@ impl Gateway {
     }
 
     pub fn transport(&self, server: &str) -> Option<&'static str> {
-        self.config
-            .servers
-            .get(server)
-            .map(config::ServerConfig::transport)
+        self.config.servers.get(server).map(config::ServerConfig::transport)
     }
 
     /// Serves HTTP on `listener` until `shutdown` completes, then stops every upstream.
@@ -228,10 +222,7 @@ impl Gateway {
     }
 
     pub fn session(&self, server: &str, id: &str) -> Option<Arc<Session>> {
-        let sessions = self
-            .sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let sessions = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let session = sessions.get(id).filter(|s| &*s.server == server).cloned();
         if let Some(s) = &session {
             s.touch();
@@ -260,9 +251,7 @@ impl Gateway {
     /// A new legacy session with its own upstream connection.
     pub async fn open_session(&self, server: &str) -> Result<Arc<Session>, UpstreamError> {
         let id: Arc<str> = Arc::from(new_token());
-        let session = self
-            .connect(server, id.clone(), false, IdMode::Passthrough)
-            .await?;
+        let session = self.connect(server, id.clone(), false, IdMode::Passthrough).await?;
         self.sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -327,13 +316,7 @@ impl Gateway {
             .drain()
             .map(|(_, s)| s)
             .collect();
-        let shared: Vec<_> = self
-            .stateless
-            .lock()
-            .await
-            .drain()
-            .map(|(_, s)| s)
-            .collect();
+        let shared: Vec<_> = self.stateless.lock().await.drain().map(|(_, s)| s).collect();
         let stops = sessions.iter().chain(shared.iter()).map(|s| s.close());
         futures::future::join_all(stops).await;
     }

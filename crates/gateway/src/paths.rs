@@ -55,10 +55,7 @@ mod tests {
 
     #[test]
     fn flag_beats_environment_beats_platform() {
-        let env = FakeEnv(HashMap::from([
-            (HOME_ENV, "/env/home"),
-            (CONFIG_ENV, "/env/c.json"),
-        ]));
+        let env = FakeEnv(HashMap::from([(HOME_ENV, "/env/home"), (CONFIG_ENV, "/env/c.json")]));
         assert_eq!(data_dir(Some("/flag".into()), &env), PathBuf::from("/flag"));
         assert_eq!(data_dir(None, &env), PathBuf::from("/env/home"));
         assert_eq!(config_file(None, &env), PathBuf::from("/env/c.json"));

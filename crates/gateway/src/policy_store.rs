@@ -11,6 +11,7 @@ use std::sync::{Arc, RwLock};
 
 use notify::{RecursiveMode, Watcher};
 use portcullis_policy::{Policy, PolicyError};
+use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::events::GatewayEvent;
@@ -97,10 +98,7 @@ impl PolicyStore {
             Err(e) => {
                 let problems: Vec<String> = e.problems.iter().map(ToString::to_string).collect();
                 for problem in &problems {
-                    tracing::error!(
-                        server,
-                        "policy change rejected, last good policy kept: {problem}"
-                    );
+                    tracing::error!(server, "policy change rejected, last good policy kept: {problem}");
                 }
                 let _ = self.events.send(GatewayEvent::PolicyRejected {
                     server: server.to_owned(),
@@ -113,22 +111,21 @@ impl PolicyStore {
     /// Watches the policies directory and reloads changed files until the returned guard drops.
     pub fn watch(self: &Arc<Self>) -> Option<notify::RecommendedWatcher> {
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-        let mut watcher =
-            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                let Ok(event) = event else { return };
-                if event.kind.is_access() {
-                    return;
-                }
-                for path in event.paths {
-                    if path.extension().is_some_and(|e| e == "json") {
-                        if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
-                            let _ = tx.send(stem.to_owned());
-                        }
+        let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            let Ok(event) = event else { return };
+            if event.kind.is_access() {
+                return;
+            }
+            for path in event.paths {
+                if path.extension().is_some_and(|e| e == "json") {
+                    if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+                        let _ = tx.send(stem.to_owned());
                     }
                 }
-            })
-            .map_err(|e| tracing::warn!(error = %e, "cannot watch policies; hot reload is off"))
-            .ok()?;
+            }
+        })
+        .map_err(|e| tracing::warn!(error = %e, "cannot watch policies; hot reload is off"))
+        .ok()?;
         if let Err(e) = watcher.watch(&self.dir, RecursiveMode::NonRecursive) {
             tracing::warn!(dir = %self.dir.display(), error = %e, "cannot watch the policies directory; hot reload is off");
             return None;
@@ -156,12 +153,7 @@ impl PolicyStore {
     /// Sets `tools[tool]` in the server's policy file ("always allow" / "deny always"), keeping
     /// the rest of the file as it was, then reloads it. A server without a file gets one whose
     /// default still asks a person.
-    pub fn write_entry(
-        &self,
-        server: &str,
-        tool: &str,
-        entry: serde_json::Value,
-    ) -> Result<(), WriteError> {
+    pub fn write_entry(&self, server: &str, tool: &str, entry: serde_json::Value) -> Result<(), WriteError> {
         let path = self.path(server);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
@@ -170,11 +162,9 @@ impl PolicyStore {
             }
             Err(source) => return Err(WriteError::Io { path, source }),
         };
-        let new_text = portcullis_policy::add_tool_entry(&text, tool, entry).map_err(|e| {
-            WriteError::Invalid {
-                path: path.clone(),
-                problems: e.to_string(),
-            }
+        let new_text = portcullis_policy::add_tool_entry(&text, tool, entry).map_err(|e| WriteError::Invalid {
+            path: path.clone(),
+            problems: e.to_string(),
         })?;
         write_atomically(&path, new_text.as_bytes()).map_err(|source| WriteError::Io {
             path: path.clone(),
@@ -185,13 +175,57 @@ impl PolicyStore {
     }
 }
 
+impl PolicyStore {
+    /// The entry "always allow" / "deny always" writes for a tool: the entry that asked — its
+    /// rules and rate limit kept, so a standing "yes" never loosens the author's deny rules —
+    /// with `action` set on it and on the rule that asked, if a rule did.
+    pub fn standing_entry(&self, server: &str, matched_rule: &str, action: &str, reason: Option<&str>) -> Value {
+        let (key, rule_index) = matched_entry(matched_rule);
+        let current = key.and_then(|key| {
+            let text = std::fs::read_to_string(self.path(server)).ok()?;
+            let file: Value = serde_json::from_str(&text).ok()?;
+            file.get("tools")?.get(key).cloned()
+        });
+        let mut entry = match current {
+            Some(Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        if let Some(Value::Object(rule)) = rule_index.and_then(|i| entry.get_mut("rules")?.as_array_mut()?.get_mut(i)) {
+            rule.insert("action".into(), json!(action));
+            rule.remove("reason");
+        }
+        // `allow` is an entry's default: write `{}` as people do, not `{"action": "allow"}`.
+        if action == "allow" {
+            entry.remove("action");
+        } else {
+            entry.insert("action".into(), json!(action));
+        }
+        entry.remove("approval_timeout");
+        match reason {
+            Some(reason) => entry.insert("reason".into(), json!(reason)),
+            None => entry.remove("reason"),
+        };
+        Value::Object(entry)
+    }
+}
+
+/// `tools.<key>` or `tools.<key>.rules[<i>]` → (key, i).
+fn matched_entry(rule: &str) -> (Option<&str>, Option<usize>) {
+    let Some(rest) = rule.strip_prefix("tools.") else {
+        return (None, None);
+    };
+    if let Some((key, tail)) = rest.rsplit_once(".rules[") {
+        if let Some(index) = tail.strip_suffix(']').and_then(|i| i.parse().ok()) {
+            return (Some(key), Some(index));
+        }
+    }
+    (Some(rest), None)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error("cannot write {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("{path} is not a valid policy, so it was not changed: {problems}")]
     Invalid { path: PathBuf, problems: String },
 }
@@ -201,10 +235,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("policy.json");
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("policy.json");
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let mut file = std::fs::File::create(&tmp)?;
     file.write_all(bytes)?;
@@ -220,13 +251,60 @@ fn load_file(path: &Path) -> Result<Policy, PolicyError> {
 }
 
 fn first_problem(e: &PolicyError) -> String {
-    let first = e
-        .problems
-        .first()
-        .map(ToString::to_string)
-        .unwrap_or_default();
+    let first = e.problems.first().map(ToString::to_string).unwrap_or_default();
     match e.problems.len() {
         0 | 1 => first,
         n => format!("{first}; and {} more", n - 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_with(policy: &str) -> (tempfile::TempDir, PolicyStore) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.json"), policy).unwrap();
+        let (events, _) = broadcast::channel(4);
+        let store = PolicyStore::load(dir.path(), ["s".to_owned()], events);
+        (dir, store)
+    }
+
+    #[test]
+    fn matched_entry_keys() {
+        assert_eq!(matched_entry("tools.vm_start"), (Some("vm_start"), None));
+        assert_eq!(matched_entry("tools.a.b.rules[2]"), (Some("a.b"), Some(2)));
+        assert_eq!(matched_entry("default"), (None, None));
+    }
+
+    #[test]
+    fn always_allow_keeps_the_entrys_deny_rules() {
+        let (_dir, store) = store_with(
+            r#"{"version":"1","tools":{"probe":{"action":"require_approval","approval_timeout":9,
+                "rules":[{"when":{"arguments.m":{"regex":"^rm-"}},"action":"deny","reason":"no rm"}]}}}"#,
+        );
+        let entry = store.standing_entry("s", "tools.probe", "allow", None);
+        assert!(entry.get("action").is_none(), "allow is the default action: {entry}");
+        assert_eq!(
+            entry["rules"][0]["action"], "deny",
+            "the author's deny rule survives: {entry}"
+        );
+        assert!(entry.get("approval_timeout").is_none());
+    }
+
+    #[test]
+    fn always_allow_from_a_rule_changes_that_rule() {
+        let (_dir, store) = store_with(
+            r#"{"version":"1","tools":{"q":{"rules":[{"when":{"arguments.x":{"eq":1}},"action":"require_approval"}]}}}"#,
+        );
+        let entry = store.standing_entry("s", "tools.q.rules[0]", "allow", None);
+        assert_eq!(entry["rules"][0]["action"], "allow", "{entry}");
+    }
+
+    #[test]
+    fn a_glob_or_default_match_gets_an_exact_entry() {
+        let (_dir, store) = store_with(r#"{"version":"1","tools":{"vm_*":{"action":"require_approval"}}}"#);
+        let entry = store.standing_entry("s", "default", "deny", Some("never"));
+        assert_eq!(entry, json!({"action": "deny", "reason": "never"}));
     }
 }

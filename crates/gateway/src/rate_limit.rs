@@ -23,13 +23,7 @@ pub struct RateLimits {
 
 impl RateLimits {
     /// Counts one call; `Err(wait)` when the session is over the limit.
-    pub fn check(
-        &self,
-        server: &str,
-        entry: &str,
-        limit: RateLimit,
-        session: &str,
-    ) -> Result<(), Duration> {
+    pub fn check(&self, server: &str, entry: &str, limit: RateLimit, session: &str) -> Result<(), Duration> {
         let limiter = self.limiter(server, entry, limit);
         let key: Arc<str> = Arc::from(session);
         limiter
@@ -37,22 +31,9 @@ impl RateLimits {
             .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
     }
 
-    fn limiter(
-        &self,
-        server: &str,
-        entry: &str,
-        limit: RateLimit,
-    ) -> Arc<DefaultKeyedRateLimiter<Arc<str>>> {
-        let key = (
-            Arc::from(server),
-            Arc::from(entry),
-            limit.max,
-            limit.window_secs.get(),
-        );
-        let mut limiters = self
-            .limiters
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+    fn limiter(&self, server: &str, entry: &str, limit: RateLimit) -> Arc<DefaultKeyedRateLimiter<Arc<str>>> {
+        let key = (Arc::from(server), Arc::from(entry), limit.max, limit.window_secs.get());
+        let mut limiters = self.limiters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         limiters
             .entry(key)
             .or_insert_with(|| {
@@ -67,10 +48,7 @@ impl RateLimits {
 
     /// Drops per-session state that has fully recovered (bounded memory for long runs).
     pub fn prune(&self) {
-        let limiters = self
-            .limiters
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let limiters = self.limiters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         for limiter in limiters.values() {
             limiter.retain_recent();
         }

@@ -39,20 +39,12 @@ struct Relay {
     out: mpsc::UnboundedSender<Message>,
 }
 
-pub async fn run<R, W>(
-    file: &GatewayFile,
-    server: &str,
-    stdin: R,
-    stdout: W,
-) -> Result<(), RelayError>
+pub async fn run<R, W>(file: &GatewayFile, server: &str, stdin: R, stdout: W) -> Result<(), RelayError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .unwrap_or_default();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let url = file.server_url(server);
     check_gateway(&client, &url, &file.token).await?;
     let (out, out_rx) = mpsc::unbounded_channel();
@@ -110,21 +102,17 @@ impl Relay {
                         Ok(msg) => self.forward(msg).await,
                         Err(e) => {
                             let text = format!("[portcullis] {e}");
-                            let _ = self.out.send(Message::error_response(
-                                None,
-                                error_code::PARSE_ERROR,
-                                &text,
-                            ));
+                            let _ = self
+                                .out
+                                .send(Message::error_response(None, error_code::PARSE_ERROR, &text));
                         }
                     },
                     Ok(None) => break,
                     Err(e) => {
                         let text = format!("[portcullis] {e}");
-                        let _ = self.out.send(Message::error_response(
-                            None,
-                            error_code::PARSE_ERROR,
-                            &text,
-                        ));
+                        let _ = self
+                            .out
+                            .send(Message::error_response(None, error_code::PARSE_ERROR, &text));
                     }
                 }
             }
@@ -151,19 +139,10 @@ impl Relay {
         }
         let response = match request.send().await {
             Ok(r) => r,
-            Err(e) => {
-                return self.answer_error(
-                    &msg,
-                    &format!("[portcullis] the gateway is not answering: {e}"),
-                )
-            }
+            Err(e) => return self.answer_error(&msg, &format!("[portcullis] the gateway is not answering: {e}")),
         };
         if msg.method() == Some(method::INITIALIZE) {
-            if let Some(id) = response
-                .headers()
-                .get(SESSION_HEADER)
-                .and_then(|v| v.to_str().ok())
-            {
+            if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
                 if let Ok(mut s) = self.session.lock() {
                     *s = Some(id.to_owned());
                 }
@@ -189,10 +168,7 @@ impl Relay {
                     Ok(reply) => {
                         let _ = relay.out.send(reply);
                     }
-                    Err(_) => relay.answer_error(
-                        &msg,
-                        &format!("[portcullis] the gateway answered HTTP {status}"),
-                    ),
+                    Err(_) => relay.answer_error(&msg, &format!("[portcullis] the gateway answered HTTP {status}")),
                 }
             }
         });
@@ -205,10 +181,7 @@ impl Relay {
             let Ok(events) = decoder.feed(&chunk) else {
                 return;
             };
-            for event in events
-                .into_iter()
-                .filter(portcullis_wire::SseEvent::is_message)
-            {
+            for event in events.into_iter().filter(portcullis_wire::SseEvent::is_message) {
                 if let Ok(msg) = Message::parse(event.data.into_bytes()) {
                     let _ = self.out.send(msg);
                 }
@@ -237,11 +210,9 @@ impl Relay {
 
     fn answer_error(&self, msg: &Message, text: &str) {
         if msg.is_request() {
-            let _ = self.out.send(Message::error_response(
-                msg.id(),
-                error_code::INTERNAL_ERROR,
-                text,
-            ));
+            let _ = self
+                .out
+                .send(Message::error_response(msg.id(), error_code::INTERNAL_ERROR, text));
         } else {
             tracing::warn!("{text}");
         }
@@ -260,14 +231,9 @@ impl Relay {
     }
 }
 
-async fn write_stdout<W: AsyncWrite + Unpin>(
-    mut stdout: W,
-    mut rx: mpsc::UnboundedReceiver<Message>,
-) {
+async fn write_stdout<W: AsyncWrite + Unpin>(mut stdout: W, mut rx: mpsc::UnboundedReceiver<Message>) {
     while let Some(msg) = rx.recv().await {
-        if stdout.write_all(&encode_line(msg.bytes())).await.is_err()
-            || stdout.flush().await.is_err()
-        {
+        if stdout.write_all(&encode_line(msg.bytes())).await.is_err() || stdout.flush().await.is_err() {
             return;
         }
     }

@@ -34,19 +34,18 @@ const DELETE: &[&str] = &[
     "revoke",
 ];
 const EXECUTE: &[&str] = &[
-    "exec", "execute", "run", "eval", "shell", "command", "cmd", "spawn", "launch", "start",
-    "stop", "restart", "reboot", "shutdown", "script", "invoke", "trigger", "deploy", "migrate",
+    "exec", "execute", "run", "eval", "shell", "command", "cmd", "spawn", "launch", "start", "stop", "restart",
+    "reboot", "shutdown", "script", "invoke", "trigger", "deploy", "migrate",
 ];
 const WRITE: &[&str] = &[
-    "write", "create", "update", "edit", "set", "put", "post", "insert", "modify", "move",
-    "rename", "upload", "send", "commit", "push", "reset", "apply", "patch", "add", "save",
-    "toggle", "enable", "disable", "merge", "checkout", "clone", "copy", "mkdir", "make", "new",
-    "change", "replace", "assign", "grant", "publish", "archive",
+    "write", "create", "update", "edit", "set", "put", "post", "insert", "modify", "move", "rename", "upload", "send",
+    "commit", "push", "reset", "apply", "patch", "add", "save", "toggle", "enable", "disable", "merge", "checkout",
+    "clone", "copy", "mkdir", "make", "new", "change", "replace", "assign", "grant", "publish", "archive",
 ];
 const READ: &[&str] = &[
-    "get", "list", "read", "search", "find", "query", "show", "describe", "fetch", "status",
-    "view", "count", "check", "echo", "info", "diff", "log", "lookup", "inspect", "browse", "tree",
-    "sum", "head", "tail", "stat", "download", "ping", "validate", "explain",
+    "get", "list", "read", "search", "find", "query", "show", "describe", "fetch", "status", "view", "count", "check",
+    "echo", "info", "diff", "log", "lookup", "inspect", "browse", "tree", "sum", "head", "tail", "stat", "download",
+    "ping", "validate", "explain",
 ];
 
 fn class_of_word(word: &str) -> Risk {

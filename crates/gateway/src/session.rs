@@ -22,7 +22,7 @@ use portcullis_wire::{error_code, method, Message, RequestId};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::gate::{Call, Caller, Forwarded, Gate, Hold, ProgressSink, Verdict};
+use crate::gate::{Call, Caller, Gate, Hold, ProgressSink, Verdict};
 use crate::policy_store::InForce;
 use crate::upstream::Upstream;
 
@@ -104,8 +104,7 @@ impl Session {
 
     /// Notes client activity.
     pub fn touch(&self) {
-        self.last_seen_ms
-            .store(crate::gate::now_ms(), Ordering::Relaxed);
+        self.last_seen_ms.store(crate::gate::now_ms(), Ordering::Relaxed);
     }
 
     /// No client activity for `idle_ms` and no stream open to it: the client is gone.
@@ -123,14 +122,15 @@ impl Session {
         self.upstream.close().await;
     }
 
-    /// A notification or a response from the client: pass it on.
-    pub async fn send(&self, msg: Message) -> Result<(), crate::upstream::UpstreamError> {
+    /// A notification or a response from the client: pass it on. `agent_session` is the
+    /// caller's session key (a stateless connection serves many).
+    pub async fn send(&self, msg: Message, agent_session: &str) -> Result<(), crate::upstream::UpstreamError> {
         if msg.method() == Some(method::CANCELLED) {
             if let Some(request_id) = cancelled_request(&msg) {
                 if self
                     .gate
                     .approvals
-                    .withdraw_request(&self.id, request_id.as_json())
+                    .withdraw_request(agent_session, request_id.as_json())
                 {
                     // Still held: the upstream never saw the request, so its cancel stays here too.
                     return Ok(());
@@ -147,9 +147,7 @@ impl Session {
     }
 
     fn lock_cancelled(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
-        self.cancelled
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.cancelled.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Opens the standalone stream for server-initiated messages (HTTP GET).
@@ -179,28 +177,15 @@ impl Session {
             Some(method::INITIALIZE) => self.remember_client(&msg),
             _ => {}
         }
-        let pending = PendingReply {
-            session: self.clone(),
-            id,
-            forwarded,
-            finish,
-        };
+        let mut pending = PendingReply::new(self.clone(), id, forwarded);
+        pending.finish = finish;
         pending.forward(msg, &ctx).await
     }
 
-    async fn gate_call(
-        &self,
-        msg: &Message,
-        id: &RequestId,
-        caller: &Caller,
-    ) -> Result<Verdict, Reply> {
+    async fn gate_call(&self, msg: &Message, id: &RequestId, caller: &Caller) -> Result<Verdict, Reply> {
         let params: ToolCallParams = msg.params().map_err(|e| {
             let text = format!("invalid tools/call params: {e}");
-            Reply::Json(Message::error_response(
-                Some(id),
-                error_code::INVALID_PARAMS,
-                &text,
-            ))
+            Reply::Json(Message::error_response(Some(id), error_code::INVALID_PARAMS, &text))
         })?;
         let call = Call {
             server: self.server.to_string(),
@@ -217,41 +202,23 @@ impl Session {
 
     /// A held call: answer on a stream at once so progress can flow while a person decides;
     /// forward only once approved.
-    async fn held(
-        self: &Arc<Self>,
-        hold: Box<Hold>,
-        msg: Message,
-        id: RequestId,
-        ctx: &RequestContext,
-    ) -> Reply {
+    async fn held(self: &Arc<Self>, hold: Box<Hold>, msg: Message, id: RequestId, ctx: &RequestContext) -> Reply {
         if !ctx.accepts_sse {
-            // No stream to report progress on, and nothing tells us if the client leaves.
-            let verdict = hold.wait(None, std::future::pending()).await;
-            return self.after_hold(verdict, msg, id, ctx).await;
+            return self.held_json(hold, msg, id, ctx.caller.clone()).await;
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let progress = msg
             .params::<ToolCallParams>()
             .ok()
             .and_then(|p| p.progress_token().cloned())
-            .map(|token| ProgressSink {
-                token,
-                tx: tx.clone(),
-            });
+            .map(|token| ProgressSink { token, tx: tx.clone() });
         let session = self.clone();
         tokio::spawn(async move {
             let watcher = tx.clone();
-            match hold
-                .wait(progress, async move { watcher.closed().await })
-                .await
-            {
+            let end = hold.wait(progress, async move { watcher.closed().await }).await;
+            match end.settled {
                 Ok(f) => {
-                    let mut pending = PendingReply {
-                        session: session.clone(),
-                        id,
-                        forwarded: Some(f),
-                        finish: Finish::Plain,
-                    };
+                    let mut pending = PendingReply::new(session.clone(), id, Some(f));
                     match session.upstream.request(msg).await {
                         Ok(exchange) => pending.stream_into(exchange, tx, None),
                         Err(e) => {
@@ -259,6 +226,9 @@ impl Session {
                         }
                     }
                 }
+                // A withdrawn request gets no answer (MCP: do not respond to a cancelled request);
+                // the stream just ends.
+                Err(_) if end.withdrawn => {}
                 Err(result) => {
                     let _ = tx.send(Message::response(&id, &result));
                 }
@@ -267,25 +237,30 @@ impl Session {
         Reply::Sse(rx)
     }
 
-    async fn after_hold(
-        self: &Arc<Self>,
-        settled: Result<Forwarded, Value>,
-        msg: Message,
-        id: RequestId,
-        ctx: &RequestContext,
-    ) -> Reply {
-        match settled {
-            Ok(f) => {
-                let pending = PendingReply {
-                    session: self.clone(),
-                    id,
-                    forwarded: Some(f),
-                    finish: Finish::Plain,
-                };
-                pending.forward(msg, ctx).await
-            }
-            Err(result) => Reply::Json(Message::response(&id, &result)),
-        }
+    /// A held call from a client that takes JSON only: no progress, but the wait still runs in
+    /// its own task, so a client that hangs up withdraws the call and the decision is recorded.
+    async fn held_json(self: &Arc<Self>, hold: Box<Hold>, msg: Message, id: RequestId, caller: Caller) -> Reply {
+        let (mut tx, rx) = tokio::sync::oneshot::channel();
+        let session = self.clone();
+        tokio::spawn(async move {
+            let end = hold.wait(None, tx.closed()).await;
+            let reply = match end.settled {
+                Ok(f) => {
+                    let ctx = RequestContext {
+                        caller,
+                        stream_now: false,
+                        accepts_sse: false,
+                    };
+                    PendingReply::new(session, id, Some(f)).forward(msg, &ctx).await
+                }
+                Err(result) => Reply::Json(Message::response(&id, &result)),
+            };
+            let _ = tx.send(reply);
+        });
+        rx.await.unwrap_or_else(|_| {
+            let text = "[portcullis] the held call ended without an answer";
+            Reply::Json(Message::error_response(None, error_code::INTERNAL_ERROR, text))
+        })
     }
 
     fn remember_client(&self, msg: &Message) {
@@ -293,11 +268,7 @@ impl Session {
             return;
         };
         let info = params.get("clientInfo");
-        let field = |k: &str| {
-            info.and_then(|i| i.get(k))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
+        let field = |k: &str| info.and_then(|i| i.get(k)).and_then(Value::as_str).map(str::to_owned);
         if let Ok(mut client) = self.client.lock() {
             *client = (field("name"), field("version"));
         }
@@ -314,10 +285,7 @@ impl Session {
             }
             return response;
         };
-        let Some(tools) = value
-            .pointer_mut("/result/tools")
-            .and_then(Value::as_array_mut)
-        else {
+        let Some(tools) = value.pointer_mut("/result/tools").and_then(Value::as_array_mut) else {
             return response;
         };
         self.gate.catalog.learn(&self.server, tools);

@@ -22,22 +22,14 @@ pub struct ToolCatalog {
 impl ToolCatalog {
     /// Records the tools of one `tools/list` page (pages add up; a changed list clears first).
     pub fn learn(&self, server: &str, tools: &[Value]) {
-        let mut servers = self
-            .servers
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut servers = self.servers.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         let known = servers.entry(server.to_owned()).or_default();
         for tool in tools {
             let Some(name) = tool.get("name").and_then(Value::as_str) else {
                 continue;
             };
             let text = |k: &str| tool.get(k).and_then(Value::as_str).map(str::to_owned);
-            let title = text("title").or_else(|| {
-                tool.get("annotations")?
-                    .get("title")?
-                    .as_str()
-                    .map(str::to_owned)
-            });
+            let title = text("title").or_else(|| tool.get("annotations")?.get("title")?.as_str().map(str::to_owned));
             known.insert(
                 name.to_owned(),
                 ToolInfo {

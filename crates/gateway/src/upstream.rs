@@ -42,10 +42,7 @@ pub enum Framing {
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {
     #[error("cannot start `{command}`: {source}")]
-    Spawn {
-        command: String,
-        source: std::io::Error,
-    },
+    Spawn { command: String, source: std::io::Error },
     #[error("upstream {0} is not running")]
     Gone(String),
     #[error("upstream HTTP error: {0}")]
@@ -88,9 +85,9 @@ impl Upstream {
             ServerConfig::Http { url, headers } => {
                 Self::Http(Arc::new(StreamableHttp::new(server, url, headers, events)))
             }
-            ServerConfig::Sse { url, headers } => Self::Sse(Arc::new(
-                LegacySse::connect(server, url, headers, events).await?,
-            )),
+            ServerConfig::Sse { url, headers } => {
+                Self::Sse(Arc::new(LegacySse::connect(server, url, headers, events).await?))
+            }
         })
     }
 

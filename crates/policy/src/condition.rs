@@ -55,11 +55,8 @@ struct Segment {
 impl ArgumentPath {
     /// Parses `arguments.a.0.b`. The message says what was expected.
     pub(crate) fn parse(text: &str) -> Result<ArgumentPath, String> {
-        let expectation = || {
-            format!(
-                "expected a path like \"arguments.query\" or \"arguments.files.0.path\", found {text:?}"
-            )
-        };
+        let expectation =
+            || format!("expected a path like \"arguments.query\" or \"arguments.files.0.path\", found {text:?}");
         let Some(rest) = text.strip_prefix(ARGUMENTS_PREFIX) else {
             return Err(expectation());
         };
@@ -165,16 +162,10 @@ impl Test {
                 _ => false,
             },
             Test::Gt(bound) => compare(value, bound) == Some(Ordering::Greater),
-            Test::Gte(bound) => matches!(
-                compare(value, bound),
-                Some(Ordering::Greater | Ordering::Equal)
-            ),
+            Test::Gte(bound) => matches!(compare(value, bound), Some(Ordering::Greater | Ordering::Equal)),
             Test::Lt(bound) => compare(value, bound) == Some(Ordering::Less),
             Test::Lte(bound) => {
-                matches!(
-                    compare(value, bound),
-                    Some(Ordering::Less | Ordering::Equal)
-                )
+                matches!(compare(value, bound), Some(Ordering::Less | Ordering::Equal))
             }
             Test::Exists(expected) => *expected,
         }
@@ -212,19 +203,14 @@ fn compare_numbers(a: &Number, b: &Number) -> Option<Ordering> {
 fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => compare_numbers(x, y) == Some(Ordering::Equal),
-        (Value::Array(xs), Value::Array(ys)) => {
-            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| json_eq(x, y))
-        }
+        (Value::Array(xs), Value::Array(ys)) => xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| json_eq(x, y)),
         (Value::Object(xs), Value::Object(ys)) => objects_eq(xs, ys),
         _ => a == b,
     }
 }
 
 fn objects_eq(xs: &Map<String, Value>, ys: &Map<String, Value>) -> bool {
-    xs.len() == ys.len()
-        && xs
-            .iter()
-            .all(|(key, x)| ys.get(key).is_some_and(|y| json_eq(x, y)))
+    xs.len() == ys.len() && xs.iter().all(|(key, x)| ys.get(key).is_some_and(|y| json_eq(x, y)))
 }
 
 /// The one-line reason from a regex error; its `Display` draws a multi-line caret diagram,
@@ -233,10 +219,7 @@ fn regex_reason(err: &regex::Error) -> String {
     let text = err.to_string();
     text.lines()
         .find_map(|line| line.strip_prefix("error: "))
-        .map_or_else(
-            || text.split_whitespace().collect::<Vec<_>>().join(" "),
-            str::to_owned,
-        )
+        .map_or_else(|| text.split_whitespace().collect::<Vec<_>>().join(" "), str::to_owned)
 }
 
 /// How a found value is named in a message: scalars verbatim, containers by kind.

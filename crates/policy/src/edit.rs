@@ -23,25 +23,19 @@ pub fn add_tool_entry(policy_text: &str, key: &str, entry: Value) -> Result<Stri
             message,
         }],
     };
-    let mut document =
-        parse_document(policy_text).map_err(|err| fail("$", format!("invalid JSON: {err}")))?;
+    let mut document = parse_document(policy_text).map_err(|err| fail("$", format!("invalid JSON: {err}")))?;
     let Value::Object(root) = &mut document else {
         return Err(fail("$", "expected a policy object".to_owned()));
     };
-    let tools = root
-        .entry("tools")
-        .or_insert_with(|| Value::Object(Map::new()));
+    let tools = root.entry("tools").or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(tools) = tools else {
-        return Err(fail(
-            "$.tools",
-            "expected an object of tool entries".to_owned(),
-        ));
+        return Err(fail("$.tools", "expected an object of tool entries".to_owned()));
     };
     // With serde_json's `preserve_order`, inserting an existing key keeps its position.
     tools.insert(key.to_owned(), entry);
 
-    let mut text = serde_json::to_string_pretty(&document)
-        .map_err(|err| fail("$", format!("cannot write the policy: {err}")))?;
+    let mut text =
+        serde_json::to_string_pretty(&document).map_err(|err| fail("$", format!("cannot write the policy: {err}")))?;
     text.push('\n');
     Policy::from_json_str(&text, EDITED_SOURCE)?;
     Ok(text)

@@ -27,14 +27,7 @@ use crate::pattern::{build_set, Pattern};
 use crate::{Action, Problem, RateLimit};
 
 /// Top-level fields of a policy file, in documentation order.
-pub(crate) const POLICY_FIELDS: [&str; 6] = [
-    "version",
-    "default",
-    "hide",
-    "approval_timeout",
-    "redact",
-    "tools",
-];
+pub(crate) const POLICY_FIELDS: [&str; 6] = ["version", "default", "hide", "approval_timeout", "redact", "tools"];
 /// Fields of a `tools` entry.
 pub(crate) const ENTRY_FIELDS: [&str; 7] = [
     "action",
@@ -200,12 +193,7 @@ impl Loader<'_> {
         (result, self.problems.len() == before)
     }
 
-    fn object<'v>(
-        &mut self,
-        value: &'v Value,
-        path: &str,
-        what: &str,
-    ) -> Option<&'v Map<String, Value>> {
+    fn object<'v>(&mut self, value: &'v Value, path: &str, what: &str) -> Option<&'v Map<String, Value>> {
         match value {
             Value::Object(map) => Some(map),
             other => {
@@ -219,10 +207,7 @@ impl Loader<'_> {
     fn unknown_field(&mut self, path: &str, name: &str, known: &[&str]) {
         self.report(
             &field(path, name),
-            format!(
-                "unknown field {name:?}, expected one of {}",
-                quoted_list(known)
-            ),
+            format!("unknown field {name:?}, expected one of {}", quoted_list(known)),
         );
     }
 
@@ -230,10 +215,7 @@ impl Loader<'_> {
         match value {
             Value::String(s) => Some(s.clone()),
             other => {
-                self.report(
-                    path,
-                    format!("expected a string, found {}", describe(other)),
-                );
+                self.report(path, format!("expected a string, found {}", describe(other)));
                 None
             }
         }
@@ -242,10 +224,7 @@ impl Loader<'_> {
     /// An array of strings; each good item with its index.
     fn strings(&mut self, value: &Value, path: &str) -> Vec<(usize, String)> {
         let Value::Array(items) = value else {
-            self.report(
-                path,
-                format!("expected an array of strings, found {}", describe(value)),
-            );
+            self.report(path, format!("expected an array of strings, found {}", describe(value)));
             return Vec::new();
         };
         items
@@ -267,10 +246,7 @@ impl Loader<'_> {
                 };
                 self.report(
                     path,
-                    format!(
-                        "expected a whole number of {unit} {range}, found {}",
-                        describe(value)
-                    ),
+                    format!("expected a whole number of {unit} {range}, found {}", describe(value)),
                 );
                 None
             }
@@ -283,20 +259,14 @@ impl Loader<'_> {
 
     /// One of the named `choices`.
     fn choice<T: Copy>(&mut self, value: &Value, path: &str, choices: &[(&str, T)]) -> Option<T> {
-        let found = value
-            .as_str()
-            .and_then(|s| choices.iter().find(|(name, _)| *name == s));
+        let found = value.as_str().and_then(|s| choices.iter().find(|(name, _)| *name == s));
         if let Some(&(_, choice)) = found {
             return Some(choice);
         }
         let names: Vec<&str> = choices.iter().map(|(name, _)| *name).collect();
         self.report(
             path,
-            format!(
-                "expected one of {}, found {}",
-                quoted_list(&names),
-                describe(value)
-            ),
+            format!("expected one of {}, found {}", quoted_list(&names), describe(value)),
         );
         None
     }
@@ -316,10 +286,7 @@ impl Loader<'_> {
             match name.as_str() {
                 "version" => match value {
                     Value::String(v) if v == "1" => {}
-                    other => self.report(
-                        &path,
-                        format!(r#"expected "1" (a string), found {}"#, describe(other)),
-                    ),
+                    other => self.report(&path, format!(r#"expected "1" (a string), found {}"#, describe(other))),
                 },
                 "default" => {
                     if let Some(action) = self.action(value, &path) {
@@ -414,11 +381,7 @@ impl Loader<'_> {
 
     fn entry(&mut self, name: &str, value: &Value, path: &str) -> Option<Entry> {
         let (entry, clean) = self.clean(|this| {
-            let map = this.object(
-                value,
-                path,
-                "a tool entry object (use {} to allow the tool)",
-            )?;
+            let map = this.object(value, path, "a tool entry object (use {} to allow the tool)")?;
             let mut entry = Entry {
                 key: name.to_owned(),
                 rule: format!("tools.{name}"),
@@ -460,9 +423,7 @@ impl Loader<'_> {
         for (name, value) in map {
             let field_path = field(path, name);
             match name.as_str() {
-                "max" => {
-                    max = Some(self.positive(value, &field_path, "calls", u64::from(u32::MAX)))
-                }
+                "max" => max = Some(self.positive(value, &field_path, "calls", u64::from(u32::MAX))),
                 "window" => window = Some(self.positive(value, &field_path, "seconds", u64::MAX)),
                 _ => self.unknown_field(path, name, &RATE_LIMIT_FIELDS),
             }
@@ -481,10 +442,7 @@ impl Loader<'_> {
 
     fn rules(&mut self, value: &Value, path: &str, entry_rule: &str) -> Vec<Rule> {
         let Value::Array(items) = value else {
-            self.report(
-                path,
-                format!("expected an array of rules, found {}", describe(value)),
-            );
+            self.report(path, format!("expected an array of rules, found {}", describe(value)));
             return Vec::new();
         };
         let mut rules = Vec::new();
@@ -516,10 +474,7 @@ impl Loader<'_> {
             }
         }
         if conditions.is_none() {
-            self.report(
-                path,
-                r#"missing field "when" (conditions on the arguments)"#,
-            );
+            self.report(path, r#"missing field "when" (conditions on the arguments)"#);
         }
         if action.is_none() {
             self.report(
@@ -547,16 +502,12 @@ impl Loader<'_> {
             return Vec::new();
         };
         if map.is_empty() {
-            self.report(
-                path,
-                "expected at least one condition, found an empty object",
-            );
+            self.report(path, "expected at least one condition, found an empty object");
         }
         let mut conditions = Vec::new();
         for (text, value) in map {
             let cpath = key(path, text);
-            let argument_path =
-                ArgumentPath::parse(text).map_err(|message| self.report(&cpath, message));
+            let argument_path = ArgumentPath::parse(text).map_err(|message| self.report(&cpath, message));
             let tests = self.tests(value, &cpath);
             if let (Ok(argument_path), Some(tests)) = (argument_path, tests) {
                 conditions.push(Condition::new(argument_path, tests));

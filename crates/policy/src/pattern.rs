@@ -104,9 +104,7 @@ fn class_end(chars: &[char], start: usize) -> Option<usize> {
 
 /// Builds a set from patterns that each compiled alone; globset can still refuse the whole
 /// set (for instance when it grows past its size limit), hence the `Result`.
-pub(crate) fn build_set<'p>(
-    patterns: impl IntoIterator<Item = &'p Pattern>,
-) -> Result<GlobSet, String> {
+pub(crate) fn build_set<'p>(patterns: impl IntoIterator<Item = &'p Pattern>) -> Result<GlobSet, String> {
     let mut builder = GlobSetBuilder::new();
     for pattern in patterns {
         builder.add(pattern.glob()?);
@@ -134,11 +132,7 @@ mod tests {
     #[case::non_ascii_counts_characters("é*", 1, 1)]
     fn specificity(#[case] text: &str, #[case] literals: usize, #[case] wildcards: usize) {
         let pattern = Pattern::parse(text).expect("valid pattern");
-        assert_eq!(
-            (pattern.literals, pattern.wildcards),
-            (literals, wildcards),
-            "{text}"
-        );
+        assert_eq!((pattern.literals, pattern.wildcards), (literals, wildcards), "{text}");
         assert_eq!(pattern.is_exact(), wildcards == 0);
     }
 

@@ -29,10 +29,7 @@ fn adds_an_entry_to_the_seed() {
     "#);
     assert!(text.ends_with("}\n"), "trailing newline");
     let policy = Policy::from_json_str(&text, "edited.json").expect("the result re-validates");
-    assert_eq!(
-        policy.evaluate("vm_start", &json!({})).action,
-        Action::Allow
-    );
+    assert_eq!(policy.evaluate("vm_start", &json!({})).action, Action::Allow);
     assert_eq!(
         policy.evaluate("vm_agent_exec_status", &json!({})).action,
         Action::Allow
@@ -72,24 +69,19 @@ fn replaces_in_place_and_keeps_everything_else_in_order() {
         "escapes survive the round trip"
     );
     let policy = Policy::from_json_str(&text, "edited.json").expect("the result re-validates");
-    assert_eq!(
-        policy.evaluate("vm_delete", &json!({})).action,
-        Action::Deny
-    );
+    assert_eq!(policy.evaluate("vm_delete", &json!({})).action, Action::Deny);
 }
 
 #[test]
 fn creates_tools_when_absent() {
-    let text =
-        add_tool_entry(r#"{"version":"1"}"#, "read_*", json!({})).expect("works without tools");
+    let text = add_tool_entry(r#"{"version":"1"}"#, "read_*", json!({})).expect("works without tools");
     assert_eq!(keys(&text, ""), ["version", "tools"]);
     assert_eq!(keys(&text, "/tools"), ["read_*"]);
 }
 
 #[test]
 fn an_invalid_entry_is_refused() {
-    let err =
-        add_tool_entry(SEED, "vm_start", json!({ "action": "alow" })).expect_err("invalid entry");
+    let err = add_tool_entry(SEED, "vm_start", json!({ "action": "alow" })).expect_err("invalid entry");
     assert_eq!(err.problems.len(), 1);
     assert_eq!(err.problems[0].path, r#"$.tools["vm_start"].action"#);
 }
@@ -97,10 +89,7 @@ fn an_invalid_entry_is_refused() {
 #[test]
 fn an_invalid_document_is_refused() {
     assert!(add_tool_entry("{", "a", json!({})).is_err(), "syntax error");
-    assert!(
-        add_tool_entry("[]", "a", json!({})).is_err(),
-        "not an object"
-    );
+    assert!(add_tool_entry("[]", "a", json!({})).is_err(), "not an object");
     assert!(
         add_tool_entry(r#"{"version":"1","tools":[]}"#, "a", json!({})).is_err(),
         "tools not an object"

@@ -71,44 +71,20 @@ fn rate(max: u32, window: u64) -> Option<RateLimit> {
     "tools.pve_get_*_status",
     Some("pve_get_*_status")
 )]
-#[case::less_specific_glob_still_matches(
-    "pve_list",
-    Action::RequireApproval,
-    "tools.pve_*",
-    Some("pve_*")
-)]
+#[case::less_specific_glob_still_matches("pve_list", Action::RequireApproval, "tools.pve_*", Some("pve_*"))]
 #[case::tie_goes_to_first_in_file("tie_x_x", Action::Deny, "tools.tie_*_x", Some("tie_*_x"))]
-#[case::fewer_wildcards_wins_over_file_order(
-    "abb",
-    Action::RequireApproval,
-    "tools.ab*",
-    Some("ab*")
-)]
+#[case::fewer_wildcards_wins_over_file_order("abb", Action::RequireApproval, "tools.ab*", Some("ab*"))]
 #[case::class_and_question_mark("cats", Action::Deny, "tools.c[ao]t?", Some("c[ao]t?"))]
-#[case::class_not_matching_falls_to_wider_glob(
-    "cuts",
-    Action::RequireApproval,
-    "tools.c*",
-    Some("c*")
-)]
+#[case::class_not_matching_falls_to_wider_glob("cuts", Action::RequireApproval, "tools.c*", Some("c*"))]
 #[case::unlisted_gets_default("something_else", Action::Deny, "default", None)]
 #[case::hide_beats_exact_allow("delete_everything", Action::Hide, "hide: delete_*", None)]
 #[case::hide_by_exact_name("secret_tool", Action::Hide, "hide: secret_tool", None)]
 #[case::hide_unlisted("delete_vm", Action::Hide, "hide: delete_*", None)]
 #[case::case_sensitive_names("VM_DELETE", Action::Deny, "default", None)]
-fn precedence(
-    #[case] tool: &str,
-    #[case] action: Action,
-    #[case] rule: &str,
-    #[case] entry: Option<&str>,
-) {
+fn precedence(#[case] tool: &str, #[case] action: Action, #[case] rule: &str, #[case] entry: Option<&str>) {
     let decision = example().evaluate(tool, &Value::Null);
     assert_eq!(
-        (
-            decision.action,
-            decision.rule.as_str(),
-            decision.entry.as_deref()
-        ),
+        (decision.action, decision.rule.as_str(), decision.entry.as_deref()),
         (action, rule, entry),
         "decision for {tool:?}"
     );
@@ -119,10 +95,7 @@ fn hidden_tools_are_reported_for_tools_list() {
     let policy = example();
     assert!(policy.is_hidden("delete_vm"), "glob hide");
     assert!(policy.is_hidden("secret_tool"), "exact hide");
-    assert!(
-        !policy.is_hidden("vm_delete"),
-        "a denied tool is still listed"
-    );
+    assert!(!policy.is_hidden("vm_delete"), "a denied tool is still listed");
     assert!(
         !policy.is_hidden("secret_tool_2"),
         "an exact hide pattern matches one name"
@@ -157,10 +130,7 @@ fn allow_carries_the_entry_rate_limit() {
 #[case::only_for_require_approval("vm_delete", None)]
 #[case::not_for_allow("vm_agent_exec_status", None)]
 fn approval_timeout(#[case] tool: &str, #[case] expected: Option<u64>) {
-    assert_eq!(
-        example().evaluate(tool, &json!({})).approval_timeout_secs,
-        expected
-    );
+    assert_eq!(example().evaluate(tool, &json!({})).approval_timeout_secs, expected);
 }
 
 #[test]
@@ -168,11 +138,7 @@ fn default_require_approval_uses_file_timeout() {
     let policy = policy(json!({ "version": "1", "approval_timeout": 30 }));
     let decision = policy.evaluate("anything", &json!({}));
     assert_eq!(
-        (
-            decision.action,
-            decision.rule.as_str(),
-            decision.approval_timeout_secs
-        ),
+        (decision.action, decision.rule.as_str(), decision.approval_timeout_secs),
         (Action::RequireApproval, "default", Some(30)),
         "default is require_approval when not given"
     );
@@ -209,13 +175,7 @@ fn rules_policy() -> Policy {
 #[case::second_rule(json!({"n": 2}), Action::Allow, "tools.write.rules[1]", None, rate(3, 1))]
 #[case::third_rule(json!({"n": -200}), Action::Deny, "tools.write.rules[2]", None, None)]
 #[case::no_rule_matches(json!({"n": -1}), Action::RequireApproval, "tools.write", Some("entry reason"), None)]
-#[case::no_arguments(
-    Value::Null,
-    Action::RequireApproval,
-    "tools.write",
-    Some("entry reason"),
-    None
-)]
+#[case::no_arguments(Value::Null, Action::RequireApproval, "tools.write", Some("entry reason"), None)]
 fn rules_first_match(
     #[case] arguments: Value,
     #[case] action: Action,
@@ -324,11 +284,7 @@ fn operator(#[case] condition: Value, #[case] arguments: Value, #[case] expected
 #[case::no_arguments(Value::Null, false)]
 fn nested_paths(#[case] arguments: Value, #[case] expected: bool) {
     assert_eq!(
-        holds(
-            "arguments.files.0.path",
-            json!({"eq": "/etc/passwd"}),
-            arguments
-        ),
+        holds("arguments.files.0.path", json!({"eq": "/etc/passwd"}), arguments),
         expected
     );
 }
@@ -352,11 +308,7 @@ fn seed_policy_loads_unchanged() {
     let policy = Policy::from_json_str(text, "seed/policy.json").expect("the seed policy loads");
     let allowed = policy.evaluate("vm_agent_exec_status", &json!({"vmid": 100}));
     assert_eq!(
-        (
-            allowed.action,
-            allowed.rule.as_str(),
-            allowed.entry.as_deref()
-        ),
+        (allowed.action, allowed.rule.as_str(), allowed.entry.as_deref()),
         (
             Action::Allow,
             "tools.vm_agent_exec_status",
@@ -405,11 +357,7 @@ fn annotations_are_recorded_per_entry() {
         "tools": { "vm_*": { "class": "delete", "risk": "critical" }, "ls": {} }
     }));
     let decision = policy.evaluate("vm_destroy", &json!({}));
-    assert_eq!(
-        decision.action,
-        Action::Allow,
-        "annotations do not affect the decision"
-    );
+    assert_eq!(decision.action, Action::Allow, "annotations do not affect the decision");
     let annotations = policy.annotations(decision.entry.as_deref().unwrap_or_default());
     assert_eq!(
         (annotations.class, annotations.risk),
@@ -425,10 +373,7 @@ fn policy_is_cheap_to_share() {
     assert_traits::<Policy>();
     let a = example();
     let b = a.clone();
-    assert_eq!(
-        a.evaluate("vm_delete", &json!({})),
-        b.evaluate("vm_delete", &json!({}))
-    );
+    assert_eq!(a.evaluate("vm_delete", &json!({})), b.evaluate("vm_delete", &json!({})));
 }
 
 #[test]
@@ -444,10 +389,7 @@ fn glob_characters_other_than_wildcards_are_literal() {
         Action::Deny,
         "no brace alternation"
     );
-    assert_eq!(
-        policy.evaluate("dots.and\\slash_1", &json!({})).action,
-        Action::Allow
-    );
+    assert_eq!(policy.evaluate("dots.and\\slash_1", &json!({})).action, Action::Allow);
     assert_eq!(
         policy.evaluate("dotsXand\\slash", &json!({})).action,
         Action::Deny,
@@ -457,16 +399,8 @@ fn glob_characters_other_than_wildcards_are_literal() {
 
 #[test]
 fn star_matches_slashes_and_empty() {
-    let policy =
-        policy(json!({ "version": "1", "default": "deny", "tools": { "fs/*": {}, "a**b": {} } }));
-    assert_eq!(
-        policy.evaluate("fs/read/deep", &json!({})).action,
-        Action::Allow
-    );
+    let policy = policy(json!({ "version": "1", "default": "deny", "tools": { "fs/*": {}, "a**b": {} } }));
+    assert_eq!(policy.evaluate("fs/read/deep", &json!({})).action, Action::Allow);
     assert_eq!(policy.evaluate("fs/", &json!({})).action, Action::Allow);
-    assert_eq!(
-        policy.evaluate("ab", &json!({})).action,
-        Action::Allow,
-        "** is *"
-    );
+    assert_eq!(policy.evaluate("ab", &json!({})).action, Action::Allow, "** is *");
 }

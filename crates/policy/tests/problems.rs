@@ -56,15 +56,13 @@ fn every_mistake_is_reported() {
 
 #[test]
 fn problems_carry_file_path_and_message() {
-    let found =
-        problems_of(json!({ "version": "1", "tools": { "vm_start": { "action": "alow" } } }));
+    let found = problems_of(json!({ "version": "1", "tools": { "vm_start": { "action": "alow" } } }));
     assert_eq!(
         found,
         vec![Problem {
             file: "policies/bad.json".to_owned(),
             path: r#"$.tools["vm_start"].action"#.to_owned(),
-            message: r#"expected one of "allow", "deny", "require_approval", found "alow""#
-                .to_owned(),
+            message: r#"expected one of "allow", "deny", "require_approval", found "alow""#.to_owned(),
         }]
     );
     assert_eq!(
@@ -91,11 +89,7 @@ fn unknown_fields_in_two_entries_are_two_problems() {
 }
 
 #[rstest]
-#[case::syntax_error(
-    "{\n  \"version\": \"1\",\n  \"tools\": { \"a\": {}, }\n}",
-    "$",
-    "line 3 column"
-)]
+#[case::syntax_error("{\n  \"version\": \"1\",\n  \"tools\": { \"a\": {}, }\n}", "$", "line 3 column")]
 #[case::empty_file("", "$", "EOF while parsing")]
 #[case::duplicate_tool_key(
     r#"{"version":"1","tools":{"a":{},"a":{"action":"deny"}}}"#,
@@ -140,9 +134,21 @@ fn unknown_fields_in_two_entries_are_two_problems() {
     r#"$.tools["a"].rules"#,
     "expected an array of rules"
 )]
-#[case::empty_path_segment(r#"{"version":"1","tools":{"a":{"rules":[{"when":{"arguments..x":{"eq":1}},"action":"deny"}]}}}"#, r#"$.tools["a"].rules[0].when["arguments..x"]"#, "empty path segment")]
-#[case::exists_not_bool(r#"{"version":"1","tools":{"a":{"rules":[{"when":{"arguments.x":{"exists":"yes"}},"action":"deny"}]}}}"#, r#"$.tools["a"].rules[0].when["arguments.x"].exists"#, "expected true or false")]
-#[case::not_in_not_array(r#"{"version":"1","tools":{"a":{"rules":[{"when":{"arguments.x":{"not_in":1}},"action":"deny"}]}}}"#, r#"$.tools["a"].rules[0].when["arguments.x"].not_in"#, "expected an array, found 1")]
+#[case::empty_path_segment(
+    r#"{"version":"1","tools":{"a":{"rules":[{"when":{"arguments..x":{"eq":1}},"action":"deny"}]}}}"#,
+    r#"$.tools["a"].rules[0].when["arguments..x"]"#,
+    "empty path segment"
+)]
+#[case::exists_not_bool(
+    r#"{"version":"1","tools":{"a":{"rules":[{"when":{"arguments.x":{"exists":"yes"}},"action":"deny"}]}}}"#,
+    r#"$.tools["a"].rules[0].when["arguments.x"].exists"#,
+    "expected true or false"
+)]
+#[case::not_in_not_array(
+    r#"{"version":"1","tools":{"a":{"rules":[{"when":{"arguments.x":{"not_in":1}},"action":"deny"}]}}}"#,
+    r#"$.tools["a"].rules[0].when["arguments.x"].not_in"#,
+    "expected an array, found 1"
+)]
 fn single_problem(#[case] text: &str, #[case] path: &str, #[case] message_part: &str) {
     let found = problems(text);
     assert_eq!(found.len(), 1, "exactly one problem expected: {found:#?}");
@@ -161,10 +167,7 @@ fn regex_errors_stay_on_one_line() {
         "tools": { "a": { "rules": [ { "when": { "arguments.q": { "regex": "(" } }, "action": "allow" } ] } }
     }));
     assert_eq!(found.len(), 1);
-    assert_eq!(
-        found[0].message,
-        "invalid regular expression: unclosed group"
-    );
+    assert_eq!(found[0].message, "invalid regular expression: unclosed group");
 }
 
 #[test]
@@ -191,9 +194,7 @@ fn unreadable_file_is_a_problem() {
     assert_eq!(err.problems.len(), 1);
     assert_eq!(err.problems[0].file, path.display().to_string());
     assert!(
-        err.problems[0]
-            .message
-            .starts_with("cannot read the policy file: "),
+        err.problems[0].message.starts_with("cannot read the policy file: "),
         "{}",
         err.problems[0].message
     );

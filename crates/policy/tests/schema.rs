@@ -6,14 +6,11 @@ use portcullis_policy::model::RawPolicy;
 use serde_json::{json, Value};
 
 fn repo_file(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(name)
 }
 
 fn schema_text() -> String {
-    let mut text = serde_json::to_string_pretty(&portcullis_policy::json_schema())
-        .expect("the schema serializes");
+    let mut text = serde_json::to_string_pretty(&portcullis_policy::json_schema()).expect("the schema serializes");
     text.push('\n');
     text
 }
@@ -47,8 +44,7 @@ fn properties(schema: &Value, pointer: &str) -> Vec<String> {
 
 #[test]
 fn readme_mentions_every_field() {
-    let readme =
-        std::fs::read_to_string(repo_file("policies/README.md")).expect("read policies/README.md");
+    let readme = std::fs::read_to_string(repo_file("policies/README.md")).expect("read policies/README.md");
     let schema = portcullis_policy::json_schema();
     for pointer in [
         "",
@@ -97,13 +93,8 @@ fn raw_types_agree_with_loader_on_valid_files() {
     for document in documents {
         portcullis_policy::Policy::from_json_str(&document.to_string(), "doc.json")
             .unwrap_or_else(|err| panic!("the loader accepts {document}:\n{err}"));
-        let raw: RawPolicy = serde_path_to_error::deserialize(&document).unwrap_or_else(|err| {
-            panic!(
-                "RawPolicy accepts {document}: {} at {}",
-                err.inner(),
-                err.path()
-            )
-        });
+        let raw: RawPolicy = serde_path_to_error::deserialize(&document)
+            .unwrap_or_else(|err| panic!("RawPolicy accepts {document}: {} at {}", err.inner(), err.path()));
         let keys: Vec<&str> = raw.tools.0.iter().map(|(k, _)| k.as_str()).collect();
         let expected: Vec<&str> = document["tools"]
             .as_object()

@@ -57,14 +57,9 @@ mod tests {
 
     #[test]
     fn key_order_does_not_change_the_digest() {
-        let a: Value =
-            serde_json::from_str(r#"{"b":1,"a":{"y":[1,{"q":2,"p":3}],"x":null}}"#).unwrap();
-        let b: Value =
-            serde_json::from_str(r#"{"a":{"x":null,"y":[1,{"p":3,"q":2}]},"b":1}"#).unwrap();
-        assert_eq!(
-            canonical_json(&a),
-            r#"{"a":{"x":null,"y":[1,{"p":3,"q":2}]},"b":1}"#
-        );
+        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"y":[1,{"q":2,"p":3}],"x":null}}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"a":{"x":null,"y":[1,{"p":3,"q":2}]},"b":1}"#).unwrap();
+        assert_eq!(canonical_json(&a), r#"{"a":{"x":null,"y":[1,{"p":3,"q":2}]},"b":1}"#);
         assert_eq!(digest(&a), digest(&b));
     }
 

@@ -118,28 +118,19 @@ mod tests {
     #[test]
     fn raw_u2028_does_not_split_a_message() {
         let msg = "{\"t\":\"a\u{2028}b\u{2029}c\"}\n";
-        assert_eq!(
-            lines(&[msg.as_bytes()], 100),
-            vec![Ok(msg.trim_end().to_owned())]
-        );
+        assert_eq!(lines(&[msg.as_bytes()], 100), vec![Ok(msg.trim_end().to_owned())]);
     }
 
     #[test]
     fn a_line_split_across_reads_is_joined() {
-        assert_eq!(
-            lines(&[b"{\"a\":", b"1}", b"\n"], 100),
-            vec![Ok("{\"a\":1}".into())]
-        );
+        assert_eq!(lines(&[b"{\"a\":", b"1}", b"\n"], 100), vec![Ok("{\"a\":1}".into())]);
     }
 
     #[test]
     fn oversized_line_is_reported_once_and_the_next_line_survives() {
         let big = vec![b'x'; 50];
         let out = lines(&[&big, &big, b"\n{\"ok\":1}\n"], 20);
-        assert_eq!(
-            out,
-            vec![Err(LineError::TooLong { max: 20 }), Ok("{\"ok\":1}".into())]
-        );
+        assert_eq!(out, vec![Err(LineError::TooLong { max: 20 }), Ok("{\"ok\":1}".into())]);
     }
 
     #[test]

@@ -35,9 +35,6 @@ mod tests {
             json!("[portcullis] denied by rule tools.x: no")
         );
         assert!(r.get("resultType").is_none());
-        assert_eq!(
-            refusal("[portcullis] x", true)["resultType"],
-            json!("complete")
-        );
+        assert_eq!(refusal("[portcullis] x", true)["resultType"], json!("complete"));
     }
 }

@@ -129,8 +129,7 @@ impl Message {
             }
             None => return Err(ParseError::Json("empty message".into())),
         }
-        let env: Envelope<'_> =
-            serde_json::from_slice(raw).map_err(|e| ParseError::Json(e.to_string()))?;
+        let env: Envelope<'_> = serde_json::from_slice(raw).map_err(|e| ParseError::Json(e.to_string()))?;
         let id = match env.id {
             Some(raw) if raw.get() == "null" => None,
             Some(raw) => Some(RequestId::from_raw(raw)?),
@@ -159,11 +158,7 @@ impl Message {
 
     /// A success response with `result`.
     pub fn response(id: &RequestId, result: &Value) -> Self {
-        let text = format!(
-            r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
-            id.as_json(),
-            result
-        );
+        let text = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, id.as_json(), result);
         Self {
             raw: Bytes::from(text),
             kind: Kind::Response {
@@ -301,15 +296,9 @@ mod tests {
     #[rstest]
     #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, "request")]
     #[case(r#"{"jsonrpc":"2.0","id":"a","method":"x/y","params":{}}"#, "request")]
-    #[case(
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        "notification"
-    )]
+    #[case(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, "notification")]
     #[case(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, "response")]
-    #[case(
-        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#,
-        "response"
-    )]
+    #[case(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#, "response")]
     fn kinds(#[case] text: &str, #[case] expected: &str) {
         let kind = match Message::parse(text.to_owned()).unwrap().kind() {
             Kind::Request { .. } => "request",
@@ -323,10 +312,7 @@ mod tests {
     #[case("not json", "not valid JSON")]
     #[case("[1,2]", "batches")]
     #[case("42", "JSON object")]
-    #[case(
-        r#"{"jsonrpc":"2.0","id":{"a":1},"method":"x"}"#,
-        "invalid JSON-RPC id"
-    )]
+    #[case(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"x"}"#, "invalid JSON-RPC id")]
     #[case(r#"{"jsonrpc":"2.0","id":1}"#, "no method, result or error")]
     #[case("", "empty")]
     fn malformed_messages_say_why(#[case] text: &str, #[case] needle: &str) {
@@ -338,23 +324,15 @@ mod tests {
     fn ids_keep_their_json_type() {
         let a = Message::parse(r#"{"id":1,"method":"m"}"#).unwrap();
         let b = Message::parse(r#"{"id":"1","method":"m"}"#).unwrap();
-        assert_ne!(
-            a.id(),
-            b.id(),
-            "number 1 and string \"1\" are different ids"
-        );
+        assert_ne!(a.id(), b.id(), "number 1 and string \"1\" are different ids");
         assert_eq!(a.id().unwrap().as_json(), "1");
         assert_eq!(b.id().unwrap().as_json(), "\"1\"");
     }
 
     #[test]
     fn bytes_are_kept_exactly() {
-        let text =
-            "{\"id\":1, \"method\":\"m\",\"params\":{\"z\":1,\"a\":\"\u{2028}\"},\"_x\":true}";
-        assert_eq!(
-            Message::parse(text).unwrap().bytes().as_ref(),
-            text.as_bytes()
-        );
+        let text = "{\"id\":1, \"method\":\"m\",\"params\":{\"z\":1,\"a\":\"\u{2028}\"},\"_x\":true}";
+        assert_eq!(Message::parse(text).unwrap().bytes().as_ref(), text.as_bytes());
     }
 
     #[test]

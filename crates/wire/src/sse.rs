@@ -59,9 +59,7 @@ impl SseDecoder {
         if self.buf.len() + self.current.data.len() > self.max_event {
             self.buf.clear();
             self.current = SseEvent::default();
-            return Err(SseError::TooLarge {
-                max: self.max_event,
-            });
+            return Err(SseError::TooLarge { max: self.max_event });
         }
         Ok(events)
     }
@@ -137,21 +135,14 @@ mod tests {
 
     fn decode_all(chunks: &[&str]) -> Vec<SseEvent> {
         let mut dec = SseDecoder::new(1 << 20);
-        chunks
-            .iter()
-            .flat_map(|c| dec.feed(c.as_bytes()).unwrap())
-            .collect()
+        chunks.iter().flat_map(|c| dec.feed(c.as_bytes()).unwrap()).collect()
     }
 
     #[test]
     fn priming_event_comments_and_message() {
-        let events =
-            decode_all(&["id: 0\ndata:\n\n: keep-alive\n\nevent: message\ndata: {\"a\":1}\n\n"]);
+        let events = decode_all(&["id: 0\ndata:\n\n: keep-alive\n\nevent: message\ndata: {\"a\":1}\n\n"]);
         assert_eq!(events.len(), 2);
-        assert!(
-            !events[0].is_message(),
-            "an empty-data priming event is not a message"
-        );
+        assert!(!events[0].is_message(), "an empty-data priming event is not a message");
         assert_eq!(events[1].data, "{\"a\":1}");
         assert!(events[1].is_message());
     }

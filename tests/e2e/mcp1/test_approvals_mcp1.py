@@ -17,9 +17,8 @@ opens its own sessions, so tests do not depend on each other or on their order. 
   probe     tests/e2e/peers/approval_probe_server.py: reports when a call reached it (latency)
   ruled     the probe server again; its `probe` entry needs approval but a rule denies markers `rm-*`
 
-Tests marked xfail(strict=True) pin gateway bugs found while writing this suite; each reason says
-what the contract expects and what the gateway does. When a fix lands they XPASS and fail, so the
-marker is removed with the fix.
+The regression tests at the end pin gateway bugs found while writing this suite (all fixed); each
+is named after the behaviour the bug broke.
 """
 
 from __future__ import annotations
@@ -935,7 +934,7 @@ def test_approval_latency(agw, api, events, record_property, e2e_tmp):
 
 
 # --------------------------------------------------------------------------------------------------
-# Known gateway bugs (xfail strict: they fail today; a fix makes them XPASS, which fails the run)
+# Regressions: gateway bugs found while writing this suite, named after the bug they pin
 
 
 def _legacy_http_session(agw, server: str) -> dict[str, str]:
@@ -953,11 +952,6 @@ def _cleanup_pending(api: ControlApi, m: str) -> None:
             api.deny(p["id"], "test cleanup")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a held call POSTed with `Accept: application/json` (no SSE) whose client closes the connection "
-    "stays in GET /control/approvals past its own timeout; approving it answers 200 `approved` and emits "
-    "ApprovalResolved, but no audit row is ever written and nothing is forwarded (session.rs `held`: the "
-    "!accepts_sse path waits on `std::future::pending()` and the dropped Hold leaves its pending entry)"))
 def test_abandoned_json_only_request_is_withdrawn(aworld, agw, api, events):
     m = marker()
     target = aworld.fs_root / f"json-only-{m}.txt"
@@ -980,10 +974,6 @@ def test_abandoned_json_only_request_is_withdrawn(aworld, agw, api, events):
         _cleanup_pending(api, m)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (contract: held calls are only held while an approver is subscribed): when the last subscriber "
-    "of /control/events leaves, calls already held keep waiting for their full timeout instead of being "
-    "refused at once with `no approver`"))
 def test_last_approver_leaving_releases_held_calls(agw, api):
     m = marker()
     headers = _legacy_http_session(agw, "probe")
@@ -1012,10 +1002,6 @@ def test_last_approver_leaving_releases_held_calls(agw, api):
         _cleanup_pending(api, m)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: `always` on an entry with `rules` rewrites the whole entry to {}, dropping a deny rule the "
-    "person never saw: {action: require_approval, rules: [{when: marker ~ ^rm-, action: deny}]} becomes "
-    "{} and a call the rule denies then reaches the upstream"))
 def test_always_allow_keeps_the_entrys_deny_rules(aworld, agw, api, events):
     m = marker()
 

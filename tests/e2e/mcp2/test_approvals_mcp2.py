@@ -183,14 +183,7 @@ def test_modern_deny_never_runs(mworld, mgw, api, events, route):
     assert row["decision"] == "rejected" and row["decided_by"] == "user" and row["outcome"] is None, row.raw
 
 
-STATELESS_CANCEL_BUG = pytest.mark.xfail(strict=True, reason=(
-    "BUG: notifications/cancelled from a stateless (2026-07-28) client never withdraws its held call: the "
-    "hold is keyed by the caller's session (`relay:<id>` / `stateless:<name>/<version>`) but "
-    "Session::withdraw_held looks it up under the shared stateless Session's own id; through `portcullis "
-    "connect` (where the cancel notification is the only signal) the prompt stays until its timeout"))
-
-
-@pytest.mark.parametrize("route", ["http", pytest.param("stdio", marks=STATELESS_CANCEL_BUG)])
+@pytest.mark.parametrize("route", ["http", "stdio"])
 def test_modern_cancel_withdraws_held_call(mworld, mgw, api, events, route):
     """The mcp 2.x client abandons a held call (anyio cancel): over HTTP it closes the response stream,
     over stdio it sends notifications/cancelled to the relay. Either way the prompt is withdrawn."""

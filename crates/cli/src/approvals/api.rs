@@ -135,12 +135,8 @@ impl ControlClient {
             GatewayFileError::Missing(_) => Failure::NoGateway(e.to_string()),
             other => Failure::user(other),
         })?;
-        let base = Url::parse(&file.url).map_err(|e| {
-            Failure::user(format!(
-                "gateway.json has an invalid url {:?}: {e}",
-                file.url
-            ))
-        })?;
+        let base = Url::parse(&file.url)
+            .map_err(|e| Failure::user(format!("gateway.json has an invalid url {:?}: {e}", file.url)))?;
         let http = reqwest::Client::builder()
             .no_proxy()
             .connect_timeout(CONNECT_TIMEOUT)
@@ -161,12 +157,7 @@ impl ControlClient {
         url
     }
 
-    async fn send(
-        &self,
-        method: Method,
-        url: Url,
-        body: Option<Value>,
-    ) -> Result<reqwest::Response, ApiError> {
+    async fn send(&self, method: Method, url: Url, body: Option<Value>) -> Result<reqwest::Response, ApiError> {
         let mut request = self
             .http
             .request(method, url)
@@ -186,9 +177,7 @@ impl ControlClient {
             .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned));
         Err(match (status, message) {
             (StatusCode::UNAUTHORIZED, _) => ApiError::Unauthorized,
-            (StatusCode::NOT_FOUND | StatusCode::CONFLICT, Some(message)) => {
-                ApiError::NotPending(message)
-            }
+            (StatusCode::NOT_FOUND | StatusCode::CONFLICT, Some(message)) => ApiError::NotPending(message),
             (StatusCode::NOT_FOUND, None) => ApiError::NoControlApi(self.base.to_string()),
             (status, message) => ApiError::Refused {
                 status,
@@ -248,13 +237,9 @@ impl ControlClient {
     pub async fn deny(&self, id: &str, reason: Option<&str>, always: bool) -> Result<(), ApiError> {
         check_id(id)?;
         let url = self.url(&["control", "approvals", id, "deny"]);
-        self.send(
-            Method::POST,
-            url,
-            Some(json!({ "reason": reason, "always": always })),
-        )
-        .await
-        .map(drop)
+        self.send(Method::POST, url, Some(json!({ "reason": reason, "always": always })))
+            .await
+            .map(drop)
     }
 
     /// Subscribes to the event stream. While it is open the gateway counts this CLI as an approver.
@@ -319,9 +304,7 @@ impl EventStream {
                 }
                 return Some(match serde_json::from_str::<ControlEvent>(&event.data) {
                     Ok(event) => StreamItem::Event(event),
-                    Err(e) => {
-                        StreamItem::Unreadable(format!("unreadable event from the gateway: {e}"))
-                    }
+                    Err(e) => StreamItem::Unreadable(format!("unreadable event from the gateway: {e}")),
                 });
             }
             match self.body.next().await? {
@@ -368,10 +351,9 @@ mod tests {
 
     #[test]
     fn approval_tolerates_nulls_and_numeric_ids() {
-        let approval: Approval =
-            serde_json::from_value(json!({"id":17,"server":"fs","tool":"t","title":null,
+        let approval: Approval = serde_json::from_value(json!({"id":17,"server":"fs","tool":"t","title":null,
             "description":null,"client":{"name":null,"version":null},"arguments":{}}))
-            .unwrap();
+        .unwrap();
         assert_eq!(approval.id, "17");
         assert_eq!(approval.title, None);
     }
@@ -383,7 +365,8 @@ mod tests {
             serde_json::from_str::<ControlEvent>(&requested).unwrap(),
             ControlEvent::ApprovalRequested { .. }
         ));
-        let resolved = r#"{"type":"ApprovalResolved","id":"17","decision":"timed_out","decided_by":"timeout","scope":null}"#;
+        let resolved =
+            r#"{"type":"ApprovalResolved","id":"17","decision":"timed_out","decided_by":"timeout","scope":null}"#;
         assert_eq!(
             serde_json::from_str::<ControlEvent>(resolved).unwrap(),
             ControlEvent::ApprovalResolved(Resolved {
@@ -393,8 +376,7 @@ mod tests {
                 scope: None
             })
         );
-        let other =
-            r#"{"type":"AuditAppended","id":3,"server":"fs","tool":"t","decision":"allowed"}"#;
+        let other = r#"{"type":"AuditAppended","id":3,"server":"fs","tool":"t","decision":"allowed"}"#;
         assert_eq!(
             serde_json::from_str::<ControlEvent>(other).unwrap(),
             ControlEvent::Other
@@ -414,15 +396,11 @@ mod tests {
             token: String::new(),
         };
         assert_eq!(
-            client
-                .url(&["control", "approvals", "17", "approve"])
-                .as_str(),
+            client.url(&["control", "approvals", "17", "approve"]).as_str(),
             "http://127.0.0.1:7470/control/approvals/17/approve"
         );
         assert_eq!(
-            client
-                .url(&["control", "approvals", "../x?y", "deny"])
-                .as_str(),
+            client.url(&["control", "approvals", "../x?y", "deny"]).as_str(),
             "http://127.0.0.1:7470/control/approvals/..%2Fx%3Fy/deny"
         );
     }

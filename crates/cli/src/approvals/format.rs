@@ -128,8 +128,7 @@ pub fn table(approvals: &[Approval], now: SystemTime) -> String {
     if approvals.is_empty() {
         return "no pending approvals".to_owned();
     }
-    let mut rows =
-        vec![["ID", "SERVER", "TOOL", "RISK", "CLIENT", "EXPIRES IN"].map(str::to_owned)];
+    let mut rows = vec![["ID", "SERVER", "TOOL", "RISK", "CLIENT", "EXPIRES IN"].map(str::to_owned)];
     for a in approvals {
         rows.push([
             clean(&a.id),
@@ -187,13 +186,9 @@ pub fn card(approval: &Approval, now: SystemTime, width: usize, waiting: usize) 
     let mut field = |label: &str, value: &str| {
         let mut lines = wrap(value, width - LABEL_WIDTH).into_iter();
         out.push(
-            format!(
-                "  {label:<w$}{}",
-                lines.next().unwrap_or_default(),
-                w = LABEL_WIDTH - 2
-            )
-            .trim_end()
-            .to_owned(),
+            format!("  {label:<w$}{}", lines.next().unwrap_or_default(), w = LABEL_WIDTH - 2)
+                .trim_end()
+                .to_owned(),
         );
         out.extend(lines.map(|l| format!("{}{l}", " ".repeat(LABEL_WIDTH))));
     };
@@ -205,19 +200,12 @@ pub fn card(approval: &Approval, now: SystemTime, width: usize, waiting: usize) 
         _ => clean(&approval.tool),
     };
     field("tool", &tool);
-    if let Some(description) = approval
-        .description
-        .as_deref()
-        .filter(|d| !d.trim().is_empty())
-    {
+    if let Some(description) = approval.description.as_deref().filter(|d| !d.trim().is_empty()) {
         field("about", &clean_block(description.trim()));
     }
     field("risk", &risk_text(approval.risk.as_deref()));
     field("agent", &client_text(&approval.client));
-    field(
-        "session",
-        &clean(approval.session.as_deref().unwrap_or("-")),
-    );
+    field("session", &clean(approval.session.as_deref().unwrap_or("-")));
     field("rule", &clean(approval.rule.as_deref().unwrap_or("-")));
     let expires = match time_left(now, expiry(approval)).as_str() {
         "-" => "no deadline given".to_owned(),
@@ -226,11 +214,7 @@ pub fn card(approval: &Approval, now: SystemTime, width: usize, waiting: usize) 
     };
     field("expires", &expires);
     out.push("  arguments".to_owned());
-    out.extend(
-        arguments_text(&approval.arguments)
-            .lines()
-            .map(|l| format!("    {l}")),
-    );
+    out.extend(arguments_text(&approval.arguments).lines().map(|l| format!("    {l}")));
     out.join("\n")
 }
 
@@ -239,9 +223,7 @@ fn arguments_text(arguments: &Value) -> String {
     match arguments {
         Value::Null => "(none)".to_owned(),
         Value::Object(map) if map.is_empty() => "{}".to_owned(),
-        other => {
-            clean_block(&serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string()))
-        }
+        other => clean_block(&serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string())),
     }
 }
 
@@ -269,12 +251,7 @@ pub fn approved_line(id: &str, scope: &str, call: Option<&Approval>) -> String {
     line
 }
 
-pub fn rejected_line(
-    id: &str,
-    always: bool,
-    reason: Option<&str>,
-    call: Option<&Approval>,
-) -> String {
+pub fn rejected_line(id: &str, always: bool, reason: Option<&str>, call: Option<&Approval>) -> String {
     let mut line = format!("rejected {}", clean(id));
     if always {
         line.push_str(" (always)");
@@ -347,10 +324,7 @@ mod tests {
     fn expiry_falls_back_to_wall_clock_millis_only() {
         let mut a = approval();
         a.expires_at = None;
-        assert_eq!(
-            expiry(&a),
-            Some(UNIX_EPOCH + Duration::from_millis(1_796_000_568_000))
-        );
+        assert_eq!(expiry(&a), Some(UNIX_EPOCH + Duration::from_millis(1_796_000_568_000)));
         a.expires_at_ms = Some(456);
         assert_eq!(expiry(&a), None, "a small number is not a wall-clock time");
         assert_eq!(time_left(SystemTime::now(), None), "-");
@@ -379,10 +353,8 @@ mod tests {
 
     #[test]
     fn card_without_optional_fields() {
-        let a: Approval = serde_json::from_value(
-            json!({"id": "3", "server": "gh", "tool": "merge", "arguments": {}}),
-        )
-        .unwrap();
+        let a: Approval =
+            serde_json::from_value(json!({"id": "3", "server": "gh", "tool": "merge", "arguments": {}})).unwrap();
         let text = card(&a, SystemTime::now(), 40, 0);
         let expected = "---- approval 3 ------------------------
   server     gh
@@ -412,10 +384,7 @@ mod tests {
             !text.contains('\u{9b}') && !text.contains('\u{7f}'),
             "C1 controls and DEL must be escaped: {text}"
         );
-        assert!(
-            text.contains(r"fine\u{1b}[2K\u{d}risk read\u{202e}txt.exe"),
-            "{text}"
-        );
+        assert!(text.contains(r"fine\u{1b}[2K\u{d}risk read\u{202e}txt.exe"), "{text}");
     }
 
     #[rstest]
@@ -470,36 +439,16 @@ ID  SERVER  TOOL                RISK     CLIENT           EXPIRES IN
         Some("session"),
         "17 (fs write_file) was approved elsewhere (session)"
     )]
-    #[case::rejected_elsewhere(
-        "rejected",
-        Some("user"),
-        None,
-        "17 (fs write_file) was rejected elsewhere"
-    )]
-    #[case::timed_out(
-        "timed_out",
-        Some("timeout"),
-        None,
-        "17 (fs write_file) timed out and was refused"
-    )]
-    #[case::client_cancel(
-        "cancelled",
-        Some("client"),
-        None,
-        "17 (fs write_file) was cancelled by the agent"
-    )]
+    #[case::rejected_elsewhere("rejected", Some("user"), None, "17 (fs write_file) was rejected elsewhere")]
+    #[case::timed_out("timed_out", Some("timeout"), None, "17 (fs write_file) timed out and was refused")]
+    #[case::client_cancel("cancelled", Some("client"), None, "17 (fs write_file) was cancelled by the agent")]
     #[case::gateway_cancel(
         "cancelled",
         Some("gateway"),
         None,
         "17 (fs write_file) was withdrawn by the gateway"
     )]
-    #[case::future_decision(
-        "escalated",
-        Some("policy"),
-        None,
-        "17 (fs write_file) was escalated (by policy)"
-    )]
+    #[case::future_decision("escalated", Some("policy"), None, "17 (fs write_file) was escalated (by policy)")]
     fn resolved_lines(
         #[case] decision: &str,
         #[case] by: Option<&str>,

@@ -292,9 +292,6 @@ mod tests {
     #[test]
     fn alt_with_multibyte_character_is_swallowed_whole() {
         let mut decoder = KeyDecoder::new(true);
-        assert_eq!(
-            decoder.feed(b"\x1b\xc3\xa9a"),
-            vec![Key::Other, Key::Char('a')]
-        );
+        assert_eq!(decoder.feed(b"\x1b\xc3\xa9a"), vec![Key::Other, Key::Char('a')]);
     }
 }

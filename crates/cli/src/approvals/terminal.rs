@@ -65,8 +65,7 @@ mod unix {
     use std::os::fd::{AsFd, OwnedFd};
 
     use nix::sys::termios::{
-        tcflush, tcgetattr, tcsetattr, FlushArg, InputFlags, LocalFlags, SetArg,
-        SpecialCharacterIndices, Termios,
+        tcflush, tcgetattr, tcsetattr, FlushArg, InputFlags, LocalFlags, SetArg, SpecialCharacterIndices, Termios,
     };
 
     /// Raw input mode on the terminal behind stdin; the saved mode comes back on drop.
@@ -81,9 +80,8 @@ mod unix {
             let saved = tcgetattr(&fd)?;
             let mut raw = saved.clone();
             // Keys one at a time, unechoed; Ctrl-C/Ctrl-Z/Ctrl-S/Ctrl-V arrive as bytes.
-            raw.local_flags.remove(
-                LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG | LocalFlags::IEXTEN,
-            );
+            raw.local_flags
+                .remove(LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG | LocalFlags::IEXTEN);
             raw.input_flags.remove(InputFlags::IXON);
             raw.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
             raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
@@ -269,19 +267,14 @@ mod tests {
         screen.prompt("in 3s > ", true).unwrap();
         screen.prompt("in 2s > ", false).unwrap();
         screen.line("done").unwrap();
-        assert_eq!(
-            sink.text(),
-            "\r\x1b[2Kin 3s > \r\x1b[2Kin 2s > \r\x1b[2Kdone\n"
-        );
+        assert_eq!(sink.text(), "\r\x1b[2Kin 3s > \r\x1b[2Kin 2s > \r\x1b[2Kdone\n");
     }
 
     #[test]
     fn terminal_prompt_keeps_to_one_row() {
         let sink = Sink::default();
         let mut screen = Screen::new(Box::new(sink.clone()), true, 20);
-        screen
-            .prompt("reason: abcdefghijklmnopqrstuvwxyz", true)
-            .unwrap();
+        screen.prompt("reason: abcdefghijklmnopqrstuvwxyz", true).unwrap();
         assert_eq!(sink.text(), "\r\x1b[2K…ijklmnopqrstuvwxyz");
     }
 }

@@ -9,9 +9,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime};
 
-use super::api::{
-    ApiError, Approval, ControlClient, ControlEvent, EventStream, Resolved, Scope, StreamItem,
-};
+use super::api::{ApiError, Approval, ControlClient, ControlEvent, EventStream, Resolved, Scope, StreamItem};
 use super::format;
 use super::keys::{Choice, Key, LEGEND};
 use super::terminal::{self, KeyReceiver, RawMode, Screen, StopSignals};
@@ -41,10 +39,7 @@ enum Step {
 
 enum Decision {
     Approve(Scope),
-    Deny {
-        reason: Option<String>,
-        always: bool,
-    },
+    Deny { reason: Option<String>, always: bool },
 }
 
 struct Watch<'a> {
@@ -63,19 +58,14 @@ struct Watch<'a> {
 pub async fn run(api: &ControlClient, width: usize) -> Outcome {
     let mut events = api.events().await?;
     let pending = api.list().await?;
-    let mut stop = StopSignals::install()
-        .map_err(|e| Failure::user(format!("cannot watch for signals: {e}")))?;
+    let mut stop = StopSignals::install().map_err(|e| Failure::user(format!("cannot watch for signals: {e}")))?;
     let tty = std::io::IsTerminal::is_terminal(&std::io::stdin());
-    let raw =
-        if tty {
-            Some(RawMode::enter().map_err(|e| {
-                Failure::user(format!("cannot put the terminal into raw mode: {e}"))
-            })?)
-        } else {
-            None
-        };
-    let key_rx =
-        terminal::read_keys(tty).map_err(|e| Failure::user(format!("cannot read keys: {e}")))?;
+    let raw = if tty {
+        Some(RawMode::enter().map_err(|e| Failure::user(format!("cannot put the terminal into raw mode: {e}")))?)
+    } else {
+        None
+    };
+    let key_rx = terminal::read_keys(tty).map_err(|e| Failure::user(format!("cannot read keys: {e}")))?;
     let mut watch = Watch {
         api,
         screen: Screen::stdout(width),
@@ -177,10 +167,7 @@ impl Watch<'_> {
         };
         let text = match &self.mode {
             Mode::Keys => format::prompt(front, SystemTime::now(), self.queue.len() - 1),
-            Mode::Reason(typed) => format!(
-                "reason (Enter denies, Esc goes back): {}",
-                format::clean(typed)
-            ),
+            Mode::Reason(typed) => format!("reason (Enter denies, Esc goes back): {}", format::clean(typed)),
         };
         self.screen.prompt(&text, force).map_err(write_failed)
     }
@@ -300,10 +287,7 @@ impl Watch<'_> {
             Err(e @ ApiError::Unreachable { .. }) => Err(e.into()),
             Err(e) => {
                 // The call is still waiting: say why it failed and let the person choose again.
-                self.say(&format!(
-                    "could not decide {}: {e}",
-                    format::clean(&call.id)
-                ))?;
+                self.say(&format!("could not decide {}: {e}", format::clean(&call.id)))?;
                 self.refresh_prompt(true)
             }
         }

@@ -41,8 +41,7 @@ impl Grants {
 
     pub fn end_session(&self, session: &str) {
         self.lock_sessions().retain(|(_, _, s)| s != session);
-        self.lock_continuations()
-            .retain(|(k, _, _)| k.session != session);
+        self.lock_continuations().retain(|(k, _, _)| k.session != session);
     }
 
     /// An approved call answered `input_required`; `request_state` is its opaque state, as JSON.
@@ -67,14 +66,10 @@ impl Grants {
     }
 
     fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String, String)>> {
-        self.session
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn lock_continuations(
-        &self,
-    ) -> std::sync::MutexGuard<'_, Vec<(ContinuationKey, Option<String>, Instant)>> {
+    fn lock_continuations(&self) -> std::sync::MutexGuard<'_, Vec<(ContinuationKey, Option<String>, Instant)>> {
         self.continuations
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -20,6 +20,13 @@ use crate::risk::classify;
 /// How often a waiting client hears that the call is still held.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
+/// How a hold ended: forward, or refuse with this result. `withdrawn`: the client cancelled or
+/// left, so nobody is waiting for the refusal.
+pub struct HoldEnd {
+    pub settled: Result<Forwarded, Value>,
+    pub withdrawn: bool,
+}
+
 /// Where progress notifications for a held call go.
 pub struct ProgressSink {
     pub token: Value,
@@ -37,28 +44,15 @@ pub struct Hold {
 }
 
 impl Hold {
-    pub(super) fn start(
-        gate: Arc<Gate>,
-        call: Call,
-        caller: Caller,
-        rule: String,
-        timeout: Duration,
-    ) -> Self {
-        let info = gate
-            .catalog
-            .get(&call.server, &call.tool)
-            .unwrap_or_default();
+    pub(super) fn start(gate: Arc<Gate>, call: Call, caller: Caller, rule: String, timeout: Duration) -> Self {
+        let info = gate.catalog.get(&call.server, &call.tool).unwrap_or_default();
         let now = super::now_ms();
         let expires = now + i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
         let approval = PendingApproval {
             id: String::new(),
             server: call.server.clone(),
             tool: call.tool.clone(),
-            risk: classify(
-                &call.tool,
-                info.description.as_deref(),
-                info.annotations.as_ref(),
-            ),
+            risk: classify(&call.tool, info.description.as_deref(), info.annotations.as_ref()),
             title: info.title,
             description: info.description,
             annotations: info.annotations,
@@ -92,11 +86,7 @@ impl Hold {
     }
 
     /// Waits for the resolution; `client_gone` completes if the client stops listening.
-    pub async fn wait(
-        self,
-        progress: Option<ProgressSink>,
-        client_gone: impl Future<Output = ()>,
-    ) -> Result<Forwarded, Value> {
+    pub async fn wait(self, progress: Option<ProgressSink>, client_gone: impl Future<Output = ()>) -> HoldEnd {
         let Self {
             gate,
             call,
@@ -136,7 +126,11 @@ impl Hold {
         };
         let wait_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let ruling = ruling_for(&resolved, &call, &rule, timeout);
-        gate.settle(&call, &caller, ruling, Some(wait_ms)).await
+        let withdrawn = matches!(resolved, Resolution::Cancelled { .. });
+        HoldEnd {
+            settled: gate.settle(&call, &caller, ruling, Some(wait_ms)).await,
+            withdrawn,
+        }
     }
 }
 
@@ -150,22 +144,22 @@ fn ruling_for(resolution: &Resolution, call: &Call, rule: &str, timeout: Duratio
                 Some(r) => format!("call to {tool:?} was denied by the user: {r}"),
                 None => format!("call to {tool:?} was denied by the user"),
             };
-            (
-                reason.clone().or_else(|| Some("denied by the user".into())),
-                Some(text),
-            )
+            (reason.clone().or_else(|| Some("denied by the user".into())), Some(text))
         }
         Resolution::TimedOut => {
             let reason = format!("no decision within {} s", timeout.as_secs());
-            let text = format!(
-                "call to {tool:?} needed approval (rule {rule}) but {reason}; it was denied"
-            );
+            let text = format!("call to {tool:?} needed approval (rule {rule}) but {reason}; it was denied");
             (Some(reason), Some(text))
         }
         Resolution::Cancelled { why } => (
             Some(why.clone()),
             Some(format!("call to {tool:?} was withdrawn: {why}")),
         ),
+        Resolution::Orphaned => {
+            let reason = "no approver is running any more".to_owned();
+            let text = format!("call to {tool:?} needed approval (rule {rule}) but {reason}; it was denied");
+            (Some(reason), Some(text))
+        }
     };
     Ruling {
         decision,

@@ -56,11 +56,7 @@ pub async fn approve(
     decide(&gw, &id, Choice::Approve(scope))
 }
 
-pub async fn deny(
-    State(gw): State<Arc<Gateway>>,
-    Path(id): Path<String>,
-    body: Option<Json<DenyBody>>,
-) -> Response {
+pub async fn deny(State(gw): State<Arc<Gateway>>, Path(id): Path<String>, body: Option<Json<DenyBody>>) -> Response {
     let Json(body) = body.unwrap_or_default();
     decide(
         &gw,
@@ -79,20 +75,12 @@ fn decide(gw: &Gateway, id: &str, choice: Choice) -> Response {
     };
     match gw.gate().choose(id, choice) {
         Ok(approval) => {
-            let decision = if scope.is_some() {
-                "approved"
-            } else {
-                "rejected"
-            };
+            let decision = if scope.is_some() { "approved" } else { "rejected" };
             Json(json!({ "id": id, "decision": decision, "scope": scope, "server": approval.server, "tool": approval.tool }))
                 .into_response()
         }
-        Err(ChoiceError::Decide(e @ DecideError::Unknown(_))) => {
-            error(StatusCode::NOT_FOUND, &e.to_string())
-        }
-        Err(ChoiceError::Decide(e @ DecideError::AlreadyDecided { .. })) => {
-            error(StatusCode::CONFLICT, &e.to_string())
-        }
+        Err(ChoiceError::Decide(e @ DecideError::Unknown(_))) => error(StatusCode::NOT_FOUND, &e.to_string()),
+        Err(ChoiceError::Decide(e @ DecideError::AlreadyDecided { .. })) => error(StatusCode::CONFLICT, &e.to_string()),
         Err(e @ ChoiceError::Policy(_)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
 }
@@ -107,10 +95,7 @@ pub async fn events(State(gw): State<Arc<Gateway>>) -> Response {
             Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
                 // Better no stream than a silently wrong picture: the subscriber reconnects
                 // and reads the pending list afresh.
-                tracing::warn!(
-                    missed = n,
-                    "control event subscriber fell behind; closing its stream"
-                );
+                tracing::warn!(missed = n, "control event subscriber fell behind; closing its stream");
                 return None;
             }
             Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => return None,

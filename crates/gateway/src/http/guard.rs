@@ -18,20 +18,16 @@ pub async fn guard(State(gateway): State<Arc<Gateway>>, request: Request, next: 
         );
     }
     if !origin_is_local(headers) {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "requests from this Origin are not allowed",
-        );
+        return refuse(StatusCode::FORBIDDEN, "requests from this Origin are not allowed");
     }
     if !token_matches(headers, gateway.token()) {
         let mut response = refuse(
             StatusCode::UNAUTHORIZED,
             "missing or wrong bearer token (see gateway.json)",
         );
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
         return response;
     }
     next.run(request).await
@@ -92,10 +88,7 @@ fn token_matches(headers: &HeaderMap, token: &str) -> bool {
     let Some(given) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
     else {
         return false;
     };
@@ -116,13 +109,7 @@ mod tests {
 
     #[test]
     fn loopback_hosts() {
-        for ok in [
-            "127.0.0.1:7470",
-            "localhost:1",
-            "[::1]:80",
-            "localhost",
-            "127.0.0.1",
-        ] {
+        for ok in ["127.0.0.1:7470", "localhost:1", "[::1]:80", "localhost", "127.0.0.1"] {
             assert!(is_loopback_host(ok), "{ok} is loopback");
         }
         for bad in [

@@ -88,7 +88,10 @@ pub async fn post(
             }
             response
         }
-        Kind::Notification { .. } | Kind::Response { .. } => match session.send(msg).await {
+        Kind::Notification { .. } | Kind::Response { .. } => match session
+            .send(msg.clone(), &caller(&session, &headers, &msg).session)
+            .await
+        {
             Ok(()) => StatusCode::ACCEPTED.into_response(),
             Err(e) => (StatusCode::BAD_GATEWAY, format!("portcullis: {e}\n")).into_response(),
         },
@@ -96,22 +99,14 @@ pub async fn post(
 }
 
 /// The standalone SSE stream for server-initiated messages (legacy sessions).
-pub async fn get(
-    State(gw): State<Arc<Gateway>>,
-    Path(server): Path<String>,
-    headers: HeaderMap,
-) -> Response {
+pub async fn get(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
     match existing_session(&gw, &server, &headers) {
         Ok(session) => render(Reply::Sse(session.open_event_stream())),
         Err(response) => *response,
     }
 }
 
-pub async fn delete(
-    State(gw): State<Arc<Gateway>>,
-    Path(server): Path<String>,
-    headers: HeaderMap,
-) -> Response {
+pub async fn delete(State(gw): State<Arc<Gateway>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
     match existing_session(&gw, &server, &headers) {
         Ok(session) => {
             gw.end_session(&session.id).await;
@@ -122,11 +117,7 @@ pub async fn delete(
 }
 
 /// The session a GET or DELETE names in `Mcp-Session-Id`.
-fn existing_session(
-    gw: &Gateway,
-    server: &str,
-    headers: &HeaderMap,
-) -> Result<Arc<Session>, Box<Response>> {
+fn existing_session(gw: &Gateway, server: &str, headers: &HeaderMap) -> Result<Arc<Session>, Box<Response>> {
     if !gw.has_server(server) {
         return Err(Box::new(unknown_server(server)));
     }
@@ -137,12 +128,8 @@ fn existing_session(
             "portcullis: this needs an Mcp-Session-Id (from initialize)\n",
         ));
     };
-    gw.session(server, id).ok_or_else(|| {
-        refuse(
-            StatusCode::NOT_FOUND,
-            "portcullis: unknown or ended session\n",
-        )
-    })
+    gw.session(server, id)
+        .ok_or_else(|| refuse(StatusCode::NOT_FOUND, "portcullis: unknown or ended session\n"))
 }
 
 fn render(reply: Reply) -> Response {
@@ -153,8 +140,8 @@ fn render(reply: Reply) -> Response {
         )
             .into_response(),
         Reply::Sse(rx) => {
-            let stream = UnboundedReceiverStream::new(rx)
-                .map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
+            let stream =
+                UnboundedReceiverStream::new(rx).map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
             (
                 [
                     (header::CONTENT_TYPE, "text/event-stream"),
@@ -191,10 +178,7 @@ fn caller(session: &Session, headers: &HeaderMap, msg: &Message) -> Caller {
     let (client_name, client_version) = (field("name"), field("version"));
     let session_key = match (header_str(headers, RELAY_HEADER), &client_name) {
         (Some(relay), _) => format!("relay:{relay}"),
-        (None, Some(name)) => format!(
-            "stateless:{name}/{}",
-            client_version.as_deref().unwrap_or("?")
-        ),
+        (None, Some(name)) => format!("stateless:{name}/{}", client_version.as_deref().unwrap_or("?")),
         (None, None) => "stateless:anonymous".to_owned(),
     };
     Caller {
@@ -244,8 +228,7 @@ fn initialize_succeeded(reply: &Reply) -> bool {
 }
 
 fn accepts_sse(headers: &HeaderMap) -> bool {
-    header_str(headers, header::ACCEPT.as_str())
-        .is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"))
+    header_str(headers, header::ACCEPT.as_str()).is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"))
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

@@ -26,9 +26,7 @@ const BACKLOG: usize = 256;
 
 impl Outlets {
     fn lock(&self) -> std::sync::MutexGuard<'_, OutletsInner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub(super) fn open_post(&self, tx: mpsc::UnboundedSender<Message>) -> u64 {
@@ -45,8 +43,7 @@ impl Outlets {
 
     pub(super) fn any_open(&self) -> bool {
         let inner = self.lock();
-        inner.post.iter().any(|(_, tx)| !tx.is_closed())
-            || inner.get.as_ref().is_some_and(|tx| !tx.is_closed())
+        inner.post.iter().any(|(_, tx)| !tx.is_closed()) || inner.get.as_ref().is_some_and(|tx| !tx.is_closed())
     }
 
     pub(super) fn open_get(&self) -> mpsc::UnboundedReceiver<Message> {
@@ -62,11 +59,7 @@ impl Outlets {
     pub(super) fn deliver(&self, msg: Message, session: &str) {
         let mut inner = self.lock();
         inner.post.retain(|(_, tx)| !tx.is_closed());
-        if inner
-            .get
-            .as_ref()
-            .is_some_and(mpsc::UnboundedSender::is_closed)
-        {
+        if inner.get.as_ref().is_some_and(mpsc::UnboundedSender::is_closed) {
             inner.get = None;
         }
         let newest_post = inner.post.last().map(|(_, tx)| tx.clone());
@@ -81,10 +74,7 @@ impl Outlets {
             }
         }
         if inner.backlog.len() == BACKLOG {
-            tracing::warn!(
-                session,
-                "no open stream for server messages; dropping the oldest"
-            );
+            tracing::warn!(session, "no open stream for server messages; dropping the oldest");
             inner.backlog.pop_front();
         }
         inner.backlog.push_back(msg);

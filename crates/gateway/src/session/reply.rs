@@ -24,6 +24,15 @@ pub(super) struct PendingReply {
 }
 
 impl PendingReply {
+    pub(super) fn new(session: Arc<Session>, id: RequestId, forwarded: Option<Forwarded>) -> Self {
+        Self {
+            session,
+            id,
+            forwarded,
+            finish: Finish::Plain,
+        }
+    }
+
     fn is_final(&self, msg: &Message) -> bool {
         msg.is_response() && msg.id() == Some(&self.id)
     }
@@ -63,10 +72,7 @@ impl PendingReply {
     }
 
     pub(super) fn unreachable(&mut self, e: &crate::upstream::UpstreamError) -> Message {
-        let text = format!(
-            "[portcullis] cannot reach upstream {:?}: {e}",
-            &*self.session.server
-        );
+        let text = format!("[portcullis] cannot reach upstream {:?}: {e}", &*self.session.server);
         let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, &text);
         self.complete(reply)
     }

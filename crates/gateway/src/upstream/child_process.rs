@@ -33,6 +33,7 @@ pub struct ChildProcess {
     server: String,
     stdin: mpsc::UnboundedSender<Bytes>,
     correlator: Arc<Correlator>,
+    ids: IdMode,
     alive: Arc<AtomicBool>,
     child: AsyncMutex<Option<Child>>,
     pid: Option<u32>,
@@ -88,6 +89,7 @@ impl ChildProcess {
             server: server.to_owned(),
             stdin: stdin_tx,
             correlator,
+            ids,
             alive,
             child: AsyncMutex::new(Some(child)),
             pid,
@@ -106,10 +108,13 @@ impl ChildProcess {
 
     pub async fn send(&self, msg: Message) -> Result<(), UpstreamError> {
         // A client's cancel names its own id; on a remapped connection translate it.
-        if msg.method() == Some(method::CANCELLED) {
-            if let Some(translated) = self.translate_cancel(&msg) {
-                return self.write(&translated);
-            }
+        if msg.method() == Some(method::CANCELLED) && self.ids == IdMode::Remap {
+            // On a shared connection a client's ids mean nothing to the server: translate, or
+            // drop a cancel for a request this connection is not carrying.
+            return match self.translate_cancel(&msg) {
+                Some(translated) => self.write(&translated),
+                None => Ok(()),
+            };
         }
         self.write(&msg)
     }
@@ -129,9 +134,6 @@ impl ChildProcess {
         let params: serde_json::Value = msg.params().ok()?;
         let client_id = RequestId::from_value(params.get("requestId")?)?;
         let wire_id = self.correlator.wire_id(&client_id)?;
-        if wire_id == client_id {
-            return None;
-        }
         let mut params = params;
         params["requestId"] = wire_id.to_value();
         Some(Message::notification(method::CANCELLED, &params))
@@ -210,12 +212,7 @@ async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Byte
     }
 }
 
-async fn read_stdout(
-    server: String,
-    mut stdout: ChildStdout,
-    correlator: Arc<Correlator>,
-    alive: Arc<AtomicBool>,
-) {
+async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Correlator>, alive: Arc<AtomicBool>) {
     let mut decoder = LineDecoder::new(MAX_LINE);
     let mut buf = BytesMut::with_capacity(64 * 1024);
     'read: loop {
@@ -247,11 +244,7 @@ async fn read_stdout(
     ));
 }
 
-async fn log_stderr(
-    server: String,
-    stderr: tokio::process::ChildStderr,
-    tail: Arc<Mutex<VecDeque<String>>>,
-) {
+async fn log_stderr(server: String, stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::info!(target: "portcullis::upstream::stderr", server, "{line}");

@@ -103,10 +103,7 @@ impl Correlator {
             Kind::Notification { method } if &**method == method::PROGRESS => {
                 if let Some(token) = progress_token_of(&msg) {
                     let pending = self.lock();
-                    if let Some(p) = pending
-                        .values()
-                        .find(|p| p.progress_token.as_deref() == Some(&token))
-                    {
+                    if let Some(p) = pending.values().find(|p| p.progress_token.as_deref() == Some(&token)) {
                         let _ = p.reply.send(msg);
                         return;
                     }
@@ -124,19 +121,15 @@ impl Correlator {
         let drained: Vec<_> = self.lock().drain().collect();
         for (wire_id, p) in drained {
             let id = p.original.unwrap_or(wire_id);
-            let _ = p.reply.send(Message::error_response(
-                Some(&id),
-                error_code::INTERNAL_ERROR,
-                reason,
-            ));
+            let _ = p
+                .reply
+                .send(Message::error_response(Some(&id), error_code::INTERNAL_ERROR, reason));
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Pending>> {
         // A panic while holding this lock cannot leave the map inconsistent (single inserts/removes).
-        self.pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -162,21 +155,20 @@ mod tests {
     async fn responses_route_to_their_request_and_server_requests_to_events() {
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let c = Correlator::new(IdMode::Passthrough, events_tx);
-        let (_, mut rx) = c.register(msg(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"}}}"#));
-        c.dispatch(msg(
-            r#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}"#,
+        let (_, mut rx) = c.register(msg(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"}}}"#,
         ));
-        c.dispatch(msg(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#));
+        c.dispatch(msg(r#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}"#));
+        c.dispatch(msg(
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#,
+        ));
         c.dispatch(msg(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
         assert_eq!(
             events.recv().await.unwrap().method(),
             Some("sampling/createMessage"),
             "a server request with the same id is not a response"
         );
-        assert_eq!(
-            rx.recv().await.unwrap().method(),
-            Some("notifications/progress")
-        );
+        assert_eq!(rx.recv().await.unwrap().method(), Some("notifications/progress"));
         assert!(rx.recv().await.unwrap().is_response());
     }
 
@@ -184,8 +176,7 @@ mod tests {
     async fn remapped_ids_are_restored() {
         let (events_tx, _events) = mpsc::unbounded_channel();
         let c = Correlator::new(IdMode::Remap, events_tx);
-        let (wire, mut rx) =
-            c.register(msg(r#"{"jsonrpc":"2.0","id":"client-7","method":"ping"}"#));
+        let (wire, mut rx) = c.register(msg(r#"{"jsonrpc":"2.0","id":"client-7","method":"ping"}"#));
         let wire_id = wire.id().unwrap().clone();
         assert_ne!(wire_id.as_json(), "\"client-7\"");
         assert_eq!(
@@ -196,10 +187,7 @@ mod tests {
             r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#,
             wire_id.as_json()
         )));
-        assert_eq!(
-            rx.recv().await.unwrap().id().unwrap().as_json(),
-            "\"client-7\""
-        );
+        assert_eq!(rx.recv().await.unwrap().id().unwrap().as_json(), "\"client-7\"");
     }
 
     #[tokio::test]
@@ -209,10 +197,7 @@ mod tests {
         let (_, mut rx) = c.register(msg(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#));
         c.fail_all("upstream exited");
         let reply = rx.recv().await.unwrap();
-        assert!(matches!(
-            reply.kind(),
-            Kind::Response { is_error: true, .. }
-        ));
+        assert!(matches!(reply.kind(), Kind::Response { is_error: true, .. }));
         assert!(String::from_utf8_lossy(reply.bytes()).contains("upstream exited"));
     }
 }

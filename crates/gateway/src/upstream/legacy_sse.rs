@@ -103,10 +103,7 @@ impl LegacySse {
 
     pub async fn abandon(&self, id: &RequestId) {
         self.correlator.forget(id);
-        let cancel = Message::notification(
-            method::CANCELLED,
-            &serde_json::json!({ "requestId": id.to_value() }),
-        );
+        let cancel = Message::notification(method::CANCELLED, &serde_json::json!({ "requestId": id.to_value() }));
         let _ = self.post(&cancel).await;
     }
 

@@ -62,11 +62,7 @@ impl StreamableHttp {
         let is_initialize = msg.method() == Some(method::INITIALIZE);
         let response = self.post(&msg).await?;
         if is_initialize {
-            if let Some(session) = response
-                .headers()
-                .get(SESSION_HEADER)
-                .and_then(|v| v.to_str().ok())
-            {
+            if let Some(session) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
                 self.state().id = Some(session.to_owned());
             }
         }
@@ -87,11 +83,7 @@ impl StreamableHttp {
                     truncate(&body, 300)
                 )
             };
-            let _ = tx.send(Message::error_response(
-                id.as_ref(),
-                error_code::INTERNAL_ERROR,
-                &text,
-            ));
+            let _ = tx.send(Message::error_response(id.as_ref(), error_code::INTERNAL_ERROR, &text));
             return Ok(Exchange {
                 framing: Some(Framing::Json),
                 messages,
@@ -104,15 +96,9 @@ impl StreamableHttp {
         };
         match framing {
             Framing::Json => {
-                let body = response
-                    .bytes()
-                    .await
-                    .map_err(|e| UpstreamError::Http(e.to_string()))?;
+                let body = response.bytes().await.map_err(|e| UpstreamError::Http(e.to_string()))?;
                 let reply = Message::parse(body).unwrap_or_else(|e| {
-                    let text = format!(
-                        "[portcullis] upstream {:?} sent an invalid response: {e}",
-                        self.server
-                    );
+                    let text = format!("[portcullis] upstream {:?} sent an invalid response: {e}", self.server);
                     Message::error_response(id.as_ref(), error_code::INTERNAL_ERROR, &text)
                 });
                 if is_initialize {
@@ -175,9 +161,7 @@ impl StreamableHttp {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
-        self.session
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     async fn post(&self, msg: &Message) -> Result<reqwest::Response, UpstreamError> {
@@ -204,12 +188,10 @@ impl StreamableHttp {
     }
 
     fn after_initialize(&self, reply: &Message) {
-        let version = reply.to_value().ok().and_then(|v| {
-            v.get("result")?
-                .get("protocolVersion")?
-                .as_str()
-                .map(str::to_owned)
-        });
+        let version = reply
+            .to_value()
+            .ok()
+            .and_then(|v| v.get("result")?.get("protocolVersion")?.as_str().map(str::to_owned));
         self.state().protocol_version = version;
         if self.state().id.is_some() {
             self.open_get_stream();
@@ -250,10 +232,7 @@ impl StreamableHttp {
                 let Ok(decoded) = decoder.feed(&chunk) else {
                     break;
                 };
-                for event in decoded
-                    .into_iter()
-                    .filter(portcullis_wire::SseEvent::is_message)
-                {
+                for event in decoded.into_iter().filter(portcullis_wire::SseEvent::is_message) {
                     if let Ok(msg) = Message::parse(event.data.into_bytes()) {
                         let _ = events.send(msg);
                     }
@@ -287,10 +266,7 @@ where
                 break;
             }
         };
-        for event in events
-            .into_iter()
-            .filter(portcullis_wire::SseEvent::is_message)
-        {
+        for event in events.into_iter().filter(portcullis_wire::SseEvent::is_message) {
             let Ok(msg) = Message::parse(event.data.into_bytes()) else {
                 continue;
             };
@@ -317,10 +293,7 @@ where
 fn modern_headers(msg: &Message) -> Option<HeaderMap> {
     let method = msg.method()?;
     let params: Value = msg.params().ok()?;
-    let version = params
-        .get("_meta")?
-        .get(method::META_PROTOCOL_VERSION)?
-        .as_str()?;
+    let version = params.get("_meta")?.get(method::META_PROTOCOL_VERSION)?.as_str()?;
     let mut headers = HeaderMap::new();
     headers.insert(VERSION_HEADER, HeaderValue::from_str(version).ok()?);
     headers.insert("mcp-method", HeaderValue::from_str(method).ok()?);
@@ -350,10 +323,7 @@ pub(super) fn http_client() -> reqwest::Client {
 pub(super) fn header_map(headers: &BTreeMap<String, String>) -> HeaderMap {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
-        match (
-            HeaderName::try_from(name.as_str()),
-            HeaderValue::from_str(value),
-        ) {
+        match (HeaderName::try_from(name.as_str()), HeaderValue::from_str(value)) {
             (Ok(name), Ok(value)) => {
                 map.insert(name, value);
             }
