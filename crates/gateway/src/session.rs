@@ -46,6 +46,8 @@ pub struct RequestContext {
     pub stream_now: bool,
     /// The client accepts `text/event-stream`.
     pub accepts_sse: bool,
+    /// Headers that go on to an HTTP upstream unchanged (2026-07-28 `Mcp-Param-*`).
+    pub pass_headers: Vec<(String, String)>,
 }
 
 pub struct Session {
@@ -204,7 +206,9 @@ impl Session {
     /// forward only once approved.
     async fn held(self: &Arc<Self>, hold: Box<Hold>, msg: Message, id: RequestId, ctx: &RequestContext) -> Reply {
         if !ctx.accepts_sse {
-            return self.held_json(hold, msg, id, ctx.caller.clone()).await;
+            return self
+                .held_json(hold, msg, id, ctx.caller.clone(), ctx.pass_headers.clone())
+                .await;
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let progress = msg
@@ -213,13 +217,14 @@ impl Session {
             .and_then(|p| p.progress_token().cloned())
             .map(|token| ProgressSink { token, tx: tx.clone() });
         let session = self.clone();
+        let pass_headers = ctx.pass_headers.clone();
         tokio::spawn(async move {
             let watcher = tx.clone();
             let end = hold.wait(progress, async move { watcher.closed().await }).await;
             match end.settled {
                 Ok(f) => {
                     let mut pending = PendingReply::new(session.clone(), id, Some(f));
-                    match session.upstream.request(msg).await {
+                    match session.upstream.request(msg, &pass_headers).await {
                         Ok(exchange) => pending.stream_into(exchange, tx, None),
                         Err(e) => {
                             let _ = tx.send(pending.unreachable(&e));
@@ -239,7 +244,14 @@ impl Session {
 
     /// A held call from a client that takes JSON only: no progress, but the wait still runs in
     /// its own task, so a client that hangs up withdraws the call and the decision is recorded.
-    async fn held_json(self: &Arc<Self>, hold: Box<Hold>, msg: Message, id: RequestId, caller: Caller) -> Reply {
+    async fn held_json(
+        self: &Arc<Self>,
+        hold: Box<Hold>,
+        msg: Message,
+        id: RequestId,
+        caller: Caller,
+        pass_headers: Vec<(String, String)>,
+    ) -> Reply {
         let (mut tx, rx) = tokio::sync::oneshot::channel();
         let session = self.clone();
         tokio::spawn(async move {
@@ -250,6 +262,7 @@ impl Session {
                         caller,
                         stream_now: false,
                         accepts_sse: false,
+                        pass_headers,
                     };
                     PendingReply::new(session, id, Some(f)).forward(msg, &ctx).await
                 }

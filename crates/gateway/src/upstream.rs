@@ -91,10 +91,12 @@ impl Upstream {
         })
     }
 
-    pub async fn request(&self, msg: Message) -> Result<Exchange, UpstreamError> {
+    /// `pass_headers`: HTTP headers of the client's request that go on to an HTTP upstream
+    /// (2026-07-28 `Mcp-Param-*`).
+    pub async fn request(&self, msg: Message, pass_headers: &[(String, String)]) -> Result<Exchange, UpstreamError> {
         match self {
             Self::Stdio(c) => c.request(msg).await,
-            Self::Http(c) => c.request(msg).await,
+            Self::Http(c) => c.request(msg, pass_headers).await,
             Self::Sse(c) => c.request(msg).await,
         }
     }

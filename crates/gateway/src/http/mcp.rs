@@ -75,6 +75,7 @@ pub async fn post(
                 caller: caller(&session, &headers, &msg),
                 stream_now: headers.contains_key(RELAY_HEADER),
                 accepts_sse: accepts_sse(&headers),
+                pass_headers: param_headers(&headers),
             };
             let reply = session.request(msg, ctx).await;
             if new_session && !initialize_succeeded(&reply) {
@@ -225,6 +226,15 @@ fn initialize_succeeded(reply: &Reply) -> bool {
         Reply::Json(msg) => !matches!(msg.kind(), Kind::Response { is_error: true, .. }),
         Reply::Sse(_) => true,
     }
+}
+
+/// 2026-07-28 `Mcp-Param-*` headers, which an HTTP upstream must receive as the client sent them.
+fn param_headers(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter(|(name, _)| name.as_str().starts_with("mcp-param-"))
+        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
+        .collect()
 }
 
 fn accepts_sse(headers: &HeaderMap) -> bool {

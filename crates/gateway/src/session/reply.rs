@@ -54,7 +54,7 @@ impl PendingReply {
 
     /// Sends the request upstream and answers the way the upstream (or the client) wants.
     pub(super) async fn forward(mut self, msg: Message, ctx: &RequestContext) -> Reply {
-        let exchange = match self.session.upstream.request(msg).await {
+        let exchange = match self.session.upstream.request(msg, &ctx.pass_headers).await {
             Ok(exchange) => exchange,
             Err(e) => return Reply::Json(self.unreachable(&e)),
         };

@@ -57,10 +57,10 @@ impl StreamableHttp {
         }
     }
 
-    pub async fn request(&self, msg: Message) -> Result<Exchange, UpstreamError> {
+    pub async fn request(&self, msg: Message, pass_headers: &[(String, String)]) -> Result<Exchange, UpstreamError> {
         let id = msg.id().cloned();
         let is_initialize = msg.method() == Some(method::INITIALIZE);
-        let response = self.post(&msg).await?;
+        let response = self.post(&msg, pass_headers).await?;
         if is_initialize {
             if let Some(session) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
                 self.state().id = Some(session.to_owned());
@@ -131,7 +131,7 @@ impl StreamableHttp {
     }
 
     pub async fn send(&self, msg: Message) -> Result<(), UpstreamError> {
-        let response = self.post(&msg).await?;
+        let response = self.post(&msg, &[]).await?;
         if !response.status().is_success() {
             return Err(UpstreamError::Http(format!(
                 "HTTP {} for a {}",
@@ -164,7 +164,7 @@ impl StreamableHttp {
         self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    async fn post(&self, msg: &Message) -> Result<reqwest::Response, UpstreamError> {
+    async fn post(&self, msg: &Message, pass_headers: &[(String, String)]) -> Result<reqwest::Response, UpstreamError> {
         let state = self.state().clone();
         let mut request = self
             .client
@@ -174,6 +174,9 @@ impl StreamableHttp {
             .header(CONTENT_TYPE, "application/json");
         if let Some(session) = &state.id {
             request = request.header(SESSION_HEADER, session);
+        }
+        for (name, value) in pass_headers {
+            request = request.header(name.as_str(), value.as_str());
         }
         if let Some(modern) = modern_headers(msg) {
             request = request.headers(modern);

@@ -1,0 +1,120 @@
+//! The gateway in front of a Streamable HTTP upstream, in-process: what reaches the upstream and
+//! what the client gets back. The upstream here is a minimal axum handler that reports what it
+//! received, because these checks are about headers the SDK servers do not expose.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use axum::http::HeaderMap;
+use axum::routing::post;
+use axum::{Json, Router};
+use portcullis_gateway::config::Config;
+use portcullis_gateway::Gateway;
+use serde_json::{json, Value};
+
+type Seen = Arc<Mutex<Vec<(HeaderMap, Value)>>>;
+
+/// An upstream that answers every request with an echo result and records what it saw.
+async fn start_upstream() -> (String, Seen) {
+    let seen: Seen = Arc::default();
+    let record = seen.clone();
+    let app = Router::new().route(
+        "/mcp",
+        post(move |headers: HeaderMap, Json(body): Json<Value>| {
+            let record = record.clone();
+            async move {
+                record.lock().unwrap().push((headers, body.clone()));
+                Json(json!({ "jsonrpc": "2.0", "id": body["id"], "result": { "content": [{ "type": "text", "text": "ok" }], "resultType": "complete" } }))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, seen)
+}
+
+async fn start_gateway(dir: &Path, upstream_url: &str, policy: &str) -> (String, String) {
+    std::fs::create_dir_all(dir.join("policies")).unwrap();
+    std::fs::write(dir.join("policies/up.json"), policy).unwrap();
+    let config_text = json!({ "listen": "127.0.0.1:0", "mcpServers": { "up": { "url": upstream_url } } }).to_string();
+    let config = Config::from_str(&config_text, &dir.join("portcullis.json")).unwrap();
+    let data = dir.join("data");
+    let gateway = Gateway::open(config, &data).unwrap();
+    let (listener, file) = gateway.bind(&data).await.unwrap();
+    tokio::spawn(gateway.serve(listener, std::future::pending()));
+    (file.server_url("up"), file.token)
+}
+
+fn modern_call(id: u64, tool: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": tool, "arguments": { "q": 1 },
+        "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } } })
+}
+
+#[tokio::test]
+async fn mcp_param_headers_and_routing_headers_reach_an_http_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, seen) = start_upstream().await;
+    let (url, token) = start_gateway(dir.path(), &upstream, r#"{"version":"1","default":"allow"}"#).await;
+    let reply: Value = reqwest::Client::new()
+        .post(&url)
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "lookup")
+        .header("mcp-param-region", "eu-west")
+        .json(&modern_call(7, "lookup"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "ok",
+        "the upstream's answer comes back: {reply}"
+    );
+    let seen = seen.lock().unwrap();
+    let (headers, body) = seen.last().expect("the upstream received the call");
+    assert_eq!(
+        headers["mcp-param-region"], "eu-west",
+        "unknown Mcp-Param-* headers must be forwarded"
+    );
+    assert_eq!(headers["mcp-method"], "tools/call");
+    assert_eq!(headers["mcp-name"], "lookup");
+    assert_eq!(headers["mcp-protocol-version"], "2026-07-28");
+    assert_eq!(body["id"], 7, "ids pass through untouched");
+}
+
+#[tokio::test]
+async fn a_denied_call_never_reaches_the_http_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, seen) = start_upstream().await;
+    let policy = r#"{"version":"1","default":"allow","tools":{"drop_db":{"action":"deny","reason":"no"}}}"#;
+    let (url, token) = start_gateway(dir.path(), &upstream, policy).await;
+    let reply: Value = reqwest::Client::new()
+        .post(&url)
+        .bearer_auth(&token)
+        .json(&modern_call(8, "drop_db"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert_eq!(
+        reply["result"]["resultType"], "complete",
+        "a modern refusal carries resultType: {reply}"
+    );
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("[portcullis]") && text.contains("tools.drop_db"),
+        "{text}"
+    );
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "the upstream must not see a denied call"
+    );
+}
