@@ -2,6 +2,8 @@
 //! what the client gets back. The upstream here is a minimal axum handler that reports what it
 //! received, because these checks are about headers the SDK servers do not expose.
 
+#![allow(clippy::unwrap_used)] // test helpers: a failed setup should panic
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
