@@ -259,7 +259,7 @@ async fn list_tools(upstream: &Upstream) -> Result<Vec<Value>, String> {
 async fn call(upstream: &Upstream, id: u64, method: &str, params: &Value) -> Result<Value, String> {
     let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
     let msg = Message::from_value(&body).map_err(|e| e.to_string())?;
-    let mut exchange = upstream.request(msg).await.map_err(|e| e.to_string())?;
+    let mut exchange = upstream.request(msg, &[]).await.map_err(|e| e.to_string())?;
     while let Some(reply) = exchange.messages.recv().await {
         if !reply.is_response() {
             continue;

@@ -37,6 +37,7 @@ pub fn show(approval: &PendingApproval, text: Text, on_action: OnAction, done: B
                     return;
                 }
             };
+            tracing::info!(id, notification = handle.id(), "notification shown");
             let mut response = None;
             let decided_elsewhere = {
                 let waited = futures::executor::block_on(futures::future::select(
@@ -45,8 +46,13 @@ pub fn show(approval: &PendingApproval, text: Text, on_action: OnAction, done: B
                 ));
                 matches!(waited, futures::future::Either::Right(_))
             };
-            if decided_elsewhere {
-                // Decided elsewhere: take the notification away.
+            // Decided elsewhere, or acted on (not every daemon retires a notification whose
+            // action was invoked): take it away.
+            let acted = matches!(
+                response,
+                Some(NotificationResponse::Action(_) | NotificationResponse::Default)
+            );
+            if decided_elsewhere || acted {
                 futures::executor::block_on(handle.close_async());
             }
             let action = match response {

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The desktop app's tests (a CI step beside scripts/test.sh): system packages, the demo MCP servers,
+# tauri-driver and a Python venv for Selenium, ui/dist, the app built with its front end embedded,
+# the desktop crate's Rust tests, then the end-to-end suite on the real binary under Xvfb with a
+# D-Bus session (dunst answers notifications by D-Bus activation). Idempotent; fast when done.
+#
+#   PORTCULLIS_E2E_KEEP=1   keep the suite's scratch dir (config, policies, data, logs)
+#   SKIP_APT=1              do not check or install system packages
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export CARGO_TERM_COLOR=never
+
+step() { printf '\n==== %s\n' "$*"; }
+elapsed() { printf '(%s s)\n' "$((SECONDS - $1))"; }
+
+APT_PACKAGES=(
+    libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libssl-dev libxdo-dev
+    build-essential pkg-config curl file xvfb xauth dbus dbus-x11 dunst webkit2gtk-driver
+    imagemagick x11-apps x11-utils librsvg2-bin libglib2.0-bin
+)
+
+if [[ -z "${SKIP_APT:-}" ]]; then
+    step "system packages"
+    missing=()
+    for p in "${APT_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if ((${#missing[@]})); then
+        sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
+        echo "installing: ${missing[*]}"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    else
+        echo "all present"
+    fi
+fi
+
+step "demo MCP servers (npm ci in demo/)"
+if [[ ! -f demo/node_modules/.portcullis-stamp || demo/package-lock.json -nt demo/node_modules/.portcullis-stamp ]]; then
+    (cd demo && npm ci --no-audit --no-fund --loglevel=error </dev/null)
+    touch demo/node_modules/.portcullis-stamp
+fi
+
+step "tauri-driver"
+if ! tauri-driver --help >/dev/null 2>&1; then
+    cargo install tauri-driver --locked --version '^2'
+fi
+command -v WebKitWebDriver >/dev/null || { echo "WebKitWebDriver missing (package webkit2gtk-driver)" >&2; exit 1; }
+
+step "Python venv for Selenium (tests/.peers/desktop)"
+venv=tests/.peers/desktop
+reqs=src-tauri/tests/e2e/requirements.txt
+if [[ ! -x $venv/bin/pytest || $reqs -nt $venv/.stamp ]]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q -r "$reqs"
+    touch "$venv/.stamp"
+fi
+
+step "front end (ui/dist)"
+t=$SECONDS
+npm --prefix ui ci --no-audit --no-fund --loglevel=error </dev/null
+npm --prefix ui run build
+elapsed $t
+
+# The front end is embedded only with tauri/custom-protocol; build and test with the same features
+# so neither rebuilds the other's artefacts. Tests first: the e2e binary is the plain build.
+features=(--features tauri/custom-protocol)
+
+step "cargo test -p portcullis-desktop"
+t=$SECONDS
+cargo test --locked -p portcullis-desktop "${features[@]}"
+elapsed $t
+
+step "cargo build -p portcullis-desktop"
+t=$SECONDS
+cargo build --locked -p portcullis-desktop "${features[@]}"
+elapsed $t
+
+step "end to end: the real app under Xvfb (tauri-driver, WebKitWebDriver, D-Bus, dunst)"
+t=$SECONDS
+xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
+    "$venv/bin/pytest" -s -c src-tauri/tests/e2e/pytest.ini src-tauri/tests/e2e
+elapsed $t
+
+step "desktop tests passed (screenshots in docs/screenshots/)"

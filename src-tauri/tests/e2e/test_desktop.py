@@ -1,0 +1,144 @@
+"""The desktop app end to end: a real MCP client calls server-everything through the app's
+in-process gateway; the person answers in the real prompt, the notification, the policy editor.
+
+The tests share one app and run in file order (each leaves no call pending).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+import uuid
+
+from selenium.webdriver.common.by import By
+
+from conftest import MAIN_TITLE, PROMPT_TITLE, App, result_text, wait_until
+
+#: Measured arrival-to-visible times of the prompt, reported at the end of the module.
+LATENCIES_MS: list[float] = []
+
+
+def marker() -> str:
+    return f"m-{uuid.uuid4().hex[:10]}"
+
+
+def wait_prompt_for(app: App, text: str) -> float:
+    """Waits until the prompt window is on screen showing `text` in its arguments; returns when
+    it became viewable (monotonic clock)."""
+    shown_at = wait_until(lambda: app.prompt_viewable() and time.monotonic(), 15, "the prompt window on screen",
+                          interval=0.005)
+    app.window("prompt")
+    wait_until(lambda: text in app.find("json-view").text, 15, f"the prompt to show {text}")
+    return shown_at
+
+
+def test_starts_in_the_tray_with_the_prompt_hidden(app: App) -> None:
+    assert not app.prompt_viewable(), "no call is pending: the prompt must be hidden"
+    info = app.gateway()
+    assert info["url"].startswith("http://127.0.0.1:") and len(info["token"]) >= 32
+    app.window("main")
+    app.wait_testid("approvals-empty")
+    assert "Started" in app.log() or "gateway ready" in app.log()
+
+
+def test_a_held_call_shows_the_prompt_and_approve_once_returns_the_result(app: App) -> None:
+    client = app.client()
+    m = marker()
+    sent = time.monotonic()
+    pending = app.call_async(client, "echo", {"message": m})
+    shown = wait_prompt_for(app, m)
+    LATENCIES_MS.append((shown - sent) * 1000)
+    assert app.find("prompt-server").text == "everything"
+    assert app.find("prompt-tool").text == "echo"
+    assert app.find("prompt-rule").text == "tools.echo"
+    app.screenshot("prompt", PROMPT_TITLE)
+    app.decide("approve-once")
+    result = pending.result(timeout=30)
+    assert not result.get("isError"), f"approved call must reach the upstream: {result}"
+    assert m in result_text(result), f"the upstream's echo must come back: {result}"
+    wait_until(lambda: not app.prompt_viewable(), 10, "the prompt to hide when nothing is pending")
+
+
+def test_deny_in_the_prompt_refuses_the_call(app: App) -> None:
+    client = app.client()
+    m = marker()
+    sent = time.monotonic()
+    pending = app.call_async(client, "echo", {"message": m})
+    LATENCIES_MS.append((wait_prompt_for(app, m) - sent) * 1000)
+    app.decide("deny")
+    result = pending.result(timeout=30)
+    assert result.get("isError") is True, f"a denied call is a tool error: {result}"
+    text = result_text(result)
+    assert text.startswith("[portcullis]") and "denied by the user" in text, text
+    wait_until(lambda: not app.prompt_viewable(), 10, "the prompt to hide")
+
+
+def test_approve_from_the_notification_action(app: App) -> None:
+    client = app.client()
+    m = marker()
+    before = app.log().count("notification shown")
+    pending = app.call_async(client, "echo", {"message": m})
+    wait_prompt_for(app, m)
+    wait_until(lambda: app.log().count("notification shown") > before, 10, "the notification (is dunst running?)")
+    shown = re.findall(r'notification shown id="?(\d+)"? notification=(\d+)', app.log())[-1]
+    notification_id = shown[1]
+    subprocess.run(["gdbus", "emit", "--session", "--object-path", "/org/freedesktop/Notifications",
+                    "--signal", "org.freedesktop.Notifications.ActionInvoked",
+                    f"uint32 {notification_id}", "'approve'"], check=True, timeout=10)
+    result = pending.result(timeout=30)
+    assert not result.get("isError") and m in result_text(result), f"approved from the notification: {result}"
+    wait_until(lambda: not app.prompt_viewable(), 10, "the prompt to close after a decision elsewhere")
+
+
+def test_the_policy_editor_writes_the_file_and_changes_the_next_decision(app: App) -> None:
+    app.window("main")
+    app.click("tab-policies")
+    app.click("policy-server-everything")
+    app.choose("state-echo-allow", timeout=40)  # the tool list comes from the server itself
+    app.click("policy-save")
+    policy = app.policies / "everything.json"
+    wait_until(lambda: json.loads(policy.read_text())["tools"]["echo"].get("action", "allow") == "allow", 10,
+               "the policy file to allow echo")
+    app.wait_testid("policy-message")
+    app.screenshot("policy-editor", MAIN_TITLE)
+    m = marker()
+    result = app.client().call_tool("echo", {"message": m}, timeout=15)
+    assert not result.get("isError") and m in result_text(result), f"echo is allowed now: {result}"
+    assert not app.prompt_viewable(), "an allowed call asks nobody"
+
+
+def test_pause_denies_new_held_calls(app: App) -> None:
+    app.window("main")
+    app.click("tab-settings")
+    app.click("setting-paused")
+    try:
+        result = app.client().call_tool("get-sum", {"a": 1, "b": 2}, timeout=15)
+        assert result.get("isError") is True and "paused" in result_text(result), result
+        assert not app.prompt_viewable(), "a call denied while paused never shows the prompt"
+    finally:
+        app.window("main")
+        app.click("setting-paused")
+
+
+def test_the_audit_view_lists_the_decisions(app: App) -> None:
+    app.window("main")
+    app.click("tab-audit")
+    rows = wait_until(lambda: len(app.find_all("audit-row")) >= 5 and app.find_all("audit-row"), 15,
+                      "five audit rows")
+    text = " ".join(r.text for r in rows)
+    for decision in ("approved", "rejected", "allowed"):
+        assert decision in text, f"the audit view must list a {decision} call: {text}"
+    rows[0].find_element(By.CSS_SELECTOR, "td").click()
+    app.wait_testid("detail-outcome")
+    app.screenshot("audit", MAIN_TITLE)
+    app.click("tab-servers")
+    wait_until(lambda: "running" in app.find("server-state").text, 30, "everything to be running")
+    app.screenshot("servers", MAIN_TITLE)
+
+
+def test_report_prompt_latency() -> None:
+    assert LATENCIES_MS, "no latency measured"
+    print(f"\nprompt on screen after the call was sent: {', '.join(f'{x:.0f} ms' for x in LATENCIES_MS)}")
+    assert max(LATENCIES_MS) < 1000, f"the prompt must appear promptly: {LATENCIES_MS}"
