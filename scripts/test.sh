@@ -25,6 +25,11 @@ else
     cargo test --locked --no-fail-fast
 fi
 
+step "ui: unit and component tests (vitest, mocked backend)"
+npm --prefix ui ci --no-audit --no-fund --loglevel=error </dev/null
+npm --prefix ui run check
+npm --prefix ui test
+
 step "test peers (npm + Python venvs)"
 bash scripts/test-peers.sh
 

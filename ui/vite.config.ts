@@ -24,5 +24,8 @@ export default defineConfig(({ mode }) => ({
   test: {
     environment: 'node',
     include: ['src/**/*.test.ts'],
+    // CI machines have 2 cores shared with Rust builds; a slow jsdom start is not a failure.
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
   },
 }));
