@@ -8,3 +8,6 @@ pub mod audit;
 pub mod policy;
 pub mod servers;
 pub mod settings;
+
+#[cfg(test)]
+mod tests;

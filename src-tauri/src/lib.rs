@@ -48,7 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     tracing::info!(config = %paths.config.display(), data_dir = %paths.data_dir.display(), log = ?log, "starting portcullis-desktop");
     let host = Arc::new(Host::new(paths));
     let show_at_start = args.show;
-    let app = builder::<tauri::Wry>(host)
+    let app = configure(tauri::Builder::default(), host)
         .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
             tracing::info!(?argv, "Portcullis is already running: showing its window");
             windows::show_main(app, None);
@@ -68,9 +68,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// The app without its platform parts (tray, plugins): state, commands, window behaviour.
-/// Tests build it on Tauri's mock runtime.
-pub fn builder<R: Runtime>(host: Arc<Host>) -> tauri::Builder<R> {
-    tauri::Builder::<R>::new()
+/// Tests configure Tauri's mock builder with it.
+pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tauri::Builder<R> {
+    builder
         .manage(host)
         .manage(Arc::new(Notifier::default()))
         .manage(startup::Serving::default())

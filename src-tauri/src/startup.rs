@@ -73,9 +73,7 @@ pub fn spawn<R: Runtime>(app: AppHandle<R>) {
     });
 }
 
-fn lock(
-    serving: &Serving,
-) -> std::sync::MutexGuard<'_, Option<(oneshot::Sender<()>, JoinHandle<std::io::Result<()>>)>> {
+fn lock(serving: &Serving) -> std::sync::MutexGuard<'_, Option<Served>> {
     serving.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 

@@ -1,0 +1,200 @@
+//! The commands through Tauri's IPC on the mock runtime, with the app's real capabilities: argument
+//! keys as the UI sends them, `{code, message}` errors, and which window may invoke what.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::{App, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
+
+use crate::command_names::COMMANDS;
+use crate::host::{Host, Phase};
+use crate::Paths;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    app: App<MockRuntime>,
+    host: Arc<Host>,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("portcullis.json");
+    std::fs::write(
+        &config,
+        r#"{"listen": "127.0.0.1:0", "mcpServers": {"fs": {"command": "true"}}}"#,
+    )
+    .unwrap();
+    let host = Arc::new(Host::new(Paths {
+        config,
+        data_dir: dir.path().join("data"),
+    }));
+    let (running, _listener) = tauri::async_runtime::block_on(host.start()).unwrap();
+    host.set_phase(Phase::Running(running));
+    let app = crate::configure(mock_builder(), host.clone())
+        .build(tauri::generate_context!(test = true))
+        .unwrap();
+    Fixture { _dir: dir, app, host }
+}
+
+fn window(app: &App<MockRuntime>, label: &str) -> WebviewWindow<MockRuntime> {
+    let page = if label == "prompt" { "prompt.html" } else { "index.html" };
+    WebviewWindowBuilder::new(app, label, WebviewUrl::App(page.into()))
+        .build()
+        .unwrap()
+}
+
+fn invoke(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    let request = InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(args),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    };
+    get_ipc_response(w, request).map(|b| b.deserialize::<Value>().unwrap())
+}
+
+/// An ACL refusal (the command never ran), as opposed to the command's own `{code, message}`.
+fn refused_by_acl(result: &Result<Value, Value>) -> bool {
+    matches!(result, Err(Value::String(s)) if s.contains("not allowed"))
+}
+
+#[test]
+fn commands_answer_with_the_ui_contract() {
+    let f = fixture();
+    let main = window(&f.app, "main");
+    assert_eq!(invoke(&main, "list_approvals", json!({})), Ok(json!([])));
+    let decided = invoke(
+        &main,
+        "decide_approval",
+        json!({"id": "9", "choice": {"approve": "once"}}),
+    );
+    assert_eq!(
+        decided,
+        Err(json!({"code": "unknown_approval", "message": "no pending approval 9"}))
+    );
+    let rows = invoke(&main, "query_audit", json!({"filter": {"before": [1, 1]}, "limit": 10}));
+    assert_eq!(rows, Ok(json!([])));
+    let hist = invoke(
+        &main,
+        "audit_histogram",
+        json!({"filter": {"since_ms": 0, "until_ms": 7_200_000}, "bucket_ms": 3_600_000}),
+    );
+    assert_eq!(
+        hist,
+        Ok(json!([{"start_ms": 0, "counts": {}}, {"start_ms": 3_600_000, "counts": {}}]))
+    );
+    let csv = invoke(&main, "export_audit", json!({"filter": {}, "format": "csv"})).unwrap();
+    assert!(csv.as_str().unwrap().starts_with("id,time_ms,session"), "{csv}");
+    let policy = invoke(&main, "read_policy", json!({"server": "fs"})).unwrap();
+    assert_eq!(policy["text"], Value::Null, "no policy file yet");
+    let bad = invoke(
+        &main,
+        "save_policy",
+        json!({"server": "fs", "text": "{\"version\": \"2\"}"}),
+    )
+    .unwrap();
+    assert!(!bad["problems"].as_array().unwrap().is_empty(), "{bad}");
+    assert!(
+        !Path::new(policy["path"].as_str().unwrap()).exists(),
+        "an invalid policy is not written"
+    );
+    let good = invoke(
+        &main,
+        "save_policy",
+        json!({"server": "fs", "text": "{\"version\": \"1\", \"default\": \"deny\"}"}),
+    );
+    assert_eq!(good, Ok(json!({"problems": []})));
+    assert!(Path::new(policy["path"].as_str().unwrap()).exists());
+    let unknown = invoke(&main, "read_policy", json!({"server": "nope"})).unwrap_err();
+    assert_eq!(unknown["code"], "unknown_server");
+    let settings = invoke(&main, "get_settings", json!({})).unwrap();
+    assert_eq!(
+        settings,
+        json!({"approval_timeout_secs": 45, "notifications": true, "theme": "system"})
+    );
+    let zero = invoke(
+        &main,
+        "set_settings",
+        json!({"settings": {"approval_timeout_secs": 0, "notifications": false, "theme": "dark"}}),
+    );
+    assert_eq!(zero.unwrap_err()["code"], "invalid_settings");
+    assert_eq!(invoke(&main, "set_paused", json!({"paused": true})), Ok(Value::Null));
+    assert!(f.host.paused());
+}
+
+#[test]
+fn deciding_needs_its_own_grant_and_the_prompt_gets_only_what_it_uses() {
+    let f = fixture();
+    let prompt = window(&f.app, "prompt");
+    let stranger = window(&f.app, "stranger");
+    let decide = json!({"id": "1", "choice": {"deny": {"reason": null, "always": false}}});
+    assert!(
+        !refused_by_acl(&invoke(&prompt, "decide_approval", decide.clone())),
+        "the prompt may decide"
+    );
+    assert!(
+        refused_by_acl(&invoke(&stranger, "decide_approval", decide)),
+        "a window without the grant may not"
+    );
+    assert!(!refused_by_acl(&invoke(&prompt, "list_approvals", json!({}))));
+    for cmd in [
+        "query_audit",
+        "save_policy",
+        "set_paused",
+        "set_settings",
+        "restart_server",
+    ] {
+        assert!(
+            refused_by_acl(&invoke(&prompt, cmd, json!({}))),
+            "the prompt must not reach {cmd}"
+        );
+    }
+}
+
+/// Every command is granted to a named window, one permission at a time, and deciding only in
+/// its own capability file.
+#[test]
+fn capabilities_grant_each_command_explicitly() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("capabilities");
+    let mut granted = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let cap: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let windows = cap["windows"].as_array().unwrap();
+        assert!(
+            windows.iter().all(|w| w.as_str().is_some_and(|w| !w.contains('*'))),
+            "{path:?}: named windows only"
+        );
+        for p in cap["permissions"].as_array().unwrap() {
+            let p = p.as_str().expect("plain permission identifiers, no scopes");
+            assert!(
+                !p.ends_with(":default") && !p.contains("allow-all"),
+                "{path:?}: {p} is not one command"
+            );
+            if let Some(cmd) = p.strip_prefix("allow-") {
+                let cmd = cmd.replace('-', "_");
+                assert!(
+                    COMMANDS.contains(&cmd.as_str()),
+                    "{path:?} grants an undeclared command {cmd}"
+                );
+                if cmd == "decide_approval" {
+                    assert_eq!(path.file_name().unwrap(), "decide.json", "deciding has its own grant");
+                }
+                granted.push(cmd);
+            }
+        }
+    }
+    for cmd in COMMANDS {
+        assert!(
+            granted.iter().any(|g| g == cmd),
+            "{cmd} is declared but granted to no window"
+        );
+    }
+}
