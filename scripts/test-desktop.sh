@@ -72,9 +72,10 @@ t=$SECONDS
 cargo test --locked -p portcullis-desktop "${features[@]}"
 elapsed $t
 
-step "cargo build -p portcullis-desktop"
+step "cargo build -p portcullis-desktop (and the portcullis CLI the suite runs beside it)"
 t=$SECONDS
 cargo build --locked -p portcullis-desktop "${features[@]}"
+cargo build --locked -p portcullis
 elapsed $t
 
 step "end to end: the real app under Xvfb (tauri-driver, WebKitWebDriver, D-Bus, dunst)"

@@ -9,6 +9,7 @@ started here are stopped by pid.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,7 +25,7 @@ import urllib.request
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 from selenium import webdriver
@@ -263,13 +264,29 @@ def write_config(scratch: Path) -> Path:
     return config
 
 
-@pytest.fixture(scope="module")
-def app() -> Any:
+def app_pids(scratch: Path) -> list[int]:
+    """Processes of the app started with this scratch dir (its command line names the config)."""
+    out = subprocess.run(["pgrep", "-f", f"portcullis-desktop --config {scratch}"], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def refresh_handles(the_app: App) -> None:
+    """Labels the WebDriver window handles: the prompt page, or the main window."""
+    for handle in the_app.driver.window_handles:
+        if handle in the_app.handles.values():
+            continue
+        the_app.driver.switch_to.window(handle)
+        label = "prompt" if the_app.driver.current_url.endswith("prompt.html") else "main"
+        the_app.handles[label] = handle
+
+
+@contextlib.contextmanager
+def launch(scratch: Path, config: Path, show: bool = True, wait_for_gateway: bool = True) -> Iterator[App]:
+    """Starts the app through tauri-driver on `config` (data in `scratch/data`); quits it after."""
     assert APP_BIN.exists(), f"{APP_BIN} is missing: build it with --features tauri/custom-protocol"
-    scratch = Path(tempfile.mkdtemp(prefix="portcullis-desktop-e2e-"))
-    config = write_config(scratch)
+    assert not app_pids(scratch), "an app from this scratch dir is still running"
     port, native_port = free_port(), free_port()
-    driver_log = open(scratch / "tauri-driver.log", "w")
+    driver_log = open(scratch / "tauri-driver.log", "a")
     tauri_driver = subprocess.Popen(["tauri-driver", "--port", str(port), "--native-port", str(native_port)],
                                     stdout=driver_log, stderr=subprocess.STDOUT, start_new_session=True)
     driver = None
@@ -277,20 +294,14 @@ def app() -> Any:
         wait_until(lambda: _accepts(port), 10, "tauri-driver to listen")
         options = ArgOptions()
         options.set_capability("browserName", "wry")
-        options.set_capability("tauri:options", {
-            "application": str(APP_BIN),
-            "args": ["--config", str(config), "--data-dir", str(scratch / "data"), "--show"],
-        })
+        args = ["--config", str(config), "--data-dir", str(scratch / "data")] + (["--show"] if show else [])
+        options.set_capability("tauri:options", {"application": str(APP_BIN), "args": args})
         driver = webdriver.Remote(f"http://127.0.0.1:{port}", options=options)
         the_app = App(driver=driver, scratch=scratch)
-        wait_until(lambda: (the_app.data_dir / "gateway.json").exists(), START_TIMEOUT, "gateway.json")
-        wait_until(lambda: len(driver.window_handles) >= 2, START_TIMEOUT, "both windows")
-        for handle in driver.window_handles:
-            driver.switch_to.window(handle)
-            label = "prompt" if driver.current_url.endswith("prompt.html") else "main"
-            the_app.handles[label] = handle
-        assert set(the_app.handles) == {"main", "prompt"}, f"windows: {the_app.handles}"
-        the_app.window("main")
+        if wait_for_gateway:
+            wait_until(lambda: (the_app.data_dir / "gateway.json").exists(), START_TIMEOUT, "gateway.json")
+        wait_until(lambda: len(driver.window_handles) >= (2 if show else 1), START_TIMEOUT, "the windows")
+        refresh_handles(the_app)
         yield the_app
     finally:
         if driver is not None:
@@ -300,10 +311,38 @@ def app() -> Any:
                 pass
         stop_process(tauri_driver)
         driver_log.close()
+        # The next launch must not find this one (single instance): make sure it is gone.
+        try:
+            wait_until(lambda: not app_pids(scratch), 10, "the app to exit")
+        except AssertionError:
+            for pid in app_pids(scratch):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="portcullis-desktop-e2e-"))
+    yield path
+    if os.environ.get("PORTCULLIS_E2E_KEEP"):
+        print(f"scratch kept: {path}")
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def app() -> Iterator[App]:
+    """One app, main window open, shared by a module's tests."""
+    path = Path(tempfile.mkdtemp(prefix="portcullis-desktop-e2e-"))
+    try:
+        with launch(path, write_config(path)) as the_app:
+            assert set(the_app.handles) == {"main", "prompt"}, f"windows: {the_app.handles}"
+            the_app.window("main")
+            yield the_app
+    finally:
         if os.environ.get("PORTCULLIS_E2E_KEEP"):
-            print(f"scratch kept: {scratch}")
+            print(f"scratch kept: {path}")
         else:
-            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _accepts(port: int) -> bool:

@@ -1,0 +1,93 @@
+"""Resident memory of the app (its process and the WebKit processes it started): idle in the tray,
+and with the main window showing 1,000 audit rows. Reported, with a generous bound."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import APP_BIN, App, launch, refresh_handles, wait_until, write_config
+
+ROWS = 1000
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def app_processes(pid: int) -> list[int]:
+    """The app and the WebKit processes it started (not the MCP servers the gateway runs)."""
+    def comm(p: int) -> str:
+        try:
+            return Path(f"/proc/{p}/comm").read_text().strip()
+        except OSError:
+            return ""
+
+    return [p for p in descendants(pid) if p == pid or comm(p).startswith("WebKit")]
+
+
+def memory_kib(pid: int) -> dict[str, int]:
+    """Summed RSS and PSS (shared pages counted once) of the app's processes, in KiB."""
+    rss = pss = 0
+    processes = app_processes(pid)
+    for p in processes:
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            rollup = Path(f"/proc/{p}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        rss += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        pss += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+    return {"rss": rss, "pss": pss, "processes": len(processes)}
+
+
+def open_main_like_a_second_launch(app: App, config: Path) -> None:
+    """Starting the app again (single instance) brings up the running one's main window."""
+    subprocess.run([str(APP_BIN), "--config", str(config), "--data-dir", str(app.data_dir)], timeout=30,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until(lambda: len(app.driver.window_handles) >= 2, 20, "the main window of the running app")
+    refresh_handles(app)
+    app.window("main")
+
+
+def test_resident_memory_idle_and_with_1000_audit_rows(scratch: Path) -> None:
+    config = write_config(scratch)
+    policy = scratch / "policies" / "everything.json"
+    policy.write_text(json.dumps({"version": "1", "default": "require_approval", "tools": {"echo": {}}}))
+    with launch(scratch, config, show=False) as app:
+        pid = app.gateway()["pid"]
+        time.sleep(3)
+        idle = memory_kib(pid)
+        client = app.client()
+        for i in range(ROWS):
+            client.call_tool("echo", {"message": f"row {i}"})
+        open_main_like_a_second_launch(app, config)
+        app.click("tab-audit")
+        wait_until(lambda: app.find_all("audit-row"), 15, "the first page")
+        while app.find_all("load-more"):
+            before = len(app.find_all("audit-row"))
+            app.click("load-more")
+            wait_until(lambda: len(app.find_all("audit-row")) > before or not app.find_all("load-more"), 15, "a page")
+        assert len(app.find_all("audit-row")) == ROWS
+        time.sleep(2)
+        full = memory_kib(pid)
+    print(f"\nresident memory, app + WebKit processes: idle in the tray {idle['rss'] // 1024} MiB RSS "
+          f"({idle['pss'] // 1024} MiB PSS, {idle['processes']} processes); main window with {ROWS} audit rows "
+          f"{full['rss'] // 1024} MiB RSS ({full['pss'] // 1024} MiB PSS, {full['processes']} processes)")
+    assert idle["pss"] < 1024 * 1024 and full["pss"] < 2 * 1024 * 1024, (idle, full)

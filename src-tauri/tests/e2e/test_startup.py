@@ -1,0 +1,79 @@
+"""Starting the app when something is wrong: the main window opens on the reason instead of the
+app dying, and the app recovers by itself once the cause is gone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from selenium.webdriver.common.by import By
+
+from conftest import MAIN_TITLE, ROOT, App, launch, refresh_handles, stop_process, wait_until, write_config
+
+CLI_BIN = ROOT / "target/debug/portcullis"
+
+
+def main_window_opens_by_itself(app: App) -> None:
+    wait_until(lambda: len(app.driver.window_handles) >= 2, 20, "the main window to open by itself")
+    refresh_handles(app)
+    app.window("main")
+
+
+def error_banner(app: App, text: str) -> str:
+    def find() -> str | None:
+        for banner in app.driver.find_elements(By.CSS_SELECTOR, ".banner.error"):
+            if text in banner.text:
+                return banner.text
+        return None
+
+    return wait_until(find, 15, f"an error banner saying {text!r}")
+
+
+def test_a_broken_config_opens_the_window_on_the_reason_and_a_fix_starts_the_gateway(scratch: Path) -> None:
+    config = write_config(scratch)
+    good = config.read_text()
+    config.write_text('{"listen": 7470, "mcpServers": {}}')
+    with launch(scratch, config, show=False, wait_for_gateway=False) as app:
+        main_window_opens_by_itself(app)
+        banner = error_banner(app, "config file is invalid")
+        assert "$.listen" in banner, f"the reason names the JSON path: {banner}"
+        app.screenshot("startup-error", MAIN_TITLE)
+        assert not (app.data_dir / "gateway.json").exists()
+        config.write_text(good)
+        wait_until(lambda: (app.data_dir / "gateway.json").exists(), 15, "the gateway to start once the file is fixed")
+        app.window("main")
+        app.wait_testid("approvals-empty")
+        wait_until(lambda: not app.driver.find_elements(By.CSS_SELECTOR, ".banner.error"), 10, "the error to go")
+
+
+def test_a_running_portcullis_serve_is_detected_and_the_app_takes_over_when_it_stops(scratch: Path) -> None:
+    assert CLI_BIN.exists(), f"{CLI_BIN} is missing: cargo build -p portcullis"
+    config = write_config(scratch)
+    data = scratch / "data"
+    serve = subprocess.Popen([str(CLI_BIN), "serve", "--config", str(config), "--data-dir", str(data)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        gateway_pid = lambda: json.loads((data / "gateway.json").read_text())["pid"]  # noqa: E731
+        wait_until(lambda: gateway_pid() == serve.pid, 20, "portcullis serve to be ready")
+        with launch(scratch, config, show=False, wait_for_gateway=False) as app:
+            main_window_opens_by_itself(app)
+            banner = error_banner(app, "already running")
+            assert f"pid {serve.pid}" in banner, banner
+            stop_process(serve)
+            wait_until(lambda: gateway_pid() not in (serve.pid,), 15, "the app to take over the data dir")
+            app.window("main")
+            app.wait_testid("approvals-empty")
+    finally:
+        stop_process(serve)
+
+
+def test_an_invalid_policy_opens_the_servers_view_on_it(scratch: Path) -> None:
+    config = write_config(scratch)
+    (scratch / "policies" / "everything.json").write_text('{"version": "1", "default": "maybe"}')
+    with launch(scratch, config, show=False) as app:
+        main_window_opens_by_itself(app)
+        wait_until(lambda: app.find("tab-servers").get_attribute("aria-selected") == "true", 10, "the servers tab")
+        card = wait_until(lambda: "policy invalid" in app.find("server-card").text and app.find("server-card"), 15,
+                          "the server's policy shown invalid")
+        assert "default" in card.text, f"the problem is shown: {card.text}"
