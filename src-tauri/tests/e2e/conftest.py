@@ -36,6 +36,7 @@ from selenium.webdriver.remote.webelement import WebElement
 
 ROOT = Path(__file__).resolve().parents[3]
 APP_BIN = Path(os.environ.get("PORTCULLIS_DESKTOP_BIN", ROOT / "target/debug/portcullis-desktop"))
+CLI_BIN = Path(os.environ.get("PORTCULLIS_BIN", ROOT / "target/debug/portcullis"))
 SCREENSHOTS = Path(os.environ.get("PORTCULLIS_SCREENSHOTS", ROOT / "docs/screenshots"))
 EVERYTHING = ROOT / "demo/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 PROMPT_TITLE = "Portcullis — approve a tool call"

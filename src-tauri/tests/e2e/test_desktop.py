@@ -14,7 +14,7 @@ import uuid
 
 from selenium.webdriver.common.by import By
 
-from conftest import MAIN_TITLE, PROMPT_TITLE, App, result_text, wait_until
+from conftest import CLI_BIN, MAIN_TITLE, PROMPT_TITLE, App, result_text, wait_until
 
 #: Measured arrival-to-visible times of the prompt, reported at the end of the module.
 LATENCIES_MS: list[float] = []
@@ -90,6 +90,22 @@ def test_approve_from_the_notification_action(app: App) -> None:
     result = pending.result(timeout=30)
     assert not result.get("isError") and m in result_text(result), f"approved from the notification: {result}"
     wait_until(lambda: not app.prompt_viewable(), 10, "the prompt to close after a decision elsewhere")
+
+
+def test_a_decision_made_in_the_cli_closes_the_prompt(app: App) -> None:
+    client = app.client()
+    m = marker()
+    pending = app.call_async(client, "echo", {"message": m})
+    wait_prompt_for(app, m)
+    data = ["--data-dir", str(app.data_dir)]
+    listed = subprocess.run([str(CLI_BIN), "approvals", "list", "--json", *data], capture_output=True, text=True,
+                            check=True, timeout=20)
+    (held,) = [a for a in json.loads(listed.stdout) if a["arguments"].get("message") == m]
+    subprocess.run([str(CLI_BIN), "approvals", "deny", held["id"], "--reason", "not now", *data], check=True,
+                   timeout=20, stdout=subprocess.DEVNULL)
+    result = pending.result(timeout=30)
+    assert result.get("isError") is True and "not now" in result_text(result), result
+    wait_until(lambda: not app.prompt_viewable(), 10, "the prompt to close after a decision in the CLI")
 
 
 def test_the_policy_editor_writes_the_file_and_changes_the_next_decision(app: App) -> None:

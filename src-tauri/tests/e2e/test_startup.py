@@ -9,9 +9,7 @@ from pathlib import Path
 
 from selenium.webdriver.common.by import By
 
-from conftest import MAIN_TITLE, ROOT, App, launch, refresh_handles, stop_process, wait_until, write_config
-
-CLI_BIN = ROOT / "target/debug/portcullis"
+from conftest import CLI_BIN, MAIN_TITLE, App, launch, refresh_handles, stop_process, wait_until, write_config
 
 
 def main_window_opens_by_itself(app: App) -> None:
