@@ -8,6 +8,7 @@ import os
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from conftest import APP_BIN, App, launch, refresh_handles, wait_until, write_config
 
@@ -42,10 +43,12 @@ def app_processes(pid: int) -> list[int]:
     return [p for p in descendants(pid) if p == pid or comm(p).startswith("WebKit")]
 
 
-def memory_kib(pid: int) -> dict[str, int]:
-    """Summed RSS and PSS (shared pages counted once) of the app's processes, in KiB."""
+def memory_kib(pid: int) -> dict[str, Any]:
+    """Summed RSS and PSS (shared pages counted once) of the app's processes, in KiB, and each
+    process's PSS by name."""
     rss = pss = 0
     processes = app_processes(pid)
+    each: list[str] = []
     for p in processes:
         try:
             status = Path(f"/proc/{p}/status").read_text()
@@ -53,8 +56,10 @@ def memory_kib(pid: int) -> dict[str, int]:
         except OSError:
             continue
         rss += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
-        pss += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
-    return {"rss": rss, "pss": pss, "processes": len(processes)}
+        one = next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+        pss += one
+        each.append(f"{Path(f'/proc/{p}/comm').read_text().strip()} {one // 1024}")
+    return {"rss": rss, "pss": pss, "processes": len(processes), "each": ", ".join(each)}
 
 
 def open_main_like_a_second_launch(app: App, config: Path) -> None:
@@ -89,5 +94,6 @@ def test_resident_memory_idle_and_with_1000_audit_rows(scratch: Path) -> None:
         full = memory_kib(pid)
     print(f"\nresident memory, app + WebKit processes: idle in the tray {idle['rss'] // 1024} MiB RSS "
           f"({idle['pss'] // 1024} MiB PSS, {idle['processes']} processes); main window with {ROWS} audit rows "
-          f"{full['rss'] // 1024} MiB RSS ({full['pss'] // 1024} MiB PSS, {full['processes']} processes)")
+          f"{full['rss'] // 1024} MiB RSS ({full['pss'] // 1024} MiB PSS, {full['processes']} processes)"
+          f"\n  PSS MiB by process, idle: {idle['each']}; with rows: {full['each']}")
     assert idle["pss"] < 1024 * 1024 and full["pss"] < 2 * 1024 * 1024, (idle, full)
