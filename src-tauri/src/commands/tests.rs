@@ -198,3 +198,87 @@ fn capabilities_grant_each_command_explicitly() {
         );
     }
 }
+
+/// The names the front end invokes (`ui/src/lib/backend.ts`, `COMMANDS`) are exactly the commands
+/// declared here: a rename on either side fails this test, not the app.
+#[test]
+fn the_front_end_invokes_exactly_the_declared_commands() {
+    let backend =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/backend.ts")).unwrap();
+    let block = backend
+        .split("export const COMMANDS = {")
+        .nth(1)
+        .unwrap()
+        .split("} as const")
+        .next()
+        .unwrap();
+    let mut invoked: Vec<&str> = block.lines().filter_map(|l| l.split('\'').nth(1)).collect();
+    invoked.sort_unstable();
+    let mut declared = COMMANDS.to_vec();
+    declared.sort_unstable();
+    assert_eq!(invoked, declared);
+}
+
+/// The events the front end listens to (`EventMap` in `ui/src/lib/types.ts`) are the names the
+/// gateway's events are forwarded under.
+#[test]
+fn the_front_end_listens_to_the_forwarded_event_names() {
+    use portcullis_gateway::events::GatewayEvent;
+    let types = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/types.ts")).unwrap();
+    let block = types
+        .split("export interface EventMap {")
+        .nth(1)
+        .unwrap()
+        .split('}')
+        .next()
+        .unwrap();
+    let mut listened: Vec<&str> = block
+        .lines()
+        .filter_map(|l| l.trim().split(':').next())
+        .filter(|n| !n.is_empty())
+        .collect();
+    listened.sort_unstable();
+    let approval = portcullis_gateway::approval::PendingApproval {
+        id: "1".into(),
+        server: "s".into(),
+        tool: "t".into(),
+        title: None,
+        description: None,
+        annotations: None,
+        risk: portcullis_gateway::risk::Risk::Read,
+        arguments: json!({}),
+        session: "x".into(),
+        client: portcullis_gateway::approval::ClientInfo::default(),
+        rule: "r".into(),
+        requested_at: String::new(),
+        requested_at_ms: 0,
+        expires_at: String::new(),
+        expires_at_ms: 0,
+        request_id: "1".into(),
+    };
+    let events = [
+        GatewayEvent::ApprovalRequested {
+            approval: Box::new(approval),
+        },
+        GatewayEvent::ApprovalResolved {
+            id: "1".into(),
+            decision: "approved".into(),
+            decided_by: "user".into(),
+            scope: None,
+        },
+        GatewayEvent::PolicyReloaded { server: "s".into() },
+        GatewayEvent::PolicyRejected {
+            server: "s".into(),
+            problems: vec![],
+        },
+        GatewayEvent::AuditAppended {
+            id: 1,
+            server: "s".into(),
+            tool: "t".into(),
+            decision: "allowed".into(),
+        },
+    ];
+    let mut forwarded: Vec<String> = events.iter().map(|e| crate::events::split(e).0).collect();
+    forwarded.sort_unstable();
+    assert_eq!(listened, forwarded);
+}
