@@ -42,4 +42,7 @@ tests/.peers/venv1/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp1
 step "end-to-end: Python mcp 2.x and TypeScript SDK 2.x clients"
 tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
 
+step "desktop app: Rust tests and end-to-end on the real binary (Xvfb, D-Bus, tauri-driver)"
+bash scripts/test-desktop.sh
+
 step "all tests passed"

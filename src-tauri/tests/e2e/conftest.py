@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+import urllib3
 from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
@@ -297,7 +298,7 @@ def launch(scratch: Path, config: Path, show: bool = True, wait_for_gateway: boo
         options.set_capability("browserName", "wry")
         args = ["--config", str(config), "--data-dir", str(scratch / "data")] + (["--show"] if show else [])
         options.set_capability("tauri:options", {"application": str(APP_BIN), "args": args})
-        driver = webdriver.Remote(f"http://127.0.0.1:{port}", options=options)
+        driver = _new_session(port, options, scratch)
         the_app = App(driver=driver, scratch=scratch)
         if wait_for_gateway:
             wait_until(lambda: (the_app.data_dir / "gateway.json").exists(), START_TIMEOUT, "gateway.json")
@@ -318,6 +319,24 @@ def launch(scratch: Path, config: Path, show: bool = True, wait_for_gateway: boo
         except AssertionError:
             for pid in app_pids(scratch):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _new_session(port: int, options: ArgOptions, scratch: Path) -> webdriver.Remote:
+    """Creates the WebDriver session. WebKitWebDriver now and then drops the very first session
+    request on a loaded machine (the connection closes before any answer); that is the driver
+    starting, not the app under test, so it is retried, a bounded number of times, from a clean
+    slate (no half-started app left to catch the next launch as a second instance)."""
+    for attempt in range(3):
+        try:
+            return webdriver.Remote(f"http://127.0.0.1:{port}", options=options)
+        except (urllib3.exceptions.ProtocolError, ConnectionError) as e:
+            if attempt == 2:
+                raise
+            print(f"WebDriver session request dropped ({e!r}); retrying")
+            for pid in app_pids(scratch):
+                os.kill(pid, signal.SIGKILL)
+            wait_until(lambda: not app_pids(scratch), 10, "the half-started app to exit")
+    raise AssertionError("unreachable")
 
 
 @pytest.fixture
