@@ -12,7 +12,8 @@
 //!    temporary directory: schema by `AuditWriter::open` (the real migration, real indexes),
 //!    rows by rusqlite in one transaction (journal off while loading, WAL again afterwards).
 //!
-//! Set `AUDIT_BENCH_ROWS` to generate fewer rows (the smoke run uses 20,000).
+//! Set `AUDIT_BENCH_ROWS` to generate fewer rows and `AUDIT_BENCH_CALLS` to time fewer single
+//! calls (the smoke run uses 20,000 and 2,000). Per-call figures also go to target/bench/audit.json.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
@@ -44,21 +45,52 @@ fn new_decision(i: u64) -> NewDecision {
     }
 }
 
+/// Figures for `bench/criterion_summary.py`: target/bench/audit.json, one key per measurement.
+fn save(key: &str, value: serde_json::Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench/audit.json");
+    let mut all: serde_json::Map<String, serde_json::Value> = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    all.insert(key.to_owned(), value);
+    let _ = std::fs::create_dir_all(path.parent().unwrap());
+    let _ = std::fs::write(&path, serde_json::to_string_pretty(&all).unwrap());
+}
+
+fn stats(samples: &[Duration]) -> serde_json::Value {
+    let mut s: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e6).collect();
+    s.sort_by(f64::total_cmp);
+    let at = |q: f64| s[((s.len() as f64 * q) as usize).min(s.len() - 1)];
+    json!({ "n": s.len(), "p50_us": at(0.5), "p90_us": at(0.9), "p99_us": at(0.99),
+            "p999_us": at(0.999), "max_us": s[s.len() - 1],
+            "mean_us": s.iter().sum::<f64>() / s.len() as f64 })
+}
+
 fn percentiles(mut samples: Vec<Duration>) -> String {
     samples.sort();
     let at = |q: f64| {
         let i = ((samples.len() as f64 * q) as usize).min(samples.len() - 1);
         samples[i].as_secs_f64() * 1e6
     };
+    let mean = samples.iter().map(Duration::as_secs_f64).sum::<f64>() / samples.len() as f64;
     format!(
-        "n={} p50={:.1}µs p90={:.1}µs p99={:.1}µs p99.9={:.1}µs max={:.1}µs",
+        "n={} p50={:.1}µs p90={:.1}µs p99={:.1}µs p99.9={:.1}µs max={:.1}µs mean={:.1}µs",
         samples.len(),
         at(0.5),
         at(0.9),
         at(0.99),
         at(0.999),
-        samples.last().map_or(0.0, |d| d.as_secs_f64() * 1e6)
+        samples.last().map_or(0.0, |d| d.as_secs_f64() * 1e6),
+        mean * 1e6
     )
+}
+
+/// Calls timed one by one per measurement: `AUDIT_BENCH_CALLS`, default 20,000.
+fn calls() -> usize {
+    std::env::var("AUDIT_BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000)
 }
 
 fn record_benches(c: &mut Criterion) {
@@ -71,7 +103,7 @@ fn record_benches(c: &mut Criterion) {
         writer.record_blocking(new_decision(i)).unwrap();
         i += 1;
     }
-    let n = 20_000;
+    let n = calls();
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let row = new_decision(i);
@@ -80,11 +112,14 @@ fn record_benches(c: &mut Criterion) {
         writer.record_blocking(row).unwrap();
         samples.push(t0.elapsed());
     }
+    save("record_committed_single", stats(&samples));
     println!("audit/record_committed single calls: {}", percentiles(samples));
+
+    checkpoint_prototype(dir.path());
 
     // 8 threads recording at once: group commit shares one transaction between them.
     let threads = 8;
-    let per_thread = 2_500;
+    let per_thread = calls() / threads;
     let t0 = Instant::now();
     let lat: Vec<Duration> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -105,6 +140,9 @@ fn record_benches(c: &mut Criterion) {
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     let wall = t0.elapsed();
+    let mut v = stats(&lat);
+    v["records_per_s"] = json!(lat.len() as f64 / wall.as_secs_f64());
+    save("record_committed_8_threads", v);
     println!(
         "audit/record_committed 8 threads: {:.0} records/s; {}",
         lat.len() as f64 / wall.as_secs_f64(),
@@ -119,6 +157,75 @@ fn record_benches(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// Evidence for the proposal in BENCHMARKS.md, not a measurement of the shipped code: the writer's
+/// transaction (`BEGIN IMMEDIATE; INSERT …; COMMIT`, WAL, `synchronous=NORMAL`) replayed with
+/// rusqlite, (a) as the writer runs it today, with SQLite's automatic checkpoint on the committing
+/// connection, and (b) with `wal_autocheckpoint=0` on that connection and a second connection
+/// running `PRAGMA wal_checkpoint(PASSIVE)` every 100 ms on its own thread.
+fn checkpoint_prototype(dir: &Path) {
+    const INSERT: &str = "INSERT INTO decisions (time_ms, session, client_name, client_version, server, \
+        tool, arguments, arguments_digest, decision, decided_by, rule, reason, wait_ms, request_id) \
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+    for (name, background) in [("inline_autocheckpoint", false), ("background_checkpoint", true)] {
+        let path = dir.join(format!("proto-{name}.db"));
+        drop(AuditWriter::open(&path).unwrap());
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        conn.pragma_update(None, "synchronous", "NORMAL").unwrap();
+        if background {
+            conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+        }
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let checkpointer = background.then(|| {
+            let (path, stop) = (path.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let c = rusqlite::Connection::open(&path).unwrap();
+                c.busy_timeout(Duration::from_secs(5)).unwrap();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let _ = c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                }
+            })
+        });
+        let mut samples = Vec::with_capacity(calls());
+        for i in 0..(calls() + 2_000) as u64 {
+            let row = new_decision(i);
+            let args = serde_json::to_string(&row.arguments).unwrap();
+            let t0 = Instant::now();
+            conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+            conn.prepare_cached(INSERT)
+                .unwrap()
+                .execute(rusqlite::params![
+                    row.time_ms,
+                    row.session,
+                    row.client_name,
+                    row.client_version,
+                    row.server,
+                    row.tool,
+                    args,
+                    row.arguments_digest,
+                    row.decision.as_str(),
+                    row.decided_by.as_str(),
+                    row.rule,
+                    row.reason,
+                    row.wait_ms,
+                    row.request_id
+                ])
+                .unwrap();
+            conn.execute_batch("COMMIT").unwrap();
+            if i >= 2_000 {
+                samples.push(t0.elapsed());
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = checkpointer {
+            t.join().unwrap();
+        }
+        save(&format!("prototype_commit_{name}"), stats(&samples));
+        println!("audit/prototype commit, {name}: {}", percentiles(samples));
+    }
 }
 
 const SERVERS: [&str; 8] = [
@@ -259,6 +366,7 @@ fn query_benches(c: &mut Criterion) {
                 t.elapsed()
             })
             .collect();
+        save(&format!("query_newest100 {name}"), stats(&samples));
         println!("audit/query newest 100, {name}: {}", percentiles(samples));
     }
 

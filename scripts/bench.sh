@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The Portcullis benchmark suite (issue 5) in one command. Not part of CI's pass/fail; `--smoke`
+# is a run of seconds that CI could afford.
+#
+#   1. cargo build --release -p portcullis
+#   2. peers: scripts/test-peers.sh (server-everything, server-filesystem, Python mcp 1.x + mcp-server-git)
+#      and sparfenyuk mcp-proxy (pinned in bench/requirements-mcp-proxy.txt) in tests/.peers/mcp-proxy
+#   3. the load client: crates/gateway/benches/loadgen.rs (cargo bench --no-run)
+#   4. criterion: policy evaluation (1,000 entries), audit record→commit and query (1,000,000 rows),
+#      wire parse / SSE encode; summary from target/criterion (bench/criterion_summary.py)
+#   5. end to end, in one run, alternating: bench/e2e.py (direct / portcullis connect / portcullis
+#      HTTP / mcp-proxy; 50 sessions x 1,000 calls; held call → ApprovalRequested; idle RSS)
+#   6. with --profile: bench/profile.py (perf record on the gateway under load, CPU per call by part)
+#
+# Usage: scripts/bench.sh [--smoke] [--profile] [--no-criterion] [--no-e2e]
+# Figures: printed, and written to target/bench/{criterion.json,audit.json,e2e.json,profile/}.
+# The machine is shared: cargo waits for the build lock by itself; nothing here builds in parallel.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+smoke=0 profile=0 criterion=1 e2e=1
+for arg in "$@"; do
+    case "$arg" in
+        --smoke) smoke=1 ;;
+        --profile) profile=1 ;;
+        --no-criterion) criterion=0 ;;
+        --no-e2e) e2e=0 ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        *) echo "bench: unknown argument $arg" >&2; exit 1 ;;
+    esac
+done
+
+log() { printf '\n== bench: %s\n' "$*" >&2; }
+python="${PYTHON:-python3}"
+out="$root/target/bench"
+mkdir -p "$out"
+
+log "build (release)"
+cargo build --release -p portcullis
+
+log "peers"
+bash scripts/test-peers.sh
+
+# mcp-proxy in its own venv: it pins its own `mcp`, which must not disturb the test venvs.
+mp_venv="$root/tests/.peers/mcp-proxy"
+mp_req="$root/bench/requirements-mcp-proxy.txt"
+mp_want="$(sha256sum "$mp_req" | cut -d' ' -f1)-$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')"
+if [[ -x "$mp_venv/bin/mcp-proxy" && -f "$mp_venv/.portcullis-stamp" && "$(cat "$mp_venv/.portcullis-stamp")" == "$mp_want" ]]; then
+    echo "bench: mcp-proxy venv up to date ($mp_venv)" >&2
+else
+    log "mcp-proxy venv at $mp_venv"
+    rm -rf "$mp_venv"
+    "$python" -m venv "$mp_venv"
+    PIP_DISABLE_PIP_VERSION_CHECK=1 "$mp_venv/bin/pip" install --quiet --no-input -r "$mp_req" </dev/null
+    printf '%s' "$mp_want" >"$mp_venv/.portcullis-stamp"
+fi
+echo "bench: $("$mp_venv/bin/mcp-proxy" --version 2>&1 | head -1)" >&2
+
+log "load client (crates/gateway/benches/loadgen.rs)"
+loadgen="$(cargo bench -p portcullis-gateway --bench loadgen --no-run --message-format=json \
+    | "$python" -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("target", {}).get("name") == "loadgen" and m.get("executable"):
+        print(m["executable"])')"
+[[ -x "$loadgen" ]] || { echo "bench: loadgen was not built" >&2; exit 1; }
+
+if [[ $criterion -eq 1 ]]; then
+    crit_args=()
+    if [[ $smoke -eq 1 ]]; then
+        crit_args=(--warm-up-time 0.1 --measurement-time 0.2 --sample-size 10)
+        export AUDIT_BENCH_ROWS=20000 AUDIT_BENCH_CALLS=2000
+    fi
+    rm -f "$out/audit.json"
+    : >"$out/criterion.log"
+    for spec in portcullis-policy:policy_eval portcullis-wire:wire portcullis-audit:audit; do
+        log "criterion ${spec#*:}"
+        cargo bench -p "${spec%%:*}" --bench "${spec#*:}" -- "${crit_args[@]}" 2>&1 \
+            | grep -v -E '^(Benchmarking|Gnuplot|Found [0-9]+ outliers|  [0-9]+ \([0-9.]+%\) (low|high) (mild|severe)|Warning: Unable to complete)' \
+            | tee -a "$out/criterion.log"
+    done
+    log "criterion summary (median of samples; target/criterion)"
+    "$python" bench/criterion_summary.py --json "$out/criterion.json"
+fi
+
+if [[ $e2e -eq 1 ]]; then
+    log "end to end$([[ $smoke -eq 1 ]] && echo ' (smoke)')"
+    e2e_args=(--bin "$root/target/release/portcullis" --loadgen "$loadgen" --mcp-proxy "$mp_venv/bin/mcp-proxy"
+              --json "$out/e2e.json")
+    [[ $smoke -eq 1 ]] && e2e_args+=(--smoke)
+    tests/.peers/venv1/bin/python bench/e2e.py "${e2e_args[@]}"
+fi
+
+if [[ $profile -eq 1 ]]; then
+    log "profile (perf)"
+    if ! perf record -e cpu-clock -o /dev/null true >/dev/null 2>&1; then
+        echo "bench: perf does not work here; install it with: apt-get install linux-perf" >&2
+        exit 1
+    fi
+    tests/.peers/venv1/bin/python bench/profile.py --bin "$root/target/release/portcullis" --loadgen "$loadgen" \
+        --out "$out/profile"
+fi
