@@ -117,22 +117,7 @@ fn table(rows: &[AuditRow]) -> String {
             r.upstream_ms.map(|m| m.to_string()).unwrap_or_default(),
         ]);
     }
-    let widths: Vec<usize> = (0..8)
-        .map(|i| lines.iter().map(|l| l[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    lines
-        .iter()
-        .map(|l| {
-            l.iter()
-                .zip(&widths)
-                .map(|(cell, w)| format!("{cell:<w$}"))
-                .collect::<Vec<_>>()
-                .join("  ")
-                .trim_end()
-                .to_owned()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::table::render(&lines)
 }
 
 /// JSON allows raw U+2028/U+2029 inside strings, but line readers that honour Unicode line

@@ -7,6 +7,7 @@ mod connect;
 mod exit;
 mod policy;
 mod serve;
+mod table;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -143,21 +143,7 @@ pub fn table(approvals: &[Approval], now: SystemTime) -> String {
             time_left(now, expiry(a)),
         ]);
     }
-    let widths: Vec<usize> = (0..6)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    rows.iter()
-        .map(|r| {
-            r.iter()
-                .zip(&widths)
-                .map(|(cell, w)| format!("{cell:<w$}"))
-                .collect::<Vec<_>>()
-                .join("  ")
-                .trim_end()
-                .to_owned()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::table::render(&rows)
 }
 
 fn risk_text(risk: Option<&str>) -> String {
