@@ -89,13 +89,23 @@ pub async fn post(
             }
             response
         }
-        Kind::Notification { .. } | Kind::Response { .. } => match session
-            .send(msg.clone(), &caller(&session, &headers, &msg).session)
-            .await
-        {
-            Ok(()) => StatusCode::ACCEPTED.into_response(),
-            Err(e) => (StatusCode::BAD_GATEWAY, format!("portcullis: {e}\n")).into_response(),
-        },
+        Kind::Notification { .. } | Kind::Response { .. } => {
+            // The agent session only matters to a cancel (it names the held call); other
+            // notifications skip reading their params.
+            let agent = if msg.method() == Some(method::CANCELLED) {
+                caller(&session, &headers, &msg).session
+            } else {
+                String::new()
+            };
+            send(&session, msg, &agent).await
+        }
+    }
+}
+
+async fn send(session: &Session, msg: Message, agent_session: &str) -> Response {
+    match session.send(msg, agent_session).await {
+        Ok(()) => StatusCode::ACCEPTED.into_response(),
+        Err(e) => (StatusCode::BAD_GATEWAY, format!("portcullis: {e}\n")).into_response(),
     }
 }
 
