@@ -330,6 +330,7 @@ def write_config(
     servers: dict[str, dict[str, Any]],
     policies: dict[str, dict[str, Any]],
     approval_timeout_secs: int = 10,
+    extra: dict[str, Any] | None = None,
 ) -> Path:
     """Write `portcullis.json` and `policies/<server>.json` into `directory`; return the config path.
 
@@ -346,6 +347,7 @@ def write_config(
         "approval": {"timeout_secs": approval_timeout_secs},
         "mcpServers": servers,
     }
+    config.update(extra or {})  # further top-level keys (e.g. "upstream")
     path = directory / "portcullis.json"
     path.write_text(json.dumps(config, indent=2))
     return path

@@ -10,6 +10,12 @@ use serde::Deserialize;
 /// Default wait for a person's decision: below the 60 s most clients give a request.
 pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u64 = 45;
 
+/// Default bound on a forwarded `tools/call` with no answer. Long enough for real long-running
+/// tools (builds, test runs, browsing, queries) that clients with generous timeouts let run for
+/// minutes; short enough that a hung server does not hold a call, its audit row and its memory
+/// forever when the client never gives up. Set per server for tools known to take longer.
+pub const DEFAULT_CALL_TIMEOUT_SECS: u64 = 300;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config {path}: {source}")]
@@ -34,6 +40,8 @@ struct RawConfig {
     policies: PathBuf,
     #[serde(default)]
     approval: RawApproval,
+    #[serde(default)]
+    upstream: RawUpstream,
     /// Bind a non-loopback address. Off by default: the gateway holds every agent's tools.
     #[serde(default)]
     allow_remote: bool,
@@ -45,6 +53,13 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawApproval {
     timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUpstream {
+    /// Seconds a forwarded `tools/call` may go unanswered before it is failed and cancelled.
+    call_timeout_secs: Option<u64>,
 }
 
 /// One `mcpServers` entry. Unknown keys other clients put here (`disabled`, `autoApprove`, …) are
@@ -62,6 +77,8 @@ struct RawServer {
     url: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    /// This server's own `upstream.call_timeout_secs`.
+    call_timeout_secs: Option<u64>,
 }
 
 fn default_listen() -> String {
@@ -77,6 +94,10 @@ pub struct Config {
     pub listen: SocketAddr,
     pub policies_dir: PathBuf,
     pub approval_timeout_secs: u64,
+    /// `upstream.call_timeout_secs`, for servers without their own.
+    pub call_timeout_secs: u64,
+    /// Per-server `call_timeout_secs` overrides.
+    pub call_timeouts: BTreeMap<String, u64>,
     pub servers: BTreeMap<String, ServerConfig>,
 }
 
@@ -148,7 +169,10 @@ impl Config {
         } else {
             base.join(raw.policies)
         };
+        let call_timeout_secs = raw.upstream.call_timeout_secs.unwrap_or(DEFAULT_CALL_TIMEOUT_SECS);
+        check_call_timeout(call_timeout_secs).map_err(|m| invalid("$.upstream.call_timeout_secs".into(), m))?;
         let mut servers = BTreeMap::new();
+        let mut call_timeouts = BTreeMap::new();
         for (name, server) in raw.mcp_servers {
             let json_path = format!("$.mcpServers[{name:?}]");
             if !valid_server_name(&name) {
@@ -156,6 +180,10 @@ impl Config {
                     json_path,
                     "server names may use letters, digits, '-', '_' and '.'".into(),
                 ));
+            }
+            if let Some(secs) = server.call_timeout_secs {
+                check_call_timeout(secs).map_err(|m| invalid(format!("{json_path}.call_timeout_secs"), m))?;
+                call_timeouts.insert(name.clone(), secs);
             }
             let mut server = server_config(server).map_err(|m| invalid(json_path, m))?;
             // A relative working directory is relative to the config file, like `policies`.
@@ -170,13 +198,35 @@ impl Config {
             listen,
             policies_dir,
             approval_timeout_secs: raw.approval.timeout_secs.unwrap_or(DEFAULT_APPROVAL_TIMEOUT_SECS),
+            call_timeout_secs,
+            call_timeouts,
             servers,
         })
+    }
+
+    /// How long a forwarded `tools/call` to `server` may go unanswered.
+    pub fn call_timeout(&self, server: &str) -> std::time::Duration {
+        let secs = self
+            .call_timeouts
+            .get(server)
+            .copied()
+            .unwrap_or(self.call_timeout_secs);
+        std::time::Duration::from_secs(secs)
     }
 
     /// The policy file of `server`.
     pub fn policy_path(&self, server: &str) -> PathBuf {
         self.policies_dir.join(format!("{server}.json"))
+    }
+}
+
+/// Zero would fail every call; "never" is not offered, since a hung server would then hold a
+/// call forever. A day is the ceiling (and keeps `Instant` arithmetic far from overflow).
+fn check_call_timeout(secs: u64) -> Result<(), String> {
+    if (1..=86_400).contains(&secs) {
+        Ok(())
+    } else {
+        Err(format!("must be between 1 and 86400 seconds, found {secs}"))
     }
 }
 
@@ -286,6 +336,40 @@ mod tests {
         let err = load(r#"{"listen": "0.0.0.0:7470"}"#).unwrap_err().to_string();
         assert!(err.contains("allow_remote"), "{err}");
         assert!(load(r#"{"listen": "0.0.0.0:7470", "allow_remote": true}"#).is_ok());
+    }
+
+    #[test]
+    fn call_timeout_has_a_default_a_global_setting_and_per_server_overrides() {
+        let cfg = load(r#"{"mcpServers": {"a": {"command": "x"}}}"#).unwrap();
+        assert_eq!(cfg.call_timeout("a").as_secs(), DEFAULT_CALL_TIMEOUT_SECS);
+        let cfg = load(
+            r#"{"upstream": {"call_timeout_secs": 120},
+                "mcpServers": {"a": {"command": "x"}, "b": {"url": "http://h/mcp", "call_timeout_secs": 7}}}"#,
+        )
+        .unwrap();
+        assert_eq!(cfg.call_timeout("a").as_secs(), 120);
+        assert_eq!(cfg.call_timeout("b").as_secs(), 7);
+    }
+
+    #[test]
+    fn call_timeout_out_of_range_names_its_path() {
+        let err = load(r#"{"upstream": {"call_timeout_secs": 0}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("$.upstream.call_timeout_secs") && err.contains("between 1 and"),
+            "{err}"
+        );
+        let err = load(r#"{"mcpServers": {"a": {"command": "x", "call_timeout_secs": 100000}}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("$.mcpServers[\"a\"].call_timeout_secs"), "{err}");
+        let err = load(r#"{"upstream": {"call_timeout": 5}}"#).unwrap_err().to_string();
+        assert!(err.contains("unknown field"), "{err}");
+        let err = load(r#"{"mcpServers": {"a": {"command": "x", "call_timeout_secs": "5"}}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("call_timeout_secs"), "{err}");
     }
 
     #[test]

@@ -293,6 +293,7 @@ impl Gateway {
             upstream,
             self.gate.clone(),
             events_rx,
+            self.config.call_timeout(server),
         ))
     }
 

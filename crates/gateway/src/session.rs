@@ -16,6 +16,7 @@ mod reply;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use portcullis_wire::message::ToolCallParams;
 use portcullis_wire::{error_code, method, Message, RequestId};
@@ -64,6 +65,8 @@ pub struct Session {
     /// Forwarded requests the client has cancelled: their outcome is `cancelled`, whatever the
     /// server answers.
     cancelled: Mutex<HashSet<RequestId>>,
+    /// How long a forwarded `tools/call` may go unanswered (config `call_timeout_secs`).
+    call_timeout: Duration,
 }
 
 impl Session {
@@ -74,6 +77,7 @@ impl Session {
         upstream: Upstream,
         gate: Arc<Gate>,
         mut events: mpsc::UnboundedReceiver<Message>,
+        call_timeout: Duration,
     ) -> Arc<Self> {
         let outlets = Arc::new(Outlets::default());
         let pump = outlets.clone();
@@ -97,6 +101,7 @@ impl Session {
             outlets,
             last_seen_ms: AtomicI64::new(crate::gate::now_ms()),
             cancelled: Mutex::new(HashSet::new()),
+            call_timeout,
         })
     }
 
@@ -224,10 +229,10 @@ impl Session {
             match end.settled {
                 Ok(f) => {
                     let mut pending = PendingReply::new(session.clone(), id, Some(f));
-                    match session.upstream.request(msg, &pass_headers).await {
+                    match pending.send_upstream(msg, &pass_headers).await {
                         Ok(exchange) => pending.stream_into(exchange, tx, None),
-                        Err(e) => {
-                            let _ = tx.send(pending.unreachable(&e));
+                        Err(answer) => {
+                            let _ = tx.send(answer);
                         }
                     }
                 }

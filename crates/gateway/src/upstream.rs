@@ -118,6 +118,16 @@ impl Upstream {
         }
     }
 
+    /// The gateway gave up on `id` (call timeout): tell the server as a well-behaved client
+    /// would, so it can stop the work. `id` is the client's id, as for [`abandon`](Self::abandon).
+    pub async fn cancel(&self, id: &RequestId, reason: &str) {
+        match self {
+            Self::Stdio(c) => c.cancel(id, reason),
+            Self::Http(c) => c.cancel(id, reason).await,
+            Self::Sse(c) => c.cancel(id, reason).await,
+        }
+    }
+
     pub fn is_alive(&self) -> bool {
         match self {
             Self::Stdio(c) => c.is_alive(),

@@ -1,9 +1,11 @@
 //! A forwarded request waiting for its answer, and how the answer reaches the client.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use portcullis_wire::{error_code, Message, RequestId};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use super::{Reply, RequestContext, Session};
 use crate::gate::Forwarded;
@@ -21,15 +23,27 @@ pub(super) struct PendingReply {
     pub(super) id: RequestId,
     pub(super) forwarded: Option<Forwarded>,
     pub(super) finish: Finish,
+    /// When a forwarded `tools/call` is given up on (the call timeout); `None` for other requests.
+    deadline: Option<Instant>,
+}
+
+/// `fut`, unless `deadline` passes first (`None`).
+async fn until<F: Future>(deadline: Option<Instant>, fut: F) -> Option<F::Output> {
+    match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, fut).await.ok(),
+        None => Some(fut.await),
+    }
 }
 
 impl PendingReply {
     pub(super) fn new(session: Arc<Session>, id: RequestId, forwarded: Option<Forwarded>) -> Self {
+        let deadline = forwarded.as_ref().map(|_| Instant::now() + session.call_timeout);
         Self {
             session,
             id,
             forwarded,
             finish: Finish::Plain,
+            deadline,
         }
     }
 
@@ -54,9 +68,9 @@ impl PendingReply {
 
     /// Sends the request upstream and answers the way the upstream (or the client) wants.
     pub(super) async fn forward(mut self, msg: Message, ctx: &RequestContext) -> Reply {
-        let exchange = match self.session.upstream.request(msg, &ctx.pass_headers).await {
+        let exchange = match self.send_upstream(msg, &ctx.pass_headers).await {
             Ok(exchange) => exchange,
-            Err(e) => return Reply::Json(self.unreachable(&e)),
+            Err(answer) => return Reply::Json(answer),
         };
         if !ctx.accepts_sse || (exchange.framing == Some(Framing::Json) && !ctx.stream_now) {
             return Reply::Json(self.collect(exchange).await);
@@ -71,6 +85,35 @@ impl PendingReply {
         self.adaptive(exchange).await
     }
 
+    /// Sends the request upstream (an HTTP upstream may already answer here), within the
+    /// deadline. `Err` is the client's answer: unreachable or timed out.
+    pub(super) async fn send_upstream(
+        &mut self,
+        msg: Message,
+        pass_headers: &[(String, String)],
+    ) -> Result<Exchange, Message> {
+        match until(self.deadline, self.session.upstream.request(msg, pass_headers)).await {
+            Some(Ok(exchange)) => Ok(exchange),
+            Some(Err(e)) => Err(self.unreachable(&e)),
+            None => Err(self.timed_out().await),
+        }
+    }
+
+    /// The call timeout passed: cancel the request upstream, fail it, record the failure.
+    async fn timed_out(&mut self) -> Message {
+        let secs = self.session.call_timeout.as_secs();
+        let server = &*self.session.server;
+        tracing::warn!(server, id = %self.id, secs, "upstream did not answer a tools/call within the call timeout; cancelled");
+        let reason = format!("no answer within {secs} s (Portcullis call timeout)");
+        self.session.upstream.cancel(&self.id, &reason).await;
+        let text = format!(
+            "[portcullis] upstream {server:?} did not answer within {secs} s (the call timeout, \
+             upstream.call_timeout_secs); the call was cancelled"
+        );
+        let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, &text);
+        self.complete(reply)
+    }
+
     pub(super) fn unreachable(&mut self, e: &crate::upstream::UpstreamError) -> Message {
         let text = format!("[portcullis] cannot reach upstream {:?}: {e}", &*self.session.server);
         let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, &text);
@@ -79,19 +122,22 @@ impl PendingReply {
 
     /// JSON answer: wait for the response; anything before it has nowhere to go but the outlets.
     async fn collect(mut self, mut exchange: Exchange) -> Message {
-        while let Some(msg) = exchange.messages.recv().await {
-            if self.is_final(&msg) {
-                return self.complete(msg);
+        loop {
+            match until(self.deadline, exchange.messages.recv()).await {
+                Some(Some(msg)) if self.is_final(&msg) => return self.complete(msg),
+                Some(Some(msg)) => self.session.outlets.deliver(msg, &self.session.id),
+                Some(None) => return self.lost(),
+                None => return self.timed_out().await,
             }
-            self.session.outlets.deliver(msg, &self.session.id);
         }
-        self.lost()
     }
 
     /// Waits for the first message: the response alone → JSON; anything else → a stream.
     async fn adaptive(mut self, mut exchange: Exchange) -> Reply {
-        let Some(first) = exchange.messages.recv().await else {
-            return Reply::Json(self.lost());
+        let first = match until(self.deadline, exchange.messages.recv()).await {
+            Some(Some(first)) => first,
+            Some(None) => return Reply::Json(self.lost()),
+            None => return Reply::Json(self.timed_out().await),
         };
         if self.is_final(&first) {
             return Reply::Json(self.complete(first));
@@ -119,10 +165,17 @@ impl PendingReply {
                         self.client_gone().await;
                         break;
                     }
-                    next = exchange.messages.recv() => {
-                        let Some(msg) = next else {
-                            let _ = tx.send(self.lost());
-                            break;
+                    next = until(self.deadline, exchange.messages.recv()) => {
+                        let msg = match next {
+                            Some(Some(msg)) => msg,
+                            Some(None) => {
+                                let _ = tx.send(self.lost());
+                                break;
+                            }
+                            None => {
+                                let _ = tx.send(self.timed_out().await);
+                                break;
+                            }
                         };
                         if self.is_final(&msg) {
                             if let Some(outlet) = outlet {

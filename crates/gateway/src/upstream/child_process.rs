@@ -120,11 +120,16 @@ impl ChildProcess {
     }
 
     pub async fn abandon(&self, id: &RequestId) {
+        self.cancel(id, "client closed the response stream");
+    }
+
+    /// Stops waiting for `id` (the client's id) and sends the server `notifications/cancelled`.
+    pub fn cancel(&self, id: &RequestId, reason: &str) {
         if let Some(wire_id) = self.correlator.wire_id(id) {
             self.correlator.forget(&wire_id);
             let cancel = Message::notification(
                 method::CANCELLED,
-                &serde_json::json!({ "requestId": wire_id.to_value(), "reason": "client closed the response stream" }),
+                &serde_json::json!({ "requestId": wire_id.to_value(), "reason": reason }),
             );
             let _ = self.write(&cancel);
         }

@@ -102,8 +102,15 @@ impl LegacySse {
     }
 
     pub async fn abandon(&self, id: &RequestId) {
+        self.cancel(id, "client closed the response stream").await;
+    }
+
+    pub async fn cancel(&self, id: &RequestId, reason: &str) {
         self.correlator.forget(id);
-        let cancel = Message::notification(method::CANCELLED, &serde_json::json!({ "requestId": id.to_value() }));
+        let cancel = Message::notification(
+            method::CANCELLED,
+            &serde_json::json!({ "requestId": id.to_value(), "reason": reason }),
+        );
         let _ = self.post(&cancel).await;
     }
 

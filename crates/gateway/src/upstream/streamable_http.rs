@@ -142,6 +142,22 @@ impl StreamableHttp {
         Ok(())
     }
 
+    /// Gives up on `id`. The caller has dropped the request's response stream, which is the whole
+    /// of cancellation for a 2026-07-28 server; a server that went through `initialize` (legacy
+    /// era) also gets `notifications/cancelled`.
+    pub async fn cancel(&self, id: &RequestId, reason: &str) {
+        if self.state().protocol_version.is_none() {
+            return;
+        }
+        let cancel = Message::notification(
+            method::CANCELLED,
+            &serde_json::json!({ "requestId": id.to_value(), "reason": reason }),
+        );
+        if let Err(e) = self.send(cancel).await {
+            tracing::debug!(server = self.server, error = %e, "cancel not delivered");
+        }
+    }
+
     pub async fn close(&self) {
         if let Some(task) = self.get_stream.lock().ok().and_then(|mut g| g.take()) {
             task.abort();
@@ -260,8 +276,14 @@ where
     S: futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin,
 {
     let mut decoder = SseDecoder::new(MAX_EVENT);
-    while let Some(chunk) = body.next().await {
-        let Ok(chunk) = chunk else { break };
+    loop {
+        // Nobody waits for this answer any more (client gone, call timed out): drop the stream,
+        // which for a 2026-07-28 server is the cancellation.
+        let chunk = tokio::select! {
+            () = ctx.tx.closed() => return None,
+            chunk = body.next() => chunk,
+        };
+        let Some(Ok(chunk)) = chunk else { break };
         let events = match decoder.feed(&chunk) {
             Ok(events) => events,
             Err(e) => {
