@@ -2,15 +2,21 @@
 //!
 //! Every request passes [`guard`] first: the `Host` must be a loopback name (DNS rebinding), an
 //! `Origin`, if sent, must be local (web pages), and the bearer token must match `gateway.json`.
+//! The control API further answers only the gateway's own user ([`peer_user`]).
 
 pub mod control;
 mod guard;
 pub mod mcp;
+pub mod peer_user;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::extract::connect_info::Connected;
 use axum::routing::{get, post};
+use axum::serve::{IncomingStream, Listener};
 use axum::Router;
+use tokio::net::{TcpListener, TcpStream};
 
 use crate::Gateway;
 
@@ -28,4 +34,41 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .layer(axum::middleware::from_fn_with_state(gateway.clone(), guard::guard))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(gateway)
+}
+
+/// Both ends of the TCP connection a request came on (the control API looks up who owns the
+/// client end).
+#[derive(Debug, Clone, Copy)]
+pub struct Conn {
+    pub local: Option<SocketAddr>,
+    pub peer: SocketAddr,
+}
+
+impl Connected<IncomingStream<'_, NoDelayListener>> for Conn {
+    fn connect_info(stream: IncomingStream<'_, NoDelayListener>) -> Self {
+        Self {
+            local: stream.io().local_addr().ok(),
+            peer: *stream.remote_addr(),
+        }
+    }
+}
+
+/// The TCP listener, with Nagle's algorithm off on every connection: small JSON-RPC messages
+/// must not wait for it (it cost ~40 ms a call). A type of our own so [`Conn`] can be its
+/// connect info.
+pub struct NoDelayListener(pub TcpListener);
+
+impl Listener for NoDelayListener {
+    type Io = TcpStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        let (io, addr) = Listener::accept(&mut self.0).await;
+        let _ = io.set_nodelay(true);
+        (io, addr)
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        Listener::local_addr(&self.0)
+    }
 }

@@ -171,15 +171,13 @@ impl Gateway {
                 }
             })
         };
-        // Small JSON-RPC messages must not wait for Nagle's algorithm (it cost ~40 ms a call).
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
+        let listener = http::NoDelayListener(listener);
         let stopping = self.stopping.clone();
         let signal = async move {
             shutdown.await;
             stopping.cancel();
         };
+        let app = app.into_make_service_with_connect_info::<http::Conn>();
         let server = axum::serve(listener, app).with_graceful_shutdown(signal);
         // Event subscribers and held calls keep connections open; give them a bounded drain.
         let drained = async {

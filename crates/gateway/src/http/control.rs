@@ -3,7 +3,9 @@
 //!
 //! Why loopback HTTP with the `gateway.json` token rather than a Unix socket: the same check
 //! already guards the MCP endpoint, it works unchanged on Linux, macOS and Windows, and the
-//! token file is mode 0600, so only the user who runs the gateway can read it. Subscribers to
+//! token file is mode 0600, so only the user who runs the gateway can read it. On Linux the guard
+//! also checks that the client socket belongs to that user ([`super::peer_user`]), so a leaked
+//! token alone does not let another local user decide calls. Subscribers to
 //! `/control/events` count as approvers: with none, held calls are refused at once rather than
 //! left waiting for nobody.
 

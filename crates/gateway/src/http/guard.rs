@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::{peer_user, Conn};
 use crate::Gateway;
 
 pub async fn guard(State(gateway): State<Arc<Gateway>>, request: Request, next: Next) -> Response {
@@ -30,7 +31,47 @@ pub async fn guard(State(gateway): State<Arc<Gateway>>, request: Request, next: 
             .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
         return response;
     }
+    if request.uri().path().starts_with("/control") {
+        let conn = request.extensions().get::<ConnectInfo<Conn>>().map(|c| c.0);
+        if let Err(why) = same_user(conn).await {
+            tracing::warn!("control API request refused: {why}");
+            return refuse_owned(
+                StatusCode::FORBIDDEN,
+                format!("the control API answers only the gateway's own user: {why}"),
+            );
+        }
+    }
     next.run(request).await
+}
+
+/// The client socket belongs to the user running the gateway. Fails closed when that cannot be
+/// established.
+async fn same_user(conn: Option<Conn>) -> Result<(), String> {
+    let Some(Conn {
+        local: Some(local),
+        peer,
+    }) = conn
+    else {
+        return Err("the connection's addresses are unknown".into());
+    };
+    let found = tokio::task::spawn_blocking(move || peer_user::peer_uid(local, peer))
+        .await
+        .ok()
+        .flatten();
+    match found {
+        Some(uid) if uid == peer_user::own_uid() => Ok(()),
+        Some(uid) => Err(format!("the connection from {peer} belongs to uid {uid}")),
+        None => Err(format!("no local socket owner found for {peer}")),
+    }
+}
+
+fn refuse_owned(status: StatusCode, text: String) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("portcullis: {text}\n"),
+    )
+        .into_response()
 }
 
 fn refuse(status: StatusCode, text: &'static str) -> Response {
