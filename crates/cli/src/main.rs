@@ -45,7 +45,7 @@ enum Command {
     Approvals(approvals::Command),
     /// Show recorded decisions, newest first
     Audit(audit::Args),
-    /// Validate policy files or print the policy JSON Schema
+    /// Validate policy files, write a starter policy from a server's tools, or print the JSON Schema
     #[command(subcommand)]
     Policy(policy::Command),
 }
@@ -60,7 +60,7 @@ fn main() -> ExitCode {
         Command::Connect { server } => connect::run(&data_dir, &server),
         Command::Approvals(command) => approvals::run(&data_dir, &command),
         Command::Audit(args) => audit::run(&data_dir, &args),
-        Command::Policy(command) => policy::run(&command),
+        Command::Policy(command) => policy::run(&config, &command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

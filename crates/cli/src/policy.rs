@@ -1,6 +1,8 @@
-//! `portcullis policy check FILE...` and `portcullis policy schema`.
+//! `portcullis policy check FILE...`, `portcullis policy init SERVER` and `portcullis policy schema`.
 
-use std::path::PathBuf;
+mod init;
+
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 use portcullis_policy::Policy;
@@ -14,13 +16,17 @@ pub enum Command {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
+    /// Write a starter policy from the server's live tool list: read tools allowed, write tools
+    /// rate-limited, execute, delete and unknown tools require approval
+    Init(init::Args),
     /// Print the JSON Schema of the policy format
     Schema,
 }
 
-pub fn run(command: &Command) -> Outcome {
+pub fn run(config: &Path, command: &Command) -> Outcome {
     match command {
         Command::Check { files } => check(files),
+        Command::Init(args) => init::run(config, args),
         Command::Schema => {
             let schema = serde_json::to_string_pretty(&portcullis_policy::json_schema()).map_err(Failure::user)?;
             write_stdout(&schema);

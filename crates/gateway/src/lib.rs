@@ -26,7 +26,9 @@ pub mod rate_limit;
 pub mod relay;
 pub mod risk;
 pub mod session;
+pub mod starter_policy;
 pub mod tool_catalog;
+pub mod tool_listing;
 pub mod upstream;
 
 use std::collections::HashMap;

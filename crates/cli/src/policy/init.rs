@@ -1,0 +1,155 @@
+//! `portcullis policy init SERVER`: a starter policy from the server's live tool list.
+//!
+//! Connects to the configured server directly (no gateway needed), lists every tool, classifies
+//! each and writes `<policies dir>/<server>.json` (see `portcullis_gateway::starter_policy` for
+//! the rules). An existing file is replaced only with `--force`; the file is written to a
+//! temporary file beside it and renamed into place, so a running gateway's watcher never reads
+//! half a policy.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use portcullis_gateway::config::Config;
+use portcullis_gateway::starter_policy::{starter_policy, ClassifiedTool, StarterPolicy};
+use portcullis_gateway::tool_listing::list_tools;
+use portcullis_policy::ToolClass;
+
+use super::write_stdout;
+use crate::exit::{Failure, Outcome};
+use crate::table;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Server name from the config's mcpServers
+    pub server: String,
+    /// Replace an existing policy file
+    #[arg(long)]
+    pub force: bool,
+    /// Print the policy on stdout (the summary goes to stderr) instead of writing the file
+    #[arg(long)]
+    pub stdout: bool,
+    /// Seconds the server gets to start and list its tools
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    pub timeout: u64,
+}
+
+pub fn run(config_path: &Path, args: &Args) -> Outcome {
+    let config = Config::load(config_path).map_err(Failure::user)?;
+    let Some(server) = config.servers.get(&args.server) else {
+        let known: Vec<&str> = config.servers.keys().map(String::as_str).collect();
+        return Err(Failure::user(format!(
+            "no server {:?} in {} (configured: {})",
+            args.server,
+            config_path.display(),
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            }
+        )));
+    };
+    let target = config.policy_path(&args.server);
+    if !args.stdout && !args.force && target.exists() {
+        return Err(exists(&target));
+    }
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::user(format!("cannot start the async runtime: {e}")))?;
+    let listed = runtime.block_on(list_tools(
+        &args.server,
+        server,
+        "portcullis-policy-init",
+        Duration::from_secs(args.timeout),
+    ));
+    let tools = listed.map_err(|e| {
+        let mut lines = vec![format!(
+            "portcullis: cannot list the tools of {:?}: {}",
+            args.server, e.message
+        )];
+        lines.extend(e.stderr_tail.iter().map(|l| format!("  server stderr: {l}")));
+        Failure::Report(lines)
+    })?;
+    let starter = starter_policy(&tools).map_err(|e| Failure::user(format!("generated an invalid policy: {e}")))?;
+
+    if args.stdout {
+        write_stdout(starter.text.trim_end());
+        eprintln!("{}", summary(&starter));
+        return Ok(());
+    }
+    write_policy(&target, &starter.text, args.force)?;
+    write_stdout(&summary(&starter));
+    eprintln!(
+        "portcullis: wrote {} ({} tools); review it, then the gateway applies it at once",
+        target.display(),
+        starter.tools.len()
+    );
+    Ok(())
+}
+
+fn exists(target: &Path) -> Failure {
+    Failure::user(format!(
+        "{} already exists; pass --force to replace it",
+        target.display()
+    ))
+}
+
+/// Writes `text` to a temporary file in `target`'s directory and moves it into place: with
+/// `force` over an existing file, without it only if `target` still does not exist.
+fn write_policy(target: &Path, text: &str, force: bool) -> Outcome {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Failure::user(format!("cannot create {}: {e}", dir.display())))?;
+    let mut file = tempfile::Builder::new()
+        .prefix(".policy-init-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| Failure::user(format!("cannot write in {}: {e}", dir.display())))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.as_file().sync_all())
+        .map_err(|e| Failure::user(format!("cannot write in {}: {e}", dir.display())))?;
+    let persisted = if force {
+        file.persist(target)
+    } else {
+        file.persist_noclobber(target)
+    };
+    persisted.map(|_| ()).map_err(|e| {
+        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+            exists(target)
+        } else {
+            Failure::user(format!("cannot write {}: {}", target.display(), e.error))
+        }
+    })
+}
+
+/// The classification table, then one line of counts per class.
+fn summary(starter: &StarterPolicy) -> String {
+    let mut rows = vec![["TOOL", "CLASS", "RISK", "RULE"].map(str::to_owned)];
+    rows.extend(starter.tools.iter().map(row));
+    let mut out = table::render(&rows);
+    let count = |class: ToolClass| starter.tools.iter().filter(|t| t.class == class).count();
+    out.push_str(&format!(
+        "\n\n{} tools: {} read (allow), {} write (allow, rate-limited), {} execute, {} delete and {} unknown (require approval)",
+        starter.tools.len(),
+        count(ToolClass::Read),
+        count(ToolClass::Write),
+        count(ToolClass::Execute),
+        count(ToolClass::Delete),
+        count(ToolClass::Unknown),
+    ));
+    for skipped in &starter.skipped {
+        out.push_str(&format!("\nskipped: {skipped}"));
+    }
+    out
+}
+
+fn row(tool: &ClassifiedTool) -> [String; 4] {
+    let name = |v: serde_json::Value| v.as_str().unwrap_or("?").to_owned();
+    [
+        tool.name.clone(),
+        name(serde_json::json!(tool.class)),
+        name(serde_json::json!(tool.risk)),
+        tool.rule.to_string(),
+    ]
+}

@@ -1,0 +1,140 @@
+//! Listing a configured server's tools directly, without a gateway: `initialize`, then every page
+//! of `tools/list` (unfiltered — hiding is the gateway's business, not the lister's).
+//!
+//! `portcullis policy init` uses [`list_tools`] (one short-lived connection). [`handshake`] and
+//! [`list_all_pages`] are the two steps on their own, for callers that keep the connection.
+
+use std::time::Duration;
+
+use portcullis_wire::{error_code, method, Message};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use crate::config::ServerConfig;
+use crate::upstream::{IdMode, Upstream};
+
+/// The protocol version offered in `initialize`.
+pub const PROTOCOL_VERSION: &str = "2025-06-18";
+/// Most `tools/list` pages read from one server: a server whose cursor never ends is cut here.
+pub const MAX_PAGES: usize = 100;
+
+/// Why the tools could not be listed, with what the server wrote on stderr (stdio servers).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ListToolsError {
+    pub message: String,
+    pub stderr_tail: Vec<String>,
+}
+
+/// Starts `config`, lists its tools (every page) and stops it; bounded by `deadline` overall.
+/// `client_name` is the `clientInfo.name` the server sees.
+pub async fn list_tools(
+    server: &str,
+    config: &ServerConfig,
+    client_name: &str,
+    deadline: Duration,
+) -> Result<Vec<Value>, ListToolsError> {
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let upstream = Upstream::connect(server, config, IdMode::Remap, events_tx)
+        .await
+        .map_err(|e| ListToolsError {
+            message: e.to_string(),
+            stderr_tail: Vec::new(),
+        })?;
+    let answering = tokio::spawn(answer_server_requests(upstream.clone(), events_rx));
+    let listed = tokio::time::timeout(deadline, async {
+        handshake(&upstream, client_name).await?;
+        list_all_pages(&upstream).await
+    })
+    .await
+    .unwrap_or_else(|_| {
+        Err(format!(
+            "no answer to initialize and tools/list within {} s",
+            deadline.as_secs()
+        ))
+    });
+    let stderr_tail = stderr_tail(&upstream);
+    upstream.close().await;
+    answering.abort();
+    listed.map_err(|message| ListToolsError { message, stderr_tail })
+}
+
+/// `initialize` (declaring no client capabilities), then `notifications/initialized`.
+pub async fn handshake(upstream: &Upstream, client_name: &str) -> Result<(), String> {
+    let init = json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": { "name": client_name, "version": env!("CARGO_PKG_VERSION") },
+    });
+    call(upstream, 0, method::INITIALIZE, &init).await?;
+    let initialized = Message::notification(method::INITIALIZED, &json!({}));
+    upstream.send(initialized).await.map_err(|e| e.to_string())
+}
+
+/// Every page of `tools/list`, following `nextCursor` up to [`MAX_PAGES`].
+pub async fn list_all_pages(upstream: &Upstream) -> Result<Vec<Value>, String> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    for page in 1..=MAX_PAGES {
+        let params = cursor.as_ref().map_or_else(|| json!({}), |c| json!({ "cursor": c }));
+        let result = call(upstream, page as u64, method::TOOLS_LIST, &params).await?;
+        match result.get("tools") {
+            Some(Value::Array(list)) => tools.extend(list.iter().cloned()),
+            _ => return Err("the tools/list answer has no \"tools\" array".to_owned()),
+        }
+        cursor = result.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
+        if cursor.is_none() {
+            return Ok(tools);
+        }
+    }
+    Err(format!(
+        "tools/list still had more pages after {MAX_PAGES}; refusing a possibly endless list"
+    ))
+}
+
+/// The last lines a stdio server wrote to stderr (HTTP servers have none).
+pub fn stderr_tail(upstream: &Upstream) -> Vec<String> {
+    match upstream {
+        Upstream::Stdio(child) => child.stderr_tail(),
+        Upstream::Http(_) | Upstream::Sse(_) => Vec::new(),
+    }
+}
+
+/// Answers what the server asks of this client while listing: `ping`, and "not offered" to
+/// anything else (it declared no capabilities), so a server that asks does not hang.
+async fn answer_server_requests(upstream: Upstream, mut events: mpsc::UnboundedReceiver<Message>) {
+    while let Some(msg) = events.recv().await {
+        let (true, Some(id)) = (msg.is_request(), msg.id()) else {
+            continue;
+        };
+        let answer = if msg.method() == Some(method::PING) {
+            Message::response(id, &json!({}))
+        } else {
+            Message::error_response(
+                Some(id),
+                error_code::METHOD_NOT_FOUND,
+                "this Portcullis client offers no client features",
+            )
+        };
+        let _ = upstream.send(answer).await;
+    }
+}
+
+/// One request; its result, or the error's text.
+async fn call(upstream: &Upstream, id: u64, method: &str, params: &Value) -> Result<Value, String> {
+    let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+    let msg = Message::from_value(&body).map_err(|e| e.to_string())?;
+    let mut exchange = upstream.request(msg, &[]).await.map_err(|e| e.to_string())?;
+    while let Some(reply) = exchange.messages.recv().await {
+        if !reply.is_response() {
+            continue;
+        }
+        let value = reply.to_value().map_err(|e| e.to_string())?;
+        if let Some(error) = value.get("error") {
+            let text = error.get("message").and_then(Value::as_str).unwrap_or("error");
+            return Err(format!("{method} failed: {text}"));
+        }
+        return Ok(value.get("result").cloned().unwrap_or(Value::Null));
+    }
+    Err(format!("the server closed the connection before answering {method}"))
+}
