@@ -5,6 +5,7 @@
 #                              (server-everything, server-filesystem, @modelcontextprotocol/client 2.x)
 #   tests/.peers/venv1         python venv from tests/requirements-mcp1.txt (mcp 1.x, mcp-server-git, pytest)
 #   tests/.peers/venv2         python venv from tests/requirements-mcp2.txt (mcp 2.3.0, pytest)
+#   tests/.peers/proxmox       python venv from tests/requirements-proxmox.txt (proxmox-mcp-server, fakepve)
 #
 # Idempotent: each part keeps a stamp holding the hash of its inputs and is skipped while the stamp
 # matches. Works non-interactively (CI=true, no stdin, root). Set PYTHON to choose the interpreter.
@@ -66,4 +67,5 @@ mkdir -p "$venvs_dir"
 install_node_peers
 install_venv venv1 "$root/tests/requirements-mcp1.txt"
 install_venv venv2 "$root/tests/requirements-mcp2.txt"
-log "done: node peers in tests/peers/node_modules, venvs in tests/.peers/{venv1,venv2}"
+install_venv proxmox "$root/tests/requirements-proxmox.txt"
+log "done: node peers in tests/peers/node_modules, venvs in tests/.peers/{venv1,venv2,proxmox}"

@@ -32,20 +32,26 @@ const DELETE: &[&str] = &[
     "terminate",
     "unlink",
     "revoke",
+    "uninstall",
+    "prune",
+    "rollback",
+    "restore",
 ];
 const EXECUTE: &[&str] = &[
     "exec", "execute", "run", "eval", "shell", "command", "cmd", "spawn", "launch", "start", "stop", "restart",
-    "reboot", "shutdown", "script", "invoke", "trigger", "deploy", "migrate",
+    "reboot", "shutdown", "script", "invoke", "trigger", "deploy", "migrate", "install", "upgrade", "suspend",
+    "resume", "pause", "cancel", "abort", "repair", "relocate",
 ];
 const WRITE: &[&str] = &[
     "write", "create", "update", "edit", "set", "put", "post", "insert", "modify", "move", "rename", "upload", "send",
     "commit", "push", "reset", "apply", "patch", "add", "save", "toggle", "enable", "disable", "merge", "checkout",
-    "clone", "copy", "mkdir", "make", "new", "change", "replace", "assign", "grant", "publish", "archive",
+    "clone", "copy", "mkdir", "make", "new", "change", "replace", "assign", "grant", "publish", "archive", "resize",
+    "convert", "register", "allocate", "import", "upsert",
 ];
 const READ: &[&str] = &[
     "get", "list", "read", "search", "find", "query", "show", "describe", "fetch", "status", "view", "count", "check",
     "echo", "info", "diff", "log", "lookup", "inspect", "browse", "tree", "sum", "head", "tail", "stat", "download",
-    "ping", "validate", "explain",
+    "ping", "validate", "explain", "dump", "export",
 ];
 
 fn class_of_word(word: &str) -> Risk {
@@ -137,6 +143,12 @@ mod tests {
     #[case("git_reset", None, None, Risk::Write)]
     #[case("frobnicate", Some("Deletes the widget"), None, Risk::Delete)]
     #[case("frobnicate", None, None, Risk::Unknown)]
+    #[case("rollback_vm_snapshot", None, None, Risk::Delete)]
+    #[case("cloudron_uninstall_app", None, None, Risk::Delete)]
+    #[case("cloudron_install_app", None, None, Risk::Execute)]
+    #[case("suspend_vm", None, None, Risk::Execute)]
+    #[case("resize_vm_disk", None, None, Risk::Write)]
+    #[case("dump_vm_cloudinit", None, None, Risk::Read)]
     #[case("echo", None, Some(json!({"readOnlyHint": true, "destructiveHint": false})), Risk::Read)]
     #[case("echo", None, Some(json!({"destructiveHint": true})), Risk::Delete)]
     #[case("read_file", None, Some(json!({"readOnlyHint": false})), Risk::Write)]
