@@ -21,7 +21,7 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::Gateway;
 
 /// Largest request body accepted.
-pub const MAX_BODY: usize = 16 * 1024 * 1024;
+pub const MAX_BODY: usize = crate::limits::MAX_MESSAGE;
 
 pub fn router(gateway: Arc<Gateway>) -> Router {
     Router::new()

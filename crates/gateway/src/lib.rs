@@ -20,6 +20,7 @@ pub mod events;
 pub mod gate;
 pub mod gateway_file;
 pub mod http;
+pub mod limits;
 pub mod paths;
 pub mod policy_store;
 pub mod rate_limit;
@@ -161,6 +162,7 @@ impl Gateway {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        raise_fd_limit();
         let app = http::router(self.clone());
         let pruner = {
             let gateway = self.clone();
@@ -356,4 +358,25 @@ fn create_private_dir(dir: &Path) -> Result<(), StartError> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir).map_err(err)
+}
+
+/// Every held call and open stream is a socket, and each legacy stdio session a child with three
+/// pipes: the common soft limit of 1024 descriptors would cap the gateway at a few hundred
+/// concurrent calls. Raise the soft limit to the hard one (bounded), as servers usually do.
+fn raise_fd_limit() {
+    #[cfg(unix)]
+    {
+        use nix::sys::resource::{getrlimit, setrlimit, Resource};
+        const WANTED: u64 = 65_536;
+        let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+            return;
+        };
+        let target = hard.min(WANTED);
+        if soft < target {
+            match setrlimit(Resource::RLIMIT_NOFILE, target, hard) {
+                Ok(()) => tracing::debug!(from = soft, to = target, "raised the open-file limit"),
+                Err(e) => tracing::warn!(soft, error = %e, "cannot raise the open-file limit"),
+            }
+        }
+    }
 }

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use crate::gateway_file::GatewayFile;
 use crate::http::mcp::{RELAY_HEADER, SESSION_HEADER};
 
-const MAX_LINE: usize = 16 * 1024 * 1024;
+const MAX_LINE: usize = crate::limits::MAX_MESSAGE;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RelayError {
@@ -98,7 +98,7 @@ impl Relay {
         loop {
             loop {
                 match decoder.decode(&mut buf) {
-                    Ok(Some(line)) => match Message::parse(line) {
+                    Ok(Some(line)) => match parse_client_line(line) {
                         Ok(msg) => self.forward(msg).await,
                         Err(e) => {
                             let text = format!("[portcullis] {e}");
@@ -229,6 +229,12 @@ impl Relay {
             let _ = tokio::time::timeout(std::time::Duration::from_secs(2), request.send()).await;
         }
     }
+}
+
+/// One line from the client: within the limits ([`crate::limits`]), then a JSON-RPC message.
+fn parse_client_line(line: bytes::Bytes) -> Result<Message, String> {
+    crate::limits::check_client_message(&line)?;
+    Message::parse(line).map_err(|e| e.to_string())
 }
 
 async fn write_stdout<W: AsyncWrite + Unpin>(mut stdout: W, mut rx: mpsc::UnboundedReceiver<Message>) {

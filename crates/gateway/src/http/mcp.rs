@@ -4,6 +4,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -28,10 +29,21 @@ pub async fn post(
     State(gw): State<Arc<Gateway>>,
     Path(server): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     if !gw.has_server(&server) {
         return unknown_server(&server);
+    }
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return body_refused(&rejection),
+    };
+    if let Err(why) = crate::limits::check_client_message(&body) {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            error_code::PARSE_ERROR,
+            &format!("[portcullis] {why}"),
+        );
     }
     let msg = match Message::parse(body) {
         Ok(msg) => msg,
@@ -271,6 +283,21 @@ fn start_failed(msg: &Message, why: &str) -> Response {
         Body::from(reply.bytes().clone()),
     )
         .into_response()
+}
+
+/// A body that could not be read: over [`super::MAX_BODY`] (413) or cut off.
+fn body_refused(rejection: &BytesRejection) -> Response {
+    let status = rejection.status();
+    let text = if status == StatusCode::PAYLOAD_TOO_LARGE {
+        format!(
+            "[portcullis] message larger than the {} MiB limit; not read",
+            super::MAX_BODY / (1024 * 1024)
+        )
+    } else {
+        format!("[portcullis] cannot read the request body: {rejection}")
+    };
+    tracing::warn!(%status, "request body refused: {text}");
+    rpc_error(status, error_code::PARSE_ERROR, &text)
 }
 
 fn rpc_error(status: StatusCode, code: i64, text: &str) -> Response {

@@ -76,14 +76,16 @@ fn proc_hex(addr: SocketAddr) -> String {
 }
 
 /// The `uid` of the row whose local address is `local_hex` and remote address `remote_hex`.
+/// Every loopback connection is in the table twice and thousands may be open, so the scan stops
+/// looking at a row as soon as its addresses differ.
 fn find_uid(table: &str, local_hex: &str, remote_hex: &str) -> Option<u32> {
     table.lines().skip(1).find_map(|line| {
         // sl local_address rem_address st tx:rx tr:when retrnsmt uid ...
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let (local, remote, uid) = (fields.get(1)?, fields.get(2)?, fields.get(7)?);
-        (local.eq_ignore_ascii_case(local_hex) && remote.eq_ignore_ascii_case(remote_hex))
-            .then(|| uid.parse().ok())
-            .flatten()
+        let mut fields = line.split_ascii_whitespace().skip(1);
+        if !fields.next()?.eq_ignore_ascii_case(local_hex) || !fields.next()?.eq_ignore_ascii_case(remote_hex) {
+            return None;
+        }
+        fields.nth(4)?.parse().ok()
     })
 }
 

@@ -23,7 +23,7 @@ use super::correlator::{Correlator, IdMode};
 use super::{Exchange, UpstreamError};
 
 /// Longest line accepted from a server.
-const MAX_LINE: usize = 16 * 1024 * 1024;
+const MAX_LINE: usize = crate::limits::MAX_MESSAGE;
 /// How long a server gets after stdin closes, then after SIGTERM.
 const GRACE: Duration = Duration::from_secs(2);
 /// Stderr lines kept for status views.

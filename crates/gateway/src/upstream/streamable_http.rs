@@ -21,7 +21,7 @@ use super::{Exchange, Framing, UpstreamError};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
-const MAX_EVENT: usize = 16 * 1024 * 1024;
+const MAX_EVENT: usize = crate::limits::MAX_MESSAGE;
 
 pub struct StreamableHttp {
     server: String,
