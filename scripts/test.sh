@@ -39,6 +39,9 @@ export PORTCULLIS_E2E_REQUIRE_GATEWAY=1
 step "end-to-end: Python mcp 1.x clients"
 tests/.peers/venv1/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp1
 
+step "soak (smoke): 20 s of mixed traffic, memory and descriptors must not grow"
+bash scripts/soak.sh 20 --warmup 5
+
 step "end-to-end: Python mcp 2.x and TypeScript SDK 2.x clients"
 tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
 
