@@ -208,6 +208,13 @@ impl Gateway {
             });
         }
         let addr = self.config.listen;
+        if !addr.ip().is_loopback() {
+            // Only with "allow_remote": true (the config refuses it otherwise). Say so loudly.
+            tracing::warn!(
+                "LISTENING ON {addr}, NOT LOOPBACK (\"allow_remote\": true): anyone who can reach this \
+                 address and holds the token can call every configured server"
+            );
+        }
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| StartError::Listen { addr, source })?;

@@ -162,3 +162,28 @@ def test_nothing_on_the_mcp_channel_decides_a_held_call(sgw, held):
     (still,) = [p for p in api.pending() if p["id"] == approval_id]
     assert still["tool"] == "ping_tool"
     assert "reply" not in box, "the held call must still be waiting"
+
+
+def test_non_loopback_listen_is_refused_unless_the_config_says_so(e2e_tmp: Path):
+    root = e2e_tmp / f"listen-{uuid.uuid4().hex[:8]}"
+    spec = harness.python_stdio(Path(sys.executable), harness.PEERS_DIR / "slow_server.py")
+    config = harness.write_config(root, {"slow": spec}, {"slow": HELD})
+    cfg = json.loads(config.read_text())
+    cfg["listen"] = "0.0.0.0:0"
+    config.write_text(json.dumps(cfg))
+    r = subprocess.run([str(harness.portcullis_bin()), "serve", "--config", str(config), "--data-dir",
+                        str(root / "data")], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1, (r.returncode, r.stderr[-500:])
+    assert "$.listen" in r.stderr and "allow_remote" in r.stderr, r.stderr[-500:]
+    assert not (root / "data" / "gateway.json").exists()
+
+    cfg["allow_remote"] = True
+    config.write_text(json.dumps(cfg))
+    gw = harness.start_gateway(config, root / "data")
+    try:
+        assert any("NOT LOOPBACK" in line for line in gw.proc.lines), "consent must be logged loudly"
+        port = gw.url.rsplit(":", 1)[1]
+        reply = harness.http_post(f"http://127.0.0.1:{port}/mcp/slow", harness.INITIALIZE_BODY, gw.auth_headers())
+        assert reply.status == 200, reply.status
+    finally:
+        gw.stop()
