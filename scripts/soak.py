@@ -27,6 +27,7 @@ beyond noise fails the run:
 from __future__ import annotations
 
 import argparse
+import logging
 import asyncio
 import json
 import random
@@ -149,6 +150,10 @@ def main() -> int:
     parser.add_argument("seconds", type=float, nargs="?", default=60.0)
     parser.add_argument("--warmup", type=float, default=None, help="seconds of warm-up traffic (default: 20%%, 5..30)")
     args = parser.parse_args()
+    # The mcp client logs messages that arrive after a session closed (server-everything's late
+    # notifications); they are not failures of the gateway.
+    logging.getLogger("mcp").setLevel(logging.CRITICAL)
+    logging.getLogger().setLevel(logging.CRITICAL)
     warmup = args.warmup if args.warmup is not None else min(30.0, max(5.0, args.seconds * 0.2))
 
     with tempfile.TemporaryDirectory(prefix="portcullis-soak-") as tmp:
