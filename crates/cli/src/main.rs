@@ -3,6 +3,7 @@
 
 mod approvals;
 mod audit;
+mod clients;
 mod connect;
 mod exit;
 mod policy;
@@ -45,6 +46,9 @@ enum Command {
     Approvals(approvals::Command),
     /// Show recorded decisions, newest first
     Audit(audit::Args),
+    /// Route an MCP client's servers (Claude Desktop, Cursor, Claude Code, VS Code) through Portcullis, or undo it
+    #[command(subcommand)]
+    Clients(clients::Command),
     /// Validate policy files, write a starter policy from a server's tools, or print the JSON Schema
     #[command(subcommand)]
     Policy(policy::Command),
@@ -54,12 +58,22 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let env = portcullis_gateway::paths::ProcessEnv;
     let config = portcullis_gateway::paths::config_file(cli.config, &env);
+    let data_dir_chosen = cli.data_dir.is_some()
+        || portcullis_gateway::paths::Environment::var(&env, portcullis_gateway::paths::HOME_ENV).is_some();
     let data_dir = portcullis_gateway::paths::data_dir(cli.data_dir, &env);
     let result = match cli.command {
         Command::Serve => serve::run(&config, &data_dir),
         Command::Connect { server } => connect::run(&data_dir, &server),
         Command::Approvals(command) => approvals::run(&data_dir, &command),
         Command::Audit(args) => audit::run(&data_dir, &args),
+        Command::Clients(command) => {
+            let paths = clients::Paths {
+                config: &config,
+                data_dir: &data_dir,
+                data_dir_chosen,
+            };
+            clients::run(&paths, &command)
+        }
         Command::Policy(command) => policy::run(&config, &command),
     };
     match result {

@@ -15,6 +15,7 @@
 
 pub mod approval;
 pub mod audit_log;
+pub mod clients;
 pub mod config;
 pub mod events;
 pub mod gate;
