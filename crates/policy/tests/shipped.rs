@@ -83,3 +83,22 @@ fn shipped_infrastructure_policies_keep_the_seed_records_rules() {
         );
     }
 }
+
+/// policies/SHIPPED.md lists every entry of the smaller policies with the class and risk the
+/// file records, so the documented table cannot drift from the files.
+#[test]
+fn shipped_md_tables_match_the_files() {
+    let doc = std::fs::read_to_string(policies_dir().join("SHIPPED.md")).expect("read policies/SHIPPED.md");
+    for file in ["everything.json", "filesystem.json", "proxmox.json", "cloudron.json"] {
+        let policy: Value =
+            serde_json::from_str(&std::fs::read_to_string(policies_dir().join(file)).expect("read")).expect("JSON");
+        for (key, entry) in policy["tools"].as_object().expect("tools") {
+            let row = format!(
+                "| `{key}` | {} | {} |",
+                entry["class"].as_str().unwrap_or("?"),
+                entry["risk"].as_str().unwrap_or("?")
+            );
+            assert!(doc.contains(&row), "policies/SHIPPED.md must list {file}: {row}");
+        }
+    }
+}
