@@ -76,7 +76,8 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
         }
         GatewayEvent::PolicyReloaded { server } => host.policy_rejected(&server, None),
         GatewayEvent::PolicyRejected { server, problems } => host.policy_rejected(&server, Some(problems)),
-        GatewayEvent::AuditAppended { .. } => {}
+        // Forwarded above; the windows show it (AuditHealth: calls are refused while `ok` is false).
+        GatewayEvent::AuditAppended { .. } | GatewayEvent::AuditHealth { .. } => {}
     }
 }
 

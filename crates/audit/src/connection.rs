@@ -13,6 +13,10 @@ use crate::migration;
 /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
 
+/// The writer checkpoints by itself only when the log reaches this many pages (~40 MiB); normally
+/// the checkpoint thread has reset it long before.
+const WAL_BACKSTOP_PAGES: i64 = 10_000;
+
 /// Statements are cached per connection; the reader has one shape per filter combination.
 const STATEMENT_CACHE: usize = 64;
 
@@ -59,7 +63,7 @@ impl Target {
 
 /// The bundled SQLite is built with `SQLITE_USE_URI`, so a relative path spelled `file:…` would be
 /// parsed as a URI; `./` keeps it a path.
-fn sqlite_path(path: &Path) -> PathBuf {
+pub(crate) fn sqlite_path(path: &Path) -> PathBuf {
     if path.is_relative() && path.to_str().is_some_and(|s| s.starts_with("file:")) {
         Path::new(".").join(path)
     } else {
@@ -103,16 +107,6 @@ fn read_only(target: &Target) -> AuditError {
     AuditError::ReadOnly { path: target.path() }
 }
 
-/// A connection opened with `SQLITE_OPEN_READ_ONLY` but configured like the writer's. Used by the
-/// read-only fault hook to put the writer in the state a read-only file leaves it in.
-#[cfg(any(test, feature = "testing"))]
-pub(crate) fn open_writer_read_only(target: &Target) -> Result<Connection, AuditError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = target.open(flags).map_err(target.open_error())?;
-    configure_writer(target, &conn).map_err(target.open_error())?;
-    Ok(conn)
-}
-
 fn configure_writer(target: &Target, conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
@@ -125,6 +119,9 @@ fn configure_writer(target: &Target, conn: &Connection) -> rusqlite::Result<()> 
     }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Checkpoints run on their own thread (`checkpoint.rs`) so commits never wait for one. The
+    // automatic checkpoint stays as a backstop at a high mark, in case that thread cannot keep up.
+    conn.pragma_update(None, "wal_autocheckpoint", WAL_BACKSTOP_PAGES)?;
     Ok(())
 }
 

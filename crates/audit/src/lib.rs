@@ -51,10 +51,25 @@
 //! (up to 256 commands), runs it in one `BEGIN IMMEDIATE … COMMIT` (group commit, prepared cached
 //! statements), then calls each command's callback. Redaction and JSON encoding happen on the
 //! caller's thread before the send. No async runtime is involved; the gateway's callback completes
-//! a oneshot. SQLite's automatic WAL checkpoint (every ~1000 pages, about 150 commits) also runs
-//! on this thread, so that one commit takes milliseconds (it fsyncs) where others take tens of
-//! microseconds.
+//! a oneshot. Fire-and-forget outcomes wait up to 5 ms to share the next record's transaction, so
+//! a forwarded call costs one commit. WAL checkpoints run on a second thread
+//! (`portcullis-audit-checkpoint`, `PRAGMA wal_checkpoint(PASSIVE)` at most every 100 ms) so no
+//! commit waits for one; the writer's own automatic checkpoint stays only as a backstop at 10,000
+//! pages.
 //!
+//! # When the database cannot be written
+//!
+//! A record that fails (locked by another process past the busy timeout, disk full, read-only,
+//! I/O error) is answered with the error and the writer enters the failing state:
+//! [`AuditWriter::fault`] says why and since when, one line is logged, and the listener set with
+//! [`AuditWriter::on_health_change`] hears of it. While failing, locks are waited for only 200 ms,
+//! and the thread probes the database every second with a small real write (reopening it first
+//! if the connection went bad); the first write that works (probe or record) ends the state with
+//! one more log line. A full disk is not probed — a one-page probe may fit where a record does
+//! not, and the state would flap — so the next record that fits ends it. Nothing needs a restart.
+//! [`AuditWriter::open_fail_closed`] starts in the failing state when the file cannot be opened
+//! for writing at all, instead of failing.
+
 //! # Invariants
 //!
 //! * A `record` callback receives `Ok(id)` only after the transaction holding the row has
@@ -73,11 +88,14 @@
 //!
 //! [`AuditWriter::open_in_memory`] gives a private named in-memory database (SQLite's `memdb`
 //! VFS), which [`AuditWriter::store`] can read through a second connection, so unit tests use the
-//! same writer/reader split as production without touching the disk. The `testing` feature exposes
-//! `AuditWriter::simulate_read_only` so the gateway can test that it fails closed.
+//! same writer/reader split as production without touching the disk. The fault tests
+//! (`fault_tests.rs`) use real conditions: another process holding the lock, a small tmpfs filled
+//! up, a read-only bind mount (root) or file mode (other users).
 
+mod checkpoint;
 mod connection;
 mod error;
+mod health;
 mod migration;
 mod record;
 mod redact;
@@ -85,9 +103,12 @@ mod store;
 mod writer;
 
 #[cfg(test)]
+mod fault_tests;
+#[cfg(test)]
 mod tests;
 
 pub use error::AuditError;
+pub use health::{AuditFault, FaultKind, HealthListener};
 pub use record::{AuditRow, DecidedBy, Decision, NewDecision, Outcome, UnknownValue};
 pub use redact::{redact, DEFAULT_REDACT_KEYS, REDACTED};
 pub use store::{AuditFilter, AuditStore};

@@ -425,61 +425,10 @@ fn a_database_from_a_newer_build_is_refused_by_writer_and_reader() {
     assert!(err.to_string().contains("upgrade portcullis"), "{err}");
 }
 
-/// What this proves: when the writer's connection can only read (as after the file lost its write
-/// permission), `record` reports the error to its callback, the thread keeps serving, and once the
-/// condition is lifted the writer reopens and records again. It does not exercise the OS
-/// permission check itself (see the chmod test below, which root skips).
-#[test]
-fn a_read_only_database_fails_records_and_the_writer_recovers() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("audit.db");
-    let writer = AuditWriter::open(&path).unwrap();
-    let store = writer.store().unwrap();
-    let before = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
-
-    writer.simulate_read_only(true).unwrap();
-    // First the insert fails on the read-only connection, then the reopen attempt is refused too.
-    for attempt in 0..3 {
-        let err = writer
-            .record_blocking(sample("s", "t", Decision::Allowed, 2))
-            .unwrap_err();
-        assert!(
-            matches!(err, AuditError::ReadOnly { .. }) || err.sqlite_code() == Some(rusqlite::ErrorCode::ReadOnly),
-            "attempt {attempt}: expected a read-only error, got {err:?}"
-        );
-    }
-    let err = writer.complete_blocking(before, Outcome::Ok, 1).unwrap_err();
-    assert_eq!(err.sqlite_code(), Some(rusqlite::ErrorCode::ReadOnly), "{err:?}");
-
-    writer.simulate_read_only(false).unwrap();
-    let after = writer.record_blocking(sample("s", "t", Decision::Allowed, 3)).unwrap();
-    writer.complete_blocking(before, Outcome::Ok, 1).unwrap();
-    assert_eq!(
-        ids(&store.query(&AuditFilter::default(), 10).unwrap()),
-        vec![after, before],
-        "failed records leave no row"
-    );
-}
-
-#[test]
-fn simulated_read_only_also_works_in_memory() {
-    let (writer, store) = memory();
-    let id = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
-    writer.simulate_read_only(true).unwrap();
-    assert!(writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).is_err());
-    writer.simulate_read_only(false).unwrap();
-    writer.record_blocking(sample("s", "t", Decision::Allowed, 3)).unwrap();
-    assert_eq!(store.count(&AuditFilter::default()).unwrap(), 2);
-    assert!(
-        store.get(id).unwrap().is_some(),
-        "reopening must keep the in-memory database alive"
-    );
-}
-
 /// Root ignores file modes, so under root (CI containers) the permission tests below prove
 /// nothing; they return early and say so on stderr. Run them as an ordinary user to exercise them.
 #[cfg(unix)]
-fn file_modes_are_enforced(path: &Path) -> bool {
+pub(crate) fn file_modes_are_enforced(path: &Path) -> bool {
     let enforced = std::fs::OpenOptions::new().write(true).open(path).is_err();
     if !enforced {
         eprintln!("skipped: running with privileges that ignore file modes");
@@ -488,7 +437,7 @@ fn file_modes_are_enforced(path: &Path) -> bool {
 }
 
 #[cfg(unix)]
-fn chmod(path: &Path, mode: u32) {
+pub(crate) fn chmod(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }

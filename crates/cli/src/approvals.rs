@@ -80,6 +80,13 @@ fn width() -> usize {
 }
 
 async fn list(api: &ControlClient, json: bool) -> Outcome {
+    // On stderr, so `--json` output stays the gateway's array.
+    if let Some(problem) = api.audit_problem().await {
+        eprintln!(
+            "portcullis: warning: the gateway cannot write its audit log ({problem}); \
+             every tools/call is refused until it can"
+        );
+    }
     if json {
         let raw = api.list_raw().await?;
         write_stdout(&serde_json::to_string_pretty(&raw).map_err(Failure::user)?);

@@ -1,6 +1,6 @@
 //! The async face of the audit writer: await until a decision row is committed.
 
-use portcullis_audit::{AuditError, AuditWriter, NewDecision, Outcome};
+use portcullis_audit::{AuditError, AuditFault, AuditWriter, FaultKind, NewDecision, Outcome};
 use tokio::sync::oneshot;
 
 #[derive(Clone)]
@@ -28,5 +28,31 @@ impl AuditLog {
     /// Adds the upstream outcome to a row; failures are logged by the writer.
     pub fn complete(&self, id: i64, outcome: Outcome, upstream_ms: i64) {
         self.writer.complete(id, outcome, upstream_ms, None);
+    }
+
+    /// Why the audit cannot be written right now, if it cannot.
+    pub fn fault(&self) -> Option<AuditFault> {
+        self.writer.fault()
+    }
+}
+
+/// What the agent reads when its call is refused because its decision could not be recorded.
+pub fn refusal_text(err: &AuditError) -> String {
+    format!(
+        "call refused: the audit log cannot be written ({}: {err}); nothing is forwarded until it can",
+        FaultKind::of(err).describe()
+    )
+}
+
+/// The audit's health as `GET /control/status` and the `AuditHealth` event carry it.
+pub fn health_json(fault: Option<&AuditFault>) -> serde_json::Value {
+    match fault {
+        None => serde_json::json!({ "ok": true }),
+        Some(fault) => serde_json::json!({
+            "ok": false,
+            "condition": fault.kind.as_str(),
+            "error": fault.summary(),
+            "since_ms": fault.since.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+        }),
     }
 }

@@ -32,4 +32,11 @@ pub enum GatewayEvent {
         tool: String,
         decision: String,
     },
+    /// The audit database stopped or started accepting writes. While `ok` is false every
+    /// `tools/call` is refused; `condition` is `locked`, `full`, `read_only` or `error`.
+    AuditHealth {
+        ok: bool,
+        condition: Option<String>,
+        error: Option<String>,
+    },
 }

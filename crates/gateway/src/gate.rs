@@ -251,9 +251,10 @@ impl Gate {
         let row_id = match self.audit.record(row).await {
             Ok(id) => id,
             Err(e) => {
-                tracing::error!(error = %e, "audit write failed; refusing the call");
-                let text = format!("the audit log cannot be written ({e}); the call was not forwarded");
-                return Err(gate_result::refusal(&text, call.modern));
+                // The writer logs the fault once when it starts and once when it clears; a line
+                // per refused call would bury them.
+                tracing::debug!(error = %e, "audit write failed; refusing the call");
+                return Err(gate_result::refusal(&crate::audit_log::refusal_text(&e), call.modern));
             }
         };
         let _ = self.events.send(GatewayEvent::AuditAppended {

@@ -31,6 +31,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/control/approvals/{id}/approve", post(control::approve))
         .route("/control/approvals/{id}/deny", post(control::deny))
         .route("/control/events", get(control::events))
+        .route("/control/status", get(control::status))
         .layer(axum::middleware::from_fn_with_state(gateway.clone(), guard::guard))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(gateway)

@@ -98,8 +98,18 @@ impl Gateway {
     /// Opens the audit database and loads the policies; starts nothing yet.
     pub fn open(config: Config, data_dir: &Path) -> Result<Arc<Self>, StartError> {
         create_private_dir(data_dir)?;
-        let writer = AuditWriter::open(&data_dir.join(AUDIT_FILE))?;
+        // A database that cannot be written does not stop the gateway: every call is refused
+        // with the reason until it can be, and it recovers without a restart.
+        let writer = AuditWriter::open_fail_closed(&data_dir.join(AUDIT_FILE))?;
         let (events, _) = broadcast::channel(1024);
+        let health_events = events.clone();
+        writer.on_health_change(Box::new(move |fault| {
+            let _ = health_events.send(GatewayEvent::AuditHealth {
+                ok: fault.is_none(),
+                condition: fault.map(|f| f.kind.as_str().to_owned()),
+                error: fault.map(portcullis_audit::AuditFault::summary),
+            });
+        }));
         let policies = Arc::new(PolicyStore::load(
             &config.policies_dir,
             config.servers.keys().cloned(),

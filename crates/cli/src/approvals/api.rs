@@ -217,6 +217,27 @@ impl ControlClient {
         })
     }
 
+    /// Why the gateway cannot write its audit log right now (so it refuses every call), from
+    /// `GET /control/status`; `None` when it can, or when the gateway does not say (older builds).
+    pub async fn audit_problem(&self) -> Option<String> {
+        let response = self
+            .send(Method::GET, self.url(&["control", "status"]), None)
+            .await
+            .ok()?;
+        let status: Value = response.json().await.ok()?;
+        let audit = status.get("audit")?;
+        if audit.get("ok").and_then(Value::as_bool) != Some(false) {
+            return None;
+        }
+        Some(
+            audit
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown error")
+                .to_owned(),
+        )
+    }
+
     /// The pending approvals, oldest first.
     pub async fn list(&self) -> Result<Vec<Approval>, ApiError> {
         let raw = self.list_raw().await?;

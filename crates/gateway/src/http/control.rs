@@ -1,5 +1,6 @@
 //! The control API, beside the MCP endpoint and behind the same guard (loopback, Origin, token):
-//! list held calls, decide them, and follow events.
+//! list held calls, decide them, follow events, and read the gateway's status (is the audit
+//! writable).
 //!
 //! Why loopback HTTP with the `gateway.json` token rather than a Unix socket: the same check
 //! already guards the MCP endpoint, it works unchanged on Linux, macOS and Windows, and the
@@ -31,6 +32,12 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 pub async fn list(State(gw): State<Arc<Gateway>>) -> Response {
     Json(gw.gate().approvals.pending()).into_response()
+}
+
+/// What a person checks when calls are refused: whether the audit can be written.
+pub async fn status(State(gw): State<Arc<Gateway>>) -> Response {
+    let audit = crate::audit_log::health_json(gw.gate().audit.fault().as_ref());
+    Json(json!({ "audit": audit })).into_response()
 }
 
 #[derive(Deserialize, Default)]
