@@ -119,6 +119,8 @@ def check_recovered(gw: harness.Gateway, session: Session, m: str, probed: bool 
     assert approvals_list_stderr(gw) == ""
     (row,) = gw.audit_rows_for("everything", "echo", f"after {m}", settled=True)
     assert row["decision"] == "allowed" and row["outcome"] == "ok", row.raw
+    for line in lines_with(gw, FAILING_LINE) + lines_with(gw, RECOVERED_LINE):
+        harness.log(f"serve log: {line.strip()}")
     assert len(lines_with(gw, FAILING_LINE)) == 1 and len(lines_with(gw, RECOVERED_LINE)) == 1, \
         "one line when the fault starts and one when it clears, not one per call:\n" + gw.proc.output()[-3000:]
 
