@@ -167,3 +167,17 @@ def test_generated_policies_decide_real_calls(scene, e2e_tmp):
     finally:
         gw.stop()
         shutil.rmtree(root / "data", ignore_errors=True)
+
+
+def test_policy_init_lists_a_streamable_http_server_too(e2e_tmp: Path, everything_http):
+    """The same listing over the Streamable HTTP upstream transport: the same tools, the same classes."""
+    root = e2e_tmp / "policy-init-http"
+    config = harness.write_config(root, {"everything": {"url": everything_http.url}}, policies={})
+    r = policy_init(config, "everything", "--stdout")
+    assert r.returncode == 0, r.stderr
+    via_http = json.loads(r.stdout)["tools"]
+    tools = annotated_tools("everything", harness.everything_stdio())
+    assert set(via_http) == set(tools), "every tool listed over HTTP"
+    assert via_http["echo"] == {"action": "allow", "class": "read", "risk": "low"}
+    assert via_http["gzip-file-as-resource"]["class"] == "write", "readOnlyHint false: at least write"
+    assert via_http["gzip-file-as-resource"]["risk"] == "high", "openWorldHint true raises the risk"
