@@ -5,7 +5,7 @@
 //! means "every call requires approval". A file already invalid at start-up has no last good
 //! version; that server then refuses every call, with the problems as the reason (fail closed).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -27,7 +27,21 @@ pub enum InForce {
 pub struct PolicyStore {
     dir: PathBuf,
     slots: RwLock<HashMap<String, InForce>>,
+    /// Servers whose file on disk is not what is in force (rejected), until a valid load.
+    problems: RwLock<BTreeMap<String, PolicyProblem>>,
     events: broadcast::Sender<GatewayEvent>,
+}
+
+/// A policy file that could not be put in force, for status views (`GET /control/status`).
+#[derive(Clone, Debug, serde::Serialize, PartialEq, Eq)]
+pub struct PolicyProblem {
+    pub server: String,
+    pub problems: Vec<String>,
+    /// When the file was rejected (ms since the epoch).
+    pub since_ms: i64,
+    /// `true`: an earlier valid policy is still in force; `false`: none ever loaded, so every
+    /// call of this server is refused.
+    pub last_good_in_force: bool,
 }
 
 impl PolicyStore {
@@ -37,6 +51,7 @@ impl PolicyStore {
         servers: impl IntoIterator<Item = String>,
         events: broadcast::Sender<GatewayEvent>,
     ) -> Self {
+        let mut problems = BTreeMap::new();
         let slots = servers
             .into_iter()
             .map(|server| {
@@ -46,6 +61,7 @@ impl PolicyStore {
                         for problem in &e.problems {
                             tracing::error!(server, "invalid policy: {problem}");
                         }
+                        problems.insert(server.clone(), problem_of(&server, &e, false));
                         InForce::Broken(Arc::from(format!(
                             "the policy file of {server:?} is invalid ({}); every call is refused until it is fixed",
                             first_problem(&e)
@@ -58,6 +74,7 @@ impl PolicyStore {
         Self {
             dir: dir.to_owned(),
             slots: RwLock::new(slots),
+            problems: RwLock::new(problems),
             events,
         }
     }
@@ -68,6 +85,15 @@ impl PolicyStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(server)
             .cloned()
+    }
+
+    /// Policy files not in force, by server.
+    pub fn problems(&self) -> Vec<PolicyProblem> {
+        self.lock_problems().values().cloned().collect()
+    }
+
+    fn lock_problems(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, PolicyProblem>> {
+        self.problems.write().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub fn path(&self, server: &str) -> PathBuf {
@@ -90,15 +116,23 @@ impl PolicyStore {
                     .write()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .insert(server.to_owned(), InForce::Policy(policy));
+                self.lock_problems().remove(server);
                 tracing::info!(server, "policy reloaded");
                 let _ = self.events.send(GatewayEvent::PolicyReloaded {
                     server: server.to_owned(),
                 });
             }
             Err(e) => {
+                let last_good = matches!(self.get(server), Some(InForce::Policy(_)));
+                self.lock_problems()
+                    .insert(server.to_owned(), problem_of(server, &e, last_good));
                 let problems: Vec<String> = e.problems.iter().map(ToString::to_string).collect();
                 for problem in &problems {
-                    tracing::error!(server, "policy change rejected, last good policy kept: {problem}");
+                    if last_good {
+                        tracing::error!(server, "policy change rejected, last good policy kept: {problem}");
+                    } else {
+                        tracing::error!(server, "policy still invalid, every call refused: {problem}");
+                    }
                 }
                 let _ = self.events.send(GatewayEvent::PolicyRejected {
                     server: server.to_owned(),
@@ -250,6 +284,15 @@ fn load_file(path: &Path) -> Result<Policy, PolicyError> {
     Policy::load_file(path)
 }
 
+fn problem_of(server: &str, e: &PolicyError, last_good_in_force: bool) -> PolicyProblem {
+    PolicyProblem {
+        server: server.to_owned(),
+        problems: e.problems.iter().map(ToString::to_string).collect(),
+        since_ms: crate::gate::now_ms(),
+        last_good_in_force,
+    }
+}
+
 fn first_problem(e: &PolicyError) -> String {
     let first = e.problems.first().map(ToString::to_string).unwrap_or_default();
     match e.problems.len() {
@@ -268,6 +311,32 @@ mod tests {
         let (events, _) = broadcast::channel(4);
         let store = PolicyStore::load(dir.path(), ["s".to_owned()], events);
         (dir, store)
+    }
+
+    #[test]
+    fn a_rejected_file_is_reported_until_a_valid_one_loads() {
+        let (dir, store) = store_with(r#"{"version":"1","default":"allow"}"#);
+        assert!(store.problems().is_empty());
+        std::fs::write(dir.path().join("s.json"), "{ garbage").unwrap();
+        store.reload("s");
+        let problems = store.problems();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].last_good_in_force && !problems[0].problems.is_empty());
+        assert!(
+            matches!(store.get("s"), Some(InForce::Policy(_))),
+            "the last good policy stays"
+        );
+        std::fs::write(dir.path().join("s.json"), r#"{"version":"1","default":"deny"}"#).unwrap();
+        store.reload("s");
+        assert!(store.problems().is_empty());
+    }
+
+    #[test]
+    fn a_file_invalid_from_the_start_is_reported_without_a_last_good() {
+        let (_dir, store) = store_with("[]");
+        let problems = store.problems();
+        assert_eq!(problems.len(), 1);
+        assert!(!problems[0].last_good_in_force);
     }
 
     #[test]
