@@ -38,9 +38,21 @@ modern_http._SSE_PING_INTERVAL = float(os.environ.get("MODERN_HTTP_PING_SECS", "
 
 @server.tool()
 async def slow_echo(message: str, seconds: float = 1.0) -> str:
-    """Echo the message back after `seconds` (long enough for SSE keepalive comments)."""
-    await anyio.sleep(seconds)
+    """Echo the message back after `seconds` (long enough for SSE keepalive comments). A cancelled call
+    appends `slow_echo cancelled <message>` to MODERN_SERVER_LOG."""
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        _log_line(f"slow_echo cancelled {message}")
+        raise
     return f"Echo: {message}"
+
+
+def _log_line(line: str) -> None:
+    path = os.environ.get("MODERN_SERVER_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
 
 
 class MemoryEventStore(EventStore):
