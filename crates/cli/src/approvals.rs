@@ -81,11 +81,8 @@ fn width() -> usize {
 
 async fn list(api: &ControlClient, json: bool) -> Outcome {
     // On stderr, so `--json` output stays the gateway's array.
-    if let Some(problem) = api.audit_problem().await {
-        eprintln!(
-            "portcullis: warning: the gateway cannot write its audit log ({problem}); \
-             every tools/call is refused until it can"
-        );
+    for warning in api.warnings().await {
+        eprintln!("portcullis: warning: {warning}");
     }
     if json {
         let raw = api.list_raw().await?;

@@ -10,7 +10,9 @@ import time
 import uuid
 from pathlib import Path
 
+import approvals
 import pytest
+from approvals import ControlApi
 from v1client import first_text, open_session, run
 
 import harness
@@ -83,6 +85,21 @@ def test_policy_hot_reload_and_invalid_file_keeps_last_good(own_gateway):
     r = echo_once(gw, "after-invalid")
     assert r.isError is True and "reloaded policy says no" in first_text(r), \
         f"an invalid file must keep the last good policy in force: {first_text(r)!r}"
+
+    # The condition is visible beyond the log: GET /control/status and the CLI say so ...
+    (problem,) = ControlApi.of(gw).request("GET", "/control/status").json()["policies"]
+    assert problem["server"] == "everything" and problem["last_good_in_force"] is True, problem
+    assert any("maybe" in p for p in problem["problems"]), problem
+    listed = approvals.cli(gw.data_dir, "approvals", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert 'policy file of server "everything" was rejected' in listed.stderr, listed.stderr
+    assert "last good policy stays in force" in listed.stderr, listed.stderr
+
+    # ... until a valid file is in force again.
+    policy_file.write_text(json.dumps({"version": "1", "default": "allow"}))
+    harness.wait_until(lambda: first_text(echo_once(gw, "fixed")) == "Echo: fixed", 15.0, "the fixed policy")
+    assert ControlApi.of(gw).request("GET", "/control/status").json()["policies"] == []
+    assert "rejected" not in approvals.cli(gw.data_dir, "approvals", "list").stderr
 
 
 def test_sigterm_stops_gateway_and_upstream_children(own_gateway):

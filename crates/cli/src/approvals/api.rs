@@ -217,25 +217,32 @@ impl ControlClient {
         })
     }
 
-    /// Why the gateway cannot write its audit log right now (so it refuses every call), from
-    /// `GET /control/status`; `None` when it can, or when the gateway does not say (older builds).
-    pub async fn audit_problem(&self) -> Option<String> {
+    /// What a person should know from `GET /control/status`, one line each: the audit log cannot
+    /// be written (every call is refused), a policy file was rejected. Empty when all is well or
+    /// the gateway does not say (older builds).
+    pub async fn warnings(&self) -> Vec<String> {
+        let Some(status) = self.status().await else {
+            return Vec::new();
+        };
+        let mut warnings = Vec::new();
+        if let Some(problem) = audit_problem(&status) {
+            warnings.push(format!(
+                "the gateway cannot write its audit log ({problem}); every tools/call is refused until it can"
+            ));
+        }
+        let policies = status.get("policies").and_then(Value::as_array);
+        for policy in policies.into_iter().flatten() {
+            warnings.push(policy_warning(policy));
+        }
+        warnings
+    }
+
+    async fn status(&self) -> Option<Value> {
         let response = self
             .send(Method::GET, self.url(&["control", "status"]), None)
             .await
             .ok()?;
-        let status: Value = response.json().await.ok()?;
-        let audit = status.get("audit")?;
-        if audit.get("ok").and_then(Value::as_bool) != Some(false) {
-            return None;
-        }
-        Some(
-            audit
-                .get("error")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown error")
-                .to_owned(),
-        )
+        response.json().await.ok()
     }
 
     /// The pending approvals, oldest first.
@@ -348,6 +355,36 @@ fn id_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, 
             "an approval id must be a string, not {other}"
         ))),
     }
+}
+
+/// Why the audit log cannot be written, from a status document; `None` when it can.
+fn audit_problem(status: &Value) -> Option<String> {
+    let audit = status.get("audit")?;
+    if audit.get("ok").and_then(Value::as_bool) != Some(false) {
+        return None;
+    }
+    let error = audit.get("error").and_then(Value::as_str);
+    Some(error.unwrap_or("unknown error").to_owned())
+}
+
+/// One line for a rejected policy file.
+fn policy_warning(policy: &Value) -> String {
+    let field = |k: &str| policy.get(k).and_then(Value::as_str).unwrap_or("?").to_owned();
+    let first = policy
+        .get("problems")
+        .and_then(Value::as_array)
+        .and_then(|p| p.first())
+        .and_then(Value::as_str)
+        .unwrap_or("invalid");
+    let in_force = if policy.get("last_good_in_force").and_then(Value::as_bool) == Some(true) {
+        "the last good policy stays in force"
+    } else {
+        "every call to it is refused"
+    };
+    format!(
+        "the policy file of server {:?} was rejected ({first}); {in_force}",
+        field("server")
+    )
 }
 
 #[cfg(test)]

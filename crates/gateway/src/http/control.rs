@@ -34,10 +34,12 @@ pub async fn list(State(gw): State<Arc<Gateway>>) -> Response {
     Json(gw.gate().approvals.pending()).into_response()
 }
 
-/// What a person checks when calls are refused: whether the audit can be written.
+/// What a person checks when calls are refused: whether the audit can be written, and which
+/// policy files were rejected (the last good policy, or none, in force instead).
 pub async fn status(State(gw): State<Arc<Gateway>>) -> Response {
     let audit = crate::audit_log::health_json(gw.gate().audit.fault().as_ref());
-    Json(json!({ "audit": audit })).into_response()
+    let policies = gw.gate().policies.problems();
+    Json(json!({ "audit": audit, "policies": policies })).into_response()
 }
 
 #[derive(Deserialize, Default)]
