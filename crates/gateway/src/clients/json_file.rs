@@ -90,8 +90,11 @@ pub(crate) fn sha256(bytes: &[u8]) -> String {
 }
 
 /// Replaces `path` with `bytes` through a temporary file beside it, keeping the old file's
-/// permissions (a new file gets 0600: these files hold tokens).
+/// permissions (a new file gets 0600: these files hold tokens). A symlink (dotfile managers
+/// link these files) stays a symlink: its target is what gets replaced.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ClientError> {
+    let resolved = std::fs::canonicalize(path).ok();
+    let path = resolved.as_deref().unwrap_or(path);
     let fail = |e: std::io::Error| ClientError::new(format!("cannot write {}: {e}", path.display()));
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(fail)?;
@@ -158,6 +161,19 @@ mod tests {
             render(&json!({"a": 1}), &indent_of(tabs), false).expect("renders"),
             tabs
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn writing_through_a_symlink_keeps_the_link() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let target = dir.path().join("dotfiles-mcp.json");
+        let link = dir.path().join("mcp.json");
+        std::fs::write(&target, b"{}").expect("write");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        write_atomic(&link, b"{\"a\": 1}").expect("written");
+        assert!(std::fs::symlink_metadata(&link).expect("meta").file_type().is_symlink());
+        assert_eq!(std::fs::read(&target).expect("read"), b"{\"a\": 1}");
     }
 
     #[test]
