@@ -87,6 +87,9 @@ pub struct PendingApproval {
     pub expires_at_ms: i64,
     /// The JSON-RPC id of the held request, as JSON text.
     pub request_id: String,
+    /// Set when the call is held because the server changed the tool since it was pinned
+    /// (rule `pin:changed`): what changed, old and new definitions.
+    pub pin_change: Option<crate::pins::PinChange>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -344,6 +347,7 @@ mod tests {
             expires_at: String::new(),
             expires_at_ms: 0,
             request_id: "7".into(),
+            pin_change: None,
         }
     }
 

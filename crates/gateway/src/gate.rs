@@ -2,6 +2,7 @@
 //! before anything is forwarded or answered.
 
 mod hold;
+mod pin_check;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -15,6 +16,7 @@ use tokio::sync::broadcast;
 use crate::approval::{ApprovalBroker, ContinuationKey, DecideError, Resolution, Scope};
 use crate::audit_log::AuditLog;
 use crate::events::GatewayEvent;
+use crate::pins::{PinError, PinStore};
 use crate::policy_store::{InForce, PolicyStore, WriteError};
 use crate::rate_limit::RateLimits;
 use crate::tool_catalog::ToolCatalog;
@@ -109,6 +111,8 @@ pub enum ChoiceError {
     Decide(#[from] DecideError),
     #[error("could not change the policy file: {0}")]
     Policy(#[from] WriteError),
+    #[error("could not accept the changed tool: {0}")]
+    Pin(#[from] PinError),
 }
 
 pub struct Gate {
@@ -117,6 +121,8 @@ pub struct Gate {
     pub audit: AuditLog,
     pub approvals: Arc<ApprovalBroker>,
     pub catalog: ToolCatalog,
+    /// Tool definitions as first seen; a changed tool's calls are held (see `gate/pin_check.rs`).
+    pub pins: PinStore,
     pub events: broadcast::Sender<GatewayEvent>,
     /// The config's approval timeout, used when the policy sets none.
     pub approval_timeout_secs: u64,
@@ -152,6 +158,9 @@ impl Gate {
                 return self.settle(&call, caller, ruling, None).await.into();
             }
         };
+        if let Some(change) = self.pending_change(&call, &eval) {
+            return self.hold_changed(call, caller, eval, change).await;
+        }
         if eval.action == Action::RequireApproval {
             return self.require_approval(call, caller, eval).await;
         }
@@ -235,7 +244,14 @@ impl Gate {
             return self.settle(&call, caller, ruling, None).await.into();
         }
         let timeout = crate::approval::timeout(eval.approval_timeout_secs, self.approval_timeout_secs);
-        Verdict::Hold(Box::new(Hold::start(self.clone(), call, caller.clone(), rule, timeout)))
+        Verdict::Hold(Box::new(Hold::start(
+            self.clone(),
+            call,
+            caller.clone(),
+            rule,
+            timeout,
+            None,
+        )))
     }
 
     /// Records the ruling (committed), then: `Ok` forward, `Err(result)` answer with `result`.
@@ -314,17 +330,31 @@ impl Gate {
             },
         };
         if let Some(p) = &pending {
-            match &choice {
-                Choice::Approve(Scope::Always) => {
+            match (&choice, &p.pin_change) {
+                // On a call held because its tool changed, "always" trusts the new definition.
+                (Choice::Approve(Scope::Always), Some(change)) => {
+                    match self.pins.accept(&p.server, &p.tool, Some(&change.new_digest)) {
+                        Ok(_) | Err(PinError::NotChanged { .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                (Choice::Approve(Scope::Session), Some(change)) => {
+                    let grants = &self.approvals.grants;
+                    grants.grant_changed_tool(&p.server, &p.tool, &p.session, &change.new_digest);
+                    grants.grant_session(&p.server, &p.tool, &p.session);
+                }
+                (Choice::Approve(Scope::Always), None) => {
                     let entry = self.policies.standing_entry(&p.server, &p.rule, "allow", None);
                     self.policies.write_entry(&p.server, &p.tool, entry)?;
                 }
-                Choice::Deny { reason, always: true } => {
+                (Choice::Deny { reason, always: true }, _) => {
                     let reason = reason.as_deref().unwrap_or("denied always by the user");
                     let entry = self.policies.standing_entry(&p.server, &p.rule, "deny", Some(reason));
                     self.policies.write_entry(&p.server, &p.tool, entry)?;
                 }
-                Choice::Approve(Scope::Session) => self.approvals.grants.grant_session(&p.server, &p.tool, &p.session),
+                (Choice::Approve(Scope::Session), None) => {
+                    self.approvals.grants.grant_session(&p.server, &p.tool, &p.session);
+                }
                 _ => {}
             }
         }

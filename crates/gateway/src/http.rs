@@ -5,6 +5,7 @@
 //! The control API further answers only the gateway's own user ([`peer_user`]).
 
 pub mod control;
+pub mod control_tools;
 mod guard;
 pub mod mcp;
 pub mod peer_user;
@@ -32,6 +33,9 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/control/approvals/{id}/deny", post(control::deny))
         .route("/control/events", get(control::events))
         .route("/control/status", get(control::status))
+        .route("/control/tools", get(control_tools::list))
+        .route("/control/tools/changed", get(control_tools::changed))
+        .route("/control/tools/{server}/{tool}/accept", post(control_tools::accept))
         .layer(axum::middleware::from_fn_with_state(gateway.clone(), guard::guard))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(gateway)

@@ -4,8 +4,8 @@
 //! 1. [`http`] — the loopback endpoint checks Host, Origin and token, parses the body
 //!    ([`portcullis_wire::Message`]) and finds the [`session::Session`];
 //! 2. [`session`] — `tools/call` goes to the [`gate`], everything else straight on;
-//! 3. [`gate`] — policy ([`policy_store`]) → rate limit ([`rate_limit`]) → approval ([`approval`])
-//!    → audit row committed ([`audit_log`]) → forward or refuse;
+//! 3. [`gate`] — policy ([`policy_store`]) → rate limit ([`rate_limit`]) → changed tool
+//!    ([`pins`]) → approval ([`approval`]) → audit row committed ([`audit_log`]) → forward or refuse;
 //! 4. [`upstream`] — the child process / Streamable HTTP / legacy SSE connection; the answer
 //!    flows back through the session, which completes the audit row.
 //!
@@ -23,6 +23,7 @@ pub mod gateway_file;
 pub mod http;
 pub mod limits;
 pub mod paths;
+pub mod pins;
 pub mod policy_store;
 pub mod rate_limit;
 pub mod relay;
@@ -49,6 +50,7 @@ use crate::config::Config;
 use crate::events::GatewayEvent;
 use crate::gate::Gate;
 use crate::gateway_file::GatewayFile;
+use crate::pins::{PinError, PinStore, ToolPin};
 use crate::policy_store::PolicyStore;
 use crate::rate_limit::RateLimits;
 use crate::session::Session;
@@ -80,6 +82,8 @@ pub enum StartError {
     AlreadyRunning { pid: u32, url: String },
     #[error(transparent)]
     GatewayFile(#[from] gateway_file::GatewayFileError),
+    #[error(transparent)]
+    Pins(#[from] PinError),
 }
 
 pub struct Gateway {
@@ -98,6 +102,7 @@ impl Gateway {
     /// Opens the audit database and loads the policies; starts nothing yet.
     pub fn open(config: Config, data_dir: &Path) -> Result<Arc<Self>, StartError> {
         create_private_dir(data_dir)?;
+        let pins = PinStore::open(data_dir)?;
         // A database that cannot be written does not stop the gateway: every call is refused
         // with the reason until it can be, and it recovers without a restart.
         let writer = AuditWriter::open_fail_closed(&data_dir.join(AUDIT_FILE))?;
@@ -122,6 +127,7 @@ impl Gateway {
             audit: AuditLog::new(writer),
             approvals: Arc::new(ApprovalBroker::new(events.clone())),
             catalog: ToolCatalog::default(),
+            pins,
             events: events.clone(),
             approval_timeout_secs: config.approval_timeout_secs,
         });
@@ -157,6 +163,22 @@ impl Gateway {
 
     pub fn subscribe(&self) -> broadcast::Receiver<GatewayEvent> {
         self.events.subscribe()
+    }
+
+    /// Every pinned tool, with its pending change if the server changed it (control API, desktop).
+    pub fn tool_pins(&self) -> Vec<ToolPin> {
+        self.gate.pins.list()
+    }
+
+    /// The pinned tools whose servers changed them; their calls are held until accepted.
+    pub fn changed_tools(&self) -> Vec<ToolPin> {
+        self.gate.pins.changed()
+    }
+
+    /// Trusts the changed definition of `tool`; with `digest`, only if that is still the change
+    /// the person reviewed (`PinChange::new_digest`).
+    pub fn accept_tool(&self, server: &str, tool: &str, digest: Option<&str>) -> Result<ToolPin, PinError> {
+        self.gate.pins.accept(server, tool, digest)
     }
 
     pub fn has_server(&self, server: &str) -> bool {

@@ -299,14 +299,14 @@ impl Session {
         };
         let Some(InForce::Policy(policy)) = self.gate.policies.get(&self.server) else {
             if let Some(tools) = value.pointer("/result/tools").and_then(Value::as_array) {
-                self.gate.catalog.learn(&self.server, tools);
+                self.gate.learn_tools(&self.server, tools);
             }
             return response;
         };
         let Some(tools) = value.pointer_mut("/result/tools").and_then(Value::as_array_mut) else {
             return response;
         };
-        self.gate.catalog.learn(&self.server, tools);
+        self.gate.learn_tools(&self.server, tools);
         let before = tools.len();
         tools.retain(|tool| {
             !tool

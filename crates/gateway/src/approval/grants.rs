@@ -6,6 +6,9 @@
 //!   call comes back `input_required`, its retry — the same `requestState`, or the same session,
 //!   tool and argument digest — is the same logical call and is not asked again. A continuation
 //!   lives for a bounded time and is used once (a further `input_required` grants the next).
+//! - Changed-tool session grants: (server, tool, agent session, definition digest), from "approve
+//!   for this session" on a call held because its tool changed ([`crate::pins`]); bound to the
+//!   digest, so a further change asks again.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -25,6 +28,7 @@ pub struct ContinuationKey {
 #[derive(Default)]
 pub struct Grants {
     session: Mutex<HashSet<(String, String, String)>>,
+    changed_tool: Mutex<HashSet<(String, String, String, String)>>,
     continuations: Mutex<Vec<(ContinuationKey, Option<String>, Instant)>>,
 }
 
@@ -39,8 +43,28 @@ impl Grants {
             .contains(&(server.to_owned(), tool.to_owned(), session.to_owned()))
     }
 
+    /// "For this session" on a call held because `tool` changed to the definition `digest`.
+    pub fn grant_changed_tool(&self, server: &str, tool: &str, session: &str, digest: &str) {
+        self.lock_changed().insert((
+            server.to_owned(),
+            tool.to_owned(),
+            session.to_owned(),
+            digest.to_owned(),
+        ));
+    }
+
+    pub fn changed_tool_allows(&self, server: &str, tool: &str, session: &str, digest: &str) -> bool {
+        self.lock_changed().contains(&(
+            server.to_owned(),
+            tool.to_owned(),
+            session.to_owned(),
+            digest.to_owned(),
+        ))
+    }
+
     pub fn end_session(&self, session: &str) {
         self.lock_sessions().retain(|(_, _, s)| s != session);
+        self.lock_changed().retain(|(_, _, s, _)| s != session);
         self.lock_continuations().retain(|(k, _, _)| k.session != session);
     }
 
@@ -67,6 +91,12 @@ impl Grants {
 
     fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String, String)>> {
         self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn lock_changed(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String, String, String)>> {
+        self.changed_tool
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn lock_continuations(&self) -> std::sync::MutexGuard<'_, Vec<(ContinuationKey, Option<String>, Instant)>> {
@@ -98,6 +128,21 @@ mod tests {
         assert!(!g.session_allows("s", "u", "a"));
         g.end_session("a");
         assert!(!g.session_allows("s", "t", "a"));
+    }
+
+    #[test]
+    fn changed_tool_grants_are_bound_to_the_digest() {
+        let g = Grants::default();
+        g.grant_changed_tool("s", "t", "a", "d1");
+        assert!(g.changed_tool_allows("s", "t", "a", "d1"));
+        assert!(
+            !g.changed_tool_allows("s", "t", "a", "d2"),
+            "a further change asks again"
+        );
+        assert!(!g.changed_tool_allows("s", "t", "b", "d1"));
+        assert!(!g.session_allows("s", "t", "a"), "not an ordinary session grant");
+        g.end_session("a");
+        assert!(!g.changed_tool_allows("s", "t", "a", "d1"));
     }
 
     #[test]

@@ -44,7 +44,14 @@ pub struct Hold {
 }
 
 impl Hold {
-    pub(super) fn start(gate: Arc<Gate>, call: Call, caller: Caller, rule: String, timeout: Duration) -> Self {
+    pub(super) fn start(
+        gate: Arc<Gate>,
+        call: Call,
+        caller: Caller,
+        rule: String,
+        timeout: Duration,
+        pin_change: Option<crate::pins::PinChange>,
+    ) -> Self {
         let info = gate.catalog.get(&call.server, &call.tool).unwrap_or_default();
         let now = super::now_ms();
         let expires = now + i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
@@ -68,6 +75,7 @@ impl Hold {
             expires_at: rfc3339(expires),
             expires_at_ms: expires,
             request_id: call.request_id.as_json().to_owned(),
+            pin_change,
         };
         let ticket = gate.approvals.hold(approval, &caller.session);
         Self {
