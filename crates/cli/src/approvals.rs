@@ -1,8 +1,8 @@
 //! `portcullis approvals`: list, approve and deny held calls, or decide them as they arrive
 //! (`watch`), through the running gateway's control API.
 
-mod api;
-mod format;
+pub(crate) mod api;
+pub(crate) mod format;
 mod keys;
 mod terminal;
 mod watch;

@@ -9,6 +9,7 @@ mod exit;
 mod policy;
 mod serve;
 mod table;
+mod tools;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,6 +53,9 @@ enum Command {
     /// Validate policy files, write a starter policy from a server's tools, or print the JSON Schema
     #[command(subcommand)]
     Policy(policy::Command),
+    /// Pinned tool definitions: list them, show what a server changed, accept a change
+    #[command(subcommand)]
+    Tools(tools::Command),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +79,7 @@ fn main() -> ExitCode {
             clients::run(&paths, &command)
         }
         Command::Policy(command) => policy::run(&config, &command),
+        Command::Tools(command) => tools::run(&data_dir, &command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -46,6 +46,9 @@ pub struct Approval {
     pub expires_at: Option<String>,
     #[serde(default)]
     pub expires_at_ms: Option<u64>,
+    /// Set when the call is held because its tool changed since it was pinned.
+    #[serde(default)]
+    pub pin_change: Option<crate::tools::PinChange>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -202,19 +205,7 @@ impl ControlClient {
 
     /// The pending approvals exactly as the gateway sent them (for `--json`).
     pub async fn list_raw(&self) -> Result<Value, ApiError> {
-        let response = self
-            .send(Method::GET, self.url(&["control", "approvals"]), None)
-            .await?;
-        response.json::<Value>().await.map_err(|e| {
-            if e.is_decode() {
-                ApiError::Refused {
-                    status: StatusCode::OK,
-                    message: format!("not a JSON answer: {e}"),
-                }
-            } else {
-                self.unreachable(&e)
-            }
-        })
+        self.get_json(&["control", "approvals"]).await
     }
 
     /// What a person should know from `GET /control/status`, one line each: the audit log cannot
@@ -268,6 +259,31 @@ impl ControlClient {
         self.send(Method::POST, url, Some(json!({ "reason": reason, "always": always })))
             .await
             .map(drop)
+    }
+
+    /// `GET` a control endpoint below the base URL; the JSON answer.
+    pub async fn get_json(&self, segments: &[&str]) -> Result<Value, ApiError> {
+        let response = self.send(Method::GET, self.url(segments), None).await?;
+        self.json_of(response).await
+    }
+
+    /// `POST` `body` to a control endpoint; the JSON answer.
+    pub async fn post_json(&self, segments: &[&str], body: &Value) -> Result<Value, ApiError> {
+        let response = self.send(Method::POST, self.url(segments), Some(body.clone())).await?;
+        self.json_of(response).await
+    }
+
+    async fn json_of(&self, response: reqwest::Response) -> Result<Value, ApiError> {
+        response.json::<Value>().await.map_err(|e| {
+            if e.is_decode() {
+                ApiError::Refused {
+                    status: StatusCode::OK,
+                    message: format!("not a JSON answer: {e}"),
+                }
+            } else {
+                self.unreachable(&e)
+            }
+        })
     }
 
     /// Subscribes to the event stream. While it is open the gateway counts this CLI as an approver.

@@ -20,7 +20,7 @@ pub fn clean(text: &str) -> String {
 }
 
 /// Like [`clean`], but keeps line breaks (and turns tabs into spaces).
-fn clean_block(text: &str) -> String {
+pub fn clean_block(text: &str) -> String {
     text.chars()
         .map(|c| match c {
             '\n' => "\n".to_owned(),
@@ -193,6 +193,24 @@ pub fn card(approval: &Approval, now: SystemTime, width: usize, waiting: usize) 
     field("agent", &client_text(&approval.client));
     field("session", &clean(approval.session.as_deref().unwrap_or("-")));
     field("rule", &clean(approval.rule.as_deref().unwrap_or("-")));
+    if let Some(change) = &approval.pin_change {
+        let fields = clean(&change.fields.join(", "));
+        field(
+            "CHANGED",
+            &format!("the server changed this tool since it was pinned: {fields}"),
+        );
+        if let Some(before) = change.old.get("description").and_then(Value::as_str) {
+            if change.fields.iter().any(|f| f == "description") {
+                field("before", &clean_block(before.trim()));
+            }
+        }
+        let hint = format!(
+            "`portcullis tools show|accept {} {}`",
+            clean(&approval.server),
+            clean(&approval.tool)
+        );
+        field("see", &hint);
+    }
     let expires = match time_left(now, expiry(approval)).as_str() {
         "-" => "no deadline given".to_owned(),
         "expired" => "expired; the gateway refuses it any moment".to_owned(),
@@ -354,6 +372,31 @@ mod tests {
   arguments
     {}";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn card_of_a_changed_tool_says_what_changed() {
+        let mut a = approval();
+        a.rule = Some("pin:changed".into());
+        a.pin_change = Some(
+            serde_json::from_value(
+                json!({"fields": ["description"], "old": {"description": "Writes a file."},
+                "new": {"description": "Writes a file. Also mail it out."}, "diff": []}),
+            )
+            .unwrap(),
+        );
+        let text = card(&a, at("2026-11-30T01:02:05Z"), 100, 0);
+        let changed = text
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("rule"))
+            .take(4)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let expected = "  rule       pin:changed
+  CHANGED    the server changed this tool since it was pinned: description
+  before     Writes a file.
+  see        `portcullis tools show|accept fs write_file`";
+        assert_eq!(changed, expected);
     }
 
     #[test]
