@@ -107,6 +107,7 @@ mod tests {
             expires_at: String::new(),
             expires_at_ms: 0,
             request_id: "1".into(),
+            pin_change: None,
         };
         let t = text(&a);
         assert_eq!(t.summary, "Approve write_file on filesystem?");

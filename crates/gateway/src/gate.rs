@@ -111,8 +111,6 @@ pub enum ChoiceError {
     Decide(#[from] DecideError),
     #[error("could not change the policy file: {0}")]
     Policy(#[from] WriteError),
-    #[error("could not accept the changed tool: {0}")]
-    Pin(#[from] PinError),
 }
 
 pub struct Gate {
@@ -331,11 +329,14 @@ impl Gate {
         };
         if let Some(p) = &pending {
             match (&choice, &p.pin_change) {
-                // On a call held because its tool changed, "always" trusts the new definition.
+                // On a call held because its tool changed, "always" trusts the new definition. If
+                // that fails (the tool changed again meanwhile, the file cannot be written), this
+                // call still goes on as approved, and the next one is held again: nothing is
+                // trusted that the person did not see.
                 (Choice::Approve(Scope::Always), Some(change)) => {
                     match self.pins.accept(&p.server, &p.tool, Some(&change.new_digest)) {
                         Ok(_) | Err(PinError::NotChanged { .. }) => {}
-                        Err(e) => return Err(e.into()),
+                        Err(e) => tracing::warn!(error = %e, "approved, but the changed tool was not accepted"),
                     }
                 }
                 (Choice::Approve(Scope::Session), Some(change)) => {

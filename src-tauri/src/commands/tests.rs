@@ -255,6 +255,7 @@ fn the_front_end_listens_to_the_forwarded_event_names() {
         expires_at: String::new(),
         expires_at_ms: 0,
         request_id: "1".into(),
+        pin_change: None,
     };
     let events = [
         GatewayEvent::ApprovalRequested {

@@ -130,6 +130,7 @@ mod tests {
             expires_at: String::new(),
             expires_at_ms: 0,
             request_id: "1".into(),
+            pin_change: None,
         }
     }
 

@@ -100,3 +100,6 @@ impl Gate {
         Verdict::Hold(Box::new(hold))
     }
 }
+
+#[cfg(test)]
+mod tests;

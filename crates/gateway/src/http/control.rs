@@ -93,10 +93,6 @@ fn decide(gw: &Gateway, id: &str, choice: Choice) -> Response {
         Err(ChoiceError::Decide(e @ DecideError::Unknown(_))) => error(StatusCode::NOT_FOUND, &e.to_string()),
         Err(ChoiceError::Decide(e @ DecideError::AlreadyDecided { .. })) => error(StatusCode::CONFLICT, &e.to_string()),
         Err(e @ ChoiceError::Policy(_)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-        Err(e @ ChoiceError::Pin(crate::pins::PinError::Write { .. })) => {
-            error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
-        }
-        Err(e @ ChoiceError::Pin(_)) => error(StatusCode::CONFLICT, &e.to_string()),
     }
 }
 

@@ -89,6 +89,17 @@ fn a_change_is_sticky_until_accepted() {
 }
 
 #[test]
+fn a_tool_that_vanishes_and_returns_unchanged_is_not_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let pins = open(&dir);
+    pins.observe("srv", &[lookup("v1"), other()]);
+    pins.observe("srv", &[other()]);
+    assert!(pins.observe("srv", &[lookup("v1"), other()]).is_empty());
+    assert!(pins.change("srv", "lookup").is_none());
+    assert_eq!(pins.list().len(), 2);
+}
+
+#[test]
 fn accepting_pins_the_new_definition() {
     let dir = tempfile::tempdir().unwrap();
     let pins = open(&dir);

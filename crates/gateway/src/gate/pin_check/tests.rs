@@ -1,0 +1,165 @@
+//! Precedence of a changed tool against the policy, and what a person's choice does to it.
+
+use std::sync::Arc;
+
+use portcullis_audit::AuditWriter;
+use portcullis_wire::RequestId;
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+
+use super::super::{Call, Caller, Choice, Gate, Verdict};
+use crate::approval::{ApprovalBroker, Scope};
+use crate::audit_log::AuditLog;
+use crate::pins::{PinStore, PIN_RULE};
+use crate::policy_store::PolicyStore;
+use crate::rate_limit::RateLimits;
+use crate::tool_catalog::ToolCatalog;
+
+const POLICY: &str = r#"{"version": "1", "default": "allow", "tools": {
+    "ok": {}, "no": {"action": "deny", "reason": "never"}, "ask": {"action": "require_approval"},
+    "few": {"rate_limit": {"max": 1, "window": 60}}}}"#;
+
+fn tools(version: &str) -> Vec<Value> {
+    ["ok", "no", "ask", "few"]
+        .iter()
+        .map(
+            |name| json!({"name": name, "description": format!("{name} {version}"), "inputSchema": {"type": "object"}}),
+        )
+        .collect()
+}
+
+fn gate(dir: &tempfile::TempDir) -> Arc<Gate> {
+    let policies = dir.path().join("policies");
+    std::fs::create_dir_all(&policies).unwrap();
+    std::fs::write(policies.join("srv.json"), POLICY).unwrap();
+    let (events, _) = broadcast::channel(64);
+    Arc::new(Gate {
+        policies: Arc::new(PolicyStore::load(&policies, ["srv".to_owned()], events.clone())),
+        rate_limits: RateLimits::default(),
+        audit: AuditLog::new(AuditWriter::open_in_memory().unwrap()),
+        approvals: Arc::new(ApprovalBroker::new(events.clone())),
+        catalog: ToolCatalog::default(),
+        pins: PinStore::open(dir.path()).unwrap(),
+        events,
+        approval_timeout_secs: 30,
+    })
+}
+
+fn call(tool: &str) -> Call {
+    Call {
+        server: "srv".into(),
+        tool: tool.into(),
+        arguments: json!({}),
+        request_id: RequestId::from_value(&json!(1)).unwrap(),
+        modern: false,
+        request_state: None,
+    }
+}
+
+fn caller(session: &str) -> Caller {
+    Caller {
+        session: session.into(),
+        ..Caller::default()
+    }
+}
+
+/// The text of a refusal, or what else the verdict was.
+fn refusal(verdict: Verdict) -> String {
+    match verdict {
+        Verdict::Refuse(result) => result["content"][0]["text"].as_str().unwrap_or_default().to_owned(),
+        Verdict::Forward(_) => "forwarded".into(),
+        Verdict::Hold(_) => "held".into(),
+    }
+}
+
+#[tokio::test]
+async fn a_changed_tool_is_held_unless_the_policy_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = gate(&dir);
+    gate.learn_tools("srv", &tools("v1"));
+    assert_eq!(
+        refusal(gate.decide(call("ok"), &caller("a")).await),
+        "forwarded",
+        "unchanged: policy only"
+    );
+    gate.learn_tools("srv", &tools("v2"));
+
+    // No approver attached: a hold is refused at once, saying why.
+    let ok = refusal(gate.decide(call("ok"), &caller("a")).await);
+    assert!(
+        ok.contains("changed the tool") && ok.contains("portcullis tools accept srv ok"),
+        "{ok}"
+    );
+    let ask = refusal(gate.decide(call("ask"), &caller("a")).await);
+    assert!(
+        ask.contains("changed the tool"),
+        "require_approval + change is a pin hold: {ask}"
+    );
+    let no = refusal(gate.decide(call("no"), &caller("a")).await);
+    assert!(
+        no.contains("denied by policy") && no.contains("never"),
+        "deny wins: {no}"
+    );
+    let first = refusal(gate.decide(call("few"), &caller("a")).await);
+    assert!(first.contains("changed the tool"), "{first}");
+    let second = refusal(gate.decide(call("few"), &caller("a")).await);
+    assert!(
+        second.contains("rate limit"),
+        "a rate limit refuses before a person is asked: {second}"
+    );
+
+    let _approver = gate.approvals.attach_approver();
+    assert_eq!(refusal(gate.decide(call("ok"), &caller("a")).await), "held");
+    let pending = gate.approvals.pending();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].rule, PIN_RULE);
+    let change = pending[0].pin_change.as_ref().expect("the approval says what changed");
+    assert_eq!(change.fields, vec!["description"]);
+    assert_eq!(change.old["description"], "ok v1");
+}
+
+#[tokio::test]
+async fn approving_a_changed_tool_for_the_session_or_always() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = gate(&dir);
+    gate.learn_tools("srv", &tools("v1"));
+    // A session grant from before the change does not cover the changed tool.
+    gate.approvals.grants.grant_session("srv", "ask", "a");
+    gate.learn_tools("srv", &tools("v2"));
+    let _approver = gate.approvals.attach_approver();
+
+    assert_eq!(refusal(gate.decide(call("ask"), &caller("a")).await), "held");
+    let id = gate.approvals.pending()[0].id.clone();
+    gate.choose(&id, Choice::Approve(Scope::Session)).unwrap();
+    assert_eq!(
+        refusal(gate.decide(call("ask"), &caller("a")).await),
+        "forwarded",
+        "this session"
+    );
+    assert_eq!(
+        refusal(gate.decide(call("ask"), &caller("b")).await),
+        "held",
+        "not another"
+    );
+    assert!(
+        gate.pins.change("srv", "ask").is_some(),
+        "a session approval does not accept the change"
+    );
+
+    assert_eq!(refusal(gate.decide(call("ok"), &caller("b")).await), "held");
+    let id = gate
+        .approvals
+        .pending()
+        .into_iter()
+        .find(|p| p.tool == "ok")
+        .map(|p| p.id)
+        .unwrap();
+    gate.choose(&id, Choice::Approve(Scope::Always)).unwrap();
+    assert!(
+        gate.pins.change("srv", "ok").is_none(),
+        "always accepts the new definition"
+    );
+    assert_eq!(refusal(gate.decide(call("ok"), &caller("c")).await), "forwarded");
+    let policy = std::fs::read_to_string(dir.path().join("policies/srv.json")).unwrap();
+    assert_eq!(policy, POLICY, "accepting a change leaves the policy file alone");
+}
