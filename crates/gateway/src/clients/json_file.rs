@@ -46,7 +46,12 @@ impl JsonFile {
 fn parse(path: &Path, bytes: &[u8]) -> Result<Value, ClientError> {
     serde_json::from_slice(bytes).map_err(|e| {
         let text = String::from_utf8_lossy(bytes);
-        let jsonc = text.contains("//") || text.contains("/*") || e.to_string().contains("trailing comma");
+        // Comment starts outside strings are what JSONC adds (a URL's `//` is inside a string).
+        let comment = text.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("//") || l.starts_with("/*") || l.contains(", //") || l.contains(" /*")
+        });
+        let jsonc = comment || e.to_string().contains("trailing comma");
         if jsonc {
             ClientError::new(format!(
                 "{} is not plain JSON ({e}); it looks like JSON with comments or trailing commas, which \
@@ -180,5 +185,7 @@ mod tests {
     fn jsonc_is_refused_with_a_reason() {
         let err = parse(Path::new("settings.json"), b"{\n  // a comment\n  \"a\": 1,\n}\n").expect_err("refused");
         assert!(err.0.contains("comments"), "{err}");
+        let err = parse(Path::new("mcp.json"), b"{\"url\": \"https://x\" \"y\"}").expect_err("refused");
+        assert!(err.0.contains("not valid JSON"), "a URL is not a comment: {err}");
     }
 }
