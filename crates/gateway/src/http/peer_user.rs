@@ -137,4 +137,18 @@ mod tests {
         let elsewhere: SocketAddr = "127.0.0.1:1".parse().unwrap();
         assert_eq!(peer_uid(local, elsewhere), None);
     }
+
+    /// The same over IPv6 loopback (`/proc/net/tcp6`), where the machine has it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_real_ipv6_loopback_connection_belongs_to_this_user() {
+        let Ok(listener) = std::net::TcpListener::bind("[::1]:0") else {
+            eprintln!("no IPv6 loopback here; skipped");
+            return;
+        };
+        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server_side, peer) = listener.accept().unwrap();
+        assert!(peer.is_ipv6());
+        assert_eq!(peer_uid(server_side.local_addr().unwrap(), peer), Some(own_uid()));
+    }
 }
