@@ -133,7 +133,11 @@ pub fn table(approvals: &[Approval], now: SystemTime) -> String {
         rows.push([
             clean(&a.id),
             clean(&a.server),
-            clean(&a.tool),
+            match &a.pin_change {
+                // Held because the server changed the tool since it was pinned.
+                Some(_) => format!("{} (CHANGED)", clean(&a.tool)),
+                None => clean(&a.tool),
+            },
             clean(a.risk.as_deref().unwrap_or("unknown")),
             if a.client == Client::default() {
                 "-".to_owned()
@@ -441,6 +445,17 @@ mod tests {
 ID  SERVER  TOOL                RISK     CLIENT           EXPIRES IN
 17  fs      write_file          write    claude-code 1.0  43s
 18  github  merge_pull_request  unknown  -                1m55s";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn table_marks_calls_held_for_a_changed_tool() {
+        let mut a = approval();
+        a.pin_change = Some(serde_json::from_value(json!({"fields": ["description"]})).unwrap());
+        let text = table(&[a], at("2026-11-30T01:02:05Z"));
+        let expected = "\
+ID  SERVER  TOOL                  RISK   CLIENT           EXPIRES IN
+17  fs      write_file (CHANGED)  write  claude-code 1.0  43s";
         assert_eq!(text, expected);
     }
 
