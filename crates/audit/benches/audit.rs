@@ -85,6 +85,23 @@ fn percentiles(mut samples: Vec<Duration>) -> String {
     )
 }
 
+/// CPU time of the whole process (every thread: caller, writer, checkpointer) so far, from
+/// /proc/self/stat (utime + stime, 100 Hz ticks). `None` off Linux.
+fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// CPU µs per call between two `process_cpu` readings.
+fn cpu_per_call(before: Option<Duration>, calls: usize) -> f64 {
+    match (before, process_cpu()) {
+        (Some(a), Some(b)) => (b - a).as_secs_f64() * 1e6 / calls as f64,
+        _ => f64::NAN,
+    }
+}
+
 /// Calls timed one by one per measurement: `AUDIT_BENCH_CALLS`, default 20,000.
 fn calls() -> usize {
     std::env::var("AUDIT_BENCH_CALLS")
@@ -105,6 +122,7 @@ fn record_benches(c: &mut Criterion) {
     }
     let n = calls();
     let mut samples = Vec::with_capacity(n);
+    let cpu = process_cpu();
     for _ in 0..n {
         let row = new_decision(i);
         i += 1;
@@ -112,13 +130,20 @@ fn record_benches(c: &mut Criterion) {
         writer.record_blocking(row).unwrap();
         samples.push(t0.elapsed());
     }
-    save("record_committed_single", stats(&samples));
-    println!("audit/record_committed single calls: {}", percentiles(samples));
+    let cpu = cpu_per_call(cpu, n);
+    let mut v = stats(&samples);
+    v["cpu_us_per_call"] = json!(cpu);
+    save("record_committed_single", v);
+    println!(
+        "audit/record_committed single calls: {}; process CPU {cpu:.1}µs/call",
+        percentiles(samples)
+    );
 
     // What the gateway does per forwarded call: wait for the decision's commit, forward, then
     // hand the outcome to the writer without waiting. Only the record is timed (it is what the
     // call waits for); the outcome's write competes with the next record for the writer.
     let mut samples = Vec::with_capacity(n);
+    let cpu = process_cpu();
     for _ in 0..n {
         let row = new_decision(i);
         i += 1;
@@ -127,9 +152,12 @@ fn record_benches(c: &mut Criterion) {
         samples.push(t0.elapsed());
         writer.complete(id, Outcome::Ok, 1, None);
     }
-    save("record_then_complete_single", stats(&samples));
+    let cpu = cpu_per_call(cpu, n);
+    let mut v = stats(&samples);
+    v["cpu_us_per_call"] = json!(cpu);
+    save("record_then_complete_single", v);
     println!(
-        "audit/record_committed then complete, single calls: {}",
+        "audit/record_committed then complete, single calls: {}; process CPU {cpu:.1}µs/call",
         percentiles(samples)
     );
 
