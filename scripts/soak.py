@@ -166,8 +166,19 @@ def main() -> int:
             warm, warm_errors = asyncio.run(traffic(gw, spec, warmup, seed=1))
             start = quiet_sample(gw)
             began = time.monotonic()
+            trend: list[float] = []  # RSS during the run, for the summary (not a quiet state: no verdict)
+            stop_sampling = threading.Event()
+
+            def sample_trend() -> None:
+                while not stop_sampling.wait(max(5.0, args.seconds / 10)):
+                    trend.append(round(sample(gw.pid)["rss_mib"], 1))
+
+            sampler = threading.Thread(target=sample_trend, daemon=True)
+            sampler.start()
             counts, errors = asyncio.run(traffic(gw, spec, args.seconds, seed=2))
             elapsed = time.monotonic() - began
+            stop_sampling.set()
+            sampler.join(5)
             end = quiet_sample(gw)
         finally:
             approver.close()
@@ -204,6 +215,7 @@ def main() -> int:
         "rss_mib": [round(start["rss_mib"], 1), round(end["rss_mib"], 1)],
         "fds": [int(start["fds"]), int(end["fds"])],
         "children_at_end": int(end["children"]),
+        "rss_mib_during_run": trend,
         "warmup": {k: warm[k] for k in ("sessions", "allowed", "denied", "rate_limited", "approved", "rejected")},
         "gateway_exit": code,
     }
