@@ -4,6 +4,9 @@
 mod hold;
 mod pin_check;
 
+#[cfg(test)]
+mod audit_fault_tests;
+
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
