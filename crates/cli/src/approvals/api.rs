@@ -79,6 +79,12 @@ pub enum ControlEvent {
         approval: Box<Approval>,
     },
     ApprovalResolved(Resolved),
+    /// The audit log stopped or started accepting writes; while `ok` is false every call is refused.
+    AuditHealth {
+        ok: bool,
+        #[serde(default)]
+        error: Option<String>,
+    },
     #[serde(other)]
     Other,
 }
@@ -459,6 +465,33 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<ControlEvent>(future).unwrap(),
             ControlEvent::Other
+        );
+    }
+
+    /// The gateway's own serialization, so a renamed field breaks this test and not the watch.
+    #[test]
+    fn audit_health_events_parse_as_the_gateway_sends_them() {
+        use portcullis_gateway::events::GatewayEvent;
+        let failing = GatewayEvent::AuditHealth {
+            ok: false,
+            condition: Some("full".into()),
+            error: Some("disk full: database or disk is full".into()),
+        };
+        assert_eq!(
+            serde_json::from_str::<ControlEvent>(&serde_json::to_string(&failing).unwrap()).unwrap(),
+            ControlEvent::AuditHealth {
+                ok: false,
+                error: Some("disk full: database or disk is full".into())
+            }
+        );
+        let good = GatewayEvent::AuditHealth {
+            ok: true,
+            condition: None,
+            error: None,
+        };
+        assert_eq!(
+            serde_json::from_str::<ControlEvent>(&serde_json::to_string(&good).unwrap()).unwrap(),
+            ControlEvent::AuditHealth { ok: true, error: None }
         );
     }
 

@@ -313,6 +313,18 @@ impl Watch<'_> {
                 Ok(())
             }
             ControlEvent::ApprovalResolved(resolved) => self.on_resolved(&resolved),
+            ControlEvent::AuditHealth { ok, error } => {
+                let line = if ok {
+                    "the audit log can be written again; calls are audited and forwarded".to_owned()
+                } else {
+                    format!(
+                        "the gateway cannot write its audit log ({}); every tools/call is refused until it can",
+                        format::clean(error.as_deref().unwrap_or("unknown error"))
+                    )
+                };
+                self.say(&line)?;
+                self.refresh_prompt(true)
+            }
             ControlEvent::Other => Ok(()),
         }
     }
