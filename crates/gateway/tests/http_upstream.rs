@@ -120,3 +120,44 @@ async fn a_denied_call_never_reaches_the_http_upstream() {
         "the upstream must not see a denied call"
     );
 }
+
+/// An upstream whose JSON answer is over the 16 MiB message limit, streamed without a length so
+/// only counting stops it: the client gets a clear error, the gateway does not buffer it all.
+#[tokio::test]
+async fn an_oversized_json_answer_from_an_http_upstream_is_refused() {
+    let app = Router::new().route(
+        "/mcp",
+        post(|| async {
+            let head = r#"{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":""#;
+            let chunk = bytes::Bytes::from(vec![b'x'; 1024 * 1024]);
+            let parts = std::iter::once(bytes::Bytes::from(head))
+                .chain(std::iter::repeat_n(chunk, 17))
+                .chain(std::iter::once(bytes::Bytes::from(r#""}]}}"#)))
+                .map(Ok::<_, std::convert::Infallible>);
+            (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                axum::body::Body::from_stream(futures::stream::iter(parts)),
+            )
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let dir = tempfile::tempdir().unwrap();
+    let (url, token) = start_gateway(dir.path(), &upstream, r#"{"version":"1","default":"allow"}"#).await;
+    let reply: Value = reqwest::Client::new()
+        .post(&url)
+        .bearer_auth(&token)
+        .json(&modern_call(9, "big"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("[portcullis]") && message.contains("larger than 16777216 bytes"),
+        "{reply}"
+    );
+}

@@ -24,6 +24,8 @@ use super::{Exchange, UpstreamError};
 
 /// Longest line accepted from a server.
 const MAX_LINE: usize = crate::limits::MAX_MESSAGE;
+/// How much of an oversized line is kept to find its id.
+const OVERSIZED_HEAD: usize = 512;
 /// How long a server gets after stdin closes, then after SIGTERM.
 const GRACE: Duration = Duration::from_secs(2);
 /// Stderr lines kept for status views.
@@ -222,6 +224,8 @@ async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Co
     let mut buf = BytesMut::with_capacity(64 * 1024);
     'read: loop {
         loop {
+            // An oversized line is dropped by the decoder; keep its start to learn whose answer it was.
+            let head = (buf.len() > MAX_LINE).then(|| buf[..OVERSIZED_HEAD].to_vec());
             match decoder.decode(&mut buf) {
                 Ok(Some(line)) => match Message::parse(line) {
                     Ok(msg) => correlator.dispatch(msg),
@@ -230,7 +234,17 @@ async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Co
                     }
                 },
                 Ok(None) => break,
-                Err(e) => tracing::warn!(server, error = %e, "upstream stdout line dropped"),
+                Err(e) => {
+                    tracing::warn!(server, error = %e, "upstream stdout line dropped");
+                    if let Some(id) = head.as_deref().and_then(response_id) {
+                        let text = format!(
+                            "[portcullis] upstream server {server:?} answered with a message larger than \
+                             the {} MiB limit; it was dropped",
+                            MAX_LINE / (1024 * 1024)
+                        );
+                        correlator.fail(&id, &text);
+                    }
+                }
             }
         }
         match stdout.read_buf(&mut buf).await {
@@ -259,5 +273,51 @@ async fn log_stderr(server: String, stderr: tokio::process::ChildStderr, tail: A
             }
             tail.push_back(line);
         }
+    }
+}
+
+/// The id of a response from the first bytes of its line, when they show one: `"id"` before any
+/// `"method"` (a server request), and a `"result"` or `"error"` key. Servers put `id` first in
+/// practice; when they do not, the call ends at the call timeout instead.
+fn response_id(head: &[u8]) -> Option<RequestId> {
+    let text = String::from_utf8_lossy(head);
+    if text.contains("\"method\"") || !(text.contains("\"result\"") || text.contains("\"error\"")) {
+        return None;
+    }
+    let after = text
+        .split_once("\"id\"")?
+        .1
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
+    let end = if let Some(rest) = after.strip_prefix('"') {
+        rest.find('"')? + 2
+    } else {
+        after.find(|c: char| !(c.is_ascii_digit() || c == '-'))?
+    };
+    let value: serde_json::Value = serde_json::from_str(&after[..end]).ok()?;
+    RequestId::from_value(&value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_id_of_an_oversized_response_comes_from_its_head() {
+        let id = |s: &str| response_id(s.as_bytes()).map(|i| i.as_json().to_owned());
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":42,"result":{"content":[{"text":"xxxx"#),
+            Some("42".into())
+        );
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0", "id" : "a-1", "error":{"code":1"#),
+            Some("\"a-1\"".into())
+        );
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"#),
+            None
+        );
+        assert_eq!(id(r#"{"jsonrpc":"2.0","result":{"content":[{"text":"xxxx"#), None);
     }
 }

@@ -116,6 +116,17 @@ impl Correlator {
         }
     }
 
+    /// Answers one pending request (by its wire id) with an error.
+    pub fn fail(&self, wire_id: &RequestId, reason: &str) {
+        let Some(p) = self.lock().remove(wire_id) else {
+            return;
+        };
+        let id = p.original.unwrap_or_else(|| wire_id.clone());
+        let _ = p
+            .reply
+            .send(Message::error_response(Some(&id), error_code::INTERNAL_ERROR, reason));
+    }
+
     /// The upstream is gone: answer everything still pending with an error.
     pub fn fail_all(&self, reason: &str) {
         let drained: Vec<_> = self.lock().drain().collect();

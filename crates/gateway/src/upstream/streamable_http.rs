@@ -70,7 +70,10 @@ impl StreamableHttp {
         let status = response.status();
         if !status.is_success() {
             let expired = status == reqwest::StatusCode::NOT_FOUND && self.state().id.is_some();
-            let body = response.text().await.unwrap_or_default();
+            let body = read_capped(response, 64 * 1024)
+                .await
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
             let text = if expired {
                 format!(
                     "[portcullis] upstream {:?} no longer knows this session (HTTP 404)",
@@ -96,8 +99,11 @@ impl StreamableHttp {
         };
         match framing {
             Framing::Json => {
-                let body = response.bytes().await.map_err(|e| UpstreamError::Http(e.to_string()))?;
-                let reply = Message::parse(body).unwrap_or_else(|e| {
+                let reply = match read_capped(response, MAX_EVENT).await {
+                    Ok(body) => Message::parse(body).map_err(|e| e.to_string()),
+                    Err(e) => Err(e),
+                };
+                let reply = reply.unwrap_or_else(|e| {
                     let text = format!("[portcullis] upstream {:?} sent an invalid response: {e}", self.server);
                     Message::error_response(id.as_ref(), error_code::INTERNAL_ERROR, &text)
                 });
@@ -312,6 +318,24 @@ where
         &text,
     ));
     None
+}
+
+/// A response body of at most `max` bytes: a server cannot make the gateway buffer more than one
+/// message's worth (the body of a longer one is not read on).
+async fn read_capped(response: reqwest::Response, max: usize) -> Result<bytes::Bytes, String> {
+    if response.content_length().is_some_and(|n| n > max as u64) {
+        return Err(format!("response body larger than {max} bytes; not read"));
+    }
+    let mut body = bytes::BytesMut::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| e.to_string())?;
+        if body.len() + chunk.len() > max {
+            return Err(format!("response body larger than {max} bytes; not read"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
 }
 
 /// 2026-07-28 routing headers, mirrored from the body.
