@@ -162,7 +162,8 @@ describe('setToolState: five states → policy', () => {
     const doc = parse(filesystem);
     const out = setToolState(doc, 'move_file', { kind: 'require_approval', timeout: 30 });
     const expected = structuredClone(doc) as { tools: Record<string, unknown> };
-    expected.tools.move_file = { action: 'require_approval', approval_timeout: 30 };
+    // The state's own fields change; what the file says about the tool (class, risk) stays.
+    expected.tools.move_file = { action: 'require_approval', approval_timeout: 30, class: 'delete', risk: 'high' };
     expect(out).toEqual(expected);
     expect(Object.keys(out.tools as object)).toEqual(Object.keys(doc.tools as object));
   });
