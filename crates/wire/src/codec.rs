@@ -39,7 +39,7 @@ impl LineDecoder {
                 if self.discarding {
                     buf.clear();
                     self.scanned = 0;
-                } else if buf.len() > self.max_len {
+                } else if unfinished_len(buf) > self.max_len {
                     self.discarding = true;
                     buf.clear();
                     self.scanned = 0;
@@ -70,18 +70,26 @@ impl LineDecoder {
     }
 }
 
-/// Frames one message for stdio: its bytes and a `\n`. Messages never contain a raw `\n`
-/// (JSON escapes it inside strings), so no escaping is needed; pretty-printed input is compacted.
+/// Length of an unfinished line as far as it is known: a final `\r` may be the start of the
+/// `\r\n` that ends it, and is not part of the line then.
+fn unfinished_len(buf: &[u8]) -> usize {
+    buf.len() - usize::from(buf.last() == Some(&b'\r'))
+}
+
+/// Frames one message for stdio: its bytes and a `\n`.
+///
+/// A raw `\n` or `\r` inside a message would end the line early at the reader (text-mode readers
+/// split at `\r` too) and make the rest a message of its own, one the gate never saw. In valid JSON
+/// they can only be whitespace, since strings escape them, so each becomes a space: pretty-printed
+/// JSON stays the same JSON byte for byte otherwise, and a message the gateway classified but
+/// could not read whole (a number beyond `f64`, say) cannot smuggle a second line through.
 pub fn encode_line(message: &[u8]) -> Bytes {
-    if message.contains(&b'\n') {
-        if let Ok(value) = serde_json::from_slice::<serde_json::Value>(message) {
-            let mut out = value.to_string().into_bytes();
-            out.push(b'\n');
-            return Bytes::from(out);
-        }
-    }
     let mut out = Vec::with_capacity(message.len() + 1);
-    out.extend_from_slice(message);
+    if message.iter().any(|&b| b == b'\n' || b == b'\r') {
+        out.extend(message.iter().map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }));
+    } else {
+        out.extend_from_slice(message);
+    }
     out.push(b'\n');
     Bytes::from(out)
 }
@@ -149,8 +157,42 @@ mod tests {
     }
 
     #[test]
-    fn encode_compacts_pretty_json() {
-        assert_eq!(encode_line(b"{\n  \"a\": 1\n}").as_ref(), b"{\"a\":1}\n");
+    fn encode_blanks_out_line_breaks_of_pretty_json() {
+        assert_eq!(encode_line(b"{\r\n  \"a\": 1\n}").as_ref(), b"{    \"a\": 1 }\n");
         assert_eq!(encode_line(b"{\"a\":1}").as_ref(), b"{\"a\":1}\n");
+    }
+
+    /// Found by fuzzing (line_codec): a message serde_json cannot read as a value (`1e400` is
+    /// beyond f64) was written as it came, raw newlines included, so the server read the part
+    /// after a newline as a request of its own: a `tools/call` the gate never saw.
+    #[test]
+    fn a_message_with_raw_newlines_is_never_split_into_two_lines() {
+        let smuggler = concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":1e400,"x":["#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"vm_delete"}}"#,
+            "\r\n]}}"
+        );
+        let msg = crate::Message::parse(smuggler).expect("the gateway classifies it as a ping");
+        assert_eq!(msg.method(), Some("ping"));
+        let framed = encode_line(msg.bytes());
+        let out = lines(&[&framed], 1 << 20);
+        assert_eq!(out.len(), 1, "one message in, one line out: {out:?}");
+        let line = out[0].as_ref().expect("a line").as_bytes();
+        assert_eq!(
+            crate::Message::parse(line.to_vec()).map(|m| m.kind().clone()),
+            Ok(msg.kind().clone())
+        );
+    }
+
+    /// Found by fuzzing (line_codec): a line of exactly `max` bytes whose `\r\n` arrived in two
+    /// reads was refused as too long, because the `\r` was counted while the `\n` was missing.
+    #[test]
+    fn a_full_length_line_with_crlf_split_across_reads_is_kept() {
+        assert_eq!(lines(&[b"12345678\r", b"\n"], 8), vec![Ok("12345678".into())]);
+        assert_eq!(
+            lines(&[b"12345678\r", b"9\n{}\n"], 8),
+            vec![Err(LineError::TooLong { max: 8 }), Ok("{}".into())]
+        );
     }
 }

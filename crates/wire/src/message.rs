@@ -102,10 +102,17 @@ struct Envelope<'a> {
     id: Option<&'a RawValue>,
     #[serde(default)]
     method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default)]
+    /// Present whatever its value: `"result": null` is a success (JSON-RPC lets a method return
+    /// null), not a message without a kind.
+    #[serde(borrow, default, deserialize_with = "present")]
     result: Option<&'a RawValue>,
+    /// `"error": null` (sent next to a result by some libraries) is no error.
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
 }
 
 impl Message {
@@ -343,6 +350,29 @@ mod tests {
         assert_eq!(reparsed.kind(), msg.kind());
         let err = Message::error_response(None, -32700, "bad \"json\"");
         assert!(Message::parse(err.bytes().clone()).is_ok());
+    }
+
+    /// Found by fuzzing (jsonrpc_message): `"result": null` read as "no result", so the response
+    /// was refused as neither request nor response and the call it answered never completed.
+    #[rstest]
+    #[case(r#"{"jsonrpc":"2.0","id":5,"result":null}"#, false)]
+    #[case(r#"{"jsonrpc":"2.0","id":5,"result":{},"error":null}"#, false)]
+    #[case(r#"{"jsonrpc":"2.0","id":5,"result":null,"error":{"code":1,"message":"m"}}"#, true)]
+    fn a_null_result_is_a_success_response(#[case] text: &str, #[case] is_error: bool) {
+        let id = RequestId::number(5);
+        let msg = Message::parse(text.to_owned()).expect("a response");
+        assert_eq!(
+            msg.kind(),
+            &Kind::Response {
+                id: Some(id.clone()),
+                is_error
+            }
+        );
+        let built = Message::response(&id, &Value::Null);
+        assert_eq!(
+            Message::parse(built.bytes().clone()).map(|m| m.kind().clone()),
+            Ok(built.kind().clone())
+        );
     }
 
     #[test]

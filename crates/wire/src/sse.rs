@@ -21,18 +21,30 @@ impl SseEvent {
     }
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum SseError {
     #[error("SSE event larger than {max} bytes")]
     TooLarge { max: usize },
 }
 
+/// Incremental decoder with a size limit.
+///
+/// No line and no event's data may be longer than `max_event` bytes, however the stream is cut
+/// into chunks. An oversized event is reported once and skipped up to the blank line that ends
+/// it, so decoding can go on after it; at most about `max_event` bytes (plus one chunk) are held.
 #[derive(Debug)]
 pub struct SseDecoder {
     buf: BytesMut,
     current: SseEvent,
     has_fields: bool,
     max_event: usize,
+    /// Inside an oversized line: drop it up to its end.
+    skip_line: bool,
+    /// Inside an oversized event: drop lines up to the blank line that ends it.
+    skip_event: bool,
+    /// An oversized event met after complete events, which were returned first; the next
+    /// [`SseDecoder::feed`] reports it.
+    pending: Option<SseError>,
 }
 
 impl SseDecoder {
@@ -42,42 +54,86 @@ impl SseDecoder {
             current: SseEvent::default(),
             has_fields: false,
             max_event,
+            skip_line: false,
+            skip_event: false,
+            pending: None,
         }
     }
 
-    /// Feeds bytes; returns the events they completed.
+    /// Feeds bytes; returns the events they completed. Events completed before an oversized one
+    /// are returned first and the error by the next call, so none is lost.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, SseError> {
         self.buf.extend_from_slice(chunk);
+        if let Some(err) = self.pending.take() {
+            return Err(err);
+        }
         let mut events = Vec::new();
-        while let Some((line_end, next)) = find_line_end(&self.buf) {
-            let line = self.buf.split_to(next);
-            let line = String::from_utf8_lossy(&line[..line_end]).into_owned();
-            if let Some(event) = self.take_line(&line) {
-                events.push(event);
+        loop {
+            match self.next_event() {
+                Ok(Some(event)) => events.push(event),
+                Ok(None) => return Ok(events),
+                Err(err) if events.is_empty() => return Err(err),
+                Err(err) => {
+                    self.pending = Some(err);
+                    return Ok(events);
+                }
             }
         }
-        if self.buf.len() + self.current.data.len() > self.max_event {
-            self.buf.clear();
-            self.current = SseEvent::default();
-            return Err(SseError::TooLarge { max: self.max_event });
-        }
-        Ok(events)
     }
 
-    fn take_line(&mut self, line: &str) -> Option<SseEvent> {
+    /// Reads lines until an event completes, the buffer runs out, or an event is too large.
+    fn next_event(&mut self) -> Result<Option<SseEvent>, SseError> {
+        while let Some((line_end, next)) = find_line_end(&self.buf) {
+            let line = self.buf.split_to(next);
+            let line = &line[..line_end];
+            if std::mem::take(&mut self.skip_line) {
+                continue; // the end of an oversized line
+            }
+            if self.skip_event {
+                self.skip_event = !line.is_empty();
+                continue;
+            }
+            if line.len() > self.max_event {
+                return Err(self.oversized());
+            }
+            if let Some(event) = self.take_line(&String::from_utf8_lossy(line))? {
+                return Ok(Some(event));
+            }
+        }
+        // An unfinished line: bounded too. A final `\r` may be half of `\r\n`, so it stays.
+        let cr = usize::from(self.buf.last() == Some(&b'\r'));
+        if self.buf.len() - cr > self.max_event {
+            let _ = self.buf.split_to(self.buf.len() - cr);
+            self.skip_line = true;
+            if !self.skip_event {
+                return Err(self.oversized());
+            }
+        }
+        Ok(None)
+    }
+
+    /// Drops the event being read and everything up to the blank line that ends it.
+    fn oversized(&mut self) -> SseError {
+        self.current = SseEvent::default();
+        self.has_fields = false;
+        self.skip_event = true;
+        SseError::TooLarge { max: self.max_event }
+    }
+
+    fn take_line(&mut self, line: &str) -> Result<Option<SseEvent>, SseError> {
         if line.is_empty() {
             if !self.has_fields {
-                return None;
+                return Ok(None);
             }
             self.has_fields = false;
             let mut event = std::mem::take(&mut self.current);
             if event.data.ends_with('\n') {
                 event.data.pop();
             }
-            return Some(event);
+            return Ok(Some(event));
         }
         if line.starts_with(':') {
-            return None;
+            return Ok(None);
         }
         let (field, value) = match line.split_once(':') {
             Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
@@ -88,12 +144,16 @@ impl SseDecoder {
             "data" => {
                 self.current.data.push_str(value);
                 self.current.data.push('\n');
+                // The last `\n` is dropped when the event ends.
+                if self.current.data.len() - 1 > self.max_event {
+                    return Err(self.oversized());
+                }
             }
             "event" => self.current.event = Some(value.to_owned()),
             "id" => self.current.id = Some(value.to_owned()),
             _ => {} // `retry` and unknown fields are ignored, as the format requires
         }
-        None
+        Ok(None)
     }
 }
 
@@ -111,14 +171,27 @@ fn find_line_end(buf: &[u8]) -> Option<(usize, usize)> {
 }
 
 /// Frames one JSON-RPC message as an SSE `message` event.
+///
+/// Every line break of the data (`\r\n`, `\n`, or a lone `\r`, which readers also take as the end
+/// of a line) starts a new `data:` line, so the reader gets the data back with `\n` in their
+/// place; a lone `\r` left in the data would end the line early, and two would end the event and
+/// let the rest pass as an event of its own.
 pub fn encode_event(data: &[u8]) -> Bytes {
     let text = String::from_utf8_lossy(data);
     let mut out = String::with_capacity(text.len() + 24);
     out.push_str("event: message\n");
-    for line in text.split('\n') {
-        out.push_str("data: ");
-        out.push_str(line.strip_suffix('\r').unwrap_or(line));
-        out.push('\n');
+    let mut lines = text.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        // A `\r` just before a `\n` belongs to it; any other `\r` is a line break of its own.
+        let line = match lines.peek() {
+            Some(_) => line.strip_suffix('\r').unwrap_or(line),
+            None => line,
+        };
+        for part in line.split('\r') {
+            out.push_str("data: ");
+            out.push_str(part);
+            out.push('\n');
+        }
     }
     out.push('\n');
     Bytes::from(out)
@@ -172,6 +245,55 @@ mod tests {
         let encoded = encode_event(b"{\n\"a\": 1\n}");
         let events = decode_all(&[std::str::from_utf8(&encoded).unwrap()]);
         assert_eq!(events[0].data, "{\n\"a\": 1\n}");
+    }
+
+    /// Found by fuzzing (sse_decoder): a lone `\r` in the data (JSON whitespace) was copied into
+    /// the `data:` line, where the reader takes it as a line end: the message arrived cut short,
+    /// and `\r\r` would have let the rest arrive as a second event.
+    #[test]
+    fn encode_event_breaks_lines_at_a_lone_cr_too() {
+        let encoded = encode_event(b"{\"a\":1,\r\"b\":2}\r\r{\"id\":9}\r");
+        let events = decode_all(&[std::str::from_utf8(&encoded).unwrap()]);
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0].data, "{\"a\":1,\n\"b\":2}\n\n{\"id\":9}\n");
+    }
+
+    /// Found by fuzzing (sse_decoder): the limit was checked only on what was left buffered
+    /// after a chunk, so an oversized event that arrived whole in one chunk was yielded.
+    #[test]
+    fn an_oversized_event_in_one_chunk_is_refused_and_the_next_one_read() {
+        let mut dec = SseDecoder::new(10);
+        let err = dec
+            .feed(b"data: 0123456789abcdef\ndata: more\n\ndata: ok\n\n")
+            .unwrap_err();
+        assert_eq!(err, SseError::TooLarge { max: 10 });
+        assert_eq!(dec.feed(b"").unwrap()[0].data, "ok");
+        let mut dec = SseDecoder::new(10);
+        let err = dec.feed(b"data:01234\ndata:56789\n\n").unwrap_err();
+        assert_eq!(err, SseError::TooLarge { max: 10 }, "data lines add up");
+    }
+
+    /// Found by fuzzing (sse_decoder): an error dropped the events completed before it in the
+    /// same chunk (a response followed by an oversized notification lost the response).
+    #[test]
+    fn events_before_an_oversized_one_are_returned_first() {
+        let mut dec = SseDecoder::new(12);
+        let events = dec.feed(b"data: first\n\ndata: 0123456789abcdef\n\n").unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(dec.feed(b"data: next\n\n").unwrap_err(), SseError::TooLarge { max: 12 });
+        assert_eq!(dec.feed(b"").unwrap()[0].data, "next");
+    }
+
+    /// Found by fuzzing (sse_decoder): whether a stream was refused depended on where it was cut
+    /// into chunks; an unfinished line now counts alone, as a finished one does.
+    #[test]
+    fn the_limit_does_not_depend_on_chunking() {
+        let stream = b"data: 0123456789\ndata: 0123456789\n\n";
+        let mut whole = SseDecoder::new(21);
+        assert_eq!(whole.feed(stream).unwrap()[0].data.len(), 21);
+        let mut cut = SseDecoder::new(21);
+        assert!(cut.feed(&stream[..30]).unwrap().is_empty());
+        assert_eq!(cut.feed(&stream[30..]).unwrap()[0].data.len(), 21);
     }
 
     #[test]
