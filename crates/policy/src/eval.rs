@@ -1,18 +1,17 @@
 //! The compiled policy and the decision for one call.
 //!
 //! Everything a decision needs is prepared at load: exact tool names sit in a `HashMap`,
-//! glob keys in one `GlobSet` whose insertion order *is* the precedence order, rule names are
+//! glob keys in one `PatternSet` whose insertion order *is* the precedence order, rule names are
 //! formatted once. Deciding a call is then a hash lookup (or one set match), a walk over the
 //! entry's rules, and cloning the few strings the [`Evaluation`] owns.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 
-use globset::{Candidate, GlobSet};
 use serde_json::Value;
 
 use crate::condition::Condition;
 use crate::model::{Risk, ToolClass};
+use crate::pattern::PatternSet;
 use crate::{Action, Annotations, Evaluation, RateLimit};
 
 /// A validated, compiled policy. Shared behind an `Arc` by [`crate::Policy`].
@@ -34,7 +33,7 @@ pub(crate) struct Compiled {
 #[derive(Debug)]
 pub(crate) struct HideList {
     /// One glob per pattern, same indices as `rules`.
-    pub(crate) set: GlobSet,
+    pub(crate) set: PatternSet,
     /// `"hide: <pattern>"` per pattern.
     pub(crate) rules: Vec<String>,
 }
@@ -47,7 +46,7 @@ pub(crate) struct ToolTable {
     /// Exact tool name → index into `entries`.
     pub(crate) exact: HashMap<String, usize>,
     /// Glob keys, added most specific first, so the lowest matching index wins.
-    pub(crate) globs: GlobSet,
+    pub(crate) globs: PatternSet,
     /// Glob index in `globs` → index into `entries`.
     pub(crate) glob_entries: Vec<usize>,
 }
@@ -78,29 +77,6 @@ pub(crate) struct Rule {
     pub(crate) reason: Option<String>,
 }
 
-thread_local! {
-    /// Scratch space for globset's match indices, reused so that a glob lookup does not
-    /// allocate on every call.
-    static GLOB_MATCHES: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The lowest index in `set` whose glob matches `name`.
-fn first_match(set: &GlobSet, name: &str) -> Option<usize> {
-    if set.is_empty() {
-        return None;
-    }
-    let candidate = Candidate::from_bytes(name.as_bytes());
-    if !set.is_match_candidate(&candidate) {
-        return None;
-    }
-    GLOB_MATCHES.with(|matches| {
-        let mut matches = matches.borrow_mut();
-        // Sorted ascending by globset, so the first is the lowest index.
-        set.matches_candidate_into(&candidate, &mut matches);
-        matches.first().copied()
-    })
-}
-
 impl Compiled {
     /// A policy with no entries that answers every call with `default`, reported as `rule`.
     pub(crate) fn only_default(default: Action, rule: &str) -> Compiled {
@@ -110,13 +86,13 @@ impl Compiled {
             approval_timeout: None,
             redact: Vec::new(),
             hide: HideList {
-                set: GlobSet::empty(),
+                set: PatternSet::empty(),
                 rules: Vec::new(),
             },
             tools: ToolTable {
                 entries: Vec::new(),
                 exact: HashMap::new(),
-                globs: GlobSet::empty(),
+                globs: PatternSet::empty(),
                 glob_entries: Vec::new(),
             },
         }
@@ -124,7 +100,7 @@ impl Compiled {
 
     /// Index of the first `hide` pattern matching `tool`.
     pub(crate) fn hidden_by(&self, tool: &str) -> Option<usize> {
-        first_match(&self.hide.set, tool)
+        self.hide.set.first_match(tool)
     }
 
     /// The entry deciding `tool`: the exact key, else the most specific matching glob.
@@ -132,7 +108,7 @@ impl Compiled {
         let table = &self.tools;
         let index = match table.exact.get(tool) {
             Some(&index) => index,
-            None => *table.glob_entries.get(first_match(&table.globs, tool)?)?,
+            None => *table.glob_entries.get(table.globs.first_match(tool)?)?,
         };
         table.entries.get(index)
     }

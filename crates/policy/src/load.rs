@@ -23,7 +23,7 @@ use serde_json::{Map, Number, Value};
 use crate::condition::{describe, quoted_list, ArgumentPath, Condition, Test};
 use crate::eval::{Compiled, Entry, HideList, Rule, ToolTable};
 use crate::model::{RawAction, Risk, ToolClass};
-use crate::pattern::{build_set, Pattern};
+use crate::pattern::{Pattern, PatternSet};
 use crate::{Action, Problem, RateLimit};
 
 /// Top-level fields of a policy file, in documentation order.
@@ -318,9 +318,9 @@ impl Loader<'_> {
                 Err(message) => self.report(&index("$.hide", i), message),
             }
         }
-        let set = build_set(&patterns).unwrap_or_else(|message| {
+        let set = PatternSet::build(patterns).unwrap_or_else(|message| {
             self.report("$.hide", message);
-            globset::GlobSet::empty()
+            PatternSet::empty()
         });
         HideList { set, rules }
     }
@@ -344,7 +344,7 @@ impl Loader<'_> {
         let mut table = ToolTable {
             entries: Vec::new(),
             exact: HashMap::new(),
-            globs: globset::GlobSet::empty(),
+            globs: PatternSet::empty(),
             glob_entries: Vec::new(),
         };
         let Some(map) = self.object(value, "$.tools", "an object of tool entries") else {
@@ -369,10 +369,11 @@ impl Loader<'_> {
         // Precedence among globs: more literal characters, then fewer wildcards, then file
         // order (the stable sort keeps it, and entries are numbered in file order).
         globs.sort_by_key(|(pattern, at)| (Reverse(pattern.literals), pattern.wildcards, *at));
-        match build_set(globs.iter().map(|(pattern, _)| pattern)) {
+        let order: Vec<usize> = globs.iter().map(|(_, at)| *at).collect();
+        match PatternSet::build(globs.into_iter().map(|(pattern, _)| pattern).collect()) {
             Ok(set) => {
                 table.globs = set;
-                table.glob_entries = globs.iter().map(|(_, at)| *at).collect();
+                table.glob_entries = order;
             }
             Err(message) => self.report("$.tools", message),
         }

@@ -4,8 +4,14 @@
 //! character class, `[!...]` negated) are special. Every other character is literal — globset
 //! would otherwise also read `{a,b}` alternation and `\` escapes, which a tool name is never
 //! meant to contain — so literals are escaped before globset sees them.
+//!
+//! globset matches bytes, not characters: its `?` takes one byte, and a class one byte of a
+//! multi-byte character. That is exact for ASCII names only, so other names are matched character
+//! by character on the parsed [`Piece`]s instead.
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use std::cell::RefCell;
+
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// A parsed pattern: what globset should compile, and how specific the pattern is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +22,50 @@ pub(crate) struct Pattern {
     pub(crate) literals: usize,
     /// Number of wildcards: runs of `*`, each `?`, each `[...]`.
     pub(crate) wildcards: usize,
+    /// The pattern piece by piece, for matching by character.
+    pieces: Vec<Piece>,
+}
+
+/// One piece of a pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Literal(char),
+    /// `*`: any run of characters.
+    Run,
+    /// `?`: one character.
+    One,
+    /// `[...]`: one character in (or, negated, not in) the ranges.
+    Class {
+        negated: bool,
+        ranges: Vec<(char, char)>,
+    },
+}
+
+impl Piece {
+    fn takes(&self, c: char) -> bool {
+        match self {
+            Piece::Literal(l) => *l == c,
+            Piece::Run | Piece::One => true,
+            Piece::Class { negated, ranges } => ranges.iter().any(|(lo, hi)| (*lo..=*hi).contains(&c)) != *negated,
+        }
+    }
+}
+
+/// The members of a class as written between its brackets: single characters and `a-z` ranges
+/// (a `-` first or last is itself a member), the way globset reads them.
+fn class_ranges(members: &[char]) -> Vec<(char, char)> {
+    let mut ranges = Vec::new();
+    let mut i = 0;
+    while i < members.len() {
+        if i + 2 < members.len() && members[i + 1] == '-' {
+            ranges.push((members[i], members[i + 2]));
+            i += 3;
+        } else {
+            ranges.push((members[i], members[i]));
+            i += 1;
+        }
+    }
+    ranges
 }
 
 impl Pattern {
@@ -33,6 +83,7 @@ impl Pattern {
         let mut source = String::with_capacity(text.len() * 2);
         let mut literals = 0;
         let mut wildcards = 0;
+        let mut pieces = Vec::new();
         let mut i = 0;
         while i < chars.len() {
             match chars[i] {
@@ -43,10 +94,12 @@ impl Pattern {
                     }
                     source.push('*');
                     wildcards += 1;
+                    pieces.push(Piece::Run);
                 }
                 '?' => {
                     source.push('?');
                     wildcards += 1;
+                    pieces.push(Piece::One);
                 }
                 '[' => {
                     let end = class_end(&chars, i).ok_or_else(|| {
@@ -57,6 +110,12 @@ impl Pattern {
                     })?;
                     source.extend(&chars[i..=end]);
                     wildcards += 1;
+                    let negated = matches!(chars[i + 1], '!' | '^');
+                    let members = &chars[i + 1 + usize::from(negated)..end];
+                    pieces.push(Piece::Class {
+                        negated,
+                        ranges: class_ranges(members),
+                    });
                     i = end;
                 }
                 c => {
@@ -65,6 +124,7 @@ impl Pattern {
                     }
                     source.push(c);
                     literals += 1;
+                    pieces.push(Piece::Literal(c));
                 }
             }
             i += 1;
@@ -73,10 +133,40 @@ impl Pattern {
             globset_source: source,
             literals,
             wildcards,
+            pieces,
         };
         // Compile once here so that a bad class (`[z-a]`) is reported at load.
         pattern.glob()?;
         Ok(pattern)
+    }
+
+    /// Whether the pattern matches all of `name`, character by character (the classic
+    /// wildcard walk: on a mismatch, let the last `*` take one more character).
+    fn matches_chars(&self, name: &str) -> bool {
+        let name: Vec<char> = name.chars().collect();
+        let (mut p, mut n) = (0, 0);
+        let mut last_run: Option<(usize, usize)> = None;
+        while n < name.len() {
+            match self.pieces.get(p) {
+                Some(Piece::Run) => {
+                    last_run = Some((p, n));
+                    p += 1;
+                }
+                Some(piece) if piece.takes(name[n]) => {
+                    p += 1;
+                    n += 1;
+                }
+                _ => match last_run {
+                    Some((run, taken)) => {
+                        last_run = Some((run, taken + 1));
+                        p = run + 1;
+                        n = taken + 1;
+                    }
+                    None => return false,
+                },
+            }
+        }
+        self.pieces[p..].iter().all(|piece| *piece == Piece::Run)
     }
 
     /// The globset glob for this pattern.
@@ -102,23 +192,66 @@ fn class_end(chars: &[char], start: usize) -> Option<usize> {
     (i..chars.len()).find(|&j| chars[j] == ']')
 }
 
-/// Builds a set from patterns that each compiled alone; globset can still refuse the whole
-/// set (for instance when it grows past its size limit), hence the `Result`.
-pub(crate) fn build_set<'p>(patterns: impl IntoIterator<Item = &'p Pattern>) -> Result<GlobSet, String> {
-    let mut builder = GlobSetBuilder::new();
-    for pattern in patterns {
-        builder.add(pattern.glob()?);
+thread_local! {
+    /// Scratch space for globset's match indices, reused so that a glob lookup does not
+    /// allocate on every call.
+    static GLOB_MATCHES: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Patterns in precedence order, matched together.
+#[derive(Debug)]
+pub(crate) struct PatternSet {
+    set: GlobSet,
+    patterns: Vec<Pattern>,
+}
+
+impl PatternSet {
+    pub(crate) fn empty() -> PatternSet {
+        PatternSet {
+            set: GlobSet::empty(),
+            patterns: Vec::new(),
+        }
     }
-    builder
-        .build()
-        .map_err(|err| format!("cannot build the glob set: {}", err.kind()))
+
+    /// Builds a set from patterns that each compiled alone; globset can still refuse the whole
+    /// set (for instance when it grows past its size limit), hence the `Result`.
+    pub(crate) fn build(patterns: Vec<Pattern>) -> Result<PatternSet, String> {
+        let mut builder = GlobSetBuilder::new();
+        for pattern in &patterns {
+            builder.add(pattern.glob()?);
+        }
+        let set = builder
+            .build()
+            .map_err(|err| format!("cannot build the glob set: {}", err.kind()))?;
+        Ok(PatternSet { set, patterns })
+    }
+
+    /// The index of the first pattern that matches `name`.
+    pub(crate) fn first_match(&self, name: &str) -> Option<usize> {
+        if self.patterns.is_empty() {
+            return None;
+        }
+        if !name.is_ascii() {
+            return self.patterns.iter().position(|p| p.matches_chars(name));
+        }
+        let candidate = Candidate::from_bytes(name.as_bytes());
+        if !self.set.is_match_candidate(&candidate) {
+            return None;
+        }
+        GLOB_MATCHES.with(|matches| {
+            let mut matches = matches.borrow_mut();
+            // Sorted ascending by globset, so the first is the lowest index.
+            self.set.matches_candidate_into(&candidate, &mut matches);
+            matches.first().copied()
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use rstest::rstest;
 
-    use super::Pattern;
+    use super::{Pattern, PatternSet};
 
     #[rstest]
     #[case::exact("vm_delete", 9, 0)]
@@ -142,5 +275,30 @@ mod tests {
     #[case::reversed_range("[z-a]")]
     fn invalid(#[case] text: &str) {
         assert!(Pattern::parse(text).is_err(), "{text:?} must be refused");
+    }
+
+    /// Found by fuzzing (policy_eval): globset matches bytes, so `?` and classes took single
+    /// bytes of a multi-byte character: `[!a]*[é]` matched the one-character name "é", and `?`
+    /// did not match it.
+    #[rstest]
+    #[case("[!a]*[é]", "é", false)]
+    #[case("[!a]*[é]", "xé", true)]
+    #[case("?", "é", true)]
+    #[case("??", "é", false)]
+    #[case("vm_?", "vm_ü", true)]
+    #[case("[!a]", "é", true)]
+    #[case("[à-ä]x", "äx", true)]
+    #[case("a*", "a\nb", true)]
+    #[case("a?b", "a\nb", true)]
+    #[case("*_secret", "x\u{1F512}_secret", true)]
+    #[case("a*b*c", "aébéc", true)]
+    #[case("a*b*c", "aébé", false)]
+    fn matches_characters_not_bytes(#[case] pattern: &str, #[case] name: &str, #[case] expected: bool) {
+        let set = PatternSet::build(vec![Pattern::parse(pattern).expect("valid")]).expect("a set");
+        assert_eq!(
+            set.first_match(name) == Some(0),
+            expected,
+            "{pattern:?} against {name:?}"
+        );
     }
 }
