@@ -25,6 +25,9 @@ else
     cargo test --locked --no-fail-fast
 fi
 
+step "fuzz smoke run: each cargo fuzz target for 10 s (fuzz/README.md)"
+bash scripts/fuzz.sh 10
+
 step "ui: unit and component tests (vitest, mocked backend)"
 npm --prefix ui ci --no-audit --no-fund --loglevel=error </dev/null
 npm --prefix ui run check
