@@ -258,7 +258,7 @@ mod tests {
         assert_eq!(events[0].data, "{\"a\":1,\n\"b\":2}\n\n{\"id\":9}\n");
     }
 
-    /// Found by fuzzing (sse_decoder): the limit was checked only on what was left buffered
+    /// Found writing the sse_decoder fuzz target's reference model: the limit was checked only on what was left buffered
     /// after a chunk, so an oversized event that arrived whole in one chunk was yielded.
     #[test]
     fn an_oversized_event_in_one_chunk_is_refused_and_the_next_one_read() {
@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(err, SseError::TooLarge { max: 10 }, "data lines add up");
     }
 
-    /// Found by fuzzing (sse_decoder): an error dropped the events completed before it in the
+    /// Found writing the sse_decoder fuzz target's reference model: an error dropped the events completed before it in the
     /// same chunk (a response followed by an oversized notification lost the response).
     #[test]
     fn events_before_an_oversized_one_are_returned_first() {
@@ -284,7 +284,7 @@ mod tests {
         assert_eq!(dec.feed(b"").unwrap()[0].data, "next");
     }
 
-    /// Found by fuzzing (sse_decoder): whether a stream was refused depended on where it was cut
+    /// Found writing the sse_decoder fuzz target's reference model: whether a stream was refused depended on where it was cut
     /// into chunks; an unfinished line now counts alone, as a finished one does.
     #[test]
     fn the_limit_does_not_depend_on_chunking() {
