@@ -258,8 +258,9 @@ mod tests {
         assert_eq!(events[0].data, "{\"a\":1,\n\"b\":2}\n\n{\"id\":9}\n");
     }
 
-    /// Found writing the sse_decoder fuzz target's reference model: the limit was checked only on what was left buffered
-    /// after a chunk, so an oversized event that arrived whole in one chunk was yielded.
+    /// Found writing the sse_decoder fuzz target's reference model: the limit was checked only
+    /// on what was left buffered after a chunk, so an oversized event that arrived whole in one
+    /// chunk was yielded.
     #[test]
     fn an_oversized_event_in_one_chunk_is_refused_and_the_next_one_read() {
         let mut dec = SseDecoder::new(10);
@@ -273,8 +274,9 @@ mod tests {
         assert_eq!(err, SseError::TooLarge { max: 10 }, "data lines add up");
     }
 
-    /// Found writing the sse_decoder fuzz target's reference model: an error dropped the events completed before it in the
-    /// same chunk (a response followed by an oversized notification lost the response).
+    /// Found writing the sse_decoder fuzz target's reference model: an error dropped the events
+    /// completed before it in the same chunk (a response followed by an oversized notification
+    /// lost the response).
     #[test]
     fn events_before_an_oversized_one_are_returned_first() {
         let mut dec = SseDecoder::new(12);
@@ -284,8 +286,9 @@ mod tests {
         assert_eq!(dec.feed(b"").unwrap()[0].data, "next");
     }
 
-    /// Found writing the sse_decoder fuzz target's reference model: whether a stream was refused depended on where it was cut
-    /// into chunks; an unfinished line now counts alone, as a finished one does.
+    /// Found writing the sse_decoder fuzz target's reference model: whether a stream was refused
+    /// depended on where it was cut into chunks; an unfinished line now counts alone, as a
+    /// finished one does.
     #[test]
     fn the_limit_does_not_depend_on_chunking() {
         let stream = b"data: 0123456789\ndata: 0123456789\n\n";
