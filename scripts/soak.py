@@ -19,7 +19,8 @@ same) — so both figures describe the same state: no session open, nothing held
 beyond noise fails the run:
   RSS: more than RSS_SLACK_MIB + RSS_SLACK_FRACTION of the start (allocator pools and caches — the
        audit database's page cache, glibc arenas — settle during the warm-up but keep moving a little);
-  fds: more than FD_SLACK (a descriptor per leaked session, stream or child would exceed it quickly);
+  fds: more than FD_SLACK, after giving closing connections SETTLE seconds (a descriptor per leaked
+       session, stream or child would exceed it quickly);
   children: any left at the end (every session's server must have been stopped);
   errors: any call that failed in a way the policy does not explain.
 """
@@ -27,9 +28,10 @@ beyond noise fails the run:
 from __future__ import annotations
 
 import argparse
-import logging
 import asyncio
 import json
+import logging
+import os
 import random
 import sys
 import tempfile
@@ -50,7 +52,8 @@ WORKERS = 4
 CALLS_PER_SESSION = 40
 RSS_SLACK_MIB = 16.0
 RSS_SLACK_FRACTION = 0.10
-FD_SLACK = 4
+FD_SLACK = 2
+SETTLE = 15.0  # seconds the end sample may wait for closing connections
 POLICY = {
     "version": "1",
     "default": "deny",
@@ -62,6 +65,17 @@ POLICY = {
     },
 }
 KINDS = ["echo", "get-sum", "get-env", "get-tiny-image"]
+
+
+def fd_targets(pid: int) -> list[str]:
+    """What each open descriptor is (socket:[inode], pipe:[inode], a path), for a growth report."""
+    out = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            out.append(os.readlink(fd))
+        except OSError:
+            pass
+    return sorted(out)
 
 
 def sample(pid: int) -> dict[str, float]:
@@ -139,10 +153,18 @@ async def traffic(gw, spec: dict, seconds: float, seed: int) -> tuple[Counter, l
     return counts, errors
 
 
-def quiet_sample(gw) -> dict[str, float]:
-    """Wait (bounded) until the gateway has no session children left, then sample."""
+def quiet_sample(gw, fds_at_most: float | None = None) -> dict[str, float]:
+    """Wait (bounded) until the gateway has no session children left, then sample. With
+    `fds_at_most`, also give the last sessions' connections up to SETTLE seconds to close (the
+    gateway notices a client's close a moment after it happens); still more then is growth."""
     harness.wait_until(lambda: sample(gw.pid)["children"] == 0, 30, "every upstream child to be stopped")
-    return sample(gw.pid)
+    if fds_at_most is None:
+        return sample(gw.pid)
+    try:
+        return harness.wait_until(lambda: (lambda x: x if x["fds"] <= fds_at_most else None)(sample(gw.pid)),
+                                  SETTLE, "descriptors to settle")
+    except harness.HarnessError:
+        return sample(gw.pid)
 
 
 def main() -> int:
@@ -165,6 +187,7 @@ def main() -> int:
         try:
             warm, warm_errors = asyncio.run(traffic(gw, spec, warmup, seed=1))
             start = quiet_sample(gw)
+            start_fds = fd_targets(gw.pid)
             began = time.monotonic()
             trend: list[float] = []  # RSS during the run, for the summary (not a quiet state: no verdict)
             stop_sampling = threading.Event()
@@ -179,7 +202,8 @@ def main() -> int:
             elapsed = time.monotonic() - began
             stop_sampling.set()
             sampler.join(5)
-            end = quiet_sample(gw)
+            end = quiet_sample(gw, fds_at_most=start["fds"] + FD_SLACK)
+            end_fds = fd_targets(gw.pid)
         finally:
             approver.close()
             code = gw.stop()
@@ -191,7 +215,9 @@ def main() -> int:
     if end["rss_mib"] > rss_limit:
         problems.append(f"RSS grew {start['rss_mib']:.1f} -> {end['rss_mib']:.1f} MiB (limit {rss_limit:.1f})")
     if end["fds"] > start["fds"] + FD_SLACK:
-        problems.append(f"open descriptors grew {start['fds']:.0f} -> {end['fds']:.0f} (slack {FD_SLACK})")
+        new = Counter(end_fds) - Counter(start_fds)
+        problems.append(f"open descriptors grew {start['fds']:.0f} -> {end['fds']:.0f} (slack {FD_SLACK}); "
+                        f"new: {sorted(new.elements())}")
     if end["children"]:
         problems.append(f"{end['children']:.0f} upstream children left running")
     all_errors = warm_errors + errors
