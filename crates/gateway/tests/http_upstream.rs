@@ -161,3 +161,68 @@ async fn an_oversized_json_answer_from_an_http_upstream_is_refused() {
         "{reply}"
     );
 }
+
+/// A legacy-era HTTP upstream that takes `initialize` and then answers nothing, not even the
+/// cancel: the call still ends at the call timeout (the cancel is sent in the background).
+#[tokio::test]
+async fn a_hung_http_upstream_that_also_ignores_the_cancel_is_bounded_by_the_call_timeout() {
+    let app = Router::new().route(
+        "/mcp",
+        post(|Json(body): Json<Value>| async move {
+            if body["method"] == "initialize" {
+                let result = json!({ "jsonrpc": "2.0", "id": body["id"], "result": {
+                    "protocolVersion": "2025-06-18", "capabilities": { "tools": {} },
+                    "serverInfo": { "name": "hung", "version": "1" } } });
+                return ([("mcp-session-id", "s1")], Json(result));
+            }
+            std::future::pending::<()>().await;
+            unreachable!()
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("policies")).unwrap();
+    std::fs::write(
+        dir.path().join("policies/up.json"),
+        r#"{"version":"1","default":"allow"}"#,
+    )
+    .unwrap();
+    let config_text =
+        json!({ "listen": "127.0.0.1:0", "mcpServers": { "up": { "url": upstream, "call_timeout_secs": 1 } } })
+            .to_string();
+    let config = Config::from_str(&config_text, &dir.path().join("portcullis.json")).unwrap();
+    let data = dir.path().join("data");
+    let gateway = Gateway::open(config, &data).unwrap();
+    let (listener, file) = gateway.bind(&data).await.unwrap();
+    tokio::spawn(gateway.serve(listener, std::future::pending()));
+
+    let client = reqwest::Client::new();
+    let post = |body: Value, session: Option<String>| {
+        let mut request = client
+            .post(file.server_url("up"))
+            .bearer_auth(&file.token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
+    let response = post(init, None).await.unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let started = std::time::Instant::now();
+    let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "x", "arguments": {} } });
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        post(call, Some(session)).await.unwrap().text().await.unwrap()
+    })
+    .await
+    .expect("the call must end at the call timeout");
+    let waited = started.elapsed();
+    assert!(answer.contains("did not answer within 1 s"), "{answer}");
+    assert!(waited < std::time::Duration::from_secs(4), "answered after {waited:?}");
+}

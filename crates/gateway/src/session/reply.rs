@@ -27,6 +27,9 @@ pub(super) struct PendingReply {
     deadline: Option<Instant>,
 }
 
+/// How long telling the upstream about a timed-out call may take.
+const CANCEL_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// `fut`, unless `deadline` passes first (`None`).
 async fn until<F: Future>(deadline: Option<Instant>, fut: F) -> Option<F::Output> {
     match deadline {
@@ -95,17 +98,25 @@ impl PendingReply {
         match until(self.deadline, self.session.upstream.request(msg, pass_headers)).await {
             Some(Ok(exchange)) => Ok(exchange),
             Some(Err(e)) => Err(self.unreachable(&e)),
-            None => Err(self.timed_out().await),
+            None => Err(self.timed_out()),
         }
     }
 
     /// The call timeout passed: cancel the request upstream, fail it, record the failure.
-    async fn timed_out(&mut self) -> Message {
+    fn timed_out(&mut self) -> Message {
         let secs = self.session.call_timeout.as_secs();
         let server = &*self.session.server;
         tracing::warn!(server, id = %self.id, secs, "upstream did not answer a tools/call within the call timeout; cancelled");
         let reason = format!("no answer within {secs} s (Portcullis call timeout)");
-        self.session.upstream.cancel(&self.id, &reason).await;
+        // In the background and bounded: telling a hung HTTP server may hang too, and the client's
+        // answer must not wait for it.
+        let (upstream, id) = (self.session.upstream.clone(), self.id.clone());
+        tokio::spawn(async move {
+            let cancelled = tokio::time::timeout(CANCEL_WITHIN, upstream.cancel(&id, &reason)).await;
+            if cancelled.is_err() {
+                tracing::debug!(%id, "the upstream did not take the cancel in time");
+            }
+        });
         let text = format!(
             "[portcullis] upstream {server:?} did not answer within {secs} s (the call timeout, \
              upstream.call_timeout_secs); the call was cancelled"
@@ -127,7 +138,7 @@ impl PendingReply {
                 Some(Some(msg)) if self.is_final(&msg) => return self.complete(msg),
                 Some(Some(msg)) => self.session.outlets.deliver(msg, &self.session.id),
                 Some(None) => return self.lost(),
-                None => return self.timed_out().await,
+                None => return self.timed_out(),
             }
         }
     }
@@ -137,7 +148,7 @@ impl PendingReply {
         let first = match until(self.deadline, exchange.messages.recv()).await {
             Some(Some(first)) => first,
             Some(None) => return Reply::Json(self.lost()),
-            None => return Reply::Json(self.timed_out().await),
+            None => return Reply::Json(self.timed_out()),
         };
         if self.is_final(&first) {
             return Reply::Json(self.complete(first));
@@ -173,7 +184,7 @@ impl PendingReply {
                                 break;
                             }
                             None => {
-                                let _ = tx.send(self.timed_out().await);
+                                let _ = tx.send(self.timed_out());
                                 break;
                             }
                         };
