@@ -14,26 +14,11 @@ export CARGO_TERM_COLOR=never
 step() { printf '\n==== %s\n' "$*"; }
 elapsed() { printf '(%s s)\n' "$((SECONDS - $1))"; }
 
-APT_PACKAGES=(
-    libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libssl-dev libxdo-dev
-    build-essential pkg-config curl file xvfb xauth dbus dbus-x11 dunst webkit2gtk-driver
-    imagemagick x11-apps x11-utils librsvg2-bin libglib2.0-bin
-)
-
+# shellcheck source=scripts/desktop-deps.sh
+source scripts/desktop-deps.sh
 if [[ -z "${SKIP_APT:-}" ]]; then
     step "system packages"
-    missing=()
-    for p in "${APT_PACKAGES[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-    done
-    if ((${#missing[@]})); then
-        sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
-        echo "installing: ${missing[*]}"
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    else
-        echo "all present"
-    fi
+    install_missing_packages "${DESKTOP_BUILD_PACKAGES[@]}" "${DESKTOP_TEST_PACKAGES[@]}"
 fi
 
 step "demo MCP servers (npm ci in demo/)"

@@ -12,10 +12,13 @@ pub const COMMANDS: &[&str] = &[
     "list_servers",
     "restart_server",
     "list_tools",
+    "read_server",
+    "save_server",
     "read_policy",
     "validate_policy",
     "save_policy",
     "get_settings",
     "set_settings",
+    "get_paused",
     "set_paused",
 ];

@@ -1,7 +1,7 @@
 //! The gateway's events, as the app acts on them: forwarded to both web views as Tauri events
 //! named by type (`ApprovalRequested`, `ApprovalResolved`, `AuditAppended`, `PolicyReloaded`,
-//! `PolicyRejected`, payloads as in `GatewayEvent`), and turned into the prompt's visibility,
-//! notifications and the pause rule.
+//! `PolicyRejected`, `PauseChanged`, payloads as in `GatewayEvent`), and turned into the prompt's
+//! visibility, notifications and the tray.
 
 use std::sync::Arc;
 
@@ -16,9 +16,6 @@ use crate::commands::approvals::decide;
 use crate::host::{Host, Running};
 use crate::notification::{self, Notifier};
 use crate::windows::{self, prompt_action};
-
-/// The reason a call held while the app is paused is denied with.
-pub const PAUSED_REASON: &str = "paused";
 
 /// Follows the gateway's events until it stops.
 pub fn spawn<R: Runtime>(app: AppHandle<R>, running: Arc<Running>, mut events: broadcast::Receiver<GatewayEvent>) {
@@ -42,19 +39,6 @@ pub fn spawn<R: Runtime>(app: AppHandle<R>, running: Arc<Running>, mut events: b
 fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEvent) {
     let host = app.state::<Arc<Host>>();
     let gate = running.gateway.gate();
-    if let GatewayEvent::ApprovalRequested { approval } = &event {
-        if host.paused() {
-            tracing::info!(id = approval.id, tool = approval.tool, "paused: denying the held call");
-            let deny = Choice::Deny {
-                reason: Some(PAUSED_REASON.into()),
-                always: false,
-            };
-            if let Err(e) = decide(gate, &approval.id, deny) {
-                tracing::warn!(%e, "could not deny a call held while paused");
-            }
-            return;
-        }
-    }
     forward(app, &event);
     match event {
         GatewayEvent::ApprovalRequested { approval } => {
@@ -76,6 +60,7 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
         }
         GatewayEvent::PolicyReloaded { server } => host.policy_rejected(&server, None),
         GatewayEvent::PolicyRejected { server, problems } => host.policy_rejected(&server, Some(problems)),
+        GatewayEvent::PauseChanged { .. } => host.nudge(),
         // Forwarded above; the windows show it (AuditHealth: calls are refused while `ok` is false).
         GatewayEvent::AuditAppended { .. } | GatewayEvent::AuditHealth { .. } => {}
     }
@@ -110,7 +95,7 @@ fn on_notification_action<R: Runtime>(app: &AppHandle<R>, running: &Running) -> 
                 reason: None,
                 always: false,
             },
-            notification::Action::Open => return windows::show_prompt(&app),
+            notification::Action::Open => return windows::show_prompt_on(&app, id),
         };
         if let Err(e) = decide(&gate, id, choice) {
             tracing::info!(%e, "notification action on a call already decided");

@@ -9,7 +9,8 @@ use serde::Serialize;
 /// Most buckets returned; a longer span keeps the newest.
 pub const MAX_BUCKETS: i64 = 500;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(rename = "HistogramBucket")]
 pub struct Bucket {
     pub start_ms: i64,
     pub counts: HashMap<Decision, u64>,

@@ -17,7 +17,6 @@ use tokio::sync::{watch, Notify};
 
 use crate::args::Paths;
 use crate::ipc::{IpcError, IpcResult};
-use crate::probe::Probes;
 use crate::settings::SettingsStore;
 
 /// How long a command waits for the gateway to finish starting.
@@ -45,7 +44,6 @@ pub enum Phase {
 pub struct Running {
     pub gateway: Arc<Gateway>,
     pub audit: Arc<AuditStore>,
-    pub probes: Probes,
     pub url: String,
     /// The approval timeout `portcullis.json` sets (the settings may override it).
     pub config_timeout_secs: u64,
@@ -54,7 +52,7 @@ pub struct Running {
 }
 
 impl Running {
-    pub fn config(&self) -> &Config {
+    pub fn config(&self) -> Arc<Config> {
         self.gateway.config()
     }
 }
@@ -140,13 +138,23 @@ impl Host {
         }
     }
 
+    /// The gateway's pause switch; before it runs (or after a failed start), the switch it will
+    /// start with.
     pub fn paused(&self) -> bool {
-        self.paused.load(Ordering::Acquire)
+        match self.running_now() {
+            Some(running) => running.gateway.gate().paused(),
+            None => self.paused.load(Ordering::Acquire),
+        }
     }
 
+    /// Pauses or resumes approvals in the gateway (which denies new held calls while paused and
+    /// announces the change); remembered for a gateway that starts later.
     pub fn set_paused(&self, paused: bool) {
         self.paused.store(paused, Ordering::Release);
-        tracing::info!(paused, "pause switched");
+        if let Some(running) = self.running_now() {
+            running.gateway.gate().set_paused(paused);
+        }
+        self.nudge();
     }
 
     pub fn policy_rejected(&self, server: &str, problems: Option<Vec<String>>) {
@@ -187,6 +195,7 @@ impl Host {
             config.approval_timeout_secs = secs;
         }
         let gateway = Gateway::open(config, data_dir).map_err(StartupError::Start)?;
+        gateway.gate().set_paused(self.paused.load(Ordering::Acquire));
         let (listener, file) = gateway.bind(data_dir).await.map_err(|e| match e {
             StartError::AlreadyRunning { pid, url } => StartupError::AlreadyRunning { pid, url },
             e => StartupError::Start(e),
@@ -195,7 +204,6 @@ impl Host {
         let audit = AuditStore::open(&audit_path).map_err(|e| StartupError::Start(StartError::Audit(e)))?;
         let approver = gateway.gate().approvals.attach_approver();
         let running = Running {
-            probes: Probes::new(gateway.clone()),
             gateway,
             audit: Arc::new(audit),
             url: file.url,

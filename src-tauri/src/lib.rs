@@ -9,12 +9,13 @@
 //! by [`events`].
 //!
 //! Invariants: no SQL and no policy logic here (the audit and policy crates do that); a call can
-//! be decided only by a command a window was explicitly granted, a notification action, or the
-//! pause rule (denied, reason "paused"); the app keeps running with no window open, and a start
+//! be decided only by a command a window was explicitly granted or a notification action (the
+//! gateway itself denies new held calls while paused); the app keeps running with no window open, and a start
 //! that fails (config, policy, port, another gateway) opens the main window on the reason
 //! instead of exiting.
 
 mod args;
+pub mod bindings;
 pub mod command_names;
 pub mod commands;
 pub mod events;
@@ -25,7 +26,7 @@ pub mod host;
 pub mod ipc;
 mod logging;
 pub mod notification;
-pub mod probe;
+pub mod server_config;
 mod settings;
 pub mod startup;
 pub mod tray;
@@ -83,11 +84,14 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::servers::list_servers,
             commands::servers::restart_server,
             commands::servers::list_tools,
+            commands::servers::read_server,
+            commands::servers::save_server,
             commands::policy::read_policy,
             commands::policy::validate_policy,
             commands::policy::save_policy,
             commands::settings::get_settings,
             commands::settings::set_settings,
+            commands::settings::get_paused,
             commands::settings::set_paused,
         ])
         .on_window_event(|window, event| {
@@ -162,11 +166,11 @@ fn on_tray_entry<R: Runtime>(app: &AppHandle<R>, id: &str) {
     match id {
         menu_model::OPEN => windows::show_main(app, None),
         menu_model::QUIT => app.exit(0),
-        menu_model::PAUSE => {
-            host.set_paused(!host.paused());
-            host.nudge();
-        }
-        // A pending call (or "more waiting"): the prompt shows the queue.
-        _ => windows::show_prompt(app),
+        menu_model::PAUSE => host.set_paused(!host.paused()),
+        // A pending call: the prompt, on that call. "More waiting": the prompt's queue.
+        other => match menu_model::approval_id(other) {
+            Some(approval) => windows::show_prompt_on(app, approval),
+            None => windows::show_prompt(app),
+        },
     }
 }

@@ -11,7 +11,7 @@ pub const SETTINGS_FILE: &str = "desktop-settings.json";
 /// The longest default wait for a person that the settings accept (a day).
 const MAX_TIMEOUT_SECS: u64 = 86_400;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Theme {
     #[default]
@@ -21,7 +21,7 @@ pub enum Theme {
 }
 
 /// The settings as the UI sees them (`get_settings` / `set_settings`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     pub approval_timeout_secs: u64,

@@ -44,6 +44,11 @@ pub fn spawn<R: Runtime>(app: AppHandle<R>) {
                     }));
                     *lock(&app.state::<Serving>()) = Some((stop, task));
                     tracing::info!(url = running.url, "gateway ready");
+                    // Connect the server monitor now: its tool lists give the prompt each tool's
+                    // title and description from the first held call, and the Servers view its
+                    // state without a wait.
+                    let monitor = running.gateway.clone();
+                    tauri::async_runtime::spawn(async move { monitor.servers().reports(Duration::ZERO).await });
                     let broken = broken_policies(&running);
                     host.set_phase(Phase::Running(running));
                     if failed_before {
@@ -100,7 +105,7 @@ pub fn shutdown<R: Runtime>(app: &AppHandle<R>) {
             }
         }
         if let Some(running) = host.running_now() {
-            running.probes.close_all().await;
+            running.gateway.servers().close_all().await;
         }
     });
     GatewayFile::remove_if_ours(&host.paths.data_dir);

@@ -2,7 +2,8 @@
 //! app holds no main web view) and `prompt` (created hidden at start so it appears at once,
 //! hidden rather than closed).
 
-use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
+use serde::Serialize;
+use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
 
 pub const MAIN: &str = "main";
 pub const PROMPT: &str = "prompt";
@@ -47,6 +48,20 @@ pub fn show_prompt<R: Runtime>(app: &AppHandle<R>) {
     let shown = w.show().and_then(|()| w.unminimize()).and_then(|()| w.set_focus());
     if let Err(e) = shown {
         tracing::warn!(error = %e, "cannot show the prompt");
+    }
+}
+
+/// The app's own event to the prompt (beside the gateway's): show this queued call.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct ShowApproval {
+    pub id: String,
+}
+
+/// Shows the prompt on the call `id` (its tray entry or notification was clicked).
+pub fn show_prompt_on<R: Runtime>(app: &AppHandle<R>, id: &str) {
+    show_prompt(app);
+    if let Err(e) = app.emit_to(PROMPT, "ShowApproval", ShowApproval { id: id.to_owned() }) {
+        tracing::warn!(error = %e, "cannot point the prompt at a call");
     }
 }
 

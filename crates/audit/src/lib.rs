@@ -95,6 +95,7 @@
 mod checkpoint;
 mod connection;
 mod error;
+pub mod export;
 mod health;
 mod migration;
 mod record;

@@ -32,6 +32,7 @@ macro_rules! vocabulary {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
         #[serde(rename_all = "snake_case")]
         pub enum $name {
             $( $(#[$vmeta])* $variant, )+
@@ -163,6 +164,7 @@ pub struct NewDecision {
 /// One row of the `decisions` table as read back. Field names are the column names, so the serde
 /// form is the `audit --format jsonl` contract (DESIGN §7).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AuditRow {
     pub id: i64,
     pub time_ms: i64,
@@ -172,6 +174,7 @@ pub struct AuditRow {
     pub server: String,
     pub tool: String,
     /// The redacted arguments as stored.
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub arguments: serde_json::Value,
     pub arguments_digest: String,
     pub decision: Decision,

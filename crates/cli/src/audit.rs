@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use portcullis_audit::{AuditFilter, AuditRow, AuditStore, Decision};
+use portcullis_audit::{export, AuditFilter, AuditRow, AuditStore, Decision};
 
 use crate::exit::{Failure, Outcome};
 use crate::policy::write_stdout;
@@ -52,13 +52,8 @@ pub fn run(data_dir: &Path, args: &Args) -> Outcome {
     let text = match args.format {
         Format::Table => table(&rows),
         Format::Json => serde_json::to_string_pretty(&rows).map_err(Failure::user)?,
-        Format::Jsonl => rows
-            .iter()
-            .filter_map(|r| serde_json::to_string(r).ok())
-            .map(|l| escape_line_separators(&l))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Format::Csv => csv(&rows),
+        Format::Jsonl => export::jsonl(&rows),
+        Format::Csv => export::csv(&rows),
     };
     if !text.is_empty() {
         write_stdout(&text);
@@ -118,55 +113,4 @@ fn table(rows: &[AuditRow]) -> String {
         ]);
     }
     crate::table::render(&lines)
-}
-
-/// JSON allows raw U+2028/U+2029 inside strings, but line readers that honour Unicode line
-/// breaks would split a row there; escape them so one row stays one line.
-fn escape_line_separators(line: &str) -> String {
-    line.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
-}
-
-fn csv(rows: &[AuditRow]) -> String {
-    let mut out = vec![AuditRow::COLUMNS.join(",")];
-    for r in rows {
-        let value = serde_json::to_value(r).unwrap_or_default();
-        let cells: Vec<String> = AuditRow::COLUMNS
-            .iter()
-            .map(|c| match value.get(*c) {
-                None | Some(serde_json::Value::Null) => String::new(),
-                Some(serde_json::Value::String(s)) => csv_cell(s),
-                Some(other) => csv_cell(&other.to_string()),
-            })
-            .collect();
-        out.push(cells.join(","));
-    }
-    out.join("\n")
-}
-
-fn csv_cell(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_owned()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jsonl_rows_never_contain_unicode_line_separators() {
-        let line = serde_json::to_string(&serde_json::json!({"a": "x\u{2028}y\u{2029}z"})).unwrap();
-        let escaped = escape_line_separators(&line);
-        assert!(!escaped.contains('\u{2028}') && !escaped.contains('\u{2029}'));
-        let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
-        assert_eq!(back["a"], "x\u{2028}y\u{2029}z");
-    }
-
-    #[test]
-    fn csv_quotes_what_needs_quoting() {
-        assert_eq!(csv_cell("plain"), "plain");
-        assert_eq!(csv_cell(r#"{"a":1,"b":2}"#), r#""{""a"":1,""b"":2}""#);
-    }
 }

@@ -15,7 +15,7 @@ pub fn run(config_path: &Path, data_dir: &Path) -> Outcome {
     runtime.block_on(async {
         let gateway = Gateway::open(config, data_dir).map_err(Failure::user)?;
         let (listener, file) = gateway.bind(data_dir).await.map_err(Failure::user)?;
-        let servers: Vec<&str> = gateway.config().servers.keys().map(String::as_str).collect();
+        let servers: Vec<String> = gateway.config().servers.keys().cloned().collect();
         eprintln!(
             "portcullis: ready on {} (servers: {}; data: {})",
             file.url,

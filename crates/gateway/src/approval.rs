@@ -26,6 +26,7 @@ pub use grants::{ContinuationKey, Grants};
 
 /// How far an approval reaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// This call only.
@@ -68,15 +69,18 @@ impl Resolution {
 
 /// What a person is shown for a held call (and what `approvals list --json` prints).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PendingApproval {
     pub id: String,
     pub server: String,
     pub tool: String,
     pub title: Option<String>,
     pub description: Option<String>,
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown> | null"))]
     pub annotations: Option<Value>,
     pub risk: Risk,
     /// In full: redaction applies to the audit log, not to the person deciding.
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub arguments: Value,
     pub session: String,
     pub client: ClientInfo,
@@ -93,6 +97,7 @@ pub struct PendingApproval {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ClientInfo {
     pub name: Option<String>,
     pub version: Option<String>,

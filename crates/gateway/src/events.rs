@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::approval::{PendingApproval, Scope};
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "type")]
 pub enum GatewayEvent {
     /// A call is held for a person's decision.
@@ -26,10 +27,15 @@ pub enum GatewayEvent {
         server: String,
         problems: Vec<String>,
     },
+    /// Approvals were paused (every new held call is denied) or resumed.
+    PauseChanged {
+        paused: bool,
+    },
     AuditAppended {
         id: i64,
         server: String,
         tool: String,
+        #[cfg_attr(feature = "ts", ts(type = "Decision"))]
         decision: String,
     },
     /// The audit database stopped or started accepting writes. While `ok` is false every

@@ -127,6 +127,8 @@ pub struct Gate {
     pub events: broadcast::Sender<GatewayEvent>,
     /// The config's approval timeout, used when the policy sets none.
     pub approval_timeout_secs: u64,
+    /// While set, every call that would wait for a person is denied at once ([`Gate::set_paused`]).
+    pub(crate) paused: std::sync::atomic::AtomicBool,
 }
 
 /// A decision before it is recorded.
@@ -140,6 +142,21 @@ struct Ruling {
 }
 
 impl Gate {
+    /// Pauses or resumes approvals: while paused, a call that would be held for a person is
+    /// denied at once (decided by the gateway); calls already held keep waiting. Announced as
+    /// [`GatewayEvent::PauseChanged`] when it changes.
+    pub fn set_paused(&self, paused: bool) {
+        use std::sync::atomic::Ordering;
+        if self.paused.swap(paused, Ordering::AcqRel) != paused {
+            tracing::info!(paused, "approvals paused or resumed");
+            let _ = self.events.send(GatewayEvent::PauseChanged { paused });
+        }
+    }
+
+    pub fn paused(&self) -> bool {
+        self.paused.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     pub async fn decide(self: &Arc<Self>, call: Call, caller: &Caller) -> Verdict {
         let eval = match self.policies.get(&call.server) {
             Some(InForce::Policy(policy)) => policy.evaluate(&call.tool, &call.arguments),
@@ -232,6 +249,16 @@ impl Gate {
                 reason: Some(reason.into()),
                 message: None,
             };
+            return self.settle(&call, caller, ruling, None).await.into();
+        }
+        if self.paused() {
+            let reason = "Portcullis is paused".to_owned();
+            let text = format!(
+                "Portcullis is paused: call to {:?} requires approval (rule {rule}) and was denied \
+                 without asking anyone; the call was not forwarded (resume in the Portcullis app)",
+                call.tool
+            );
+            let ruling = refused(Decision::Denied, DecidedBy::Gateway, Some(rule), reason, text);
             return self.settle(&call, caller, ruling, None).await.into();
         }
         if !self.approvals.has_approver() {

@@ -36,6 +36,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/control/tools", get(control_tools::list))
         .route("/control/tools/changed", get(control_tools::changed))
         .route("/control/tools/{server}/{tool}/accept", post(control_tools::accept))
+        .route("/control/servers", get(control::servers))
         .layer(axum::middleware::from_fn_with_state(gateway.clone(), guard::guard))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(gateway)

@@ -28,6 +28,7 @@ pub mod policy_store;
 pub mod rate_limit;
 pub mod relay;
 pub mod risk;
+pub mod server_status;
 pub mod session;
 pub mod starter_policy;
 pub mod tool_catalog;
@@ -37,7 +38,7 @@ pub mod upstream;
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use portcullis_audit::AuditWriter;
 use rand::RngCore;
@@ -46,13 +47,14 @@ use tokio::sync::broadcast;
 
 use crate::approval::ApprovalBroker;
 use crate::audit_log::AuditLog;
-use crate::config::Config;
+use crate::config::{Config, ServerConfig};
 use crate::events::GatewayEvent;
 use crate::gate::Gate;
 use crate::gateway_file::GatewayFile;
 use crate::pins::{PinError, PinStore, ToolPin};
 use crate::policy_store::PolicyStore;
 use crate::rate_limit::RateLimits;
+use crate::server_status::ServerMonitor;
 use crate::session::Session;
 use crate::tool_catalog::ToolCatalog;
 use crate::upstream::{IdMode, Upstream, UpstreamError};
@@ -87,9 +89,11 @@ pub enum StartError {
 }
 
 pub struct Gateway {
-    config: Config,
+    /// Replaced whole when a server is added or changed at run time ([`Gateway::set_server`]).
+    config: RwLock<Arc<Config>>,
     token: String,
     gate: Arc<Gate>,
+    monitor: ServerMonitor,
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     stateless: tokio::sync::Mutex<HashMap<String, Arc<Session>>>,
     events: broadcast::Sender<GatewayEvent>,
@@ -130,9 +134,11 @@ impl Gateway {
             pins,
             events: events.clone(),
             approval_timeout_secs: config.approval_timeout_secs,
+            paused: std::sync::atomic::AtomicBool::new(false),
         });
         Ok(Arc::new(Self {
-            config,
+            monitor: ServerMonitor::new(&config.servers, gate.clone()),
+            config: RwLock::new(Arc::new(config)),
             token: new_token(),
             gate,
             sessions: Mutex::new(HashMap::new()),
@@ -148,8 +154,32 @@ impl Gateway {
         &self.gate
     }
 
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// The config in force (the file as loaded, with servers added or changed since).
+    pub fn config(&self) -> Arc<Config> {
+        self.config.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Each upstream's health (the monitor's own connection per server).
+    pub fn servers(&self) -> &ServerMonitor {
+        &self.monitor
+    }
+
+    /// Adds or replaces a server at run time (the config file was edited): new sessions and
+    /// stateless calls use `server` from now on, its policy file is loaded, and its monitor
+    /// connection is reopened. Sessions already open keep their upstream until they end.
+    pub async fn set_server(&self, name: &str, server: ServerConfig) {
+        {
+            let mut config = self.config.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut next = Config::clone(&config);
+            next.servers.insert(name.to_owned(), server.clone());
+            *config = Arc::new(next);
+        }
+        self.gate.policies.add_server(name);
+        if let Some(shared) = self.stateless.lock().await.remove(name) {
+            shared.close().await;
+        }
+        self.monitor.replace(name, &server).await;
+        tracing::info!(server = name, transport = server.transport(), "server configured at run time");
     }
 
     pub fn token(&self) -> &str {
@@ -182,11 +212,11 @@ impl Gateway {
     }
 
     pub fn has_server(&self, server: &str) -> bool {
-        self.config.servers.contains_key(server)
+        self.config().servers.contains_key(server)
     }
 
     pub fn transport(&self, server: &str) -> Option<&'static str> {
-        self.config.servers.get(server).map(config::ServerConfig::transport)
+        self.config().servers.get(server).map(config::ServerConfig::transport)
     }
 
     /// Serves HTTP on `listener` until `shutdown` completes, then stops every upstream.
@@ -240,7 +270,7 @@ impl Gateway {
                 url: running.url,
             });
         }
-        let addr = self.config.listen;
+        let addr = self.config().listen;
         if !addr.ip().is_loopback() {
             // Only with "allow_remote": true (the config refuses it otherwise). Say so loudly.
             tracing::warn!(
@@ -322,12 +352,13 @@ impl Gateway {
         ids: IdMode,
     ) -> Result<Arc<Session>, UpstreamError> {
         let config = self
-            .config
+            .config()
             .servers
             .get(server)
+            .cloned()
             .ok_or_else(|| UpstreamError::Gone(server.to_owned()))?;
         let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
-        let upstream = Upstream::connect(server, config, ids, events_tx).await?;
+        let upstream = Upstream::connect(server, &config, ids, events_tx).await?;
         Ok(Session::new(
             id,
             Arc::from(server),
@@ -362,6 +393,7 @@ impl Gateway {
         let shared: Vec<_> = self.stateless.lock().await.drain().map(|(_, s)| s).collect();
         let stops = sessions.iter().chain(shared.iter()).map(|s| s.close());
         futures::future::join_all(stops).await;
+        self.monitor.close_all().await;
     }
 }
 

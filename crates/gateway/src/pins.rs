@@ -81,14 +81,17 @@ pub struct ToolPin {
 
 /// A pinned tool the server now describes differently.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PinChange {
     /// Top-level fields that differ: `description`, `inputSchema`, `annotations`, `title`.
     pub fields: Vec<String>,
     pub old_digest: String,
     pub new_digest: String,
     /// The pinned definition.
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub old: Value,
     /// The definition the server presents now.
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub new: Value,
     pub diff: Vec<DiffEntry>,
     pub pinned_at: String,

@@ -87,6 +87,24 @@ impl PolicyStore {
             .cloned()
     }
 
+    /// A server added at run time: its policy file is loaded like those of the servers configured
+    /// at start (a server already known is re-read).
+    pub fn add_server(&self, server: &str) {
+        let loaded = Self::load(&self.dir, [server.to_owned()], self.events.clone());
+        let slot = loaded.get(server);
+        let mut slots = self.slots.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let (Some(in_force), false) = (slot, slots.contains_key(server)) {
+            slots.insert(server.to_owned(), in_force);
+            drop(slots);
+            if let Some(problem) = loaded.problems().into_iter().next() {
+                self.lock_problems().insert(server.to_owned(), problem);
+            }
+            return;
+        }
+        drop(slots);
+        self.reload(server);
+    }
+
     /// Policy files not in force, by server.
     pub fn problems(&self) -> Vec<PolicyProblem> {
         self.lock_problems().values().cloned().collect()

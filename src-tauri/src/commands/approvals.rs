@@ -17,8 +17,9 @@ pub async fn list_approvals(host: State<'_, Arc<Host>>) -> IpcResult<Vec<Pending
 }
 
 /// `{approve: "once" | "session" | "always"}` or `{deny: {reason, always}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[ts(rename = "ApprovalChoice")]
 pub enum ChoiceArg {
     Approve(Scope),
     Deny {

@@ -19,8 +19,9 @@ const EXPORT_PAGE: usize = 5000;
 const EXPORT_MAX: usize = 500_000;
 
 /// The UI's `AuditFilter`; `before` is the keyset cursor `[time_ms, id]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
+#[ts(rename = "AuditFilter", optional_fields)]
 pub struct FilterArg {
     server: Option<String>,
     tool: Option<String>,

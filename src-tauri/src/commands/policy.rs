@@ -6,25 +6,28 @@ use std::sync::Arc;
 use portcullis_policy::Policy;
 use serde::Serialize;
 use tauri::State;
+use ts_rs::TS;
 
 use crate::host::{Host, Running};
 use crate::ipc::{IpcError, IpcResult};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct PolicyFile {
     /// `None`: the server has no policy file (every call asks a person).
     pub text: Option<String>,
     pub path: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(rename = "PolicyProblem")]
 pub struct Problem {
     /// JSON path in the gateway's syntax (`$`, `$.tools["vm_start"].action`).
     pub path: String,
     pub message: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
+#[ts(rename = "ValidationResult")]
 pub struct Validation {
     pub problems: Vec<Problem>,
 }

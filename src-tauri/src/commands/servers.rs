@@ -1,5 +1,5 @@
-//! `list_servers`, `restart_server`, `list_tools`: each upstream as the app's monitoring
-//! connection sees it ([`crate::probe`]) and the health of its policy.
+//! `list_servers`, `restart_server`, `list_tools`: each upstream as the gateway's server monitor
+//! sees it ([`portcullis_gateway::server_status`]) and the health of its policy.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,39 +9,41 @@ use portcullis_gateway::risk::{self, Risk};
 use serde::Serialize;
 use serde_json::Value;
 use tauri::State;
+use ts_rs::TS;
 
 use crate::host::{Host, Running};
 use crate::ipc::{IpcError, IpcResult};
-use crate::probe::{self, Status};
+use crate::server_config::{self, EntryProblem, ServerEntry};
+use portcullis_gateway::server_status::{ServerReport, Status};
 
 /// How long the server list waits for connections being opened; later polls show them.
 const LIST_WAIT: Duration = Duration::from_secs(3);
 /// How long the tool list waits for a server to start (npx may download first).
 const TOOLS_WAIT: Duration = Duration::from_secs(30);
 
-#[derive(Debug, Serialize)]
+/// A server's health (the gateway's report) and its policy's.
+#[derive(Debug, Serialize, TS)]
 pub struct ServerStatus {
-    pub name: String,
-    pub transport: &'static str,
-    /// `running`, `stopped` (not connected yet) or `error`.
-    pub state: &'static str,
-    pub tool_count: Option<usize>,
-    pub stderr_tail: Vec<String>,
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub server: ServerReport,
     pub policy: PolicyHealth,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct PolicyHealth {
     /// `ok`, `missing` (every call asks a person) or `invalid`.
+    #[ts(type = "'ok' | 'missing' | 'invalid'")]
     pub state: &'static str,
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct ToolInfo {
     pub name: String,
     pub title: Option<String>,
     pub description: Option<String>,
+    #[ts(type = "Record<string, unknown> | null")]
     pub annotations: Option<Value>,
     pub risk: Risk,
 }
@@ -73,57 +75,27 @@ fn policy_health(host: &Host, running: &Running, server: &str) -> PolicyHealth {
     }
 }
 
-fn status_view(status: &Status) -> (&'static str, Option<usize>, Vec<String>) {
-    match status {
-        Status::Stopped | Status::Starting => ("stopped", None, Vec::new()),
-        Status::Running { upstream, tools } if upstream.is_alive() => {
-            ("running", Some(tools.len()), probe::stderr_tail(upstream))
-        }
-        Status::Running { upstream, tools } => {
-            let mut tail = probe::stderr_tail(upstream);
-            tail.push("[portcullis] the server exited; press Restart".into());
-            ("error", Some(tools.len()), tail)
-        }
-        Status::Failed { message, stderr_tail } => {
-            let mut tail = stderr_tail.clone();
-            tail.push(format!("[portcullis] {message}"));
-            ("error", None, tail)
-        }
-    }
-}
-
 #[tauri::command(rename_all = "snake_case")]
 pub async fn list_servers(host: State<'_, Arc<Host>>) -> IpcResult<Vec<ServerStatus>> {
     let running = host.running().await?;
-    let statuses = futures::future::join_all(running.probes.all().map(|p| running.probes.ensure(p, LIST_WAIT))).await;
-    Ok(running
-        .probes
-        .all()
-        .zip(statuses)
-        .map(|(probe, status)| {
-            let (state, tool_count, stderr_tail) = status_view(&status);
-            ServerStatus {
-                name: probe.server().to_owned(),
-                transport: probe.transport(),
-                state,
-                tool_count,
-                stderr_tail,
-                policy: policy_health(&host, &running, probe.server()),
-            }
+    let reports = running.gateway.servers().reports(LIST_WAIT).await;
+    Ok(reports
+        .into_iter()
+        .map(|server| ServerStatus {
+            policy: policy_health(&host, &running, &server.name),
+            server,
         })
         .collect())
 }
 
-/// Reconnects the app's monitoring connection. Client sessions keep theirs: each owns its
+/// Reconnects the gateway's monitor connection. Client sessions keep theirs: each owns its
 /// upstream, and a new session always starts a fresh one.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn restart_server(host: State<'_, Arc<Host>>, server: String) -> IpcResult<()> {
     let running = host.running().await?;
-    let probe = running
-        .probes
-        .get(&server)
-        .ok_or_else(|| IpcError::unknown_server(&server))?;
-    match running.probes.restart(probe).await {
+    let monitor = running.gateway.servers();
+    let probe = monitor.get(&server).ok_or_else(|| IpcError::unknown_server(&server))?;
+    match monitor.restart(&probe).await {
         Status::Failed { message, .. } => Err(IpcError::new(
             "server_failed",
             format!("{server} did not start: {message}"),
@@ -135,11 +107,9 @@ pub async fn restart_server(host: State<'_, Arc<Host>>, server: String) -> IpcRe
 #[tauri::command(rename_all = "snake_case")]
 pub async fn list_tools(host: State<'_, Arc<Host>>, server: String) -> IpcResult<Vec<ToolInfo>> {
     let running = host.running().await?;
-    let probe = running
-        .probes
-        .get(&server)
-        .ok_or_else(|| IpcError::unknown_server(&server))?;
-    match running.probes.ensure(probe, TOOLS_WAIT).await {
+    let monitor = running.gateway.servers();
+    let probe = monitor.get(&server).ok_or_else(|| IpcError::unknown_server(&server))?;
+    match monitor.ensure(&probe, TOOLS_WAIT).await {
         Status::Running { tools, .. } => Ok(tools.iter().filter_map(tool_info).collect()),
         Status::Failed { message, .. } => Err(IpcError::new(
             "server_not_running",
@@ -150,6 +120,36 @@ pub async fn list_tools(host: State<'_, Arc<Host>>, server: String) -> IpcResult
             format!("{server} has not answered yet; try again in a moment"),
         )),
     }
+}
+
+/// The `mcpServers` entry of `server` as the form edits it (`None`: not in the file as a
+/// command or URL entry).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn read_server(host: State<'_, Arc<Host>>, server: String) -> IpcResult<Option<ServerEntry>> {
+    let path = &host.paths.config;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| IpcError::new("config_unreadable", format!("cannot read {}: {e}", path.display())))?;
+    Ok(server_config::read_entry(&text, &server))
+}
+
+/// Adds or replaces the `mcpServers` entry `name`: checked, written atomically (every other key
+/// of the file kept), then applied to the running gateway — new sessions use it at once. Its
+/// problems come back instead when it is not valid (nothing is written).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_server(host: State<'_, Arc<Host>>, name: String, entry: ServerEntry) -> IpcResult<Vec<EntryProblem>> {
+    let running = host.running().await?;
+    let path = host.paths.config.clone();
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| IpcError::new("config_unreadable", format!("cannot read {}: {e}", path.display())))?;
+    let (text, server) = match server_config::with_entry(&text, &path, &name, &entry) {
+        Ok(done) => done,
+        Err(problems) => return Ok(problems),
+    };
+    crate::fs::write_atomically(&path, text.as_bytes())
+        .map_err(|e| IpcError::new("config_write_failed", format!("cannot write {}: {e}", path.display())))?;
+    running.gateway.set_server(&name, server).await;
+    tracing::info!(server = name, path = %path.display(), "server entry saved from the Servers view");
+    Ok(Vec::new())
 }
 
 fn tool_info(tool: &Value) -> Option<ToolInfo> {

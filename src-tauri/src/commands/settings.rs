@@ -1,4 +1,4 @@
-//! `get_settings`, `set_settings`, `set_paused`.
+//! `get_settings`, `set_settings`, `get_paused`, `set_paused`.
 
 use std::sync::Arc;
 
@@ -34,10 +34,14 @@ pub async fn set_settings(host: State<'_, Arc<Host>>, settings: Settings) -> Ipc
     Ok(())
 }
 
-/// While paused, every new held call is denied at once (reason "paused").
+/// While paused, the gateway denies every new held call at once ("Portcullis is paused").
 #[tauri::command(rename_all = "snake_case")]
 pub async fn set_paused(host: State<'_, Arc<Host>>, paused: bool) -> IpcResult<()> {
     host.set_paused(paused);
-    host.nudge();
     Ok(())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn get_paused(host: State<'_, Arc<Host>>) -> IpcResult<bool> {
+    Ok(host.paused())
 }

@@ -14,10 +14,14 @@ import uuid
 
 from selenium.webdriver.common.by import By
 
-from conftest import CLI_BIN, MAIN_TITLE, PROMPT_TITLE, App, result_text, wait_until
+from conftest import CLI_BIN, EVERYTHING, MAIN_TITLE, PROMPT_TITLE, App, result_text, wait_until
 
-#: Measured arrival-to-visible times of the prompt, reported at the end of the module.
+#: Measured times from the client sending a held call to the prompt window being on screen (X11
+#: map state, polled every 5 ms), reported at the end of the module.
 LATENCIES_MS: list[float] = []
+#: From the call's arrival at the gateway (`requested_at_ms`) to the prompt painting it (the page's
+#: own timestamp after the next animation frame): no polling in the figure.
+PAINT_MS: list[float] = []
 
 
 def marker() -> str:
@@ -31,6 +35,13 @@ def wait_prompt_for(app: App, text: str) -> float:
                           interval=0.005)
     app.window("prompt")
     wait_until(lambda: text in app.find("json-view").text, 15, f"the prompt to show {text}")
+    call = app.find("prompt-call")
+    painted = int(wait_until(lambda: int(call.get_attribute("data-painted-at") or 0), 15, "the paint timestamp"))
+    listed = subprocess.run([str(CLI_BIN), "approvals", "list", "--json", "--data-dir", str(app.data_dir)],
+                            capture_output=True, text=True, check=True, timeout=20)
+    held = [a for a in json.loads(listed.stdout) if text in json.dumps(a["arguments"])]
+    if held:
+        PAINT_MS.append(painted - held[0]["requested_at_ms"])
     return shown_at
 
 
@@ -130,12 +141,46 @@ def test_pause_denies_new_held_calls(app: App) -> None:
     app.click("tab-settings")
     app.click("setting-paused")
     try:
+        app.wait_testid("paused-banner")
         result = app.client().call_tool("get-sum", {"a": 1, "b": 2}, timeout=15)
-        assert result.get("isError") is True and "paused" in result_text(result), result
+        text = result_text(result)
+        assert result.get("isError") is True and text.startswith("[portcullis] Portcullis is paused:"), result
         assert not app.prompt_viewable(), "a call denied while paused never shows the prompt"
+        rows = subprocess.run([str(CLI_BIN), "audit", "--format", "jsonl", "--limit", "1", "--data-dir",
+                               str(app.data_dir)], capture_output=True, text=True, check=True, timeout=20)
+        row = json.loads(rows.stdout.splitlines()[0])
+        assert (row["tool"], row["decision"], row["decided_by"]) == ("get-sum", "denied", "gateway"), row
+        app.screenshot("paused", MAIN_TITLE)
     finally:
         app.window("main")
-        app.click("setting-paused")
+        app.click("resume")
+    wait_until(lambda: not app.find_all("paused-banner"), 10, "the banner to go after resuming")
+    assert app.find("setting-paused").is_selected() is False
+
+
+def test_a_server_added_in_the_servers_view_is_written_and_served_at_once(app: App) -> None:
+    (app.policies / "more.json").write_text(json.dumps({"version": "1", "default": "allow"}))
+    app.window("main")
+    app.click("tab-servers")
+    app.click("add-server")
+    app.find("server-name").send_keys("more")
+    app.find("server-command").send_keys("node")
+    # Typed newlines do not reach a textarea through WebKitWebDriver: set the text as a paste would.
+    app.driver.execute_script(
+        "const el = arguments[0]; el.value = arguments[1]; el.dispatchEvent(new Event('input', {bubbles: true}));",
+        app.find("server-args"), f"{EVERYTHING}\nstdio")
+    app.screenshot("server-form", MAIN_TITLE)
+    app.click("server-save")
+    app.wait_testid("servers-notice")
+    config = json.loads((app.scratch / "portcullis.json").read_text())
+    assert list(config) == ["listen", "policies", "approval", "mcpServers"], "the other keys stay, in order"
+    assert list(config["mcpServers"]) == ["everything", "more"]
+    assert config["mcpServers"]["more"] == {"command": "node", "args": [str(EVERYTHING), "stdio"]}
+    m = marker()
+    result = app.client("more").call_tool("echo", {"message": m}, timeout=60)
+    assert not result.get("isError") and m in result_text(result), f"the new server answers at once: {result}"
+    card = '[data-testid="server-card"][data-server="more"] [data-testid="server-state"]'
+    wait_until(lambda: app.driver.find_element(By.CSS_SELECTOR, card).text == "running", 30, "more to be running")
 
 
 def test_the_audit_view_lists_the_decisions(app: App) -> None:
@@ -155,6 +200,10 @@ def test_the_audit_view_lists_the_decisions(app: App) -> None:
 
 
 def test_report_prompt_latency() -> None:
-    assert LATENCIES_MS, "no latency measured"
-    print(f"\nprompt on screen after the call was sent: {', '.join(f'{x:.0f} ms' for x in LATENCIES_MS)}")
+    assert LATENCIES_MS and PAINT_MS, "no latency measured"
+    print(f"\nprompt window on screen after the client sent the call: {', '.join(f'{x:.0f} ms' for x in LATENCIES_MS)}"
+          f"\ncall's arrival at the gateway to the prompt painting it: {', '.join(f'{x:.0f} ms' for x in PAINT_MS)}")
     assert max(LATENCIES_MS) < 1000, f"the prompt must appear promptly: {LATENCIES_MS}"
+    # The first paint of the never-shown prompt web view is the slow one (WebKit sets up its
+    # compositor); the bound is on the typical call.
+    assert sorted(PAINT_MS)[len(PAINT_MS) // 2] < 1000, f"the prompt must paint promptly: {PAINT_MS}"

@@ -8,12 +8,14 @@ import type {
   ApprovalChoice,
   AuditFilter,
   AuditRow,
+  EntryProblem,
   EventMap,
   EventName,
   ExportFormat,
   HistogramBucket,
   PendingApproval,
   PolicyFile,
+  ServerEntry,
   ServerStatus,
   Settings,
   ToolInfo,
@@ -33,6 +35,10 @@ export interface Backend {
   listServers(): Promise<ServerStatus[]>;
   restartServer(server: string): Promise<void>;
   listTools(server: string): Promise<ToolInfo[]>;
+  /** The `mcpServers` entry as the form edits it; null when the file has none by that name. */
+  readServer(server: string): Promise<ServerEntry | null>;
+  /** Adds or replaces an entry (written atomically, applied at once); its problems, if it was refused. */
+  saveServer(name: string, entry: ServerEntry): Promise<EntryProblem[]>;
 
   readPolicy(server: string): Promise<PolicyFile>;
   validatePolicy(server: string, text: string): Promise<ValidationResult>;
@@ -41,6 +47,8 @@ export interface Backend {
 
   getSettings(): Promise<Settings>;
   setSettings(settings: Settings): Promise<void>;
+  /** The gateway's pause switch: while on, every new call that needs approval is denied at once. */
+  getPaused(): Promise<boolean>;
   setPaused(paused: boolean): Promise<void>;
 
   /** Subscribes to a gateway event; resolves to the function that ends the subscription. */
@@ -57,11 +65,14 @@ export const COMMANDS = {
   listServers: 'list_servers',
   restartServer: 'restart_server',
   listTools: 'list_tools',
+  readServer: 'read_server',
+  saveServer: 'save_server',
   readPolicy: 'read_policy',
   validatePolicy: 'validate_policy',
   savePolicy: 'save_policy',
   getSettings: 'get_settings',
   setSettings: 'set_settings',
+  getPaused: 'get_paused',
   setPaused: 'set_paused',
 } as const;
 
@@ -127,6 +138,12 @@ export class TauriBackend implements Backend {
   listTools(server: string) {
     return call<ToolInfo[]>(COMMANDS.listTools, { server });
   }
+  readServer(server: string) {
+    return call<ServerEntry | null>(COMMANDS.readServer, { server });
+  }
+  saveServer(name: string, entry: ServerEntry) {
+    return call<EntryProblem[]>(COMMANDS.saveServer, { name, entry });
+  }
   readPolicy(server: string) {
     return call<PolicyFile>(COMMANDS.readPolicy, { server });
   }
@@ -141,6 +158,9 @@ export class TauriBackend implements Backend {
   }
   setSettings(settings: Settings) {
     return call<void>(COMMANDS.setSettings, { settings });
+  }
+  getPaused() {
+    return call<boolean>(COMMANDS.getPaused);
   }
   setPaused(paused: boolean) {
     return call<void>(COMMANDS.setPaused, { paused });

@@ -19,6 +19,8 @@ import type {
   PendingApproval,
   PolicyFile,
   PolicyProblem,
+  EntryProblem,
+  ServerEntry,
   ServerStatus,
   Settings,
   ToolInfo,
@@ -33,6 +35,8 @@ export interface MockData {
   /** Policy text per server; null or absent means no policy file. */
   policies: Record<string, string | null>;
   settings: Settings;
+  /** `mcpServers` entries as the form edits them, by server. */
+  entries: Record<string, ServerEntry>;
 }
 
 export interface MockOptions {
@@ -85,7 +89,7 @@ function matches(row: AuditRow, f: AuditFilter): boolean {
 
 const CSV_COLUMNS: (keyof AuditRow)[] = [
   'id', 'time_ms', 'session', 'client_name', 'client_version', 'server', 'tool', 'arguments',
-  'arguments_digest', 'decision', 'decided_by', 'rule', 'reason', 'wait_ms', 'outcome', 'upstream_ms',
+  'arguments_digest', 'decision', 'decided_by', 'rule', 'reason', 'wait_ms', 'outcome', 'upstream_ms', 'request_id',
 ];
 
 function csvCell(v: unknown): string {
@@ -111,6 +115,7 @@ export class MockBackend implements Backend {
       tools: {},
       policies: {},
       settings: { approval_timeout_secs: 45, notifications: true, theme: 'system' },
+      entries: {},
       ...clone(data),
     };
     this.now = options.now ?? (() => Date.now());
@@ -198,6 +203,7 @@ export class MockBackend implements Backend {
       wait_ms: Math.max(0, now - a.requested_at_ms),
       outcome: decision === 'approved' ? 'ok' : null,
       upstream_ms: decision === 'approved' ? 42 : null,
+      request_id: a.request_id,
     });
   }
 
@@ -288,6 +294,32 @@ export class MockBackend implements Backend {
     return clone(this.data.tools[server] ?? []);
   }
 
+  async readServer(server: string): Promise<ServerEntry | null> {
+    this.record(COMMANDS.readServer, { server });
+    return clone(this.data.entries[server] ?? null);
+  }
+
+  /** Like the gateway: a valid entry is stored and its server listed (not connected yet). */
+  async saveServer(name: string, entry: ServerEntry): Promise<EntryProblem[]> {
+    this.record(COMMANDS.saveServer, { name, entry });
+    if (entry.transport === 'stdio' && !entry.command.trim()) {
+      return [{ field: 'command', message: 'the command to start the server is required' }];
+    }
+    this.data.entries[name] = clone(entry);
+    const status: ServerStatus = {
+      name,
+      transport: entry.transport,
+      state: 'stopped',
+      tool_count: null,
+      stderr_tail: [],
+      policy: { state: this.data.policies[name] ? 'ok' : 'missing', problems: [] },
+    };
+    const i = this.data.servers.findIndex((s) => s.name === name);
+    if (i === -1) this.data.servers.push(status);
+    else this.data.servers[i] = status;
+    return [];
+  }
+
   async readPolicy(server: string): Promise<PolicyFile> {
     this.record(COMMANDS.readPolicy, { server });
     return { text: this.data.policies[server] ?? null, path: `~/.config/portcullis/policies/${server}.json` };
@@ -319,8 +351,14 @@ export class MockBackend implements Backend {
     this.data.settings = clone(settings);
   }
 
+  async getPaused(): Promise<boolean> {
+    this.record(COMMANDS.getPaused);
+    return this.paused;
+  }
+
   async setPaused(paused: boolean): Promise<void> {
     this.record(COMMANDS.setPaused, { paused });
+    if (this.paused !== paused) this.emit('PauseChanged', { paused });
     this.paused = paused;
   }
 

@@ -4,7 +4,7 @@
 import everythingPolicy from '../../../policies/everything.json?raw';
 import filesystemPolicy from '../../../policies/filesystem.json?raw';
 import type { MockData } from './mock-backend';
-import type { AuditRow, Decision, PendingApproval, Risk, ServerStatus, ToolInfo } from './types';
+import type { AuditRow, Decision, PendingApproval, Risk, ServerEntry, ServerStatus, ToolInfo } from './types';
 
 let approvalSeq = 0;
 
@@ -51,6 +51,7 @@ export function makeRow(over: Partial<AuditRow> = {}): AuditRow {
     wait_ms: null,
     outcome: 'ok',
     upstream_ms: 12,
+    request_id: '1',
     ...over,
   };
 }
@@ -117,6 +118,12 @@ const SERVERS: ServerStatus[] = [
   },
 ];
 
+const DEMO_ENTRIES: Record<string, ServerEntry> = {
+  filesystem: { transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/projects'], env: {} },
+  everything: { transport: 'http', url: 'http://127.0.0.1:3001/mcp', headers: {} },
+  shell: { transport: 'stdio', command: 'python3', args: ['server.py'], env: { SHELL_ALLOW: 'ls,cat' } },
+};
+
 /** A small deterministic generator (mulberry32). */
 function rng(seed: number): () => number {
   let a = seed >>> 0;
@@ -171,6 +178,7 @@ function demoAudit(now: number, count: number): AuditRow[] {
       wait_ms: byUser || p.decision === 'timed_out' ? Math.round(rand() * 20_000) : null,
       outcome: forwarded ? (rand() < 0.9 ? 'ok' : 'tool_error') : null,
       upstream_ms: forwarded ? Math.round(5 + rand() * 400) : null,
+      request_id: String(id),
     });
     t -= rand() * 25 * 60_000; // a few calls an hour, spread over days
   }
@@ -181,6 +189,7 @@ export function demoData(now = Date.now()): MockData {
   const longContent = Array.from({ length: 40 }, (_, i) => `line ${i + 1}: The quick brown fox jumps over the lazy dog.`).join('\n');
   return {
     servers: SERVERS,
+    entries: DEMO_ENTRIES,
     tools: DEMO_TOOLS,
     policies: { filesystem: filesystemPolicy, everything: everythingPolicy, shell: null },
     settings: { approval_timeout_secs: 45, notifications: true, theme: 'system' },

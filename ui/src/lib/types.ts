@@ -1,41 +1,46 @@
 // IPC shapes shared with the Rust side (Tauri commands and events).
 //
-// Hand-written mirror for now: this one file is meant to be replaced by types generated from the
-// Rust structs (tauri-specta or ts-rs with a drift check). Keep every IPC type here and nothing else.
+// Every type that crosses the IPC is generated from the Rust types into `ipc.ts` (ts-rs; a Rust
+// test fails when that file is stale). This module re-exports them under the names the UI uses
+// and adds only what TypeScript alone can say: the decision list as a value, and the event map.
 
-export type Risk = 'read' | 'write' | 'execute' | 'delete' | 'unknown';
+import type { Decision, GatewayEvent, Scope, ServerStatus, ShowApproval } from './ipc';
 
-export interface ClientInfo {
-  name: string | null;
-  version: string | null;
-}
+export type {
+  ApprovalChoice,
+  AuditFilter,
+  AuditRow,
+  ClientInfo,
+  DiffEntry,
+  DiffKind,
+  DecidedBy,
+  Decision,
+  EntryProblem,
+  ExportFormat,
+  GatewayEvent,
+  HistogramBucket,
+  IpcError,
+  Outcome,
+  PendingApproval,
+  PinChange,
+  PolicyFile,
+  PolicyHealth,
+  PolicyProblem,
+  Risk,
+  ServerEntry,
+  ServerReport,
+  ServerStatus,
+  Settings,
+  ShowApproval,
+  Theme,
+  ToolInfo,
+  ValidationResult,
+} from './ipc';
 
-/** A call held for a person's decision. */
-export interface PendingApproval {
-  id: string;
-  server: string;
-  tool: string;
-  title: string | null;
-  description: string | null;
-  annotations: Record<string, unknown> | null;
-  risk: Risk;
-  arguments: unknown;
-  session: string;
-  client: ClientInfo;
-  rule: string;
-  requested_at: string;
-  requested_at_ms: number;
-  expires_at: string;
-  expires_at_ms: number;
-  request_id: string;
-}
+export type ApproveScope = Scope;
+export type Transport = ServerStatus['transport'];
 
-export type ApproveScope = 'once' | 'session' | 'always';
-
-export type ApprovalChoice =
-  | { approve: ApproveScope }
-  | { deny: { reason: string | null; always: boolean } };
-
+/** Every decision, in the audit crate's order (the compiler checks it lists each one). */
 export const DECISIONS = [
   'allowed',
   'denied',
@@ -46,128 +51,23 @@ export const DECISIONS = [
   'timed_out',
   'cancelled',
   'failed',
-] as const;
-export type Decision = (typeof DECISIONS)[number];
+] as const satisfies readonly Decision[];
+type Unlisted = Exclude<Decision, (typeof DECISIONS)[number]>;
+const everyDecisionListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyDecisionListed;
 
-export type DecidedBy = 'policy' | 'user' | 'timeout' | 'client' | 'gateway';
-export type Outcome = 'ok' | 'tool_error' | 'failure' | 'cancelled';
+/** A gateway event's payload, as the app forwards it: the event without its `type` tag. */
+type Payload<K extends GatewayEvent['type']> = Omit<Extract<GatewayEvent, { type: K }>, 'type'>;
 
-/** One row of the audit log. */
-export interface AuditRow {
-  id: number;
-  time_ms: number;
-  session: string;
-  client_name: string | null;
-  client_version: string | null;
-  server: string;
-  tool: string;
-  arguments: unknown;
-  arguments_digest: string;
-  decision: Decision;
-  decided_by: DecidedBy;
-  rule: string | null;
-  reason: string | null;
-  wait_ms: number | null;
-  outcome: Outcome | null;
-  upstream_ms: number | null;
-}
+export type AuditHealth = Payload<'AuditHealth'>;
+export type ApprovalRequested = Payload<'ApprovalRequested'>;
+export type ApprovalResolved = Payload<'ApprovalResolved'>;
+export type AuditAppended = Payload<'AuditAppended'>;
+export type PolicyReloaded = Payload<'PolicyReloaded'>;
+export type PolicyRejected = Payload<'PolicyRejected'>;
+export type PauseChanged = Payload<'PauseChanged'>;
 
-/** Audit query. Every field narrows; `before` is the keyset cursor (time_ms, id) of the last row seen. */
-export interface AuditFilter {
-  server?: string;
-  tool?: string;
-  decision?: Decision;
-  since_ms?: number;
-  until_ms?: number;
-  text?: string;
-  before?: [number, number];
-}
-
-export type ExportFormat = 'csv' | 'jsonl';
-
-export interface HistogramBucket {
-  start_ms: number;
-  counts: Partial<Record<Decision, number>>;
-}
-
-export type Transport = 'stdio' | 'http' | 'sse';
-
-export interface ServerStatus {
-  name: string;
-  transport: Transport;
-  state: 'running' | 'stopped' | 'error';
-  tool_count: number | null;
-  stderr_tail: string[];
-  policy: { state: 'ok' | 'missing' | 'invalid'; problems: string[] };
-}
-
-export interface ToolInfo {
-  name: string;
-  title: string | null;
-  description: string | null;
-  annotations: Record<string, unknown> | null;
-  risk: Risk;
-}
-
-export interface PolicyFile {
-  /** The file's text, or null when the server has no policy file yet. */
-  text: string | null;
-  path: string;
-}
-
-export interface PolicyProblem {
-  /** JSON path such as `tools.vm_start.approval_timeout` ("" for the whole file). */
-  path: string;
-  message: string;
-}
-
-export interface ValidationResult {
-  problems: PolicyProblem[];
-}
-
-export type Theme = 'system' | 'light' | 'dark';
-
-export interface Settings {
-  approval_timeout_secs: number;
-  notifications: boolean;
-  theme: Theme;
-}
-
-// Events (Tauri `listen` names are the type names).
-
-export interface ApprovalRequested {
-  approval: PendingApproval;
-}
-
-export interface ApprovalResolved {
-  id: string;
-  decision: string;
-  decided_by: string;
-  scope: ApproveScope | null;
-}
-
-export interface AuditAppended {
-  id: number;
-  server: string;
-  tool: string;
-  decision: Decision;
-}
-
-export interface PolicyReloaded {
-  server: string;
-}
-
-export interface PolicyRejected {
-  server: string;
-  problems: string[];
-}
-
-export interface EventMap {
-  ApprovalRequested: ApprovalRequested;
-  ApprovalResolved: ApprovalResolved;
-  AuditAppended: AuditAppended;
-  PolicyReloaded: PolicyReloaded;
-  PolicyRejected: PolicyRejected;
-}
+/** Tauri `listen` names: the gateway's event types, and the app's own `ShowApproval`. */
+export type EventMap = { [K in GatewayEvent['type']]: Payload<K> } & { ShowApproval: ShowApproval };
 
 export type EventName = keyof EventMap;

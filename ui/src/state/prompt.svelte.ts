@@ -37,6 +37,8 @@ export class PromptQueue {
   /** Ids resolved while a list request was in flight must not come back from its answer. */
   private resolved = new Set<string>();
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** A call asked for by id before it was queued. */
+  private wanted: string | null = null;
 
   constructor(
     private backend: Backend,
@@ -50,6 +52,7 @@ export class PromptQueue {
     this.unlisten.push(
       await this.backend.on('ApprovalRequested', ({ approval }) => this.add(approval)),
       await this.backend.on('ApprovalResolved', ({ id }) => this.remove(id)),
+      await this.backend.on('ShowApproval', ({ id }) => this.show(id)),
     );
     await this.resync();
     this.loaded = true;
@@ -63,10 +66,11 @@ export class PromptQueue {
   async resync(): Promise<void> {
     try {
       const list = await this.backend.listApprovals();
-      const shownId = this.current?.id;
+      const shownId = this.wanted ?? this.current?.id;
       this.items = [];
       for (const a of list) if (!this.resolved.has(a.id)) this.add(a);
       const i = shownId === undefined ? -1 : this.items.findIndex((a) => a.id === shownId);
+      if (i !== -1 && shownId === this.wanted) this.wanted = null;
       this.index = i === -1 ? Math.min(this.index, Math.max(0, this.items.length - 1)) : i;
       this.error = null;
     } catch (e) {
@@ -114,8 +118,19 @@ export class PromptQueue {
     rest.push(approval);
     rest.sort((a, b) => a.requested_at_ms - b.requested_at_ms || a.id.localeCompare(b.id));
     this.items = rest;
-    // Keep showing the call the person is looking at.
-    if (shownId !== undefined) this.index = Math.max(0, this.items.findIndex((a) => a.id === shownId));
+    // Keep showing the call the person is looking at, unless this is the one they asked for.
+    if (approval.id === this.wanted) this.show(approval.id);
+    else if (shownId !== undefined) this.index = Math.max(0, this.items.findIndex((a) => a.id === shownId));
+  }
+
+  /**
+   * Shows the call `id` (the tray's or a notification's entry for it was clicked); a call not
+   * queued yet is shown when it arrives.
+   */
+  show(id: string): void {
+    const i = this.items.findIndex((a) => a.id === id);
+    this.wanted = i === -1 ? id : null;
+    if (i !== -1) this.index = i;
   }
 
   /** Drops a call (decided here or elsewhere); the view stays on the same place in the queue. */

@@ -1,6 +1,6 @@
 // App settings (approval timeout, notifications, theme) and the pause switch.
 
-import { errorText, type Backend } from '../lib/backend';
+import { errorText, type Backend, type Unlisten } from '../lib/backend';
 import type { Settings, Theme } from '../lib/types';
 
 /** Applies a theme to the page: `data-theme` on <html>, read by the CSS variables. */
@@ -14,15 +14,25 @@ export class SettingsState {
   error = $state<string | null>(null);
   saved = $state(false);
 
+  private unlisten: Unlisten | null = null;
+
   constructor(private backend: Backend) {}
 
+  /** Reads the settings and the pause switch, and follows the switch (the tray flips it too). */
   async load(): Promise<void> {
+    this.unlisten ??= await this.backend.on('PauseChanged', ({ paused }) => (this.paused = paused));
     try {
       this.settings = await this.backend.getSettings();
       applyTheme(this.settings.theme);
+      this.paused = await this.backend.getPaused();
     } catch (e) {
       this.error = errorText(e);
     }
+  }
+
+  stop(): void {
+    this.unlisten?.();
+    this.unlisten = null;
   }
 
   async update(change: Partial<Settings>): Promise<void> {

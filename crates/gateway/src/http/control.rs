@@ -128,6 +128,14 @@ pub async fn events(State(gw): State<Arc<Gateway>>) -> Response {
         .into_response()
 }
 
+/// How long `GET /control/servers` waits for monitor connections being opened.
+const SERVERS_WAIT: Duration = Duration::from_secs(3);
+
+/// Each upstream's health (opening the monitor connections on first use).
+pub async fn servers(State(gw): State<Arc<Gateway>>) -> Response {
+    Json(gw.servers().reports(SERVERS_WAIT).await).into_response()
+}
+
 fn error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({ "error": message }))).into_response()
 }

@@ -9,6 +9,7 @@ use serde_json::Value;
 pub const MAX_ENTRIES: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum DiffKind {
     Added,
@@ -19,10 +20,13 @@ pub enum DiffKind {
 /// One difference: `path` is dotted (`inputSchema.properties.cmd`), with `["..."]` for keys that
 /// are not plain words.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DiffEntry {
     pub path: String,
     pub change: DiffKind,
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub old: Option<Value>,
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub new: Option<Value>,
 }
 

@@ -67,4 +67,19 @@ describe('Main window', () => {
     ]);
     expect(backend.callsOf('set_paused')).toEqual([{ paused: true }]);
   });
+
+  it('shows the pause switch the gateway has, follows the tray, and resumes from the banner', async () => {
+    const backend = new MockBackend(demoData(Date.now()));
+    backend.paused = true;
+    render(App, { props: { backend } });
+    await waitFor(() => expect(screen.getByTestId('paused-banner').textContent).toContain('denied without asking'));
+    // The tray (elsewhere) resumes: the event clears the banner.
+    backend.emit('PauseChanged', { paused: false });
+    await waitFor(() => expect(screen.queryByTestId('paused-banner')).toBeNull());
+    backend.emit('PauseChanged', { paused: true });
+    await fireEvent.click(await screen.findByTestId('resume'));
+    await waitFor(() => expect(screen.queryByTestId('paused-banner')).toBeNull());
+    expect(backend.callsOf('set_paused')).toEqual([{ paused: false }]);
+    expect(backend.paused).toBe(false);
+  });
 });

@@ -161,4 +161,17 @@ describe('Prompt resync', () => {
     await waitFor(() => expect(screen.getByTestId('prompt-tool').textContent).toBe('tool_2'));
     expect(backend.callsOf('list_approvals')).toHaveLength(1);
   });
+
+  it('shows the call the tray asked for, even one that arrives after the request', async () => {
+    const { backend } = setup(3);
+    await shown();
+    expect(screen.getByTestId('prompt-tool').textContent).toBe('tool_1');
+    backend.emit('ShowApproval', { id: 'a3' });
+    await waitFor(() => expect(screen.getByTestId('prompt-tool').textContent).toBe('tool_3'));
+    expect(screen.getByTestId('prompt-position').textContent).toBe('3 of 3');
+    backend.emit('ShowApproval', { id: 'late' });
+    backend.hold(makeApproval({ id: 'late', tool: 'late_tool', requested_at_ms: T0 - 5, expires_at_ms: T0 + 45_000 }));
+    await waitFor(() => expect(screen.getByTestId('prompt-tool').textContent).toBe('late_tool'));
+    expect(screen.getByTestId('prompt-call').dataset.paintedAt).not.toBe(undefined);
+  });
 });

@@ -1,23 +1,26 @@
-//! The app's own connection to each upstream server, for the Servers and Policies views.
+//! Each configured upstream's health, for people: is it running, how many tools, what did it
+//! last write to stderr — the desktop app's Servers view and `GET /control/servers`.
 //!
 //! The gateway has no per-server connection to report on: every client session owns its own
-//! upstream (a legacy stdio server serves one session). So the app keeps one monitoring
-//! connection per server, opened the first time a view asks, through the gateway's own
-//! [`Upstream`] transports: `initialize`, then `tools/list` (every page, unfiltered, so the policy
-//! editor also sees hidden tools). Its state, tool count and stderr tail are what the Servers
-//! view shows; "restart" reconnects it. The tool list is also taught to the gateway's catalog, so
-//! the prompt can show titles and descriptions before any client has listed the tools.
+//! upstream (a legacy stdio server serves one session). So the monitor keeps one connection per
+//! server of its own, opened the first time someone asks, through the same [`Upstream`]
+//! transports: `initialize`, then `tools/list` (every page, unfiltered, so a policy editor also
+//! sees hidden tools). "Restart" reconnects it. The tool list is also taught to the gate's
+//! catalog, so an approval prompt can show titles and descriptions before any client has listed
+//! the tools.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use portcullis_gateway::config::ServerConfig;
-use portcullis_gateway::upstream::{IdMode, Upstream};
-use portcullis_gateway::Gateway;
 use portcullis_wire::{error_code, method, Message};
+use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch, Mutex as AsyncMutex};
+
+use crate::config::ServerConfig;
+use crate::gate::Gate;
+use crate::upstream::{IdMode, Upstream};
 
 /// How long a server gets to answer `initialize` and list its tools.
 const HANDSHAKE: Duration = Duration::from_secs(30);
@@ -25,19 +28,29 @@ const HANDSHAKE: Duration = Duration::from_secs(30);
 const MAX_PAGES: usize = 50;
 const PROTOCOL_VERSION: &str = "2025-06-18";
 
+/// The monitor connection's state.
 #[derive(Clone)]
 pub enum Status {
-    /// Not connected yet (no view has asked).
+    /// Not connected yet (nobody has asked).
     Stopped,
     Starting,
-    Running {
-        upstream: Upstream,
-        tools: Arc<Vec<Value>>,
-    },
-    Failed {
-        message: String,
-        stderr_tail: Vec<String>,
-    },
+    Running { upstream: Upstream, tools: Arc<Vec<Value>> },
+    Failed { message: String, stderr_tail: Vec<String> },
+}
+
+/// One server's health as people see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ServerReport {
+    pub name: String,
+    #[cfg_attr(feature = "ts", ts(type = "'stdio' | 'http' | 'sse'"))]
+    pub transport: &'static str,
+    /// `running`, `stopped` (not connected yet) or `error`.
+    #[cfg_attr(feature = "ts", ts(type = "'running' | 'stopped' | 'error'"))]
+    pub state: &'static str,
+    pub tool_count: Option<usize>,
+    /// The server's last stderr lines, then what went wrong (`[portcullis] ...`), if anything.
+    pub stderr_tail: Vec<String>,
 }
 
 pub struct Probe {
@@ -48,43 +61,41 @@ pub struct Probe {
     connecting: AsyncMutex<()>,
 }
 
-pub struct Probes {
-    gateway: Arc<Gateway>,
-    servers: BTreeMap<String, Arc<Probe>>,
+pub struct ServerMonitor {
+    gate: Arc<Gate>,
+    probes: RwLock<BTreeMap<String, Arc<Probe>>>,
 }
 
-impl Probes {
-    pub fn new(gateway: Arc<Gateway>) -> Self {
-        let servers = gateway
-            .config()
-            .servers
+impl ServerMonitor {
+    pub fn new(servers: &BTreeMap<String, ServerConfig>, gate: Arc<Gate>) -> Self {
+        let probes = servers
             .iter()
-            .map(|(name, config)| {
-                let probe = Probe {
-                    server: name.clone(),
-                    config: config.clone(),
-                    status: watch::channel(Status::Stopped).0,
-                    connecting: AsyncMutex::new(()),
-                };
-                (name.clone(), Arc::new(probe))
-            })
+            .map(|(name, config)| (name.clone(), Probe::new(name, config)))
             .collect();
-        Self { gateway, servers }
+        Self {
+            gate,
+            probes: RwLock::new(probes),
+        }
     }
 
-    pub fn get(&self, server: &str) -> Option<&Arc<Probe>> {
-        self.servers.get(server)
+    pub fn get(&self, server: &str) -> Option<Arc<Probe>> {
+        self.read().get(server).cloned()
     }
 
-    pub fn all(&self) -> impl Iterator<Item = &Arc<Probe>> {
-        self.servers.values()
+    /// Every server's probe, by name.
+    pub fn all(&self) -> Vec<Arc<Probe>> {
+        self.read().values().cloned().collect()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Arc<Probe>>> {
+        self.probes.read().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Starts the connection if nothing has yet; waits up to `wait` for it to settle.
     pub async fn ensure(&self, probe: &Arc<Probe>, wait: Duration) -> Status {
         if matches!(*probe.status.borrow(), Status::Stopped) {
-            let (probe2, gateway) = (probe.clone(), self.gateway.clone());
-            tokio::spawn(async move { probe2.connect(&gateway).await });
+            let (probe2, gate) = (probe.clone(), self.gate.clone());
+            tokio::spawn(async move { probe2.connect(&gate).await });
         }
         let mut rx = probe.status.subscribe();
         let settled = async move {
@@ -101,17 +112,46 @@ impl Probes {
     /// Closes the connection and opens a new one; waits for the outcome.
     pub async fn restart(&self, probe: &Arc<Probe>) -> Status {
         probe.close().await;
-        probe.connect(&self.gateway).await;
+        probe.connect(&self.gate).await;
         probe.status()
     }
 
-    /// Stops every connection (their child processes) before the app exits.
+    /// Every server's report, waiting up to `wait` for connections being opened.
+    pub async fn reports(&self, wait: Duration) -> Vec<ServerReport> {
+        let probes = self.all();
+        let statuses = futures::future::join_all(probes.iter().map(|p| self.ensure(p, wait))).await;
+        probes.iter().zip(statuses).map(|(p, s)| p.report(&s)).collect()
+    }
+
+    /// A server added or changed at run time: its old connection is closed, the next question
+    /// opens one with `config`.
+    pub async fn replace(&self, server: &str, config: &ServerConfig) {
+        let old = self
+            .probes
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(server.to_owned(), Probe::new(server, config));
+        if let Some(old) = old {
+            old.close().await;
+        }
+    }
+
+    /// Stops every connection (their child processes).
     pub async fn close_all(&self) {
-        futures::future::join_all(self.servers.values().map(|p| p.close())).await;
+        futures::future::join_all(self.all().iter().map(|p| p.close())).await;
     }
 }
 
 impl Probe {
+    fn new(server: &str, config: &ServerConfig) -> Arc<Self> {
+        Arc::new(Self {
+            server: server.to_owned(),
+            config: config.clone(),
+            status: watch::channel(Status::Stopped).0,
+            connecting: AsyncMutex::new(()),
+        })
+    }
+
     pub fn server(&self) -> &str {
         &self.server
     }
@@ -124,6 +164,33 @@ impl Probe {
         self.status.borrow().clone()
     }
 
+    /// `status` as people see it.
+    pub fn report(&self, status: &Status) -> ServerReport {
+        let (state, tool_count, stderr_tail) = match status {
+            Status::Stopped | Status::Starting => ("stopped", None, Vec::new()),
+            Status::Running { upstream, tools } if upstream.is_alive() => {
+                ("running", Some(tools.len()), stderr_tail(upstream))
+            }
+            Status::Running { upstream, tools } => {
+                let mut tail = stderr_tail(upstream);
+                tail.push("[portcullis] the server exited; press Restart".into());
+                ("error", Some(tools.len()), tail)
+            }
+            Status::Failed { message, stderr_tail } => {
+                let mut tail = stderr_tail.clone();
+                tail.push(format!("[portcullis] {message}"));
+                ("error", None, tail)
+            }
+        };
+        ServerReport {
+            name: self.server.clone(),
+            transport: self.transport(),
+            state,
+            tool_count,
+            stderr_tail,
+        }
+    }
+
     async fn close(&self) {
         let _one = self.connecting.lock().await;
         let old = self.status.send_replace(Status::Stopped);
@@ -132,7 +199,7 @@ impl Probe {
         }
     }
 
-    async fn connect(self: &Arc<Self>, gateway: &Gateway) {
+    async fn connect(self: &Arc<Self>, gate: &Gate) {
         let _one = self.connecting.lock().await;
         if !matches!(*self.status.borrow(), Status::Stopped | Status::Failed { .. }) {
             return;
@@ -146,8 +213,7 @@ impl Probe {
                 return;
             }
         };
-        let listed = tokio::time::timeout(HANDSHAKE, handshake(&upstream)).await;
-        let tools = match listed {
+        let tools = match tokio::time::timeout(HANDSHAKE, handshake(&upstream)).await {
             Ok(Ok(tools)) => tools,
             Ok(Err(message)) => {
                 let tail = stderr_tail(&upstream);
@@ -158,17 +224,12 @@ impl Probe {
             Err(_) => {
                 let tail = stderr_tail(&upstream);
                 upstream.close().await;
-                self.fail(
-                    format!(
-                        "no answer to initialize and tools/list within {} s",
-                        HANDSHAKE.as_secs()
-                    ),
-                    tail,
-                );
+                let secs = HANDSHAKE.as_secs();
+                self.fail(format!("no answer to initialize and tools/list within {secs} s"), tail);
                 return;
             }
         };
-        gateway.gate().catalog.learn(&self.server, &tools);
+        gate.catalog.learn(&self.server, &tools);
         tracing::info!(server = self.server, tools = tools.len(), "monitoring connection up");
         self.status.send_replace(Status::Running {
             upstream: upstream.clone(),
@@ -230,7 +291,7 @@ async fn handshake(upstream: &Upstream) -> Result<Vec<Value>, String> {
     let init = json!({
         "protocolVersion": PROTOCOL_VERSION,
         "capabilities": {},
-        "clientInfo": { "name": "portcullis-desktop", "version": env!("CARGO_PKG_VERSION") },
+        "clientInfo": { "name": "portcullis-monitor", "version": env!("CARGO_PKG_VERSION") },
     });
     call(upstream, 0, method::INITIALIZE, &init).await?;
     let initialized = Message::notification(method::INITIALIZED, &json!({}));

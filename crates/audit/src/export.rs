@@ -1,0 +1,113 @@
+//! Audit rows as file text: the CSV and JSON lines that `portcullis audit --format csv|jsonl`
+//! prints and the desktop viewer exports (DESIGN §7). One implementation, so both stay
+//! byte-identical. Columns and keys are [`AuditRow::COLUMNS`], in that order.
+
+use serde_json::Value;
+
+use crate::AuditRow;
+
+/// The CSV header line (no newline).
+pub fn csv_header() -> String {
+    AuditRow::COLUMNS.join(",")
+}
+
+/// One row as a CSV line (no newline): RFC 4180 quoting, NULL as an empty cell, the arguments
+/// as compact JSON.
+pub fn csv_row(row: &AuditRow) -> String {
+    let value = serde_json::to_value(row).unwrap_or_default();
+    AuditRow::COLUMNS
+        .iter()
+        .map(|c| match value.get(*c) {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => csv_cell(s),
+            Some(other) => csv_cell(&other.to_string()),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// One row as a JSON object on one line (no newline).
+pub fn jsonl_row(row: &AuditRow) -> String {
+    escape_line_separators(&serde_json::to_string(row).unwrap_or_default())
+}
+
+/// Header then rows, joined by newlines, with no trailing newline.
+pub fn csv(rows: &[AuditRow]) -> String {
+    std::iter::once(csv_header())
+        .chain(rows.iter().map(csv_row))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One line per row, joined by newlines, with no trailing newline.
+pub fn jsonl(rows: &[AuditRow]) -> String {
+    rows.iter().map(jsonl_row).collect::<Vec<_>>().join("\n")
+}
+
+fn csv_cell(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
+/// JSON allows raw U+2028/U+2029 inside strings, but line readers that honour Unicode line
+/// breaks would split a row there; escape them so one row stays one line.
+fn escape_line_separators(line: &str) -> String {
+    line.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DecidedBy, Decision};
+
+    fn row() -> AuditRow {
+        AuditRow {
+            id: 7,
+            time_ms: 1_700_000_000_000,
+            session: "s".into(),
+            client_name: Some("claude, desktop".into()),
+            client_version: None,
+            server: "fs".into(),
+            tool: "write_file".into(),
+            arguments: serde_json::json!({"path": "/tmp/a\u{2028}b", "q": "say \"hi\""}),
+            arguments_digest: "d".into(),
+            decision: Decision::Approved,
+            decided_by: DecidedBy::User,
+            rule: Some("default".into()),
+            reason: None,
+            wait_ms: Some(1200),
+            outcome: None,
+            upstream_ms: None,
+            request_id: Some("1".into()),
+        }
+    }
+
+    #[test]
+    fn csv_has_the_columns_and_quotes_what_needs_it() {
+        let text = csv(&[row()]);
+        let mut lines = text.lines();
+        assert_eq!(lines.next().unwrap(), AuditRow::COLUMNS.join(","));
+        let line = lines.next().unwrap();
+        assert!(
+            line.starts_with("7,1700000000000,s,\"claude, desktop\",,fs,write_file,"),
+            "{line}"
+        );
+        assert!(line.contains(r#""{""path"":"#), "arguments are quoted JSON: {line}");
+        assert!(line.ends_with("d,approved,user,default,,1200,,,1"), "{line}");
+        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(csv(&[]), AuditRow::COLUMNS.join(","), "no rows: the header alone");
+    }
+
+    #[test]
+    fn jsonl_is_one_object_per_line_even_with_unicode_line_separators() {
+        let text = jsonl(&[row(), row()]);
+        assert_eq!(text.split('\n').count(), 2);
+        assert!(!text.contains('\u{2028}'));
+        let back: AuditRow = serde_json::from_str(text.split('\n').next().unwrap()).unwrap();
+        assert_eq!(back, row());
+        assert_eq!(jsonl(&[]), "");
+    }
+}

@@ -1,0 +1,102 @@
+//! The TypeScript of every type that crosses the app's IPC — command arguments and results, and
+//! the gateway's event payloads — generated from the Rust types with ts-rs into one committed
+//! file, `ui/src/lib/ipc.ts`. The web views import only from it (through `ui/src/lib/types.ts`),
+//! so a Rust change that the UI has not followed fails `npm run check`, and a generated file that
+//! has not followed the Rust fails the drift test below.
+//!
+//! Regenerate: `PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings`.
+
+use portcullis_audit::{AuditRow, DecidedBy, Decision, Outcome};
+use portcullis_gateway::approval::{ClientInfo, PendingApproval, Scope};
+use portcullis_gateway::events::GatewayEvent;
+use portcullis_gateway::pins::{DiffEntry, DiffKind, PinChange};
+use portcullis_gateway::risk::Risk;
+use portcullis_gateway::server_status::ServerReport;
+use ts_rs::{Config, TS};
+
+use crate::commands::approvals::ChoiceArg;
+use crate::commands::audit::FilterArg;
+use crate::commands::policy::{PolicyFile, Problem, Validation};
+use crate::commands::servers::{PolicyHealth, ServerStatus, ToolInfo};
+use crate::export::Format;
+use crate::histogram::Bucket;
+use crate::ipc::IpcError;
+use crate::server_config::{EntryProblem, ServerEntry};
+use crate::settings::{Settings, Theme};
+use crate::windows::ShowApproval;
+
+/// Where the bindings live, from the workspace root.
+pub const PATH: &str = "ui/src/lib/ipc.ts";
+
+const HEADER: &str = "// Generated from the Rust types by src-tauri/src/bindings.rs (ts-rs). Do not edit:\n\
+// PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings\n";
+
+fn decl<T: TS>(cfg: &Config) -> String {
+    format!("\n{}export {}\n", T::docs().unwrap_or_default(), T::decl(cfg))
+}
+
+/// The whole file. JSON numbers are JavaScript numbers: 64-bit integers map to `number`.
+pub fn render() -> String {
+    let cfg = Config::new().with_large_int("number");
+    let decls = [
+        // The gateway's vocabulary and events.
+        decl::<Risk>(&cfg),
+        decl::<Scope>(&cfg),
+        decl::<ClientInfo>(&cfg),
+        decl::<PendingApproval>(&cfg),
+        decl::<PinChange>(&cfg),
+        decl::<DiffEntry>(&cfg),
+        decl::<DiffKind>(&cfg),
+        decl::<GatewayEvent>(&cfg),
+        decl::<ServerReport>(&cfg),
+        // The audit log.
+        decl::<Decision>(&cfg),
+        decl::<DecidedBy>(&cfg),
+        decl::<Outcome>(&cfg),
+        decl::<AuditRow>(&cfg),
+        // The commands' own arguments and results.
+        decl::<IpcError>(&cfg),
+        decl::<ChoiceArg>(&cfg),
+        decl::<FilterArg>(&cfg),
+        decl::<Format>(&cfg),
+        decl::<Bucket>(&cfg),
+        decl::<ServerStatus>(&cfg),
+        decl::<PolicyHealth>(&cfg),
+        decl::<ServerEntry>(&cfg),
+        decl::<EntryProblem>(&cfg),
+        decl::<ToolInfo>(&cfg),
+        decl::<PolicyFile>(&cfg),
+        decl::<Problem>(&cfg),
+        decl::<Validation>(&cfg),
+        decl::<Theme>(&cfg),
+        decl::<Settings>(&cfg),
+        // The app's own events.
+        decl::<ShowApproval>(&cfg),
+    ];
+    let mut out = HEADER.to_owned();
+    out.extend(decls);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    #[test]
+    fn bindings_match_the_committed_file() {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(PATH);
+        let want = render();
+        if std::env::var_os("PORTCULLIS_BLESS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+            return;
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{PATH} is out of date with the Rust IPC types; regenerate it with \
+             `PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings` and commit it"
+        );
+    }
+}

@@ -1,0 +1,143 @@
+// Generated from the Rust types by src-tauri/src/bindings.rs (ts-rs). Do not edit:
+// PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings
+
+export type Risk = "unknown" | "read" | "write" | "execute" | "delete";
+
+/**
+ * How far an approval reaches.
+ */
+export type Scope = "once" | "session" | "always";
+
+export type ClientInfo = { name: string | null, version: string | null, };
+
+/**
+ * What a person is shown for a held call (and what `approvals list --json` prints).
+ */
+export type PendingApproval = { id: string, server: string, tool: string, title: string | null, description: string | null, annotations: Record<string, unknown> | null, risk: Risk, 
+/**
+ * In full: redaction applies to the audit log, not to the person deciding.
+ */
+arguments: unknown, session: string, client: ClientInfo, rule: string, requested_at: string, requested_at_ms: number, expires_at: string, expires_at_ms: number, 
+/**
+ * The JSON-RPC id of the held request, as JSON text.
+ */
+request_id: string, };
+
+export type GatewayEvent = { "type": "ApprovalRequested", approval: PendingApproval, } | { "type": "ApprovalResolved", id: string, decision: string, decided_by: string, scope: Scope | null, } | { "type": "PolicyReloaded", server: string, } | { "type": "PolicyRejected", server: string, problems: Array<string>, } | { "type": "PauseChanged", paused: boolean, } | { "type": "AuditAppended", id: number, server: string, tool: string, decision: Decision, };
+
+/**
+ * One server's health as people see it.
+ */
+export type ServerReport = { name: string, transport: 'stdio' | 'http' | 'sse', 
+/**
+ * `running`, `stopped` (not connected yet) or `error`.
+ */
+state: 'running' | 'stopped' | 'error', tool_count: number | null, 
+/**
+ * The server's last stderr lines, then what went wrong (`[portcullis] ...`), if anything.
+ */
+stderr_tail: Array<string>, };
+
+/**
+ * What happened to a `tools/call` (the `decision` column; DESIGN §5).
+ */
+export type Decision = "allowed" | "denied" | "hidden" | "rate_limited" | "approved" | "rejected" | "timed_out" | "cancelled" | "failed";
+
+/**
+ * Who made the decision (the `decided_by` column).
+ */
+export type DecidedBy = "policy" | "user" | "timeout" | "client" | "gateway";
+
+/**
+ * How a forwarded call ended upstream (the `outcome` column, filled by `complete`).
+ */
+export type Outcome = "ok" | "tool_error" | "failure" | "cancelled";
+
+/**
+ * One row of the `decisions` table as read back. Field names are the column names, so the serde
+ * form is the `audit --format jsonl` contract (DESIGN §7).
+ */
+export type AuditRow = { id: number, time_ms: number, session: string, client_name: string | null, client_version: string | null, server: string, tool: string, 
+/**
+ * The redacted arguments as stored.
+ */
+arguments: unknown, arguments_digest: string, decision: Decision, decided_by: DecidedBy, rule: string | null, reason: string | null, wait_ms: number | null, 
+/**
+ * `None` until the forwarded call returns (and always `None` for calls that were not forwarded).
+ */
+outcome: Outcome | null, upstream_ms: number | null, request_id: string | null, };
+
+export type IpcError = { code: string, message: string, };
+
+/**
+ * `{approve: "once" | "session" | "always"}` or `{deny: {reason, always}}`.
+ */
+export type ApprovalChoice = { "approve": Scope } | { "deny": { reason: string | null, always: boolean, } };
+
+/**
+ * The UI's `AuditFilter`; `before` is the keyset cursor `[time_ms, id]`.
+ */
+export type AuditFilter = { server?: string, tool?: string, decision?: Decision, since_ms?: number, until_ms?: number, text?: string, before?: [number, number], };
+
+export type ExportFormat = "csv" | "jsonl";
+
+export type HistogramBucket = { start_ms: number, counts: { [key in Decision]?: number }, };
+
+/**
+ * A server's health (the gateway's report) and its policy's.
+ */
+export type ServerStatus = { policy: PolicyHealth, name: string, transport: 'stdio' | 'http' | 'sse', 
+/**
+ * `running`, `stopped` (not connected yet) or `error`.
+ */
+state: 'running' | 'stopped' | 'error', tool_count: number | null, 
+/**
+ * The server's last stderr lines, then what went wrong (`[portcullis] ...`), if anything.
+ */
+stderr_tail: Array<string>, };
+
+export type PolicyHealth = { 
+/**
+ * `ok`, `missing` (every call asks a person) or `invalid`.
+ */
+state: 'ok' | 'missing' | 'invalid', problems: Array<string>, };
+
+/**
+ * What the form edits. Fields of the entry it does not show (`cwd`, a `type` of `sse`, keys
+ * other tools added) are kept when the transport stays the same.
+ */
+export type ServerEntry = { "transport": "stdio", command: string, args: Array<string>, env: { [key in string]: string }, } | { "transport": "http", url: string, headers: { [key in string]: string }, };
+
+/**
+ * Why an entry was not saved, for the form: the field (`name`, `command`, `url`, or a JSON path
+ * into the file) and what is wrong.
+ */
+export type EntryProblem = { field: string, message: string, };
+
+export type ToolInfo = { name: string, title: string | null, description: string | null, annotations: Record<string, unknown> | null, risk: Risk, };
+
+export type PolicyFile = { 
+/**
+ * `None`: the server has no policy file (every call asks a person).
+ */
+text: string | null, path: string, };
+
+export type PolicyProblem = { 
+/**
+ * JSON path in the gateway's syntax (`$`, `$.tools["vm_start"].action`).
+ */
+path: string, message: string, };
+
+export type ValidationResult = { problems: Array<PolicyProblem>, };
+
+export type Theme = "system" | "light" | "dark";
+
+/**
+ * The settings as the UI sees them (`get_settings` / `set_settings`).
+ */
+export type Settings = { approval_timeout_secs: number, notifications: boolean, theme: Theme, };
+
+/**
+ * The app's own event to the prompt (beside the gateway's): show this queued call.
+ */
+export type ShowApproval = { id: string, };
