@@ -47,7 +47,11 @@ pub fn read_entry(text: &str, name: &str) -> Option<ServerEntry> {
         entry
             .get(key)
             .and_then(Value::as_object)
-            .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect())
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     if let Some(command) = entry.get("command").and_then(Value::as_str) {
@@ -82,25 +86,32 @@ pub fn with_entry(
         return Err(problems);
     }
     let mut doc: Value = serde_json::from_str(text).map_err(|e| {
-        vec![problem("", format!("{} is not valid JSON ({e}); fix it by hand first", path.display()))]
+        vec![problem(
+            "",
+            format!("{} is not valid JSON ({e}); fix it by hand first", path.display()),
+        )]
     })?;
     let Some(root) = doc.as_object_mut() else {
         return Err(vec![problem("", format!("{} is not a JSON object", path.display()))]);
     };
-    let servers = root
-        .entry("mcpServers")
-        .or_insert_with(|| Value::Object(Map::new()));
+    let servers = root.entry("mcpServers").or_insert_with(|| Value::Object(Map::new()));
     let Some(servers) = servers.as_object_mut() else {
         return Err(vec![problem("$.mcpServers", "mcpServers is not an object".into())]);
     };
-    let old = servers.get(name).and_then(Value::as_object).cloned().unwrap_or_default();
+    let old = servers
+        .get(name)
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     servers.insert(name.to_owned(), Value::Object(merge(old, entry)));
     let mut new_text = serde_json::to_string_pretty(&doc).map_err(|e| vec![problem("", e.to_string())])?;
     new_text.push('\n');
     let config = Config::from_str(&new_text, path).map_err(|e| vec![config_problem(&e)])?;
-    let server = config.servers.get(name).cloned().ok_or_else(|| {
-        vec![problem("name", format!("{name:?} is not in the new config"))]
-    })?;
+    let server = config
+        .servers
+        .get(name)
+        .cloned()
+        .ok_or_else(|| vec![problem("name", format!("{name:?} is not in the new config"))])?;
     Ok((new_text, server))
 }
 
@@ -133,7 +144,10 @@ fn merge(mut old: Map<String, Value>, entry: &ServerEntry) -> Map<String, Value>
             for key in ["command", "args", "env", "cwd"] {
                 old.remove(key);
             }
-            if !matches!(old.get("type").and_then(Value::as_str), Some("sse" | "http" | "streamable-http" | "streamableHttp")) {
+            if !matches!(
+                old.get("type").and_then(Value::as_str),
+                Some("sse" | "http" | "streamable-http" | "streamableHttp")
+            ) {
                 old.remove("type");
             }
             old.insert("url".into(), Value::String(url.trim().to_owned()));
@@ -148,7 +162,9 @@ fn check(name: &str, entry: &ServerEntry) -> Vec<EntryProblem> {
     let mut problems = Vec::new();
     let name_ok = !name.is_empty()
         && !name.starts_with('.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if !name_ok {
         problems.push(problem(
             "name",
@@ -158,19 +174,34 @@ fn check(name: &str, entry: &ServerEntry) -> Vec<EntryProblem> {
     match entry {
         ServerEntry::Stdio { command, env, .. } => {
             if command.trim().is_empty() {
-                problems.push(problem("command", "the command to start the server is required, e.g. npx".into()));
+                problems.push(problem(
+                    "command",
+                    "the command to start the server is required, e.g. npx".into(),
+                ));
             }
             if env.keys().any(|k| k.is_empty() || k.contains('=')) {
-                problems.push(problem("env", "environment names cannot be empty or contain '='".into()));
+                problems.push(problem(
+                    "env",
+                    "environment names cannot be empty or contain '='".into(),
+                ));
             }
         }
         ServerEntry::Http { url, headers } => {
             let url = url.trim();
             if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < "http://x".len() {
-                problems.push(problem("url", "the server's URL starts with http:// or https://".into()));
+                problems.push(problem(
+                    "url",
+                    "the server's URL starts with http:// or https://".into(),
+                ));
             }
-            if headers.keys().any(|k| k.is_empty() || !k.chars().all(|c| c.is_ascii_graphic() && c != ':')) {
-                problems.push(problem("headers", "header names are printable ASCII without spaces or ':'".into()));
+            if headers
+                .keys()
+                .any(|k| k.is_empty() || !k.chars().all(|c| c.is_ascii_graphic() && c != ':'))
+            {
+                problems.push(problem(
+                    "headers",
+                    "header names are printable ASCII without spaces or ':'".into(),
+                ));
             }
         }
     }
@@ -186,7 +217,9 @@ fn problem(field: &str, message: String) -> EntryProblem {
 
 fn config_problem(e: &portcullis_gateway::config::ConfigError) -> EntryProblem {
     match e {
-        portcullis_gateway::config::ConfigError::Invalid { json_path, message, .. } => problem(json_path, message.clone()),
+        portcullis_gateway::config::ConfigError::Invalid { json_path, message, .. } => {
+            problem(json_path, message.clone())
+        }
         other => problem("", other.to_string()),
     }
 }
@@ -222,9 +255,17 @@ mod tests {
         let doc: Value = serde_json::from_str(&text).unwrap();
         let keys: Vec<&str> = doc.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["listen", "mcpServers", "approval"]);
-        let servers: Vec<&str> = doc["mcpServers"].as_object().unwrap().keys().map(String::as_str).collect();
+        let servers: Vec<&str> = doc["mcpServers"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(servers, ["b", "a"], "entries keep their order");
-        assert_eq!(doc["mcpServers"]["b"]["cwd"], "srv", "fields the form does not show are kept");
+        assert_eq!(
+            doc["mcpServers"]["b"]["cwd"], "srv",
+            "fields the form does not show are kept"
+        );
         assert_eq!(doc["mcpServers"]["b"]["x-note"], "kept");
         assert_eq!(doc["mcpServers"]["b"]["args"], serde_json::json!(["-y", "srv"]));
         assert_eq!(doc["approval"]["timeout_secs"], 30);
@@ -241,7 +282,12 @@ mod tests {
         };
         let (text, server) = with_entry(FILE, path(), "new.one", &entry).unwrap();
         let doc: Value = serde_json::from_str(&text).unwrap();
-        let servers: Vec<&str> = doc["mcpServers"].as_object().unwrap().keys().map(String::as_str).collect();
+        let servers: Vec<&str> = doc["mcpServers"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(servers, ["b", "a", "new.one"]);
         assert_eq!(server.transport(), "http");
         let (text, _) = with_entry(FILE, path(), "b", &entry).unwrap();
@@ -250,7 +296,10 @@ mod tests {
         assert_eq!(b.get("cwd"), None);
         assert_eq!(b["url"], "https://example.com/mcp");
         // The legacy SSE type stays when the URL changes.
-        let sse = ServerEntry::Http { url: "http://127.0.0.1:10/sse".into(), headers: BTreeMap::new() };
+        let sse = ServerEntry::Http {
+            url: "http://127.0.0.1:10/sse".into(),
+            headers: BTreeMap::new(),
+        };
         let (_, server) = with_entry(FILE, path(), "a", &sse).unwrap();
         assert_eq!(server.transport(), "sse");
     }
@@ -260,8 +309,14 @@ mod tests {
         let fields = |r: Result<(String, ServerConfig), Vec<EntryProblem>>| -> Vec<String> {
             r.unwrap_err().into_iter().map(|p| p.field).collect()
         };
-        assert_eq!(fields(with_entry(FILE, path(), "bad name", &stdio(" ", &[]))), ["name", "command"]);
-        let url = ServerEntry::Http { url: "ftp://x".into(), headers: BTreeMap::new() };
+        assert_eq!(
+            fields(with_entry(FILE, path(), "bad name", &stdio(" ", &[]))),
+            ["name", "command"]
+        );
+        let url = ServerEntry::Http {
+            url: "ftp://x".into(),
+            headers: BTreeMap::new(),
+        };
         assert_eq!(fields(with_entry(FILE, path(), "ok", &url)), ["url"]);
         assert_eq!(fields(with_entry("{", path(), "ok", &stdio("node", &[]))), [""]);
         assert_eq!(fields(with_entry("[]", path(), "ok", &stdio("node", &[]))), [""]);

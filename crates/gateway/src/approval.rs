@@ -126,6 +126,8 @@ pub struct ApprovalBroker {
     approvers: AtomicUsize,
     events: broadcast::Sender<GatewayEvent>,
     pub grants: Grants,
+    /// While set, the gate denies every call that would be held ([`crate::gate::Gate::set_paused`]).
+    paused: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -149,7 +151,21 @@ impl ApprovalBroker {
             approvers: AtomicUsize::new(0),
             events,
             grants: Grants::default(),
+            paused: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Switches the pause; announces [`GatewayEvent::PauseChanged`] when it changes.
+    pub fn set_paused(&self, paused: bool) {
+        use std::sync::atomic::Ordering;
+        if self.paused.swap(paused, Ordering::AcqRel) != paused {
+            tracing::info!(paused, "approvals paused or resumed");
+            let _ = self.events.send(GatewayEvent::PauseChanged { paused });
+        }
+    }
+
+    pub fn paused(&self) -> bool {
+        self.paused.load(std::sync::atomic::Ordering::Acquire)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {

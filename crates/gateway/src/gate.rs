@@ -127,8 +127,6 @@ pub struct Gate {
     pub events: broadcast::Sender<GatewayEvent>,
     /// The config's approval timeout, used when the policy sets none.
     pub approval_timeout_secs: u64,
-    /// While set, every call that would wait for a person is denied at once ([`Gate::set_paused`]).
-    pub(crate) paused: std::sync::atomic::AtomicBool,
 }
 
 /// A decision before it is recorded.
@@ -146,15 +144,11 @@ impl Gate {
     /// denied at once (decided by the gateway); calls already held keep waiting. Announced as
     /// [`GatewayEvent::PauseChanged`] when it changes.
     pub fn set_paused(&self, paused: bool) {
-        use std::sync::atomic::Ordering;
-        if self.paused.swap(paused, Ordering::AcqRel) != paused {
-            tracing::info!(paused, "approvals paused or resumed");
-            let _ = self.events.send(GatewayEvent::PauseChanged { paused });
-        }
+        self.approvals.set_paused(paused);
     }
 
     pub fn paused(&self) -> bool {
-        self.paused.load(std::sync::atomic::Ordering::Acquire)
+        self.approvals.paused()
     }
 
     pub async fn decide(self: &Arc<Self>, call: Call, caller: &Caller) -> Verdict {

@@ -134,7 +134,6 @@ impl Gateway {
             pins,
             events: events.clone(),
             approval_timeout_secs: config.approval_timeout_secs,
-            paused: std::sync::atomic::AtomicBool::new(false),
         });
         Ok(Arc::new(Self {
             monitor: ServerMonitor::new(&config.servers, gate.clone()),
@@ -156,7 +155,10 @@ impl Gateway {
 
     /// The config in force (the file as loaded, with servers added or changed since).
     pub fn config(&self) -> Arc<Config> {
-        self.config.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.config
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Each upstream's health (the monitor's own connection per server).
@@ -179,7 +181,11 @@ impl Gateway {
             shared.close().await;
         }
         self.monitor.replace(name, &server).await;
-        tracing::info!(server = name, transport = server.transport(), "server configured at run time");
+        tracing::info!(
+            server = name,
+            transport = server.transport(),
+            "server configured at run time"
+        );
     }
 
     pub fn token(&self) -> &str {
@@ -366,7 +372,7 @@ impl Gateway {
             upstream,
             self.gate.clone(),
             events_rx,
-            self.config.call_timeout(server),
+            self.config().call_timeout(server),
         ))
     }
 

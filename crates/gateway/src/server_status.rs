@@ -34,8 +34,14 @@ pub enum Status {
     /// Not connected yet (nobody has asked).
     Stopped,
     Starting,
-    Running { upstream: Upstream, tools: Arc<Vec<Value>> },
-    Failed { message: String, stderr_tail: Vec<String> },
+    Running {
+        upstream: Upstream,
+        tools: Arc<Vec<Value>>,
+    },
+    Failed {
+        message: String,
+        stderr_tail: Vec<String>,
+    },
 }
 
 /// One server's health as people see it.

@@ -83,13 +83,19 @@ async fn a_paused_gateway_denies_held_calls_without_asking_and_says_why() {
         "{text}"
     );
     assert_eq!(*calls.lock().unwrap(), 0, "a paused call never reaches the upstream");
-    assert!(gateway.gate().approvals.pending().is_empty(), "nothing is held while paused");
+    assert!(
+        gateway.gate().approvals.pending().is_empty(),
+        "nothing is held while paused"
+    );
     let rows = AuditStore::open(&data.join(portcullis_gateway::AUDIT_FILE))
         .unwrap()
         .query(&AuditFilter::default(), 10)
         .unwrap();
     assert_eq!(rows.len(), 1);
-    assert_eq!((rows[0].decision, rows[0].decided_by), (Decision::Denied, DecidedBy::Gateway));
+    assert_eq!(
+        (rows[0].decision, rows[0].decided_by),
+        (Decision::Denied, DecidedBy::Gateway)
+    );
     assert_eq!(rows[0].reason.as_deref(), Some("Portcullis is paused"));
 
     // Resumed: the next call is held for a person again.
@@ -104,11 +110,18 @@ async fn a_paused_gateway_denies_held_calls_without_asking_and_says_why() {
     };
     gateway
         .gate()
-        .choose(&requested.id, portcullis_gateway::gate::Choice::Approve(portcullis_gateway::approval::Scope::Once))
+        .choose(
+            &requested.id,
+            portcullis_gateway::gate::Choice::Approve(portcullis_gateway::approval::Scope::Once),
+        )
         .unwrap();
     // A held call is answered on an event stream: the response is its last `data:` line.
     let body = held.await.unwrap().unwrap().text().await.unwrap();
-    let data = body.lines().rev().find_map(|l| l.strip_prefix("data:")).unwrap_or(&body);
+    let data = body
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("data:"))
+        .unwrap_or(&body);
     let reply: Value = serde_json::from_str(data.trim()).unwrap();
     assert_eq!(reply["result"]["content"][0]["text"], "ok", "{reply}");
 }

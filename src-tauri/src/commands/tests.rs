@@ -128,7 +128,10 @@ fn commands_answer_with_the_ui_contract() {
     assert_eq!(invoke(&main, "set_paused", json!({"paused": true})), Ok(Value::Null));
     assert!(f.host.paused());
     assert_eq!(invoke(&main, "get_paused", json!({})), Ok(json!(true)));
-    assert!(f.host.running_now().unwrap().gateway.gate().paused(), "the gateway itself is paused");
+    assert!(
+        f.host.running_now().unwrap().gateway.gate().paused(),
+        "the gateway itself is paused"
+    );
 }
 
 #[test]
@@ -148,9 +151,18 @@ fn a_server_saved_from_the_form_is_written_and_served_at_once() {
     assert_eq!(doc["mcpServers"]["web"]["headers"]["X-Key"], "k");
     assert_eq!(doc["listen"], "127.0.0.1:0", "the rest of the file is kept");
     let gateway = f.host.running_now().unwrap().gateway.clone();
-    assert_eq!(gateway.transport("web"), Some("http"), "the gateway serves it without a restart");
+    assert_eq!(
+        gateway.transport("web"),
+        Some("http"),
+        "the gateway serves it without a restart"
+    );
     let servers = invoke(&main, "list_servers", json!({})).unwrap();
-    let names: Vec<&str> = servers.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["fs", "web"]);
     let bad = invoke(
         &main,
@@ -159,7 +171,11 @@ fn a_server_saved_from_the_form_is_written_and_served_at_once() {
     )
     .unwrap();
     assert_eq!(bad[0]["field"], "command", "{bad}");
-    assert_eq!(std::fs::read_to_string(&f.host.paths.config).unwrap(), text, "nothing written");
+    assert_eq!(
+        std::fs::read_to_string(&f.host.paths.config).unwrap(),
+        text,
+        "nothing written"
+    );
 }
 
 #[test]

@@ -21,9 +21,39 @@ arguments: unknown, session: string, client: ClientInfo, rule: string, requested
 /**
  * The JSON-RPC id of the held request, as JSON text.
  */
-request_id: string, };
+request_id: string, 
+/**
+ * Set when the call is held because the server changed the tool since it was pinned
+ * (rule `pin:changed`): what changed, old and new definitions.
+ */
+pin_change: PinChange | null, };
 
-export type GatewayEvent = { "type": "ApprovalRequested", approval: PendingApproval, } | { "type": "ApprovalResolved", id: string, decision: string, decided_by: string, scope: Scope | null, } | { "type": "PolicyReloaded", server: string, } | { "type": "PolicyRejected", server: string, problems: Array<string>, } | { "type": "PauseChanged", paused: boolean, } | { "type": "AuditAppended", id: number, server: string, tool: string, decision: Decision, };
+/**
+ * A pinned tool the server now describes differently.
+ */
+export type PinChange = { 
+/**
+ * Top-level fields that differ: `description`, `inputSchema`, `annotations`, `title`.
+ */
+fields: Array<string>, old_digest: string, new_digest: string, 
+/**
+ * The pinned definition.
+ */
+old: unknown, 
+/**
+ * The definition the server presents now.
+ */
+new: unknown, diff: Array<DiffEntry>, pinned_at: string, seen_at: string, };
+
+/**
+ * One difference: `path` is dotted (`inputSchema.properties.cmd`), with `["..."]` for keys that
+ * are not plain words.
+ */
+export type DiffEntry = { path: string, change: DiffKind, old: unknown, new: unknown, };
+
+export type DiffKind = "added" | "removed" | "changed";
+
+export type GatewayEvent = { "type": "ApprovalRequested", approval: PendingApproval, } | { "type": "ApprovalResolved", id: string, decision: string, decided_by: string, scope: Scope | null, } | { "type": "PolicyReloaded", server: string, } | { "type": "PolicyRejected", server: string, problems: Array<string>, } | { "type": "PauseChanged", paused: boolean, } | { "type": "AuditAppended", id: number, server: string, tool: string, decision: Decision, } | { "type": "AuditHealth", ok: boolean, condition: string | null, error: string | null, };
 
 /**
  * One server's health as people see it.

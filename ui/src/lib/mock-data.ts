@@ -29,6 +29,7 @@ export function makeApproval(over: Partial<PendingApproval> = {}, now = Date.now
     expires_at: new Date(expires).toISOString(),
     expires_at_ms: expires,
     request_id: '17',
+    pin_change: null,
     ...over,
   };
 }
