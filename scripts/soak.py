@@ -5,7 +5,8 @@ server-everything (stdio, so every legacy session is a child process the gateway
 with a policy that gives each tool one decision:
 
   echo            allow
-  get-sum         rate limit, 5 calls per 2 s per agent session (the rest are refused)
+  get-sum         rate limit, 3 calls per minute per agent session: each session (40 calls, ~10 of
+                  them get-sum) meets it whatever the machine's speed
   get-env         deny
   get-tiny-image  require approval; an approver thread (the control API, as the CLI and the app use
                   it) approves three in four and denies the fourth
@@ -59,7 +60,7 @@ POLICY = {
     "default": "deny",
     "tools": {
         "echo": {},
-        "get-sum": {"rate_limit": {"max": 5, "window": 2}},
+        "get-sum": {"rate_limit": {"max": 3, "window": 60}},
         "get-env": {"action": "deny", "reason": "soak: never"},
         "get-tiny-image": {"action": "require_approval"},
     },
