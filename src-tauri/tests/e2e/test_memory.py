@@ -44,9 +44,9 @@ def app_processes(pid: int) -> list[int]:
 
 
 def memory_kib(pid: int) -> dict[str, Any]:
-    """Summed RSS and PSS (shared pages counted once) of the app's processes, in KiB, and each
-    process's PSS by name."""
-    rss = pss = 0
+    """Summed RSS and PSS (shared pages counted once) of the app's processes, in KiB, the app
+    process's own RSS, and each process's PSS by name."""
+    rss = pss = app_rss = 0
     processes = app_processes(pid)
     each: list[str] = []
     for p in processes:
@@ -55,11 +55,14 @@ def memory_kib(pid: int) -> dict[str, Any]:
             rollup = Path(f"/proc/{p}/smaps_rollup").read_text()
         except OSError:
             continue
-        rss += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        one_rss = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        rss += one_rss
+        if p == pid:
+            app_rss = one_rss
         one = next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
         pss += one
         each.append(f"{Path(f'/proc/{p}/comm').read_text().strip()} {one // 1024}")
-    return {"rss": rss, "pss": pss, "processes": len(processes), "each": ", ".join(each)}
+    return {"rss": rss, "pss": pss, "app_rss": app_rss, "processes": len(processes), "each": ", ".join(each)}
 
 
 def open_main_like_a_second_launch(app: App, config: Path) -> None:
@@ -95,5 +98,7 @@ def test_resident_memory_idle_and_with_1000_audit_rows(scratch: Path) -> None:
     print(f"\nresident memory, app + WebKit processes: idle in the tray {idle['rss'] // 1024} MiB RSS "
           f"({idle['pss'] // 1024} MiB PSS, {idle['processes']} processes); main window with {ROWS} audit rows "
           f"{full['rss'] // 1024} MiB RSS ({full['pss'] // 1024} MiB PSS, {full['processes']} processes)"
+          f"\n  the app process alone (VmRSS): idle {idle['app_rss'] // 1024} MiB, with {ROWS} rows "
+          f"{full['app_rss'] // 1024} MiB"
           f"\n  PSS MiB by process, idle: {idle['each']}; with rows: {full['each']}")
     assert idle["pss"] < 1024 * 1024 and full["pss"] < 2 * 1024 * 1024, (idle, full)
