@@ -205,5 +205,5 @@ def test_report_prompt_latency() -> None:
           f"\ncall's arrival at the gateway to the prompt painting it: {', '.join(f'{x:.0f} ms' for x in PAINT_MS)}")
     assert max(LATENCIES_MS) < 1000, f"the prompt must appear promptly: {LATENCIES_MS}"
     # The first paint of the never-shown prompt web view is the slow one (WebKit sets up its
-    # compositor); the bound is on the typical call.
-    assert sorted(PAINT_MS)[len(PAINT_MS) // 2] < 1000, f"the prompt must paint promptly: {PAINT_MS}"
+    # compositor, in software under Xvfb); the bound is on every later call.
+    assert len(PAINT_MS) >= 2 and max(PAINT_MS[1:]) < 1000, f"the prompt must paint promptly: {PAINT_MS}"
