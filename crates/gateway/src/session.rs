@@ -293,9 +293,11 @@ impl Session {
     }
 
     /// Removes hidden tools from a `tools/list` page. Untouched bytes when nothing is hidden.
+    /// A page that cannot be read as a JSON value (nested beyond serde_json's limit) cannot be
+    /// filtered, so it is not passed on: an error is safer than showing a hidden tool.
     fn filter_hidden(&self, response: Message) -> Message {
         let Ok(mut value) = response.to_value() else {
-            return response;
+            return unreadable_tools_list(&response);
         };
         let Some(InForce::Policy(policy)) = self.gate.policies.get(&self.server) else {
             if let Some(tools) = value.pointer("/result/tools").and_then(Value::as_array) {
@@ -317,8 +319,17 @@ impl Session {
         if tools.len() == before {
             return response;
         }
-        Message::from_value(&value).unwrap_or(response)
+        Message::from_value(&value).unwrap_or_else(|_| unreadable_tools_list(&response))
     }
+}
+
+fn unreadable_tools_list(response: &Message) -> Message {
+    Message::error_response(
+        response.id(),
+        error_code::INTERNAL_ERROR,
+        "[portcullis] the server's tools/list answer could not be read (nested too deeply), so it \
+         cannot be checked for hidden tools and is not passed on",
+    )
 }
 
 /// The request a `notifications/cancelled` names.

@@ -70,12 +70,14 @@ def hgw(e2e_tmp: Path):
         "hostile": hostile,
         "many": harness.python_stdio(python, HOSTILE, {"HOSTILE_TOOLS": "20000"}),
         "held": harness.python_stdio(python, HOSTILE),
+        "deeplist": harness.python_stdio(python, HOSTILE, {"HOSTILE_DEEP_LIST": str(DEPTH)}),
     }
     policies = {
         "hostile": ALLOW_ALL,
         # A hidden tool makes the gateway parse and filter the whole list, its costliest path.
         "many": {"version": "1", "default": "allow", "hide": ["tool_00007"]},
         "held": {"version": "1", "default": "allow", "tools": {"echo": {"action": "require_approval"}}},
+        "deeplist": {"version": "1", "default": "allow", "hide": ["secret_*"]},
     }
     config = harness.write_config(root, servers, policies, approval_timeout_secs=120)
     gateway = harness.start_gateway(config, root / "data")
@@ -272,6 +274,16 @@ def test_deeply_nested_result_from_the_upstream_is_passed_on_without_harm(hgw):
     still_serving(hgw, headers)
     rows = hgw.audit_db("server = 'hostile' AND tool = 'deep'")
     assert rows and rows[-1]["decision"] == "allowed", [r.raw for r in rows]
+
+
+def test_a_tools_list_too_deep_to_filter_is_not_passed_on(hgw):
+    """A page the gateway cannot parse cannot be checked for hidden tools: fail closed, with a reason."""
+    headers = session_headers(hgw, "deeplist")
+    reply = post_raw(hgw, "deeplist", b'{"jsonrpc":"2.0","id":11,"method":"tools/list"}', headers)
+    assert reply.status == 200, reply.status
+    (msg,) = [m for m in harness.sse_json_messages(reply.body) if m.get("id") == 11]
+    assert "result" not in msg, "an unfilterable tools/list must not reach the client"
+    assert msg["error"]["message"].startswith("[portcullis] the server's tools/list answer could not be read"), msg
 
 
 def test_invalid_utf8_from_an_http_client_is_a_parse_error(hgw):

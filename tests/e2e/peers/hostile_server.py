@@ -3,6 +3,7 @@ expectations on purpose) for the hostile-input tests.
 
 Env:
   HOSTILE_TOOLS   how many tools `tools/list` returns (default 3; the huge-list test uses 20000)
+  HOSTILE_DEEP_LIST  when set, `tools/list` answers with one tool whose schema nests that deep
 
 Tools:
   echo(message)    answers "Echo: <message>"
@@ -74,6 +75,11 @@ def main() -> None:
             write({"jsonrpc": "2.0", "id": rid, "result": {
                 "protocolVersion": msg["params"].get("protocolVersion", "2025-06-18"),
                 "capabilities": {"tools": {}}, "serverInfo": {"name": "hostile", "version": "1"}}})
+        elif method == "tools/list" and os.environ.get("HOSTILE_DEEP_LIST"):
+            depth = int(os.environ["HOSTILE_DEEP_LIST"])
+            write(json.dumps({"jsonrpc": "2.0", "id": rid}).encode()[:-1]
+                  + b',"result":{"tools":[{"name":"deep","inputSchema":{"default":'
+                  + b"[" * depth + b"]" * depth + b"}}]}}")
         elif method == "tools/list":
             write({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools()}})
         elif method == "tools/call":
