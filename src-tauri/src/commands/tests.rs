@@ -267,3 +267,19 @@ fn the_front_end_invokes_exactly_the_declared_commands() {
     declared.sort_unstable();
     assert_eq!(invoked, declared);
 }
+
+/// A pending call's tray entry (or notification click) points the prompt at that call.
+#[test]
+fn a_tray_entry_shows_the_prompt_on_its_call() {
+    use tauri::Listener;
+    let f = fixture();
+    let _prompt = window(&f.app, "prompt");
+    let (tx, rx) = std::sync::mpsc::channel();
+    f.app.listen_any("ShowApproval", move |event| {
+        let _ = tx.send(event.payload().to_owned());
+    });
+    let entry = format!("{}42", crate::tray::menu_model::APPROVAL_PREFIX);
+    crate::on_tray_entry(f.app.handle(), &entry);
+    let payload = rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&payload).unwrap(), json!({"id": "42"}));
+}
