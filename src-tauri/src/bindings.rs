@@ -16,8 +16,10 @@ use ts_rs::{Config, TS};
 
 use crate::commands::approvals::ChoiceArg;
 use crate::commands::audit::FilterArg;
+use crate::commands::pins::ChangedTool;
 use crate::commands::policy::{PolicyFile, Problem, Validation};
 use crate::commands::servers::{PolicyHealth, ServerStatus, ToolInfo};
+use crate::commands::starter::{StarterPolicyText, StarterTool};
 use crate::export::Format;
 use crate::histogram::Bucket;
 use crate::ipc::IpcError;
@@ -68,6 +70,9 @@ pub fn render() -> String {
         decl::<PolicyFile>(&cfg),
         decl::<Problem>(&cfg),
         decl::<Validation>(&cfg),
+        decl::<ChangedTool>(&cfg),
+        decl::<StarterTool>(&cfg),
+        decl::<StarterPolicyText>(&cfg),
         decl::<Theme>(&cfg),
         decl::<Settings>(&cfg),
         // The app's own events.

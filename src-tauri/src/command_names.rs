@@ -21,4 +21,7 @@ pub const COMMANDS: &[&str] = &[
     "set_settings",
     "get_paused",
     "set_paused",
+    "list_changed_tools",
+    "accept_tool",
+    "generate_policy",
 ];

@@ -5,9 +5,13 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod pins;
 pub mod policy;
 pub mod servers;
 pub mod settings;
+pub mod starter;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ecosystem;

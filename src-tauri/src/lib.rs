@@ -93,6 +93,9 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::settings::set_settings,
             commands::settings::get_paused,
             commands::settings::set_paused,
+            commands::pins::list_changed_tools,
+            commands::pins::accept_tool,
+            commands::starter::generate_policy,
         ])
         .on_window_event(|window, event| {
             // The prompt is hidden, never destroyed: it must appear at once for the next call.

@@ -14,13 +14,13 @@ use crate::command_names::COMMANDS;
 use crate::host::{Host, Phase};
 use crate::Paths;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    app: App<MockRuntime>,
-    host: Arc<Host>,
+pub(super) struct Fixture {
+    pub(super) _dir: tempfile::TempDir,
+    pub(super) app: App<MockRuntime>,
+    pub(super) host: Arc<Host>,
 }
 
-fn fixture() -> Fixture {
+pub(super) fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("portcullis.json");
     std::fs::write(
@@ -40,14 +40,14 @@ fn fixture() -> Fixture {
     Fixture { _dir: dir, app, host }
 }
 
-fn window(app: &App<MockRuntime>, label: &str) -> WebviewWindow<MockRuntime> {
+pub(super) fn window(app: &App<MockRuntime>, label: &str) -> WebviewWindow<MockRuntime> {
     let page = if label == "prompt" { "prompt.html" } else { "index.html" };
     WebviewWindowBuilder::new(app, label, WebviewUrl::App(page.into()))
         .build()
         .unwrap()
 }
 
-fn invoke(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+pub(super) fn invoke(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
     let request = InvokeRequest {
         cmd: cmd.into(),
         callback: CallbackFn(0),
@@ -61,7 +61,7 @@ fn invoke(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Valu
 }
 
 /// An ACL refusal (the command never ran), as opposed to the command's own `{code, message}`.
-fn refused_by_acl(result: &Result<Value, Value>) -> bool {
+pub(super) fn refused_by_acl(result: &Result<Value, Value>) -> bool {
     matches!(result, Err(Value::String(s)) if s.contains("not allowed"))
 }
 

@@ -8,6 +8,7 @@ import type {
   ApprovalChoice,
   AuditFilter,
   AuditRow,
+  ChangedTool,
   EntryProblem,
   EventMap,
   EventName,
@@ -18,6 +19,7 @@ import type {
   ServerEntry,
   ServerStatus,
   Settings,
+  StarterPolicyText,
   ToolInfo,
   ValidationResult,
 } from './types';
@@ -51,6 +53,13 @@ export interface Backend {
   getPaused(): Promise<boolean>;
   setPaused(paused: boolean): Promise<void>;
 
+  /** Tools whose server changed their definition since they were pinned (their calls are held). */
+  listChangedTools(): Promise<ChangedTool[]>;
+  /** Trusts the reviewed new definition; `digest` is its `new_digest` (refused if it changed again). */
+  acceptTool(server: string, tool: string, digest: string): Promise<void>;
+  /** A starter policy from the server's live tools, for review; writes nothing, refused if a file exists. */
+  generatePolicy(server: string): Promise<StarterPolicyText>;
+
   /** Subscribes to a gateway event; resolves to the function that ends the subscription. */
   on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten>;
 }
@@ -74,6 +83,9 @@ export const COMMANDS = {
   setSettings: 'set_settings',
   getPaused: 'get_paused',
   setPaused: 'set_paused',
+  listChangedTools: 'list_changed_tools',
+  acceptTool: 'accept_tool',
+  generatePolicy: 'generate_policy',
 } as const;
 
 /** An IPC error as the Rust side sends it (`{ code, message }`), or anything else it threw. */
@@ -164,6 +176,15 @@ export class TauriBackend implements Backend {
   }
   setPaused(paused: boolean) {
     return call<void>(COMMANDS.setPaused, { paused });
+  }
+  listChangedTools() {
+    return call<ChangedTool[]>(COMMANDS.listChangedTools);
+  }
+  acceptTool(server: string, tool: string, digest: string) {
+    return call<void>(COMMANDS.acceptTool, { server, tool, digest });
+  }
+  generatePolicy(server: string) {
+    return call<StarterPolicyText>(COMMANDS.generatePolicy, { server });
   }
   async on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten> {
     return listen<EventMap[E]>(event, (e) => handler(e.payload));

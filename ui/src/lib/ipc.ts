@@ -160,6 +160,41 @@ path: string, message: string, };
 
 export type ValidationResult = { problems: Array<PolicyProblem>, };
 
+/**
+ * A pinned tool the server now describes differently.
+ */
+export type ChangedTool = { server: string, tool: string, 
+/**
+ * The pinned digest (the definition calls were allowed under).
+ */
+digest: string, pinned_at: string, change: PinChange, };
+
+/**
+ * One tool as the starter policy classified it.
+ */
+export type StarterTool = { name: string, 
+/**
+ * `read`, `write`, `execute`, `delete` or `unknown`.
+ */
+class: string, 
+/**
+ * `low`, `medium`, `high` or `critical`.
+ */
+risk: string, 
+/**
+ * What the policy does with it: `allow`, `allow, 10/60s`, `require_approval`.
+ */
+rule: string, };
+
+/**
+ * A generated policy, not yet written.
+ */
+export type StarterPolicyText = { text: string, tools: Array<StarterTool>, 
+/**
+ * Tools left out (no name, listed twice), with why.
+ */
+skipped: Array<string>, };
+
 export type Theme = "system" | "light" | "dark";
 
 /**

@@ -11,6 +11,7 @@ import type {
   ApprovalChoice,
   AuditFilter,
   AuditRow,
+  ChangedTool,
   Decision,
   EventMap,
   EventName,
@@ -23,6 +24,7 @@ import type {
   ServerEntry,
   ServerStatus,
   Settings,
+  StarterPolicyText,
   ToolInfo,
   ValidationResult,
 } from './types';
@@ -37,6 +39,10 @@ export interface MockData {
   settings: Settings;
   /** `mcpServers` entries as the form edits them, by server. */
   entries: Record<string, ServerEntry>;
+  /** Tools whose definition changed since they were pinned. */
+  changedTools?: ChangedTool[];
+  /** What `generate_policy` answers, by server (absent: a list_tools_failed error). */
+  starters?: Record<string, StarterPolicyText>;
 }
 
 export interface MockOptions {
@@ -360,6 +366,33 @@ export class MockBackend implements Backend {
     this.record(COMMANDS.setPaused, { paused });
     if (this.paused !== paused) this.emit('PauseChanged', { paused });
     this.paused = paused;
+  }
+
+  async listChangedTools(): Promise<ChangedTool[]> {
+    this.record(COMMANDS.listChangedTools);
+    return clone(this.data.changedTools ?? []);
+  }
+
+  /** Like the gateway's pin store: only the change the person saw is trusted. */
+  async acceptTool(server: string, tool: string, digest: string): Promise<void> {
+    this.record(COMMANDS.acceptTool, { server, tool, digest });
+    const list = this.data.changedTools ?? [];
+    const i = list.findIndex((c) => c.server === server && c.tool === tool);
+    if (i === -1) throw new BackendError('tool_not_changed', `tool "${tool}" of server "${server}" has not changed since it was pinned`);
+    if (list[i].change.new_digest !== digest) {
+      throw new BackendError('tool_changed_again', `tool "${tool}" of server "${server}" changed again; review the new change first`);
+    }
+    list.splice(i, 1);
+  }
+
+  async generatePolicy(server: string): Promise<StarterPolicyText> {
+    this.record(COMMANDS.generatePolicy, { server });
+    if (this.data.policies[server]) {
+      throw new BackendError('policy_exists', `~/.config/portcullis/policies/${server}.json already exists`);
+    }
+    const starter = this.data.starters?.[server];
+    if (!starter) throw new BackendError('list_tools_failed', `cannot list the tools of "${server}"`);
+    return clone(starter);
   }
 
   async on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten> {

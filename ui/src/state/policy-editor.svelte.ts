@@ -17,7 +17,7 @@ import {
   type ToolView,
 } from '../lib/policy-model';
 import { isGlob } from '../lib/glob';
-import type { PolicyProblem, ToolInfo } from '../lib/types';
+import type { PolicyProblem, StarterPolicyText, ToolInfo } from '../lib/types';
 
 export interface ShownProblem extends PolicyProblem {
   /** Where in the text, when the path (or the syntax error) can be found there. */
@@ -53,6 +53,9 @@ export class PolicyEditor {
   saving = $state(false);
   message = $state<{ kind: 'ok' | 'error'; text: string } | null>(null);
   mode = $state<'tools' | 'raw'>('tools');
+  /** The gateway's starter policy shown for review (its classification beside the text). */
+  starter = $state<StarterPolicyText | null>(null);
+  generating = $state(false);
 
   parsed = $derived(parseJson(this.text));
   doc = $derived<PolicyDoc | null>(this.parsed.ok && isObject(this.parsed.value) ? this.parsed.value : null);
@@ -141,6 +144,7 @@ export class PolicyEditor {
   async open(server: string): Promise<void> {
     this.server = server;
     this.message = null;
+    this.starter = null;
     this.gatewayProblems = [];
     this.rejected = [];
     this.loading = true;
@@ -206,6 +210,42 @@ export class PolicyEditor {
     this.mode = 'tools';
   }
 
+  /** Asks the gateway for a starter policy from the server's live tools (like `portcullis policy
+   * init`) and puts it in the editor, unsaved: the person reviews it and Save writes it. */
+  async generate(): Promise<void> {
+    const server = this.server;
+    if (!server || this.generating) return;
+    this.generating = true;
+    this.message = null;
+    try {
+      const starter = await this.backend.generatePolicy(server);
+      if (this.server !== server) return;
+      this.starter = starter;
+      this.setText(starter.text);
+      this.mode = 'raw';
+      this.message = { kind: 'ok', text: 'Generated from the live tool list; review it, then Save.' };
+    } catch (e) {
+      if (this.server === server) this.message = { kind: 'error', text: errorText(e) };
+    } finally {
+      this.generating = false;
+    }
+  }
+
+  /** A new file is written only if none appeared since the editor read the server's policy
+   * (the CLI or a text editor may have made one): that one is never replaced unseen. */
+  private async appearedMeanwhile(server: string): Promise<boolean> {
+    if (this.exists) return false;
+    const file = await this.backend.readPolicy(server);
+    if (file.text === null) return false;
+    this.exists = true;
+    this.savedText = file.text;
+    this.message = {
+      kind: 'error',
+      text: `${file.path} was created meanwhile; nothing was written. Revert shows it; Save again replaces it.`,
+    };
+    return true;
+  }
+
   revert(): void {
     this.text = this.savedText;
     this.gatewayProblems = [];
@@ -243,6 +283,7 @@ export class PolicyEditor {
     this.message = null;
     const text = this.text;
     try {
+      if (await this.appearedMeanwhile(server)) return false;
       const { problems } = await this.backend.savePolicy(server, text);
       if (problems.length) {
         this.gatewayProblems = problems;
@@ -251,6 +292,7 @@ export class PolicyEditor {
       }
       this.savedText = text;
       this.exists = true;
+      this.starter = null;
       this.message = { kind: 'ok', text: 'Saved; the gateway uses it now.' };
       return true;
     } catch (e) {

@@ -42,6 +42,9 @@ describe('TauriBackend', () => {
     await b.getSettings();
     await b.setSettings(settings);
     await b.setPaused(true);
+    await b.listChangedTools();
+    await b.acceptTool('fs', 'read_file', 'sha256:2222');
+    await b.generatePolicy('fs');
     expect(calls).toEqual([
       ['list_approvals', {}],
       ['decide_approval', { id: '7', choice: { approve: 'session' } }],
@@ -58,6 +61,9 @@ describe('TauriBackend', () => {
       ['get_settings', {}],
       ['set_settings', { settings }],
       ['set_paused', { paused: true }],
+      ['list_changed_tools', {}],
+      ['accept_tool', { server: 'fs', tool: 'read_file', digest: 'sha256:2222' }],
+      ['generate_policy', { server: 'fs' }],
     ]);
   });
 
