@@ -24,4 +24,5 @@ pub const COMMANDS: &[&str] = &[
     "list_changed_tools",
     "accept_tool",
     "generate_policy",
+    "prompt_painted",
 ];

@@ -7,6 +7,7 @@ pub mod approvals;
 pub mod audit;
 pub mod pins;
 pub mod policy;
+pub mod prompt;
 pub mod servers;
 pub mod settings;
 pub mod starter;

@@ -75,6 +75,7 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
         .manage(host)
         .manage(Arc::new(Notifier::default()))
         .manage(startup::Serving::default())
+        .manage(windows::PromptWarmup::default())
         .invoke_handler(tauri::generate_handler![
             commands::approvals::list_approvals,
             commands::approvals::decide_approval,
@@ -96,6 +97,7 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::pins::list_changed_tools,
             commands::pins::accept_tool,
             commands::starter::generate_policy,
+            commands::prompt::prompt_painted,
         ])
         .on_window_event(|window, event| {
             // The prompt is hidden, never destroyed: it must appear at once for the next call.
@@ -122,6 +124,7 @@ fn setup<R: Runtime>(app: &AppHandle<R>, show_main: bool) {
         }
         Err(e) => tracing::warn!(error = %e, "no tray icon; use the windows"),
     }
+    windows::warm_prompt(app);
     startup::spawn(app.clone());
     quit_on_signal(app.clone());
     if show_main {

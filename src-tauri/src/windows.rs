@@ -2,8 +2,10 @@
 //! app holds no main web view) and `prompt` (created hidden at start so it appears at once,
 //! hidden rather than closed).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde::Serialize;
-use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
+use tauri::{AppHandle, Emitter, Manager, PhysicalPosition, Runtime, WebviewUrl, WebviewWindowBuilder};
 
 pub const MAIN: &str = "main";
 pub const PROMPT: &str = "prompt";
@@ -40,11 +42,56 @@ pub fn apply_prompt<R: Runtime>(app: &AppHandle<R>, action: PromptAction) {
     }
 }
 
+/// Whether the prompt is being shown off screen for its first paint (see [`warm_prompt`]).
+#[derive(Default)]
+pub struct PromptWarmup(AtomicBool);
+
+/// WebKit sets up rendering the first time a web view is shown, which made the first prompt
+/// take 0.5–2.8 s to paint under Xvfb (later ones: tens of ms). So the app shows the prompt once
+/// at start, off screen, and hides it when the page reports its first paint
+/// ([`prompt_painted`]). Only on X11, where a window may be placed off screen; on Wayland the
+/// compositor places windows, and a prompt flashing at start would be worse than a slow first one.
+pub fn warm_prompt<R: Runtime>(app: &AppHandle<R>) {
+    let on_x11 = std::env::var_os("DISPLAY").is_some() && std::env::var_os("WAYLAND_DISPLAY").is_none();
+    let (Some(w), true) = (app.get_webview_window(PROMPT), on_x11) else {
+        return;
+    };
+    app.state::<PromptWarmup>().0.store(true, Ordering::SeqCst);
+    let shown = w
+        .set_position(PhysicalPosition::new(-20_000, -20_000))
+        .and_then(|()| w.show());
+    if let Err(e) = shown {
+        tracing::debug!(error = %e, "prompt warm-up skipped");
+        end_warmup(app);
+    }
+}
+
+/// The prompt page painted: a warm-up show ends (unless a real call showed it meanwhile).
+pub fn prompt_painted<R: Runtime>(app: &AppHandle<R>) {
+    if !app.state::<PromptWarmup>().0.load(Ordering::SeqCst) {
+        return;
+    }
+    if let Some(w) = app.get_webview_window(PROMPT) {
+        let _ = w.hide();
+    }
+    end_warmup(app);
+}
+
+/// Puts the prompt back where a person expects it, once.
+fn end_warmup<R: Runtime>(app: &AppHandle<R>) {
+    if app.state::<PromptWarmup>().0.swap(false, Ordering::SeqCst) {
+        if let Some(w) = app.get_webview_window(PROMPT) {
+            let _ = w.center();
+        }
+    }
+}
+
 pub fn show_prompt<R: Runtime>(app: &AppHandle<R>) {
     let Some(w) = app.get_webview_window(PROMPT) else {
         tracing::error!("the prompt window is missing");
         return;
     };
+    end_warmup(app);
     let shown = w.show().and_then(|()| w.unminimize()).and_then(|()| w.set_focus());
     if let Err(e) = shown {
         tracing::warn!(error = %e, "cannot show the prompt");

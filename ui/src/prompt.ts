@@ -16,3 +16,5 @@ backend
   .then((s) => applyTheme(s.theme))
   .catch(() => {});
 mount(Prompt, { target: document.getElementById('app')!, props: { backend } });
+// Two frames: the first is scheduled before the paint, the second after it.
+requestAnimationFrame(() => requestAnimationFrame(() => void backend.promptPainted().catch(() => {})));

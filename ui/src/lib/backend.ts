@@ -52,6 +52,8 @@ export interface Backend {
   /** The gateway's pause switch: while on, every new call that needs approval is denied at once. */
   getPaused(): Promise<boolean>;
   setPaused(paused: boolean): Promise<void>;
+  /** The prompt page painted for the first time (ends the app's start-up warm-up of the prompt window). */
+  promptPainted(): Promise<void>;
 
   /** Tools whose server changed their definition since they were pinned (their calls are held). */
   listChangedTools(): Promise<ChangedTool[]>;
@@ -86,6 +88,7 @@ export const COMMANDS = {
   listChangedTools: 'list_changed_tools',
   acceptTool: 'accept_tool',
   generatePolicy: 'generate_policy',
+  promptPainted: 'prompt_painted',
 } as const;
 
 /** An IPC error as the Rust side sends it (`{ code, message }`), or anything else it threw. */
@@ -185,6 +188,8 @@ export class TauriBackend implements Backend {
   }
   generatePolicy(server: string) {
     return call<StarterPolicyText>(COMMANDS.generatePolicy, { server });
+  promptPainted() {
+    return call<void>(COMMANDS.promptPainted);
   }
   async on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten> {
     return listen<EventMap[E]>(event, (e) => handler(e.payload));

@@ -357,6 +357,10 @@ export class MockBackend implements Backend {
     this.data.settings = clone(settings);
   }
 
+  async promptPainted(): Promise<void> {
+    this.record(COMMANDS.promptPainted);
+  }
+
   async getPaused(): Promise<boolean> {
     this.record(COMMANDS.getPaused);
     return this.paused;
