@@ -188,6 +188,7 @@ export class TauriBackend implements Backend {
   }
   generatePolicy(server: string) {
     return call<StarterPolicyText>(COMMANDS.generatePolicy, { server });
+  }
   promptPainted() {
     return call<void>(COMMANDS.promptPainted);
   }
