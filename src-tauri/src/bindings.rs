@@ -16,6 +16,7 @@ use ts_rs::{Config, TS};
 
 use crate::commands::approvals::ChoiceArg;
 use crate::commands::audit::FilterArg;
+use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
 use crate::commands::pins::ChangedTool;
 use crate::commands::policy::{PolicyFile, Problem, Validation};
 use crate::commands::servers::{PolicyHealth, ServerStatus, ToolInfo};
@@ -73,6 +74,9 @@ pub fn render() -> String {
         decl::<ChangedTool>(&cfg),
         decl::<StarterTool>(&cfg),
         decl::<StarterPolicyText>(&cfg),
+        decl::<ClientState>(&cfg),
+        decl::<InstallPreview>(&cfg),
+        decl::<UninstallReport>(&cfg),
         decl::<Theme>(&cfg),
         decl::<Settings>(&cfg),
         // The app's own events.

@@ -25,4 +25,9 @@ pub const COMMANDS: &[&str] = &[
     "accept_tool",
     "generate_policy",
     "prompt_painted",
+    "list_clients",
+    "preview_client_install",
+    "install_client",
+    "preview_client_uninstall",
+    "uninstall_client",
 ];

@@ -5,6 +5,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod clients;
 pub mod pins;
 pub mod policy;
 pub mod prompt;

@@ -98,6 +98,11 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::pins::accept_tool,
             commands::starter::generate_policy,
             commands::prompt::prompt_painted,
+            commands::clients::list_clients,
+            commands::clients::preview_client_install,
+            commands::clients::install_client,
+            commands::clients::preview_client_uninstall,
+            commands::clients::uninstall_client,
         ])
         .on_window_event(|window, event| {
             // The prompt is hidden, never destroyed: it must appear at once for the next call.

@@ -3,6 +3,9 @@
 
 use serde_json::{json, Value};
 
+use portcullis_gateway::paths::Environment;
+
+use super::clients;
 use super::tests::{fixture, invoke, refused_by_acl, window};
 
 fn tool(description: &str) -> Value {
@@ -128,4 +131,98 @@ fn a_starter_policy_is_generated_for_review_and_never_over_an_existing_file() {
     assert_eq!(exists["code"], "policy_exists", "{exists}");
     let failing = invoke(&main, "generate_policy", json!({"server": "fs"})).unwrap_err();
     assert_eq!(failing["code"], "list_tools_failed", "`true` lists nothing: {failing}");
+}
+
+struct FakeEnv(Vec<(&'static str, std::ffi::OsString)>);
+
+impl Environment for FakeEnv {
+    fn var(&self, key: &str) -> Option<std::ffi::OsString> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone())
+    }
+}
+
+/// Install shows its change, applies only that, serves the imported server at once; uninstall
+/// puts the client's file and `portcullis.json` back byte for byte. The commands' logic with an
+/// injected environment (client files under a temp home); the IPC layer is checked beside it.
+#[test]
+fn a_client_is_routed_as_previewed_and_put_back_byte_for_byte() {
+    let f = fixture();
+    let main = window(&f.app, "main");
+    let host = &f.host;
+    let home = f._dir.path().join("home");
+    let cursor = home.join(".cursor").join("mcp.json");
+    std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
+    let original = "{\n  \"mcpServers\": {\n    \"notes\": { \"command\": \"python3\", \"args\": [\"notes.py\"] }\n  },\n  \"theme\": \"dark\"\n}\n";
+    std::fs::write(&cursor, original).unwrap();
+    let bin = f._dir.path().join("portcullis");
+    std::fs::write(&bin, "").unwrap();
+    let env = FakeEnv(vec![
+        ("PORTCULLIS_CLIENTS_HOME", home.clone().into_os_string()),
+        ("PORTCULLIS_BIN", bin.clone().into_os_string()),
+    ]);
+    let gateway_config_before = std::fs::read(&host.paths.config).unwrap();
+
+    let listed = clients::list(host, &env).unwrap();
+    let state = |listed: &[clients::ClientState], id: &str| listed.iter().find(|c| c.id == id).cloned().unwrap();
+    let c = state(&listed, "cursor");
+    assert_eq!((c.servers, c.routed, c.installed), (Some(1), 0, false));
+    assert_eq!(state(&listed, "vscode").servers, None, "no file");
+
+    let preview = clients::preview_install(host, &env, "cursor").unwrap();
+    assert_eq!(
+        (preview.routed.clone(), preview.imports.clone()),
+        (vec!["notes".to_owned()], vec!["notes".to_owned()])
+    );
+    assert!(preview.preview.contains("connect"), "{}", preview.preview);
+    assert_eq!(
+        std::fs::read_to_string(&cursor).unwrap(),
+        original,
+        "a preview writes nothing"
+    );
+
+    let stale = clients::install(host, &env, "cursor", "something else").unwrap_err();
+    assert_eq!(stale.code, "preview_stale");
+    assert_eq!(std::fs::read_to_string(&cursor).unwrap(), original);
+
+    let (plan, setup) = clients::install(host, &env, "cursor", &preview.preview).unwrap();
+    tauri::async_runtime::block_on(clients::serve_imports(host, &setup.gateway_config, &plan));
+    let routed: Value = serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
+    let entry = &routed["mcpServers"]["notes"];
+    assert_eq!(entry["command"], bin.canonicalize().unwrap().to_str().unwrap());
+    assert_eq!(entry["args"][0], "connect");
+    assert_eq!(entry["args"][1], "notes");
+    assert_eq!(routed["theme"], "dark", "the rest of the file is kept");
+    let gateway = host.running_now().unwrap().gateway.clone();
+    assert!(gateway.has_server("notes"), "the imported server is served at once");
+    assert!(state(&clients::list(host, &env).unwrap(), "cursor").installed);
+    let again = clients::preview_install(host, &env, "cursor").unwrap_err();
+    assert_eq!(again.code, "client_refused", "installed twice: {again}");
+
+    // Uninstall reads only the data dir's record: through the IPC as the app calls it.
+    let undo = invoke(&main, "preview_client_uninstall", json!({"client": "cursor"})).unwrap();
+    assert!(
+        undo["description"].as_str().unwrap().contains("byte for byte"),
+        "{undo}"
+    );
+    assert!(
+        std::fs::read_to_string(&cursor).unwrap() != original,
+        "a preview writes nothing"
+    );
+    invoke(&main, "uninstall_client", json!({"client": "cursor"})).unwrap();
+    assert_eq!(std::fs::read_to_string(&cursor).unwrap(), original);
+    assert_eq!(std::fs::read(&host.paths.config).unwrap(), gateway_config_before);
+    let unknown = invoke(&main, "uninstall_client", json!({"client": "emacs"})).unwrap_err();
+    assert_eq!(unknown["code"], "unknown_client");
+    let listed = invoke(&main, "list_clients", json!({})).unwrap();
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        4,
+        "the four clients, whatever this machine has: {listed}"
+    );
+    let prompt = window(&f.app, "prompt");
+    assert!(refused_by_acl(&invoke(
+        &prompt,
+        "install_client",
+        json!({"client": "cursor", "preview": ""})
+    )));
 }

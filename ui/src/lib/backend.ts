@@ -9,11 +9,13 @@ import type {
   AuditFilter,
   AuditRow,
   ChangedTool,
+  ClientState,
   EntryProblem,
   EventMap,
   EventName,
   ExportFormat,
   HistogramBucket,
+  InstallPreview,
   PendingApproval,
   PolicyFile,
   ServerEntry,
@@ -21,6 +23,7 @@ import type {
   Settings,
   StarterPolicyText,
   ToolInfo,
+  UninstallReport,
   ValidationResult,
 } from './types';
 
@@ -62,6 +65,15 @@ export interface Backend {
   /** A starter policy from the server's live tools, for review; writes nothing, refused if a file exists. */
   generatePolicy(server: string): Promise<StarterPolicyText>;
 
+  /** The MCP clients Portcullis can route (Claude Desktop, Cursor, Claude Code, VS Code). */
+  listClients(): Promise<ClientState[]>;
+  /** What install would change; nothing is written. */
+  previewClientInstall(client: string): Promise<InstallPreview>;
+  /** Applies the install whose `preview` text the person saw (refused as `preview_stale` if it differs). */
+  installClient(client: string, preview: string): Promise<InstallPreview>;
+  previewClientUninstall(client: string): Promise<UninstallReport>;
+  uninstallClient(client: string): Promise<UninstallReport>;
+
   /** Subscribes to a gateway event; resolves to the function that ends the subscription. */
   on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten>;
 }
@@ -89,6 +101,11 @@ export const COMMANDS = {
   acceptTool: 'accept_tool',
   generatePolicy: 'generate_policy',
   promptPainted: 'prompt_painted',
+  listClients: 'list_clients',
+  previewClientInstall: 'preview_client_install',
+  installClient: 'install_client',
+  previewClientUninstall: 'preview_client_uninstall',
+  uninstallClient: 'uninstall_client',
 } as const;
 
 /** An IPC error as the Rust side sends it (`{ code, message }`), or anything else it threw. */
@@ -191,6 +208,21 @@ export class TauriBackend implements Backend {
   }
   promptPainted() {
     return call<void>(COMMANDS.promptPainted);
+  }
+  listClients() {
+    return call<ClientState[]>(COMMANDS.listClients);
+  }
+  previewClientInstall(client: string) {
+    return call<InstallPreview>(COMMANDS.previewClientInstall, { client });
+  }
+  installClient(client: string, preview: string) {
+    return call<InstallPreview>(COMMANDS.installClient, { client, preview });
+  }
+  previewClientUninstall(client: string) {
+    return call<UninstallReport>(COMMANDS.previewClientUninstall, { client });
+  }
+  uninstallClient(client: string) {
+    return call<UninstallReport>(COMMANDS.uninstallClient, { client });
   }
   async on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten> {
     return listen<EventMap[E]>(event, (e) => handler(e.payload));

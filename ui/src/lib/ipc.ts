@@ -195,6 +195,57 @@ export type StarterPolicyText = { text: string, tools: Array<StarterTool>,
  */
 skipped: Array<string>, };
 
+/**
+ * One MCP client and the state of its config file.
+ */
+export type ClientState = { 
+/**
+ * `claude-desktop`, `cursor`, `claude-code` or `vscode`.
+ */
+id: string, name: string, config_path: string, 
+/**
+ * Server entries in its file; `None`: no config file.
+ */
+servers: number | null, 
+/**
+ * Entries that already launch `portcullis connect`.
+ */
+routed: number, 
+/**
+ * Why the file cannot be read, if it cannot.
+ */
+problem: string | null, 
+/**
+ * Routed by an install that can be undone.
+ */
+installed: boolean, };
+
+/**
+ * What install would change, as shown before it is applied.
+ */
+export type InstallPreview = { 
+/**
+ * Diff-like text (env and header values hidden); `install_client` takes it back.
+ */
+preview: string, 
+/**
+ * Entries that would launch `portcullis connect`.
+ */
+routed: Array<string>, 
+/**
+ * Servers added to `portcullis.json`.
+ */
+imports: Array<string>, 
+/**
+ * Entries left alone: `[entry, why]`.
+ */
+skipped: Array<[string, string]>, };
+
+/**
+ * What uninstall does (preview) or did.
+ */
+export type UninstallReport = { description: string, };
+
 export type Theme = "system" | "light" | "dark";
 
 /**

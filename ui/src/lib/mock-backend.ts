@@ -12,11 +12,13 @@ import type {
   AuditFilter,
   AuditRow,
   ChangedTool,
+  ClientState,
   Decision,
   EventMap,
   EventName,
   ExportFormat,
   HistogramBucket,
+  InstallPreview,
   PendingApproval,
   PolicyFile,
   PolicyProblem,
@@ -26,6 +28,7 @@ import type {
   Settings,
   StarterPolicyText,
   ToolInfo,
+  UninstallReport,
   ValidationResult,
 } from './types';
 
@@ -43,6 +46,9 @@ export interface MockData {
   changedTools?: ChangedTool[];
   /** What `generate_policy` answers, by server (absent: a list_tools_failed error). */
   starters?: Record<string, StarterPolicyText>;
+  /** The MCP clients and, by client id, what install would route (absent: nothing to route). */
+  clients?: ClientState[];
+  installs?: Record<string, InstallPreview>;
 }
 
 export interface MockOptions {
@@ -397,6 +403,57 @@ export class MockBackend implements Backend {
     const starter = this.data.starters?.[server];
     if (!starter) throw new BackendError('list_tools_failed', `cannot list the tools of "${server}"`);
     return clone(starter);
+  }
+
+  private clientOf(id: string): ClientState {
+    const c = (this.data.clients ?? []).find((x) => x.id === id);
+    if (!c) throw new BackendError('unknown_client', `unknown client "${id}"`);
+    return c;
+  }
+
+  async listClients(): Promise<ClientState[]> {
+    this.record(COMMANDS.listClients);
+    return clone(this.data.clients ?? []);
+  }
+
+  async previewClientInstall(client: string): Promise<InstallPreview> {
+    this.record(COMMANDS.previewClientInstall, { client });
+    const c = this.clientOf(client);
+    if (c.installed) throw new BackendError('client_refused', `${c.name} was already routed through Portcullis`);
+    return clone(this.data.installs?.[client] ?? { preview: '', routed: [], imports: [], skipped: [] });
+  }
+
+  /** Like the gateway: applies only the plan whose preview the person saw. */
+  async installClient(client: string, preview: string): Promise<InstallPreview> {
+    this.record(COMMANDS.installClient, { client, preview });
+    const c = this.clientOf(client);
+    const plan = this.data.installs?.[client];
+    if (!plan || plan.preview !== preview) {
+      throw new BackendError('preview_stale', "the client's file changed since the preview; review the change again");
+    }
+    c.installed = true;
+    c.routed += plan.routed.length;
+    return clone(plan);
+  }
+
+  async previewClientUninstall(client: string): Promise<UninstallReport> {
+    this.record(COMMANDS.previewClientUninstall, { client });
+    return this.uninstallReport(client);
+  }
+
+  private uninstallReport(client: string): UninstallReport {
+    const c = this.clientOf(client);
+    if (!c.installed) throw new BackendError('client_refused', `${c.name} is not routed through Portcullis`);
+    return { description: `${c.config_path} is put back from its backup, byte for byte.` };
+  }
+
+  async uninstallClient(client: string): Promise<UninstallReport> {
+    this.record(COMMANDS.uninstallClient, { client });
+    const report = this.uninstallReport(client);
+    const c = this.clientOf(client);
+    c.installed = false;
+    c.routed = 0;
+    return report;
   }
 
   async on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten> {

@@ -12,6 +12,7 @@ export type {
   AuditRow,
   ChangedTool,
   ClientInfo,
+  ClientState,
   DiffEntry,
   DiffKind,
   DecidedBy,
@@ -20,6 +21,7 @@ export type {
   ExportFormat,
   GatewayEvent,
   HistogramBucket,
+  InstallPreview,
   IpcError,
   Outcome,
   PendingApproval,
@@ -37,6 +39,7 @@ export type {
   StarterTool,
   Theme,
   ToolInfo,
+  UninstallReport,
   ValidationResult,
 } from './ipc';
 

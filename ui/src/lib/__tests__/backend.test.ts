@@ -45,6 +45,11 @@ describe('TauriBackend', () => {
     await b.listChangedTools();
     await b.acceptTool('fs', 'read_file', 'sha256:2222');
     await b.generatePolicy('fs');
+    await b.listClients();
+    await b.previewClientInstall('cursor');
+    await b.installClient('cursor', 'the preview');
+    await b.previewClientUninstall('cursor');
+    await b.uninstallClient('cursor');
     expect(calls).toEqual([
       ['list_approvals', {}],
       ['decide_approval', { id: '7', choice: { approve: 'session' } }],
@@ -64,6 +69,11 @@ describe('TauriBackend', () => {
       ['list_changed_tools', {}],
       ['accept_tool', { server: 'fs', tool: 'read_file', digest: 'sha256:2222' }],
       ['generate_policy', { server: 'fs' }],
+      ['list_clients', {}],
+      ['preview_client_install', { client: 'cursor' }],
+      ['install_client', { client: 'cursor', preview: 'the preview' }],
+      ['preview_client_uninstall', { client: 'cursor' }],
+      ['uninstall_client', { client: 'cursor' }],
     ]);
   });
 
