@@ -20,13 +20,11 @@ use tokio::sync::{mpsc, watch, Mutex as AsyncMutex};
 
 use crate::config::ServerConfig;
 use crate::gate::Gate;
+use crate::tool_listing::{self, stderr_tail};
 use crate::upstream::{IdMode, Upstream};
 
 /// How long a server gets to answer `initialize` and list its tools.
 const HANDSHAKE: Duration = Duration::from_secs(30);
-/// Most `tools/list` pages read from one server.
-const MAX_PAGES: usize = 50;
-const PROTOCOL_VERSION: &str = "2025-06-18";
 
 /// The monitor connection's state.
 #[derive(Clone)]
@@ -251,7 +249,7 @@ impl Probe {
 
     /// Re-reads the tool list after `notifications/tools/list_changed`.
     async fn relist(&self, upstream: &Upstream) {
-        if let Ok(Ok(tools)) = tokio::time::timeout(HANDSHAKE, list_tools(upstream)).await {
+        if let Ok(Ok(tools)) = tokio::time::timeout(HANDSHAKE, tool_listing::list_all_pages(upstream)).await {
             self.status.send_if_modified(|s| match s {
                 Status::Running { tools: t, .. } => {
                     *t = Arc::new(tools);
@@ -260,14 +258,6 @@ impl Probe {
                 _ => false,
             });
         }
-    }
-}
-
-/// The last lines a stdio server wrote to stderr (HTTP servers have none).
-pub fn stderr_tail(upstream: &Upstream) -> Vec<String> {
-    match upstream {
-        Upstream::Stdio(child) => child.stderr_tail(),
-        Upstream::Http(_) | Upstream::Sse(_) => Vec::new(),
     }
 }
 
@@ -293,50 +283,8 @@ async fn serve_events(probe: std::sync::Weak<Probe>, upstream: Upstream, mut eve
     }
 }
 
+/// The monitor's handshake and first list, with the same code as `policy init`.
 async fn handshake(upstream: &Upstream) -> Result<Vec<Value>, String> {
-    let init = json!({
-        "protocolVersion": PROTOCOL_VERSION,
-        "capabilities": {},
-        "clientInfo": { "name": "portcullis-monitor", "version": env!("CARGO_PKG_VERSION") },
-    });
-    call(upstream, 0, method::INITIALIZE, &init).await?;
-    let initialized = Message::notification(method::INITIALIZED, &json!({}));
-    upstream.send(initialized).await.map_err(|e| e.to_string())?;
-    list_tools(upstream).await
-}
-
-async fn list_tools(upstream: &Upstream) -> Result<Vec<Value>, String> {
-    let mut tools = Vec::new();
-    let mut cursor: Option<String> = None;
-    for page in 1..=MAX_PAGES {
-        let params = cursor.as_ref().map_or_else(|| json!({}), |c| json!({ "cursor": c }));
-        let result = call(upstream, page as u64, method::TOOLS_LIST, &params).await?;
-        if let Some(list) = result.get("tools").and_then(Value::as_array) {
-            tools.extend(list.iter().cloned());
-        }
-        cursor = result.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
-        if cursor.is_none() {
-            break;
-        }
-    }
-    Ok(tools)
-}
-
-/// One request; its result, or the error's text.
-async fn call(upstream: &Upstream, id: u64, method: &str, params: &Value) -> Result<Value, String> {
-    let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-    let msg = Message::from_value(&body).map_err(|e| e.to_string())?;
-    let mut exchange = upstream.request(msg, &[]).await.map_err(|e| e.to_string())?;
-    while let Some(reply) = exchange.messages.recv().await {
-        if !reply.is_response() {
-            continue;
-        }
-        let value = reply.to_value().map_err(|e| e.to_string())?;
-        if let Some(error) = value.get("error") {
-            let text = error.get("message").and_then(Value::as_str).unwrap_or("error");
-            return Err(format!("{method} failed: {text}"));
-        }
-        return Ok(value.get("result").cloned().unwrap_or(Value::Null));
-    }
-    Err(format!("the server closed the connection before answering {method}"))
+    tool_listing::handshake(upstream, "portcullis-monitor").await?;
+    tool_listing::list_all_pages(upstream).await
 }
