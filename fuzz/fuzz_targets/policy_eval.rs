@@ -345,6 +345,8 @@ struct Rule {
 struct Entry {
     key: String,
     tokens: Vec<Token>,
+    /// As written; `None` leaves the entry's action to its default, allow.
+    written_action: Option<Act>,
     action: Act,
     reason: Option<String>,
     rate_limit: Option<RateLimit>,
@@ -416,6 +418,7 @@ fn model(input: &Input) -> Model {
         entries.push(Entry {
             tokens: e.key.tokens(),
             key,
+            written_action: e.action,
             action: e.action.unwrap_or(Act::Allow),
             reason: e.reason.map(|n| format!("entry {n}")),
             rate_limit: e.rate_limit.map(|(max, window)| RateLimit {
@@ -450,10 +453,10 @@ fn policy_json(input: &Input, model: &Model) -> Value {
         file.insert("approval_timeout".into(), json!(timeout));
     }
     let mut tools = Map::new();
-    for (entry, raw) in model.entries.iter().zip(input.entries.iter()) {
+    for entry in &model.entries {
         let mut e = Map::new();
-        if raw.action.is_some() {
-            e.insert("action".into(), json!(entry.action.text()));
+        if let Some(action) = entry.written_action {
+            e.insert("action".into(), json!(action.text()));
         }
         if let Some(reason) = &entry.reason {
             e.insert("reason".into(), json!(reason));

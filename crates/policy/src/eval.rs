@@ -2,8 +2,8 @@
 //!
 //! Everything a decision needs is prepared at load: exact tool names sit in a `HashMap`,
 //! glob keys in one `PatternSet` whose insertion order *is* the precedence order, rule names are
-//! formatted once. Deciding a call is then a hash lookup (or one set match), a walk over the
-//! entry's rules, and cloning the few strings the [`Evaluation`] owns.
+//! formatted once. Deciding a call is then a hash lookup (or a scan of the globs, most specific
+//! first), a walk over the entry's rules, and cloning the few strings the [`Evaluation`] owns.
 
 use std::collections::HashMap;
 

@@ -47,7 +47,8 @@
 //!
 //! - A [`Policy`] only exists for a file with no problems: loading is all or nothing.
 //! - Evaluation is deterministic and total: every tool name gets exactly one decision.
-//! - Evaluation does not allocate beyond the strings it returns.
+//! - Evaluation does not allocate beyond the strings it returns (and, for a tool name that is not
+//!   ASCII, its characters for glob matching).
 
 mod condition;
 mod edit;

@@ -318,11 +318,10 @@ impl Loader<'_> {
                 Err(message) => self.report(&index("$.hide", i), message),
             }
         }
-        let set = PatternSet::build(patterns).unwrap_or_else(|message| {
-            self.report("$.hide", message);
-            PatternSet::empty()
-        });
-        HideList { set, rules }
+        HideList {
+            set: PatternSet::new(patterns),
+            rules,
+        }
     }
 
     fn redact(&mut self, value: &Value) -> Vec<String> {
@@ -369,14 +368,8 @@ impl Loader<'_> {
         // Precedence among globs: more literal characters, then fewer wildcards, then file
         // order (the stable sort keeps it, and entries are numbered in file order).
         globs.sort_by_key(|(pattern, at)| (Reverse(pattern.literals), pattern.wildcards, *at));
-        let order: Vec<usize> = globs.iter().map(|(_, at)| *at).collect();
-        match PatternSet::build(globs.into_iter().map(|(pattern, _)| pattern).collect()) {
-            Ok(set) => {
-                table.globs = set;
-                table.glob_entries = order;
-            }
-            Err(message) => self.report("$.tools", message),
-        }
+        table.glob_entries = globs.iter().map(|(_, at)| *at).collect();
+        table.globs = PatternSet::new(globs.into_iter().map(|(pattern, _)| pattern).collect());
         table
     }
 

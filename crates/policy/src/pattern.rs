@@ -5,13 +5,12 @@
 //! would otherwise also read `{a,b}` alternation and `\` escapes, which a tool name is never
 //! meant to contain — so literals are escaped before globset sees them.
 //!
-//! globset matches bytes, not characters: its `?` takes one byte, and a class one byte of a
-//! multi-byte character. That is exact for ASCII names only, so other names are matched character
-//! by character on the parsed [`Piece`]s instead.
+//! globset compiles each pattern once at load, so that a bad one is reported there with its
+//! reason, but names are matched here, character by character on the parsed [`Piece`]s. globset
+//! matches bytes as file paths: its `?` took one byte of a multi-byte character, and a `GlobSet`
+//! missed names that end like a path's `/..` (found by fuzzing, see the tests).
 
-use std::cell::RefCell;
-
-use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder};
 
 /// A parsed pattern: what globset should compile, and how specific the pattern is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,10 +139,19 @@ impl Pattern {
         Ok(pattern)
     }
 
+    /// Whether the pattern matches all of `name`.
+    fn matches(&self, name: &str) -> bool {
+        if name.is_ascii() {
+            // One byte per character: no need to collect the characters.
+            self.matches_chars(name.as_bytes(), char::from)
+        } else {
+            self.matches_chars(&name.chars().collect::<Vec<char>>(), |c| c)
+        }
+    }
+
     /// Whether the pattern matches all of `name`, character by character (the classic
     /// wildcard walk: on a mismatch, let the last `*` take one more character).
-    fn matches_chars(&self, name: &str) -> bool {
-        let name: Vec<char> = name.chars().collect();
+    fn matches_chars<T: Copy>(&self, name: &[T], char_of: impl Fn(T) -> char) -> bool {
         let (mut p, mut n) = (0, 0);
         let mut last_run: Option<(usize, usize)> = None;
         while n < name.len() {
@@ -152,7 +160,7 @@ impl Pattern {
                     last_run = Some((p, n));
                     p += 1;
                 }
-                Some(piece) if piece.takes(name[n]) => {
+                Some(piece) if piece.takes(char_of(name[n])) => {
                     p += 1;
                     n += 1;
                 }
@@ -192,58 +200,24 @@ fn class_end(chars: &[char], start: usize) -> Option<usize> {
     (i..chars.len()).find(|&j| chars[j] == ']')
 }
 
-thread_local! {
-    /// Scratch space for globset's match indices, reused so that a glob lookup does not
-    /// allocate on every call.
-    static GLOB_MATCHES: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Patterns in precedence order, matched together.
+/// Patterns in precedence order.
 #[derive(Debug)]
 pub(crate) struct PatternSet {
-    set: GlobSet,
     patterns: Vec<Pattern>,
 }
 
 impl PatternSet {
-    pub(crate) fn empty() -> PatternSet {
-        PatternSet {
-            set: GlobSet::empty(),
-            patterns: Vec::new(),
-        }
+    pub(crate) fn new(patterns: Vec<Pattern>) -> PatternSet {
+        PatternSet { patterns }
     }
 
-    /// Builds a set from patterns that each compiled alone; globset can still refuse the whole
-    /// set (for instance when it grows past its size limit), hence the `Result`.
-    pub(crate) fn build(patterns: Vec<Pattern>) -> Result<PatternSet, String> {
-        let mut builder = GlobSetBuilder::new();
-        for pattern in &patterns {
-            builder.add(pattern.glob()?);
-        }
-        let set = builder
-            .build()
-            .map_err(|err| format!("cannot build the glob set: {}", err.kind()))?;
-        Ok(PatternSet { set, patterns })
+    pub(crate) fn empty() -> PatternSet {
+        PatternSet::new(Vec::new())
     }
 
     /// The index of the first pattern that matches `name`.
     pub(crate) fn first_match(&self, name: &str) -> Option<usize> {
-        if self.patterns.is_empty() {
-            return None;
-        }
-        if !name.is_ascii() {
-            return self.patterns.iter().position(|p| p.matches_chars(name));
-        }
-        let candidate = Candidate::from_bytes(name.as_bytes());
-        if !self.set.is_match_candidate(&candidate) {
-            return None;
-        }
-        GLOB_MATCHES.with(|matches| {
-            let mut matches = matches.borrow_mut();
-            // Sorted ascending by globset, so the first is the lowest index.
-            self.set.matches_candidate_into(&candidate, &mut matches);
-            matches.first().copied()
-        })
+        self.patterns.iter().position(|pattern| pattern.matches(name))
     }
 }
 
@@ -279,7 +253,7 @@ mod tests {
 
     /// Found by fuzzing (policy_eval): globset matches bytes, so `?` and classes took single
     /// bytes of a multi-byte character: `[!a]*[é]` matched the one-character name "é", and `?`
-    /// did not match it.
+    /// did not match it. And a `GlobSet` (unlike one glob alone) missed `ab/..` for `a?/..`.
     #[rstest]
     #[case("[!a]*[é]", "é", false)]
     #[case("[!a]*[é]", "xé", true)]
@@ -293,8 +267,11 @@ mod tests {
     #[case("*_secret", "x\u{1F512}_secret", true)]
     #[case("a*b*c", "aébéc", true)]
     #[case("a*b*c", "aébé", false)]
+    #[case("a?/..", "ab/..", true)]
+    #[case(".??/..", ".??/..", true)]
+    #[case("?.", "..", true)]
     fn matches_characters_not_bytes(#[case] pattern: &str, #[case] name: &str, #[case] expected: bool) {
-        let set = PatternSet::build(vec![Pattern::parse(pattern).expect("valid")]).expect("a set");
+        let set = PatternSet::new(vec![Pattern::parse(pattern).expect("valid")]);
         assert_eq!(
             set.first_match(name) == Some(0),
             expected,
