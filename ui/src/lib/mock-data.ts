@@ -4,7 +4,19 @@
 import everythingPolicy from '../../../policies/everything.json?raw';
 import filesystemPolicy from '../../../policies/filesystem.json?raw';
 import type { MockData } from './mock-backend';
-import type { AuditRow, Decision, PendingApproval, PinChange, Risk, ServerEntry, ServerStatus, ToolInfo } from './types';
+import type {
+  AuditRow,
+  ClientState,
+  Decision,
+  InstallPreview,
+  PendingApproval,
+  PinChange,
+  Risk,
+  ServerEntry,
+  ServerStatus,
+  StarterPolicyText,
+  ToolInfo,
+} from './types';
 
 let approvalSeq = 0;
 
@@ -219,6 +231,46 @@ function demoAudit(now: number, count: number): AuditRow[] {
   return rows;
 }
 
+const DEMO_SHELL_STARTER: StarterPolicyText = {
+  text: `{
+  "version": "1",
+  "default": "require_approval",
+  "tools": {
+    "list_processes": { "action": "allow", "class": "read", "risk": "low" },
+    "run_command": { "action": "require_approval", "class": "execute", "risk": "high" }
+  }
+}
+`,
+  tools: [
+    { name: 'list_processes', class: 'read', risk: 'low', rule: 'allow' },
+    { name: 'run_command', class: 'execute', risk: 'high', rule: 'require_approval' },
+  ],
+  skipped: [],
+};
+
+const DEMO_CLIENTS: ClientState[] = [
+  { id: 'claude-desktop', name: 'Claude Desktop', config_path: '/home/me/.config/Claude/claude_desktop_config.json', servers: 2, routed: 2, problem: null, installed: true },
+  { id: 'cursor', name: 'Cursor', config_path: '/home/me/.cursor/mcp.json', servers: 1, routed: 0, problem: null, installed: false },
+  { id: 'claude-code', name: 'Claude Code', config_path: '/home/me/.claude.json', servers: null, routed: 0, problem: null, installed: false },
+  { id: 'vscode', name: 'VS Code', config_path: '/home/me/.config/Code/User/mcp.json', servers: null, routed: 0, problem: null, installed: false },
+];
+
+const DEMO_CURSOR_INSTALL: InstallPreview = {
+  preview: [
+    '--- /home/me/.cursor/mcp.json',
+    '+++ /home/me/.cursor/mcp.json',
+    '  mcpServers.github',
+    '-   {"command":"npx","args":["-y","@modelcontextprotocol/server-github"],"env":{"GITHUB_TOKEN":"…"}}',
+    '+   {"command":"/usr/bin/portcullis","args":["connect","github"]}',
+    '--- /home/me/.config/portcullis/portcullis.json',
+    '+++ /home/me/.config/portcullis/portcullis.json',
+    '+ mcpServers.github  {"command":"npx","args":["-y","@modelcontextprotocol/server-github"],"env":{"GITHUB_TOKEN":"…"}}',
+  ].join('\n'),
+  routed: ['github'],
+  imports: ['github'],
+  skipped: [],
+};
+
 export function demoData(now = Date.now()): MockData {
   const longContent = Array.from({ length: 40 }, (_, i) => `line ${i + 1}: The quick brown fox jumps over the lazy dog.`).join('\n');
   return {
@@ -228,6 +280,12 @@ export function demoData(now = Date.now()): MockData {
     policies: { filesystem: filesystemPolicy, everything: everythingPolicy, shell: null },
     settings: { approval_timeout_secs: 45, notifications: true, theme: 'system' },
     audit: demoAudit(now, 400),
+    changedTools: [
+      { server: 'filesystem', tool: 'read_file', digest: 'sha256:1111', pinned_at: '2026-11-30T10:00:00Z', change: makePinChange() },
+    ],
+    starters: { shell: DEMO_SHELL_STARTER },
+    clients: DEMO_CLIENTS,
+    installs: { cursor: DEMO_CURSOR_INSTALL },
     approvals: [
       makeApproval({ id: 'a1', arguments: { path: '/home/me/projects/app/CHANGELOG.md', content: longContent, mode: 420, append: false } }, now - 5000),
       makeApproval(
