@@ -382,9 +382,18 @@ def test_timeout_is_denied_within_bound(aworld, agw, api, events):
 # 4. cancel and disconnect
 
 
-def _assert_withdrawn(agw, api: ControlApi, events: EventStream, approval_id: str, m: str, target: Path) -> None:
+#: Issue 6: a client that goes away withdraws its held call (and the prompt) within a second.
+WITHDRAWN_WITHIN_S = 1.0
+
+
+def _assert_withdrawn(agw, api: ControlApi, events: EventStream, approval_id: str, m: str, target: Path,
+                      since: float) -> None:
+    """`since`: time.monotonic() when the client cancelled, died or hung up."""
     resolved = events.wait_resolved(approval_id, timeout=5)
     assert resolved["decision"] == "cancelled" and resolved["decided_by"] == "client", resolved.data
+    took = resolved.mono - since
+    harness.log(f"held call withdrawn {took * 1000:.0f} ms after the client went away")
+    assert took <= WITHDRAWN_WITHIN_S, f"withdrawn after {took:.3f} s"
     (row,) = approvals.audit_rows(agw, "fs", "write_file", m)
     assert row["decision"] == "cancelled" and row["decided_by"] == "client", row.raw
     assert row["outcome"] in (None, "cancelled"), row.raw
@@ -406,15 +415,16 @@ def test_client_cancel_withdraws_held_call(aworld, agw, api, events, route):
                 call = Background(tg, lambda: s.call_tool("write_file", args))
                 ev = await in_thread(events.wait_requested, m, "fs", "write_file")
                 assert ev["approval"]["request_id"] == str(request_id), ev.data
+                since = time.monotonic()
                 await s.send_notification(cancel_notification(request_id, "the user pressed stop"))
                 await wait_gone(api, ev["approval"]["id"])
                 # The client gave up on the request; whatever the gateway says about it is not awaited.
                 tg.cancel_scope.cancel()
             after = await s.call_tool("read_text_file", {"path": str(aworld.fs_root / "hello.txt")})
-        return ev, call, after
+        return ev, call, after, since
 
-    ev, call, after = run(body)
-    _assert_withdrawn(agw, api, events, ev["approval"]["id"], m, target)
+    ev, call, after, since = run(body)
+    _assert_withdrawn(agw, api, events, ev["approval"]["id"], m, target, since)
     assert "hello from the approval tests" in first_text(after), "the session must stay usable after a cancel"
     if call.done.is_set() and call.result is not None:
         harness.log(f"after notifications/cancelled the gateway still answered the request: "
@@ -426,6 +436,7 @@ def test_killing_connect_withdraws_held_call(aworld, agw, api, events):
     target = aworld.fs_root / f"killed-{m}.txt"
     args = {"path": str(target), "content": f"must not be written {m}"}
     pidfile = aworld.root / f"connect-{m}.pid"
+    killed_at: list[float] = []
 
     async def body():
         try:
@@ -434,6 +445,7 @@ def test_killing_connect_withdraws_held_call(aworld, agw, api, events):
                     Background(tg, lambda: s.call_tool("write_file", args))
                     ev = await in_thread(events.wait_requested, m, "fs", "write_file")
                     pid = int(pidfile.read_text().strip())
+                    killed_at.append(time.monotonic())
                     os.kill(pid, signal.SIGKILL)
                     await wait_gone(api, ev["approval"]["id"])
                     tg.cancel_scope.cancel()
@@ -442,7 +454,7 @@ def test_killing_connect_withdraws_held_call(aworld, agw, api, events):
         return ev
 
     ev = run(body)
-    _assert_withdrawn(agw, api, events, ev["approval"]["id"], m, target)
+    _assert_withdrawn(agw, api, events, ev["approval"]["id"], m, target, killed_at[0])
 
 
 def test_closing_http_stream_withdraws_held_call(aworld, agw, api, events):
@@ -466,9 +478,10 @@ def test_closing_http_stream_withdraws_held_call(aworld, agw, api, events):
         head = sock.recv(4096)
         assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head, head
     finally:
+        closed_at = time.monotonic()
         sock.close()
     run(lambda: wait_gone(api, ev["approval"]["id"]))
-    _assert_withdrawn(agw, api, events, ev["approval"]["id"], m, target)
+    _assert_withdrawn(agw, api, events, ev["approval"]["id"], m, target, closed_at)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -967,9 +980,10 @@ def test_abandoned_json_only_request_is_withdrawn(aworld, agw, api, events):
                           + "\r\n").encode() + body)
             ev = events.wait_requested(m, "fs", "write_file")
         finally:
+            closed_at = time.monotonic()
             sock.close()
         run(lambda: wait_gone(api, ev["approval"]["id"], timeout=3))
-        _assert_withdrawn(agw, api, events, ev["approval"]["id"], m, target)
+        _assert_withdrawn(agw, api, events, ev["approval"]["id"], m, target, closed_at)
     finally:
         _cleanup_pending(api, m)
 
