@@ -54,10 +54,7 @@ const MAX_WIDTH: usize = 100;
 
 pub fn run(data_dir: &Path, command: &Command) -> Outcome {
     let api = ControlClient::from_data_dir(data_dir)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::user(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::exit::runtime()?;
     runtime.block_on(async {
         match command {
             Command::List { json } => list(&api, *json).await,

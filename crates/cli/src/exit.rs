@@ -38,3 +38,11 @@ impl Failure {
 }
 
 pub type Outcome = Result<(), Failure>;
+
+/// The one-thread runtime a subcommand runs its async work on.
+pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::user(format!("cannot start the async runtime: {e}")))
+}

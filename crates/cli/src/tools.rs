@@ -81,10 +81,7 @@ pub struct DiffEntry {
 
 pub fn run(data_dir: &Path, command: &Command) -> Outcome {
     let api = ControlClient::from_data_dir(data_dir)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::user(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::exit::runtime()?;
     runtime.block_on(async {
         match command {
             Command::List { changed, server, json } => list(&api, *changed, server.as_deref(), *json).await,

@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use portcullis_wire::{error_code, method, Message};
+use portcullis_wire::{method, Message};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::{mpsc, watch, Mutex as AsyncMutex};
 
 use crate::config::ServerConfig;
@@ -268,17 +268,8 @@ async fn serve_events(probe: std::sync::Weak<Probe>, upstream: Upstream, mut eve
         let Some(probe) = probe.upgrade() else { return };
         if msg.method() == Some(method::TOOLS_LIST_CHANGED) {
             probe.relist(&upstream).await;
-        } else if let (true, Some(id)) = (msg.is_request(), msg.id()) {
-            let answer = if msg.method() == Some(method::PING) {
-                Message::response(id, &json!({}))
-            } else {
-                Message::error_response(
-                    Some(id),
-                    error_code::METHOD_NOT_FOUND,
-                    "the Portcullis monitor offers no client features",
-                )
-            };
-            let _ = upstream.send(answer).await;
+        } else {
+            tool_listing::answer_server_request(&upstream, &msg).await;
         }
     }
 }

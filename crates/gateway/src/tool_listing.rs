@@ -100,24 +100,29 @@ pub fn stderr_tail(upstream: &Upstream) -> Vec<String> {
     }
 }
 
-/// Answers what the server asks of this client while listing: `ping`, and "not offered" to
-/// anything else (it declared no capabilities), so a server that asks does not hang.
+/// Answers what the server asks of this client while listing, so a server that asks does not hang.
 async fn answer_server_requests(upstream: Upstream, mut events: mpsc::UnboundedReceiver<Message>) {
     while let Some(msg) = events.recv().await {
-        let (true, Some(id)) = (msg.is_request(), msg.id()) else {
-            continue;
-        };
-        let answer = if msg.method() == Some(method::PING) {
-            Message::response(id, &json!({}))
-        } else {
-            Message::error_response(
-                Some(id),
-                error_code::METHOD_NOT_FOUND,
-                "this Portcullis client offers no client features",
-            )
-        };
-        let _ = upstream.send(answer).await;
+        answer_server_request(&upstream, &msg).await;
     }
+}
+
+/// A request from the server to a client that declared no capabilities: `ping` is answered,
+/// anything else is "not offered". Notifications are left to the caller.
+pub(crate) async fn answer_server_request(upstream: &Upstream, msg: &Message) {
+    let (true, Some(id)) = (msg.is_request(), msg.id()) else {
+        return;
+    };
+    let answer = if msg.method() == Some(method::PING) {
+        Message::response(id, &json!({}))
+    } else {
+        Message::error_response(
+            Some(id),
+            error_code::METHOD_NOT_FOUND,
+            "this Portcullis client offers no client features",
+        )
+    };
+    let _ = upstream.send(answer).await;
 }
 
 /// One request; its result, or the error's text.

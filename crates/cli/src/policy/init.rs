@@ -54,10 +54,7 @@ pub fn run(config_path: &Path, args: &Args) -> Outcome {
         return Err(exists(&target));
     }
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::user(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::exit::runtime()?;
     let listed = runtime.block_on(list_tools(
         &args.server,
         server,
