@@ -214,7 +214,9 @@ impl PolicyStore {
             }
             Err(source) => return Err(WriteError::Io { path, source }),
         };
-        let new_text = portcullis_policy::add_tool_entry(&text, tool, entry).map_err(|e| WriteError::Invalid {
+        // The tool's exact name, escaped: a tool called `get_*` must not become a pattern.
+        let key = portcullis_policy::exact_key(tool);
+        let new_text = portcullis_policy::add_tool_entry(&text, &key, entry).map_err(|e| WriteError::Invalid {
             path: path.clone(),
             problems: e.to_string(),
         })?;

@@ -128,7 +128,7 @@ fn render(tools: &[ClassifiedTool]) -> String {
     for (i, tool) in tools.iter().enumerate() {
         out.push_str(if i == 0 { "\n" } else { ",\n" });
         out.push_str("    ");
-        out.push_str(&inline(&Value::String(policy_key(&tool.name))));
+        out.push_str(&inline(&Value::String(portcullis_policy::exact_key(&tool.name))));
         out.push_str(": ");
         out.push_str(&inline(&entry(tool)));
     }
@@ -153,23 +153,6 @@ fn entry(tool: &ClassifiedTool) -> Value {
     entry.insert("class".into(), json!(tool.class));
     entry.insert("risk".into(), json!(tool.risk));
     Value::Object(entry)
-}
-
-/// A tool name as an exact `tools` key: the glob characters `*`, `?` and `[` are written as
-/// one-character classes so the key matches that name only.
-pub fn policy_key(name: &str) -> String {
-    let mut key = String::with_capacity(name.len());
-    for c in name.chars() {
-        match c {
-            '*' | '?' | '[' => {
-                key.push('[');
-                key.push(c);
-                key.push(']');
-            }
-            c => key.push(c),
-        }
-    }
-    key
 }
 
 /// JSON on one line, with a space after `:` and `,` inside objects (the hand-written style of

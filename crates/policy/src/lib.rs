@@ -64,6 +64,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use edit::add_tool_entry;
+pub use pattern::exact_key;
 pub use model::{Risk, ToolClass};
 pub use schema::json_schema;
 

@@ -359,8 +359,13 @@ impl Loader<'_> {
             };
             let at = table.entries.len();
             table.entries.push(entry);
-            if pattern.is_exact() {
-                table.exact.insert(name.clone(), at);
+            if let Some(exact) = pattern.exact_name().filter(|_| pattern.is_exact()) {
+                if let Some(&earlier) = table.exact.get(&exact) {
+                    let other = &table.entries[earlier].key;
+                    self.report(&path, format!("names the same tool {exact:?} as the key {other:?}"));
+                    continue;
+                }
+                table.exact.insert(exact, at);
             } else {
                 globs.push((pattern, at));
             }

@@ -73,6 +73,17 @@ impl Pattern {
         self.wildcards == 0
     }
 
+    /// The one name an exact pattern matches (`get_[*]` → `get_*`).
+    pub(crate) fn exact_name(&self) -> Option<String> {
+        self.pieces
+            .iter()
+            .map(|piece| match piece {
+                Piece::Literal(c) => Some(*c),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Parses `text`; the message says what is wrong.
     pub(crate) fn parse(text: &str) -> Result<Pattern, String> {
         if text.is_empty() {
@@ -107,14 +118,23 @@ impl Pattern {
                             i + 1
                         )
                     })?;
-                    source.extend(&chars[i..=end]);
-                    wildcards += 1;
                     let negated = matches!(chars[i + 1], '!' | '^');
                     let members = &chars[i + 1 + usize::from(negated)..end];
-                    pieces.push(Piece::Class {
-                        negated,
-                        ranges: class_ranges(members),
-                    });
+                    if let (false, &[only]) = (negated, members) {
+                        // `[*]` is how a literal `*` is written (see [`exact_key`]): one
+                        // character, so the key still names exactly one tool.
+                        source.push('\\');
+                        source.push(only);
+                        literals += 1;
+                        pieces.push(Piece::Literal(only));
+                    } else {
+                        source.extend(&chars[i..=end]);
+                        wildcards += 1;
+                        pieces.push(Piece::Class {
+                            negated,
+                            ranges: class_ranges(members),
+                        });
+                    }
                     i = end;
                 }
                 c => {
@@ -187,6 +207,24 @@ impl Pattern {
     }
 }
 
+/// The policy key that names exactly the tool `name` and nothing else: every character the
+/// pattern syntax gives a meaning (`*`, `?`, `[`) is written as a one-character class. What
+/// "always" writes, so that approving a tool called `get_*` does not allow every `get_` tool.
+pub fn exact_key(name: &str) -> String {
+    let mut key = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c {
+            '*' | '?' | '[' => {
+                key.push('[');
+                key.push(c);
+                key.push(']');
+            }
+            c => key.push(c),
+        }
+    }
+    key
+}
+
 /// Index of the `]` closing the class opened at `start`. A `]` right after `[` or `[!`/`[^`
 /// is a member of the class, not its end (the usual glob convention).
 fn class_end(chars: &[char], start: usize) -> Option<usize> {
@@ -234,7 +272,9 @@ mod tests {
     #[case::question_marks("a?c?", 2, 2)]
     #[case::class("c[ao]t", 2, 1)]
     #[case::negated_class("[!a]x", 1, 1)]
-    #[case::bracket_member("[]]x", 1, 1)]
+    #[case::bracket_member("[]]x", 2, 0)]
+    #[case::escaped_star("get_[*]", 5, 0)]
+    #[case::two_member_class("get_[*?]", 4, 1)]
     #[case::braces_are_literal("x{a,b}", 6, 0)]
     #[case::non_ascii_counts_characters("é*", 1, 1)]
     fn specificity(#[case] text: &str, #[case] literals: usize, #[case] wildcards: usize) {

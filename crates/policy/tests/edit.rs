@@ -99,3 +99,33 @@ fn an_invalid_document_is_refused() {
         "already invalid"
     );
 }
+
+/// "Always" for a tool whose name looks like a pattern writes a key that names only that tool.
+#[test]
+fn an_exact_key_names_one_tool_even_when_the_name_looks_like_a_glob() {
+    use portcullis_policy::exact_key;
+    let base = r#"{"version":"1","default":"deny","tools":{}}"#;
+    for name in ["get_*", "*", "a?b", "x[abc]", "[", "we[ir]d*?"] {
+        let key = exact_key(name);
+        let text = add_tool_entry(base, &key, json!({})).expect("an escaped key is valid");
+        let policy = Policy::from_json_str(&text, "t").expect("loads");
+        assert_eq!(policy.evaluate(name, &json!({})).action, Action::Allow, "{name} itself");
+        for other in ["get_secret", "", "aab", "xa", "we[ir]d", "weird*?", "other"] {
+            if other != name {
+                assert_eq!(
+                    policy.evaluate(other, &json!({})).action,
+                    Action::Deny,
+                    "{key:?} (for {name:?}) must not allow {other:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(exact_key("plain_name"), "plain_name", "ordinary names are written as they are");
+}
+
+#[test]
+fn two_keys_naming_the_same_tool_are_refused() {
+    let err = Policy::from_json_str(r#"{"version":"1","tools":{"get_[*]":{},"get_[*]x":{},"[g]et_[*]":{}}}"#, "t")
+        .expect_err("two keys for get_*");
+    assert!(err.to_string().contains("names the same tool"), "{err}");
+}

@@ -173,16 +173,12 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"vm_delete"}}"#,
             "\r\n]}}"
         );
-        let msg = crate::Message::parse(smuggler).expect("the gateway classifies it as a ping");
-        assert_eq!(msg.method(), Some("ping"));
-        let framed = encode_line(msg.bytes());
+        // The strict reading refuses the number (readers disagree: Python reads infinity)…
+        assert!(crate::Message::parse(smuggler).is_err());
+        // …and the framing alone still never splits it.
+        let framed = encode_line(smuggler.as_bytes());
         let out = lines(&[&framed], 1 << 20);
         assert_eq!(out.len(), 1, "one message in, one line out: {out:?}");
-        let line = out[0].as_ref().expect("a line").as_bytes();
-        assert_eq!(
-            crate::Message::parse(line.to_vec()).map(|m| m.kind().clone()),
-            Ok(msg.kind().clone())
-        );
     }
 
     /// Found by fuzzing (line_codec): a line of exactly `max` bytes whose `\r\n` arrived in two

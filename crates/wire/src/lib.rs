@@ -17,6 +17,7 @@ pub mod gate_result;
 pub mod message;
 pub mod method;
 pub mod sse;
+pub mod strict;
 
 pub use codec::{LineDecoder, LineError};
 pub use message::{Kind, Message, ParseError, RequestId};

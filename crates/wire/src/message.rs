@@ -1,25 +1,31 @@
 //! The JSON-RPC envelope: raw bytes plus the fields routing needs.
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 
-/// A JSON-RPC id kept as its exact JSON text (`7`, `"abc"`).
+use crate::strict::{self, Shape};
+
+/// A JSON-RPC id, kept as the canonical JSON text of its value (`7`, `"abc"`), so ids compare by
+/// value: `"\u0061"` and `"a"` are the same id, `1` and `"1"` are not. The bytes a message
+/// carries are never rewritten to this form; it is the key ids are matched by.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct RequestId(Arc<str>);
 
 impl RequestId {
-    /// Builds an id from its raw JSON text; the caller guarantees it is a JSON number or string.
-    fn from_raw(raw: &RawValue) -> Result<Self, ParseError> {
-        let text = raw.get();
-        match text.as_bytes().first() {
-            Some(b'"' | b'-' | b'0'..=b'9') => Ok(Self(Arc::from(text))),
-            _ => Err(ParseError::BadId(text.to_owned())),
-        }
+    /// Reads an id from its raw JSON text: a string (escapes and all) or an integer. Anything
+    /// else — `null`, a fraction, an exponent, `-0`, an object — is refused: readers disagree on
+    /// whether `1.0` is `1`, and JSON-RPC libraries treat a `null` id as a notification.
+    fn from_raw_text(text: &str) -> Result<Self, ParseError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| ParseError::Json(e.to_string()))?;
+        Self::from_value(&value).ok_or_else(|| match value {
+            Value::Null => ParseError::NullId,
+            _ => ParseError::BadId(text.to_owned()),
+        })
     }
 
     /// An id minted by the gateway for its own requests.
@@ -27,7 +33,7 @@ impl RequestId {
         Self(Arc::from(n.to_string()))
     }
 
-    /// The id as JSON text, ready to splice into a message.
+    /// The id as canonical JSON text, ready to splice into a message.
     pub fn as_json(&self) -> &str {
         &self.0
     }
@@ -37,10 +43,12 @@ impl RequestId {
         serde_json::from_str(&self.0).unwrap_or(Value::Null)
     }
 
-    /// Parses an id out of a JSON value (e.g. `requestId` of `notifications/cancelled`).
+    /// An id out of a JSON value (e.g. `requestId` of `notifications/cancelled`): a string or an
+    /// integer, else `None`.
     pub fn from_value(value: &Value) -> Option<Self> {
         match value {
-            Value::Number(_) | Value::String(_) => Some(Self(Arc::from(value.to_string()))),
+            Value::Number(n) if n.is_i64() || n.is_u64() => Some(Self(Arc::from(n.to_string()))),
+            Value::String(_) => Some(Self(Arc::from(value.to_string()))),
             _ => None,
         }
     }
@@ -80,6 +88,8 @@ pub enum Kind {
 pub struct Message {
     raw: Bytes,
     kind: Kind,
+    /// Where the `id` value sits in `raw`, so it can be replaced without touching anything else.
+    id_span: Option<Range<usize>>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -90,40 +100,69 @@ pub enum ParseError {
     NotAnObject,
     #[error("JSON-RPC batches are not supported (removed in MCP 2025-06-18)")]
     Batch,
-    #[error("invalid JSON-RPC id {0}: expected a number or a string")]
+    #[error("invalid JSON-RPC id {0}: expected a string or an integer")]
     BadId(String),
+    #[error("a request id must be a string or an integer, not null (JSON-RPC libraries disagree on what a null id means)")]
+    NullId,
     #[error("not a JSON-RPC request, notification or response (no method, result or error)")]
     NoKind,
+    #[error("method {0:?} without an id: only notifications/* methods may be sent without one; add an id to make it a request")]
+    NotANotification(String),
+    #[error("\"jsonrpc\" must be \"2.0\" on requests and notifications")]
+    Version,
+    #[error("params must be an object (MCP has no positional parameters)")]
+    Params,
+    #[error("a response cannot carry both a result and an error")]
+    ResultAndError,
+    #[error("ambiguous message, refused: {0}")]
+    Ambiguous(String),
+    #[error("this message has no id to replace")]
+    NoId,
 }
 
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(default)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    /// Present whatever its value: `"result": null` is a success (JSON-RPC lets a method return
-    /// null), not a message without a kind.
-    #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    /// `"error": null` (sent next to a result by some libraries) is no error.
-    #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
+impl ParseError {
+    /// The JSON-RPC error code for a message refused with this error: bad JSON is a parse error,
+    /// valid JSON that is not a well-formed, unambiguous message an invalid request.
+    pub fn code(&self) -> i64 {
+        match self {
+            ParseError::Json(_) => crate::error_code::PARSE_ERROR,
+            _ => crate::error_code::INVALID_REQUEST,
+        }
+    }
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(deserializer).map(Some)
+/// How the responses the gateway builds begin, up to the id.
+const ID_PREFIX: &str = r#"{"jsonrpc":"2.0","id":"#;
+
+/// The rules for requests and notifications beyond their kind: `jsonrpc` is `"2.0"`, `params`
+/// an object (or `null`), and a `tools/call` has no near-miss of the members the gate reads.
+fn check_call_shape(env: &strict::Envelope, method: &str) -> Result<(), ParseError> {
+    if env.jsonrpc.as_deref() != Some("2.0") {
+        return Err(ParseError::Version);
+    }
+    if matches!(env.params, Some(Shape::Other)) {
+        return Err(ParseError::Params);
+    }
+    if method == crate::method::TOOLS_CALL {
+        if let Some(key) = env.params_near_misses.first() {
+            return Err(ParseError::Ambiguous(format!(
+                "tools/call params key {key:?} differs only by case from a member the gate reads; some readers take it for that member"
+            )));
+        }
+    }
+    Ok(())
 }
 
 impl Message {
-    /// Parses one message from its bytes, keeping the bytes.
+    /// Parses one message from its bytes, keeping the bytes. Refuses what another reader could
+    /// take differently ([`crate::strict`]).
     pub fn parse(raw: impl Into<Bytes>) -> Result<Self, ParseError> {
         let raw: Bytes = raw.into();
-        let kind = Self::parse_kind(&raw)?;
-        Ok(Self { raw, kind })
+        let (kind, id_span) = Self::parse_kind(&raw)?;
+        Ok(Self { raw, kind, id_span })
     }
 
-    fn parse_kind(raw: &[u8]) -> Result<Kind, ParseError> {
+    fn parse_kind(raw: &[u8]) -> Result<(Kind, Option<Range<usize>>), ParseError> {
         match raw.iter().find(|b| !b.is_ascii_whitespace()) {
             Some(b'{') => {}
             Some(b'[') => return Err(ParseError::Batch),
@@ -136,26 +175,42 @@ impl Message {
             }
             None => return Err(ParseError::Json("empty message".into())),
         }
-        let env: Envelope<'_> = serde_json::from_slice(raw).map_err(|e| ParseError::Json(e.to_string()))?;
-        let id = match env.id {
-            Some(raw) if raw.get() == "null" => None,
-            Some(raw) => Some(RequestId::from_raw(raw)?),
-            None => None,
+        let env = strict::read(raw)?;
+        let span = env.id.as_ref().map(|(_, span)| span.clone());
+        let kind = match (&env.method, &env.id) {
+            (Some(method), Some((id, _))) => {
+                check_call_shape(&env, method)?;
+                Kind::Request {
+                    id: RequestId::from_raw_text(id)?,
+                    method: Arc::from(method.as_str()),
+                }
+            }
+            (Some(method), None) => {
+                if !method.starts_with("notifications/") {
+                    return Err(ParseError::NotANotification(method.clone()));
+                }
+                check_call_shape(&env, method)?;
+                Kind::Notification {
+                    method: Arc::from(method.as_str()),
+                }
+            }
+            (None, id) if env.has_result || env.has_error => {
+                if env.has_result && env.has_error {
+                    return Err(ParseError::ResultAndError);
+                }
+                let id = match id {
+                    Some((text, _)) if text == "null" => None,
+                    Some((text, _)) => Some(RequestId::from_raw_text(text)?),
+                    None => None,
+                };
+                Kind::Response {
+                    id,
+                    is_error: env.has_error,
+                }
+            }
+            (None, _) => return Err(ParseError::NoKind),
         };
-        match (env.method, id) {
-            (Some(method), Some(id)) => Ok(Kind::Request {
-                id,
-                method: Arc::from(method.as_ref()),
-            }),
-            (Some(method), None) => Ok(Kind::Notification {
-                method: Arc::from(method.as_ref()),
-            }),
-            (None, id) if env.result.is_some() || env.error.is_some() => Ok(Kind::Response {
-                id,
-                is_error: env.error.is_some(),
-            }),
-            (None, _) => Err(ParseError::NoKind),
-        }
+        Ok((kind, span))
     }
 
     /// Builds a message from a JSON value the gateway made itself.
@@ -165,13 +220,14 @@ impl Message {
 
     /// A success response with `result`.
     pub fn response(id: &RequestId, result: &Value) -> Self {
-        let text = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, id.as_json(), result);
+        let text = format!(r#"{ID_PREFIX}{},"result":{}}}"#, id.as_json(), result);
         Self {
             raw: Bytes::from(text),
             kind: Kind::Response {
                 id: Some(id.clone()),
                 is_error: false,
             },
+            id_span: Some(ID_PREFIX.len()..ID_PREFIX.len() + id.as_json().len()),
         }
     }
 
@@ -179,13 +235,14 @@ impl Message {
     pub fn error_response(id: Option<&RequestId>, code: i64, message: &str) -> Self {
         let error = serde_json::json!({ "code": code, "message": message });
         let id_text = id.map_or("null", RequestId::as_json);
-        let text = format!(r#"{{"jsonrpc":"2.0","id":{id_text},"error":{error}}}"#);
+        let text = format!(r#"{ID_PREFIX}{id_text},"error":{error}}}"#);
         Self {
             raw: Bytes::from(text),
             kind: Kind::Response {
                 id: id.cloned(),
                 is_error: true,
             },
+            id_span: Some(ID_PREFIX.len()..ID_PREFIX.len() + id_text.len()),
         }
     }
 
@@ -197,6 +254,7 @@ impl Message {
             kind: Kind::Notification {
                 method: Arc::from(method),
             },
+            id_span: None,
         }
     }
 
@@ -250,13 +308,32 @@ impl Message {
             .map_err(|e| ParseError::Json(e.to_string()))
     }
 
-    /// A copy of this message with its id replaced (id remapping on shared upstreams).
+    /// A copy of this message with its id replaced (id remapping on shared upstreams): the id's
+    /// bytes are swapped, every other byte stays as it came. A message without an id cannot be
+    /// re-identified, and is refused rather than sent under the wrong one.
     pub fn with_id(&self, id: &RequestId) -> Result<Self, ParseError> {
-        let mut value = self.to_value()?;
-        if let Value::Object(map) = &mut value {
-            map.insert("id".into(), id.to_value());
-        }
-        Self::from_value(&value)
+        let span = self.id_span.clone().ok_or(ParseError::NoId)?;
+        let mut raw = Vec::with_capacity(self.raw.len() - span.len() + id.as_json().len());
+        raw.extend_from_slice(&self.raw[..span.start]);
+        raw.extend_from_slice(id.as_json().as_bytes());
+        raw.extend_from_slice(&self.raw[span.end..]);
+        let kind = match &self.kind {
+            Kind::Request { method, .. } => Kind::Request {
+                id: id.clone(),
+                method: method.clone(),
+            },
+            Kind::Response { is_error, .. } => Kind::Response {
+                id: Some(id.clone()),
+                is_error: *is_error,
+            },
+            Kind::Notification { .. } => return Err(ParseError::NoId),
+        };
+        let end = span.start + id.as_json().len();
+        Ok(Self {
+            raw: Bytes::from(raw),
+            kind,
+            id_span: Some(span.start..end),
+        })
     }
 }
 
@@ -273,13 +350,19 @@ impl fmt::Debug for Message {
 #[derive(Debug, Clone, Deserialize)]
 pub struct ToolCallParams {
     pub name: String,
-    #[serde(default)]
+    /// An object, or absent / `null`: a string or an array would be read as the arguments by
+    /// some servers (coercing) and not by others.
+    #[serde(default, deserialize_with = "object_or_null")]
     pub arguments: Option<Value>,
     #[serde(default, rename = "_meta")]
     pub meta: Option<serde_json::Map<String, Value>>,
     /// 2026-07-28 MRTR: the opaque state of a multi-round-trip call.
     #[serde(default, rename = "requestState")]
     pub request_state: Option<Value>,
+}
+
+fn object_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Ok(Option::<serde_json::Map<String, Value>>::deserialize(d)?.map(Value::Object))
 }
 
 impl ToolCallParams {
@@ -329,8 +412,8 @@ mod tests {
 
     #[test]
     fn ids_keep_their_json_type() {
-        let a = Message::parse(r#"{"id":1,"method":"m"}"#).unwrap();
-        let b = Message::parse(r#"{"id":"1","method":"m"}"#).unwrap();
+        let a = Message::parse(r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#).unwrap();
+        let b = Message::parse(r#"{"jsonrpc":"2.0","id":"1","method":"m"}"#).unwrap();
         assert_ne!(a.id(), b.id(), "number 1 and string \"1\" are different ids");
         assert_eq!(a.id().unwrap().as_json(), "1");
         assert_eq!(b.id().unwrap().as_json(), "\"1\"");
@@ -338,7 +421,7 @@ mod tests {
 
     #[test]
     fn bytes_are_kept_exactly() {
-        let text = "{\"id\":1, \"method\":\"m\",\"params\":{\"z\":1,\"a\":\"\u{2028}\"},\"_x\":true}";
+        let text = "{\"jsonrpc\":\"2.0\",\"id\":1, \"method\":\"m\",\"params\":{\"z\":1,\"a\":\"\u{2028}\"},\"_x\":true}";
         assert_eq!(Message::parse(text).unwrap().bytes().as_ref(), text.as_bytes());
     }
 
@@ -357,7 +440,6 @@ mod tests {
     #[rstest]
     #[case(r#"{"jsonrpc":"2.0","id":5,"result":null}"#, false)]
     #[case(r#"{"jsonrpc":"2.0","id":5,"result":{},"error":null}"#, false)]
-    #[case(r#"{"jsonrpc":"2.0","id":5,"result":null,"error":{"code":1,"message":"m"}}"#, true)]
     fn a_null_result_is_a_success_response(#[case] text: &str, #[case] is_error: bool) {
         let id = RequestId::number(5);
         let msg = Message::parse(text.to_owned()).expect("a response");
@@ -378,12 +460,122 @@ mod tests {
     #[test]
     fn tool_call_params_read_meta() {
         let msg = Message::parse(
-            r#"{"id":1,"method":"tools/call","params":{"name":"echo","arguments":{"m":1},"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"m":1},"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
         )
         .unwrap();
         let p: ToolCallParams = msg.params().unwrap();
         assert_eq!(p.name, "echo");
         assert_eq!(p.progress_token(), Some(&serde_json::json!(7)));
         assert!(p.is_modern());
+    }
+
+    fn refused(text: &str) -> ParseError {
+        Message::parse(text.to_owned()).expect_err(text)
+    }
+
+    /// Class 1 of the security issue: calls another reader executes must be calls here too.
+    #[rstest]
+    #[case(r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"wipe"}}"#, ParseError::NullId)]
+    #[case(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"wipe"}}"#, ParseError::NotANotification("tools/call".into()))]
+    #[case(r#"{"jsonrpc":"2.0","method":"ping"}"#, ParseError::NotANotification("ping".into()))]
+    #[case(r#"{"jsonrpc":"2.0","id":1.0,"method":"ping"}"#, ParseError::BadId("1.0".into()))]
+    #[case(r#"{"jsonrpc":"2.0","id":1e0,"method":"ping"}"#, ParseError::BadId("1e0".into()))]
+    #[case(r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#, ParseError::BadId("-0".into()))]
+    #[case(r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#, ParseError::BadId("true".into()))]
+    #[case(r#"{"id":1,"method":"ping"}"#, ParseError::Version)]
+    #[case(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, ParseError::Version)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["wipe",{}]}"#, ParseError::Params)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"wipe"}"#, ParseError::Params)]
+    #[case(r#"{"jsonrpc":"2.0","id":5,"result":null,"error":{"code":1,"message":"m"}}"#, ParseError::ResultAndError)]
+    fn messages_other_readers_execute_are_never_notifications(#[case] text: &str, #[case] expected: ParseError) {
+        assert_eq!(refused(text), expected);
+    }
+
+    /// Class 2: keys that collide under case folding or repeat, at any depth, and near-misses
+    /// of the members the gateway reads.
+    #[rstest]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","Name":"wipe"}}"#)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","n\u0061me":"wipe"}}"#)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"wipe"}}"#)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"ping","Method":"tools/call"}"#)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"result":{},"Method":"tools/call","Params":{}}"#)]
+    #[case(r#"{"jsonrpc":"2.0","ID":1,"method":"notifications/x"}"#)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"/tmp/a","PATH":"/etc"}}}"#)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{},"argumentſ":{"path":"/etc"}}}"#)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","Arguments":{"path":"/etc"}}}"#)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"a":[{"k":1,"\u212a":2}]}}}"#)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":{"b":1,"B":2}}}"#)]
+    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{},"params":{}}"#)]
+    fn colliding_keys_are_refused(#[case] text: &str) {
+        assert!(matches!(refused(text), ParseError::Ambiguous(_)), "{text}");
+    }
+
+    #[test]
+    fn many_keys_are_checked_through_the_folded_set() {
+        let mut keys: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
+        let ok = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{}}}}}"#, keys.join(","));
+        assert!(Message::parse(ok).is_ok());
+        keys.push("\"K7\":0".into());
+        let bad = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{}}}}}"#, keys.join(","));
+        assert!(matches!(refused(&bad), ParseError::Ambiguous(_)));
+    }
+
+    #[test]
+    fn a_near_miss_of_a_tool_call_member_is_only_refused_on_tools_call() {
+        // `Name` in prompts/get is the server's business; the gate reads only tools/call.
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"a","Names":1}}"#;
+        assert!(Message::parse(text).is_ok());
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"Name":"a"}}"#;
+        assert!(Message::parse(text).is_ok());
+    }
+
+    #[test]
+    fn arguments_must_be_an_object() {
+        let msg = |args: &str| {
+            Message::parse(format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{args}}}}}"#
+            ))
+            .unwrap()
+        };
+        assert!(msg(r#""{\"path\":\"/etc\"}""#).params::<ToolCallParams>().is_err());
+        assert!(msg("[1]").params::<ToolCallParams>().is_err());
+        assert_eq!(msg("null").params::<ToolCallParams>().unwrap().arguments, None);
+        let p = msg(r#"{"a":1}"#).params::<ToolCallParams>().unwrap();
+        assert_eq!(p.arguments, Some(serde_json::json!({"a": 1})));
+    }
+
+    /// Class 3 / MCP interop: ids compare by value, whatever escapes the sender used.
+    #[rstest]
+    #[case(r#""\u0061bc""#, r#""abc""#)]
+    #[case(r#""x\/y""#, r#""x/y""#)]
+    #[case(r#""caf\u00e9""#, "\"caf\u{e9}\"")]
+    #[case("18446744073709551615", "18446744073709551615")]
+    #[case("-7", "-7")]
+    fn ids_compare_by_value(#[case] written: &str, #[case] canonical: &str) {
+        let msg = Message::parse(format!(r#"{{"jsonrpc":"2.0","id":{written},"method":"ping"}}"#)).unwrap();
+        assert_eq!(msg.id().unwrap().as_json(), canonical);
+        assert!(
+            String::from_utf8_lossy(msg.bytes()).contains(written),
+            "the bytes keep the sender's spelling"
+        );
+        let answer = Message::parse(format!(r#"{{"jsonrpc":"2.0","id":{canonical},"result":{{}}}}"#)).unwrap();
+        assert_eq!(answer.id(), msg.id());
+    }
+
+    #[test]
+    fn with_id_swaps_only_the_id_bytes() {
+        let text = r#"{"jsonrpc":"2.0", "id" : "\u0061",  "method":"m","params":{"z":1,"a":[1.50,"\u2028"]}}"#;
+        let msg = Message::parse(text).unwrap();
+        let swapped = msg.with_id(&RequestId::number(42)).unwrap();
+        assert_eq!(
+            std::str::from_utf8(swapped.bytes()).unwrap(),
+            text.replace(r#""\u0061""#, "42")
+        );
+        assert_eq!(swapped.id().unwrap().as_json(), "42");
+        let back = swapped.with_id(msg.id().unwrap()).unwrap();
+        assert_eq!(back.id(), msg.id());
+        assert!(Message::parse(back.bytes().clone()).is_ok());
+        let note = Message::parse(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).unwrap();
+        assert_eq!(note.with_id(&RequestId::number(1)).unwrap_err(), ParseError::NoId);
     }
 }

@@ -40,6 +40,13 @@ function compile(pattern: string): Compiled {
       let body = chars.slice(i + 1, close);
       const negated = body[0] === '!' || body[0] === '^';
       if (negated) body = body.slice(1);
+      if (!negated && body.length === 1) {
+        // `[*]`: how a literal `*` is written; the key still names one tool.
+        source += escape(body[0]);
+        literals++;
+        i = close;
+        continue;
+      }
       const inner = body.map((b) => (b === '-' ? '-' : escape(b))).join('');
       source += negated ? `[^${inner}]` : `[${inner}]`;
       wildcards++;
@@ -75,6 +82,8 @@ export function globMatches(pattern: string, name: string): boolean {
  */
 export function decidingKey(keys: string[], name: string): string | null {
   if (keys.includes(name)) return name;
+  const exact = keys.find((key) => isGlob(key) && compile(key).wildcards === 0 && globMatches(key, name));
+  if (exact) return exact;
   let best: { key: string; literals: number; wildcards: number } | null = null;
   for (const key of keys) {
     if (!isGlob(key) || !globMatches(key, name)) continue;

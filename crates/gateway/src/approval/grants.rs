@@ -3,9 +3,12 @@
 //! - Session grants: (server, tool, agent session), from "approve for this session"; they end
 //!   with the session.
 //! - Continuations: a 2026-07-28 MRTR call is several `tools/call` requests. When an approved
-//!   call comes back `input_required`, its retry — the same `requestState`, or the same session,
-//!   tool and argument digest — is the same logical call and is not asked again. A continuation
-//!   lives for a bounded time and is used once (a further `input_required` grants the next).
+//!   call comes back `input_required`, its retry is the same logical call and is not asked again
+//!   — but only a retry from the same session (or caller), of the same tool, with the same
+//!   argument digest, carrying the `requestState` the server handed out. `requestState` is
+//!   opaque and travels through the client, so on its own it proves nothing: replayed from
+//!   another session or with other arguments it asks again. A continuation lives for a bounded
+//!   time and is used once (a further `input_required` grants the next).
 //! - Changed-tool session grants: (server, tool, agent session, definition digest), from "approve
 //!   for this session" on a call held because its tool changed ([`crate::pins`]); bound to the
 //!   digest, so a further change asks again.
@@ -79,13 +82,9 @@ impl Grants {
     pub fn take_continuation(&self, key: &ContinuationKey, request_state: Option<&str>) -> bool {
         let mut list = self.lock_continuations();
         list.retain(|(_, _, at)| at.elapsed() < CONTINUATION_TTL);
-        let found = list.iter().position(|(k, state, _)| {
-            k == key
-                || (request_state.is_some()
-                    && state.as_deref() == request_state
-                    && k.server == key.server
-                    && k.tool == key.tool)
-        });
+        let found = list
+            .iter()
+            .position(|(k, state, _)| k == key && (state.is_none() || state.as_deref() == request_state));
         found.map(|i| list.remove(i)).is_some()
     }
 
@@ -146,16 +145,16 @@ mod tests {
     }
 
     #[test]
-    fn a_continuation_is_used_once_by_digest_or_request_state() {
+    fn a_continuation_is_bound_to_session_tool_digest_and_state_and_used_once() {
         let g = Grants::default();
         g.grant_continuation(key("a", "d1"), Some("\"st\"".into()));
-        assert!(!g.take_continuation(&key("a", "other"), None));
-        assert!(g.take_continuation(&key("a", "d1"), None));
-        assert!(!g.take_continuation(&key("a", "d1"), None), "used once");
-        g.grant_continuation(key("a", "d1"), Some("\"st\"".into()));
-        assert!(
-            g.take_continuation(&key("b", "d2"), Some("\"st\"")),
-            "same requestState chain"
-        );
+        assert!(!g.take_continuation(&key("a", "other"), Some("\"st\"")), "other arguments");
+        assert!(!g.take_continuation(&key("b", "d1"), Some("\"st\"")), "another session");
+        assert!(!g.take_continuation(&key("a", "d1"), None), "the retry carries the state");
+        assert!(!g.take_continuation(&key("a", "d1"), Some("\"forged\"")), "another chain");
+        assert!(g.take_continuation(&key("a", "d1"), Some("\"st\"")));
+        assert!(!g.take_continuation(&key("a", "d1"), Some("\"st\"")), "used once");
+        g.grant_continuation(key("a", "d1"), None);
+        assert!(g.take_continuation(&key("a", "d1"), None), "no state handed out: the key alone");
     }
 }
