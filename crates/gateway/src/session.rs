@@ -10,10 +10,10 @@
 //! Requests are answered on their own response stream ([`Reply`]); server-initiated messages
 //! (sampling, elicitation, roots, logging …) go to an [`Outlets`] choice of open streams.
 
+mod in_flight;
 mod outlets;
 mod reply;
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,6 +27,7 @@ use crate::gate::{Call, Caller, Gate, Hold, ProgressSink, Verdict};
 use crate::policy_store::InForce;
 use crate::upstream::Upstream;
 
+use in_flight::{InFlight, Ticket};
 use outlets::Outlets;
 use reply::{Finish, PendingReply};
 
@@ -62,9 +63,8 @@ pub struct Session {
     outlets: Arc<Outlets>,
     /// When the client last did anything (ms since the epoch), for the idle reaper.
     last_seen_ms: AtomicI64,
-    /// Forwarded requests the client has cancelled: their outcome is `cancelled`, whatever the
-    /// server answers.
-    cancelled: Mutex<HashSet<RequestId>>,
+    /// The client's requests in flight, per sender: crossed answers and stray cancels refused.
+    in_flight: Arc<InFlight>,
     /// How long a forwarded `tools/call` may go unanswered (config `call_timeout_secs`).
     call_timeout: Duration,
 }
@@ -100,7 +100,7 @@ impl Session {
             client: Mutex::new((None, None)),
             outlets,
             last_seen_ms: AtomicI64::new(crate::gate::now_ms()),
-            cancelled: Mutex::new(HashSet::new()),
+            in_flight: Arc::default(),
             call_timeout,
         })
     }
@@ -129,32 +129,60 @@ impl Session {
         self.upstream.close().await;
     }
 
-    /// A notification or a response from the client: pass it on. `agent_session` is the
-    /// caller's session key (a stateless connection serves many).
-    pub async fn send(&self, msg: Message, agent_session: &str) -> Result<(), crate::upstream::UpstreamError> {
+    /// A notification or a response from the client: pass it on. A cancel is the caller's own
+    /// business only: it withdraws a held call or names a forwarded one by its wire id.
+    pub async fn send(&self, msg: Message, caller: &Caller) -> Result<(), crate::upstream::UpstreamError> {
         if msg.method() == Some(method::CANCELLED) {
-            if let Some(request_id) = cancelled_request(&msg) {
-                if self
-                    .gate
-                    .approvals
-                    .withdraw_request(agent_session, request_id.as_json())
-                {
-                    // Still held: the upstream never saw the request, so its cancel stays here too.
-                    return Ok(());
-                }
-                let mut cancelled = self.lock_cancelled();
-                // Cancels of requests that already finished are never removed; keep the set bounded.
-                if cancelled.len() >= 1024 {
-                    cancelled.clear();
-                }
-                cancelled.insert(request_id);
-            }
+            return match self.route_cancel(msg, caller) {
+                Some(cancel) => self.upstream.send(cancel).await,
+                None => Ok(()),
+            };
         }
         self.upstream.send(msg).await
     }
 
-    fn lock_cancelled(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
-        self.cancelled.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// What a client's `notifications/cancelled` becomes upstream, if anything.
+    fn route_cancel(&self, cancel: Message, caller: &Caller) -> Option<Message> {
+        let request_id = cancelled_request(&cancel)?;
+        let Some(sender) = self.sender(caller) else {
+            // A stateless client's identity is self-reported: its cancel could name another
+            // agent's call. It cancels by closing its response stream instead.
+            tracing::debug!(server = %self.server, "cancel from a stateless HTTP client ignored");
+            return None;
+        };
+        if self.gate.approvals.withdraw_request(&caller.session, request_id.as_json()) {
+            // Still held: the upstream never saw the request, so its cancel stays here too.
+            return None;
+        }
+        match self.in_flight.cancel(&sender, &request_id)? {
+            Some(wire_id) if wire_id != request_id => Some(with_request_id(&cancel, &wire_id)),
+            Some(_) => Some(cancel),
+            // Not sent upstream yet: it is answered with nothing and recorded as cancelled.
+            None => None,
+        }
+    }
+
+    /// Whose id space a request's id belongs to ([`in_flight`]): `None` for stateless HTTP
+    /// clients, whose identity cannot be trusted.
+    fn sender(&self, caller: &Caller) -> Option<Arc<str>> {
+        if !self.stateless {
+            return Some(self.id.clone());
+        }
+        caller
+            .session
+            .starts_with(crate::http::mcp::RELAY_SESSION_PREFIX)
+            .then(|| Arc::from(caller.session.as_str()))
+    }
+
+    /// Starts tracking a request; the error is the client's answer.
+    fn track(&self, id: &RequestId, caller: &Caller) -> Result<Option<Ticket>, Reply> {
+        let Some(sender) = self.sender(caller) else {
+            return Ok(None);
+        };
+        self.in_flight.begin(&sender, id).map(Some).map_err(|refused| {
+            let text = format!("[portcullis] {refused}");
+            Reply::Json(Message::error_response(Some(id), error_code::INVALID_REQUEST, &text))
+        })
     }
 
     /// Opens the standalone stream for server-initiated messages (HTTP GET).
@@ -171,20 +199,24 @@ impl Session {
                 "request without id",
             ));
         };
+        let ticket = match self.track(&id, &ctx.caller) {
+            Ok(ticket) => ticket,
+            Err(reply) => return reply,
+        };
         let mut forwarded = None;
         let mut finish = Finish::Plain;
         match msg.method() {
             Some(method::TOOLS_CALL) => match self.gate_call(&msg, &id, &ctx.caller).await {
                 Ok(Verdict::Forward(f)) => forwarded = Some(f),
                 Ok(Verdict::Refuse(result)) => return Reply::Json(Message::response(&id, &result)),
-                Ok(Verdict::Hold(hold)) => return self.held(hold, msg, id, &ctx).await,
+                Ok(Verdict::Hold(hold)) => return self.held(hold, msg, id, ticket, &ctx).await,
                 Err(reply) => return reply,
             },
             Some(method::TOOLS_LIST) => finish = Finish::FilterHidden,
             Some(method::INITIALIZE) => self.remember_client(&msg),
             _ => {}
         }
-        let mut pending = PendingReply::new(self.clone(), id, forwarded);
+        let mut pending = PendingReply::new(self.clone(), id, ticket, forwarded);
         pending.finish = finish;
         pending.forward(msg, &ctx).await
     }
@@ -209,10 +241,17 @@ impl Session {
 
     /// A held call: answer on a stream at once so progress can flow while a person decides;
     /// forward only once approved.
-    async fn held(self: &Arc<Self>, hold: Box<Hold>, msg: Message, id: RequestId, ctx: &RequestContext) -> Reply {
+    async fn held(
+        self: &Arc<Self>,
+        hold: Box<Hold>,
+        msg: Message,
+        id: RequestId,
+        ticket: Option<Ticket>,
+        ctx: &RequestContext,
+    ) -> Reply {
         if !ctx.accepts_sse {
             return self
-                .held_json(hold, msg, id, ctx.caller.clone(), ctx.pass_headers.clone())
+                .held_json(hold, msg, id, ticket, ctx.caller.clone(), ctx.pass_headers.clone())
                 .await;
         }
         let (tx, rx) = mpsc::unbounded_channel();
@@ -228,7 +267,7 @@ impl Session {
             let end = hold.wait(progress, async move { watcher.closed().await }).await;
             match end.settled {
                 Ok(f) => {
-                    let mut pending = PendingReply::new(session.clone(), id, Some(f));
+                    let mut pending = PendingReply::new(session.clone(), id, ticket, Some(f));
                     match pending.send_upstream(msg, &pass_headers).await {
                         Ok(exchange) => pending.stream_into(exchange, tx, None),
                         Err(answer) => {
@@ -254,6 +293,7 @@ impl Session {
         hold: Box<Hold>,
         msg: Message,
         id: RequestId,
+        ticket: Option<Ticket>,
         caller: Caller,
         pass_headers: Vec<(String, String)>,
     ) -> Reply {
@@ -269,7 +309,7 @@ impl Session {
                         accepts_sse: false,
                         pass_headers,
                     };
-                    PendingReply::new(session, id, Some(f)).forward(msg, &ctx).await
+                    PendingReply::new(session, id, ticket, Some(f)).forward(msg, &ctx).await
                 }
                 Err(result) => Reply::Json(Message::response(&id, &result)),
             };
@@ -310,17 +350,22 @@ impl Session {
         };
         self.gate.learn_tools(&self.server, tools);
         let before = tools.len();
-        tools.retain(|tool| {
-            !tool
-                .get("name")
-                .and_then(Value::as_str)
-                .is_some_and(|name| policy.is_hidden(name))
-        });
+        tools.retain(|tool| !tool_names(tool).any(|name| policy.is_hidden(name)));
         if tools.len() == before {
             return response;
         }
         Message::from_value(&value).unwrap_or_else(|_| unreadable_tools_list(&response))
     }
+}
+
+/// The names a client could read for a listed tool: `name`, and any key a case-insensitive
+/// reader takes for it (`"Name"` alone is `name` to Go's encoding/json).
+fn tool_names(tool: &Value) -> impl Iterator<Item = &str> {
+    tool.as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(key, _)| portcullis_wire::strict::same_under_folding(key, "name"))
+        .filter_map(|(_, value)| value.as_str())
 }
 
 fn unreadable_tools_list(response: &Message) -> Message {
@@ -336,4 +381,13 @@ fn unreadable_tools_list(response: &Message) -> Message {
 fn cancelled_request(cancel: &Message) -> Option<RequestId> {
     let params = cancel.params::<Value>().ok()?;
     RequestId::from_value(params.get("requestId")?)
+}
+
+/// `cancel` naming `wire_id` instead: the same notification, as the shared upstream knows it.
+fn with_request_id(cancel: &Message, wire_id: &RequestId) -> Message {
+    let mut params = cancel.params::<Value>().unwrap_or(Value::Null);
+    if let Some(map) = params.as_object_mut() {
+        map.insert("requestId".into(), wire_id.to_value());
+    }
+    Message::notification(method::CANCELLED, &params)
 }

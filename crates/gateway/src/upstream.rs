@@ -30,6 +30,9 @@ pub use streamable_http::StreamableHttp;
 pub struct Exchange {
     /// How the upstream framed its answer, when it said (HTTP). `None`: ours to choose (stdio).
     pub framing: Option<Framing>,
+    /// The request's id on the wire: the client's own, or the one a shared pipe gave it. Cancels
+    /// name this id, so they reach this request and no other client's.
+    pub wire_id: RequestId,
     pub messages: mpsc::UnboundedReceiver<Message>,
 }
 
@@ -49,6 +52,9 @@ pub enum UpstreamError {
     Http(String),
     #[error("upstream session expired")]
     SessionExpired,
+    /// Not sent: its answer could not be told apart from another's.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// One connection to one upstream server.
@@ -109,7 +115,8 @@ impl Upstream {
         }
     }
 
-    /// The client gave up on `id` (2026 era: it closed the response stream). Tell the server.
+    /// The client gave up on the request sent as `id` (its [`Exchange::wire_id`]; 2026 era: it
+    /// closed the response stream). Tell the server.
     pub async fn abandon(&self, id: &RequestId) {
         match self {
             Self::Stdio(c) => c.abandon(id).await,
@@ -118,8 +125,9 @@ impl Upstream {
         }
     }
 
-    /// The gateway gave up on `id` (call timeout): tell the server as a well-behaved client
-    /// would, so it can stop the work. `id` is the client's id, as for [`abandon`](Self::abandon).
+    /// The gateway gave up on the request sent as `id` (call timeout): tell the server as a
+    /// well-behaved client would, so it can stop the work. `id` is the wire id, as for
+    /// [`abandon`](Self::abandon).
     pub async fn cancel(&self, id: &RequestId, reason: &str) {
         match self {
             Self::Stdio(c) => c.cancel(id, reason),

@@ -20,6 +20,8 @@ use crate::Gateway;
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// Sent by `portcullis connect`: the relay's agent session, and "open the stream now".
 pub const RELAY_HEADER: &str = "x-portcullis-relay";
+/// How a relay's agent session key begins (a random id the relay chose: unguessable by others).
+pub const RELAY_SESSION_PREFIX: &str = "relay:";
 
 pub async fn health() -> impl IntoResponse {
     axum::Json(serde_json::json!({ "status": "ok" }))
@@ -48,11 +50,8 @@ pub async fn post(
     let msg = match Message::parse(body) {
         Ok(msg) => msg,
         Err(e) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                error_code::PARSE_ERROR,
-                &format!("[portcullis] {e}"),
-            )
+            tracing::warn!(server, error = %e, "client message refused");
+            return rpc_error(StatusCode::BAD_REQUEST, e.code(), &format!("[portcullis] {e}"));
         }
     };
     if let Some(response) = check_modern_headers(&headers, &msg) {
@@ -102,20 +101,20 @@ pub async fn post(
             response
         }
         Kind::Notification { .. } | Kind::Response { .. } => {
-            // The agent session only matters to a cancel (it names the held call); other
+            // The caller only matters to a cancel (it names the held call); other
             // notifications skip reading their params.
-            let agent = if msg.method() == Some(method::CANCELLED) {
-                caller(&session, &headers, &msg).session
+            let who = if msg.method() == Some(method::CANCELLED) {
+                caller(&session, &headers, &msg)
             } else {
-                String::new()
+                Caller::default()
             };
-            send(&session, msg, &agent).await
+            send(&session, msg, &who).await
         }
     }
 }
 
-async fn send(session: &Session, msg: Message, agent_session: &str) -> Response {
-    match session.send(msg, agent_session).await {
+async fn send(session: &Session, msg: Message, caller: &Caller) -> Response {
+    match session.send(msg, caller).await {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
         Err(e) => (StatusCode::BAD_GATEWAY, format!("portcullis: {e}\n")).into_response(),
     }
@@ -200,7 +199,7 @@ fn caller(session: &Session, headers: &HeaderMap, msg: &Message) -> Caller {
     };
     let (client_name, client_version) = (field("name"), field("version"));
     let session_key = match (header_str(headers, RELAY_HEADER), &client_name) {
-        (Some(relay), _) => format!("relay:{relay}"),
+        (Some(relay), _) => format!("{RELAY_SESSION_PREFIX}{relay}"),
         (None, Some(name)) => format!("stateless:{name}/{}", client_version.as_deref().unwrap_or("?")),
         (None, None) => "stateless:anonymous".to_owned(),
     };

@@ -7,6 +7,7 @@ use portcullis_wire::{error_code, Message, RequestId};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::in_flight::Ticket;
 use super::{Reply, RequestContext, Session};
 use crate::gate::Forwarded;
 use crate::upstream::{Exchange, Framing};
@@ -21,6 +22,10 @@ pub(super) enum Finish {
 pub(super) struct PendingReply {
     pub(super) session: Arc<Session>,
     pub(super) id: RequestId,
+    /// The request's entry among the session's requests in flight, if its sender is tracked.
+    ticket: Option<Ticket>,
+    /// The id it went upstream under, once sent (cancels name it).
+    wire_id: Option<RequestId>,
     pub(super) forwarded: Option<Forwarded>,
     pub(super) finish: Finish,
     /// When a forwarded `tools/call` is given up on (the call timeout); `None` for other requests.
@@ -39,11 +44,18 @@ async fn until<F: Future>(deadline: Option<Instant>, fut: F) -> Option<F::Output
 }
 
 impl PendingReply {
-    pub(super) fn new(session: Arc<Session>, id: RequestId, forwarded: Option<Forwarded>) -> Self {
+    pub(super) fn new(
+        session: Arc<Session>,
+        id: RequestId,
+        ticket: Option<Ticket>,
+        forwarded: Option<Forwarded>,
+    ) -> Self {
         let deadline = forwarded.as_ref().map(|_| Instant::now() + session.call_timeout);
         Self {
             session,
             id,
+            ticket,
+            wire_id: None,
             forwarded,
             finish: Finish::Plain,
             deadline,
@@ -55,7 +67,8 @@ impl PendingReply {
     }
 
     fn complete(&mut self, response: Message) -> Message {
-        let cancelled = self.session.lock_cancelled().remove(&self.id);
+        // The ticket ends here: the id is free again for the client's next request.
+        let cancelled = self.ticket.take().is_some_and(|t| t.is_cancelled());
         if let Some(f) = self.forwarded.take() {
             if cancelled {
                 f.abandon();
@@ -96,7 +109,14 @@ impl PendingReply {
         pass_headers: &[(String, String)],
     ) -> Result<Exchange, Message> {
         match until(self.deadline, self.session.upstream.request(msg, pass_headers)).await {
-            Some(Ok(exchange)) => Ok(exchange),
+            Some(Ok(exchange)) => {
+                if let Some(ticket) = &self.ticket {
+                    ticket.sent_as(&exchange.wire_id);
+                }
+                self.wire_id = Some(exchange.wire_id.clone());
+                Ok(exchange)
+            }
+            Some(Err(e @ crate::upstream::UpstreamError::Refused(_))) => Err(self.refused(&e)),
             Some(Err(e)) => Err(self.unreachable(&e)),
             None => Err(self.timed_out()),
         }
@@ -110,7 +130,8 @@ impl PendingReply {
         let reason = format!("no answer within {secs} s (Portcullis call timeout)");
         // In the background and bounded: telling a hung HTTP server may hang too, and the client's
         // answer must not wait for it.
-        let (upstream, id) = (self.session.upstream.clone(), self.id.clone());
+        let id = self.wire_id.clone().unwrap_or_else(|| self.id.clone());
+        let upstream = self.session.upstream.clone();
         tokio::spawn(async move {
             let cancelled = tokio::time::timeout(CANCEL_WITHIN, upstream.cancel(&id, &reason)).await;
             if cancelled.is_err() {
@@ -122,6 +143,13 @@ impl PendingReply {
              upstream.call_timeout_secs); the call was cancelled"
         );
         let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, &text);
+        self.complete(reply)
+    }
+
+    /// Not sent: its answer could have reached another request ([`crate::upstream::UpstreamError::Refused`]).
+    fn refused(&mut self, e: &crate::upstream::UpstreamError) -> Message {
+        let text = format!("[portcullis] request not forwarded: {e}");
+        let reply = Message::error_response(Some(&self.id), error_code::INVALID_REQUEST, &text);
         self.complete(reply)
     }
 
@@ -211,7 +239,9 @@ impl PendingReply {
             f.abandon();
         }
         if self.session.stateless {
-            self.session.upstream.abandon(&self.id).await;
+            if let Some(wire_id) = self.wire_id.take() {
+                self.session.upstream.abandon(&wire_id).await;
+            }
         }
     }
 

@@ -35,7 +35,6 @@ pub struct ChildProcess {
     server: String,
     stdin: mpsc::UnboundedSender<Bytes>,
     correlator: Arc<Correlator>,
-    ids: IdMode,
     alive: Arc<AtomicBool>,
     child: AsyncMutex<Option<Child>>,
     pid: Option<u32>,
@@ -91,7 +90,6 @@ impl ChildProcess {
             server: server.to_owned(),
             stdin: stdin_tx,
             correlator,
-            ids,
             alive,
             child: AsyncMutex::new(Some(child)),
             pid,
@@ -100,50 +98,39 @@ impl ChildProcess {
     }
 
     pub async fn request(&self, msg: Message) -> Result<Exchange, UpstreamError> {
-        let (wire_msg, messages) = self.correlator.register(msg);
-        self.write(&wire_msg)?;
+        let (wire_msg, messages) = self.correlator.register(msg)?;
+        let wire_id = wire_msg.id().cloned().unwrap_or_else(|| RequestId::number(0));
+        if let Err(e) = self.write(&wire_msg) {
+            self.correlator.forget(&wire_id);
+            return Err(e);
+        }
         Ok(Exchange {
             framing: None,
+            wire_id,
             messages,
         })
     }
 
+    /// A notification or a response, as the session gives it (a client's cancel already names
+    /// the wire id: the session translated it).
     pub async fn send(&self, msg: Message) -> Result<(), UpstreamError> {
-        // A client's cancel names its own id; on a remapped connection translate it.
-        if msg.method() == Some(method::CANCELLED) && self.ids == IdMode::Remap {
-            // On a shared connection a client's ids mean nothing to the server: translate, or
-            // drop a cancel for a request this connection is not carrying.
-            return match self.translate_cancel(&msg) {
-                Some(translated) => self.write(&translated),
-                None => Ok(()),
-            };
-        }
         self.write(&msg)
     }
 
-    pub async fn abandon(&self, id: &RequestId) {
-        self.cancel(id, "client closed the response stream");
+    pub async fn abandon(&self, wire_id: &RequestId) {
+        self.cancel(wire_id, "client closed the response stream");
     }
 
-    /// Stops waiting for `id` (the client's id) and sends the server `notifications/cancelled`.
-    pub fn cancel(&self, id: &RequestId, reason: &str) {
-        if let Some(wire_id) = self.correlator.wire_id(id) {
-            self.correlator.forget(&wire_id);
+    /// Stops waiting for the request sent as `wire_id` and sends the server
+    /// `notifications/cancelled`, if it was still waiting.
+    pub fn cancel(&self, wire_id: &RequestId, reason: &str) {
+        if self.correlator.forget(wire_id) {
             let cancel = Message::notification(
                 method::CANCELLED,
                 &serde_json::json!({ "requestId": wire_id.to_value(), "reason": reason }),
             );
             let _ = self.write(&cancel);
         }
-    }
-
-    fn translate_cancel(&self, msg: &Message) -> Option<Message> {
-        let params: serde_json::Value = msg.params().ok()?;
-        let client_id = RequestId::from_value(params.get("requestId")?)?;
-        let wire_id = self.correlator.wire_id(&client_id)?;
-        let mut params = params;
-        params["requestId"] = wire_id.to_value();
-        Some(Message::notification(method::CANCELLED, &params))
     }
 
     fn write(&self, msg: &Message) -> Result<(), UpstreamError> {
@@ -227,11 +214,9 @@ async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Co
             // An oversized line is dropped by the decoder; keep its start to learn whose answer it was.
             let head = (buf.len() > MAX_LINE).then(|| buf[..OVERSIZED_HEAD].to_vec());
             match decoder.decode(&mut buf) {
-                Ok(Some(line)) => match Message::parse(line) {
+                Ok(Some(line)) => match Message::parse(line.clone()) {
                     Ok(msg) => correlator.dispatch(msg),
-                    Err(e) => {
-                        tracing::warn!(server, error = %e, "upstream wrote a non-JSON-RPC line to stdout; ignored")
-                    }
+                    Err(e) => refused_line(&server, &line, &e, &correlator),
                 },
                 Ok(None) => break,
                 Err(e) => {
@@ -261,6 +246,17 @@ async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Co
     correlator.fail_all(&format!(
         "[portcullis] upstream server {server:?} exited before answering"
     ));
+}
+
+/// A line the strict reading refused: not passed on. When it looks like the answer to a pending
+/// request, that request fails now with the reason instead of waiting for the call timeout.
+fn refused_line(server: &str, line: &[u8], e: &portcullis_wire::ParseError, correlator: &Correlator) {
+    tracing::warn!(server, error = %e, "upstream wrote a line that is not an unambiguous JSON-RPC message; not passed on");
+    let head = &line[..line.len().min(OVERSIZED_HEAD)];
+    if let Some(id) = response_id(head) {
+        let text = format!("[portcullis] upstream server {server:?} answered with a message that was refused: {e}");
+        correlator.fail(&id, &text);
+    }
 }
 
 async fn log_stderr(server: String, stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {

@@ -11,6 +11,8 @@ use portcullis_wire::{error_code, method, Kind, Message, RequestId};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::UpstreamError;
+
 /// Whether ids pass through or are rewritten (a connection shared by several clients).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdMode {
@@ -43,22 +45,31 @@ impl Correlator {
     }
 
     /// Registers a request; returns the message to write (remapped if needed) and its replies.
-    pub fn register(&self, msg: Message) -> (Message, mpsc::UnboundedReceiver<Message>) {
+    /// Refused, rather than sent, when its answer could reach the wrong client: a request the
+    /// pipe already carries under the same id, or one that cannot be given an id of ours.
+    pub fn register(&self, msg: Message) -> Result<(Message, mpsc::UnboundedReceiver<Message>), UpstreamError> {
         let (reply, rx) = mpsc::unbounded_channel();
         let Some(id) = msg.id().cloned() else {
-            drop(reply);
-            return (msg, rx);
+            return Err(UpstreamError::Refused("a request without an id cannot be matched to its answer".into()));
         };
         let progress_token = progress_token_of(&msg);
         let (wire_msg, key, original) = match self.ids {
             IdMode::Passthrough => (msg, id, None),
             IdMode::Remap => {
                 let new_id = RequestId::number(self.next_id.fetch_add(1, Ordering::Relaxed));
-                let remapped = msg.with_id(&new_id).unwrap_or(msg);
+                let remapped = msg
+                    .with_id(&new_id)
+                    .map_err(|e| UpstreamError::Refused(format!("cannot give the request an id of its own: {e}")))?;
                 (remapped, new_id, Some(id))
             }
         };
-        self.lock().insert(
+        let mut pending = self.lock();
+        if pending.contains_key(&key) {
+            return Err(UpstreamError::Refused(format!(
+                "request id {key} is already waiting for an answer on this connection"
+            )));
+        }
+        pending.insert(
             key,
             Pending {
                 reply,
@@ -66,20 +77,12 @@ impl Correlator {
                 progress_token,
             },
         );
-        (wire_msg, rx)
+        Ok((wire_msg, rx))
     }
 
-    /// The id this request has on the wire (after remapping), for cancellation.
-    pub fn wire_id(&self, client_id: &RequestId) -> Option<RequestId> {
-        let pending = self.lock();
-        pending
-            .iter()
-            .find(|(k, p)| p.original.as_ref().unwrap_or(k) == client_id)
-            .map(|(k, _)| k.clone())
-    }
-
-    pub fn forget(&self, wire_id: &RequestId) {
-        self.lock().remove(wire_id);
+    /// Stops waiting for `wire_id`; whether it was still pending.
+    pub fn forget(&self, wire_id: &RequestId) -> bool {
+        self.lock().remove(wire_id).is_some()
     }
 
     /// Routes one message read from the upstream.
@@ -90,7 +93,12 @@ impl Correlator {
                 match pending {
                     Some(p) => {
                         let msg = match &p.original {
-                            Some(original) => msg.with_id(original).unwrap_or(msg),
+                            // A response always has an id to swap; should that ever fail, the
+                            // client gets an error under its own id, never the wire id.
+                            Some(original) => msg.with_id(original).unwrap_or_else(|e| {
+                                let text = format!("[portcullis] the server's answer could not be given back its id: {e}");
+                                Message::error_response(Some(original), error_code::INTERNAL_ERROR, &text)
+                            }),
                             None => msg,
                         };
                         let _ = p.reply.send(msg);
@@ -166,9 +174,11 @@ mod tests {
     async fn responses_route_to_their_request_and_server_requests_to_events() {
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let c = Correlator::new(IdMode::Passthrough, events_tx);
-        let (_, mut rx) = c.register(msg(
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"}}}"#,
-        ));
+        let (_, mut rx) = c
+            .register(msg(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"}}}"#,
+            ))
+            .unwrap();
         c.dispatch(msg(r#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}"#));
         c.dispatch(msg(
             r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#,
@@ -187,13 +197,11 @@ mod tests {
     async fn remapped_ids_are_restored() {
         let (events_tx, _events) = mpsc::unbounded_channel();
         let c = Correlator::new(IdMode::Remap, events_tx);
-        let (wire, mut rx) = c.register(msg(r#"{"jsonrpc":"2.0","id":"client-7","method":"ping"}"#));
+        let (wire, mut rx) = c
+            .register(msg(r#"{"jsonrpc":"2.0","id":"client-7","method":"ping"}"#))
+            .unwrap();
         let wire_id = wire.id().unwrap().clone();
         assert_ne!(wire_id.as_json(), "\"client-7\"");
-        assert_eq!(
-            c.wire_id(&RequestId::from_value(&serde_json::json!("client-7")).unwrap()),
-            Some(wire_id.clone())
-        );
         c.dispatch(msg(&format!(
             r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#,
             wire_id.as_json()
@@ -205,10 +213,26 @@ mod tests {
     async fn fail_all_answers_pending_requests() {
         let (events_tx, _events) = mpsc::unbounded_channel();
         let c = Correlator::new(IdMode::Passthrough, events_tx);
-        let (_, mut rx) = c.register(msg(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#));
+        let (_, mut rx) = c
+            .register(msg(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}"#))
+            .unwrap();
         c.fail_all("upstream exited");
         let reply = rx.recv().await.unwrap();
         assert!(matches!(reply.kind(), Kind::Response { is_error: true, .. }));
         assert!(String::from_utf8_lossy(reply.bytes()).contains("upstream exited"));
+    }
+
+    /// Two requests with one id on one pipe would share one answer: the second is refused.
+    #[tokio::test]
+    async fn a_second_request_with_a_pending_id_is_refused() {
+        let (events_tx, _events) = mpsc::unbounded_channel();
+        let c = Correlator::new(IdMode::Passthrough, events_tx);
+        let _first = c.register(msg(r#"{"jsonrpc":"2.0","id":"\u0061","method":"ping"}"#)).unwrap();
+        let err = c
+            .register(msg(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#))
+            .expect_err("the same id by value");
+        assert!(matches!(err, UpstreamError::Refused(_)), "{err}");
+        assert!(c.forget(&RequestId::from_value(&serde_json::json!("a")).unwrap()));
+        assert!(c.register(msg(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#)).is_ok());
     }
 }

@@ -84,15 +84,15 @@ impl LegacySse {
     }
 
     pub async fn request(&self, msg: Message) -> Result<Exchange, UpstreamError> {
-        let (wire_msg, messages) = self.correlator.register(msg);
+        let (wire_msg, messages) = self.correlator.register(msg)?;
+        let wire_id = wire_msg.id().cloned().unwrap_or_else(|| RequestId::number(0));
         if let Err(e) = self.post(&wire_msg).await {
-            if let Some(id) = wire_msg.id() {
-                self.correlator.forget(id);
-            }
+            self.correlator.forget(&wire_id);
             return Err(e);
         }
         Ok(Exchange {
             framing: None,
+            wire_id,
             messages,
         })
     }
@@ -106,7 +106,9 @@ impl LegacySse {
     }
 
     pub async fn cancel(&self, id: &RequestId, reason: &str) {
-        self.correlator.forget(id);
+        if !self.correlator.forget(id) {
+            return;
+        }
         let cancel = Message::notification(
             method::CANCELLED,
             &serde_json::json!({ "requestId": id.to_value(), "reason": reason }),
