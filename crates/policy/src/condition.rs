@@ -36,6 +36,12 @@ impl Condition {
         let value = self.path.resolve(arguments);
         self.tests.iter().all(|test| test.holds(value))
     }
+
+    /// A key on this condition's path that a case-insensitive reader would take for the one the
+    /// condition reads: `(found, read)`.
+    pub(crate) fn shadowed_key(&self, arguments: &Value) -> Option<(String, String)> {
+        self.path.shadowed_key(arguments)
+    }
 }
 
 /// A dotted path below `arguments`, split once at load so evaluation only walks it.
@@ -71,6 +77,30 @@ impl ArgumentPath {
             });
         }
         Ok(ArgumentPath { segments })
+    }
+
+    /// The first key along this path that differs from the path's own key only by case
+    /// (`PATH` where the policy reads `path`). The policy would decide on one value and a server
+    /// built on Go's encoding/json could act on the other, so such a call is not decided here.
+    fn shadowed_key(&self, arguments: &Value) -> Option<(String, String)> {
+        let mut current = arguments;
+        for segment in &self.segments {
+            current = match current {
+                Value::Object(map) => {
+                    let read = &*segment.key;
+                    if let Some(found) = map
+                        .keys()
+                        .find(|k| k.as_str() != read && portcullis_wire::strict::same_under_folding(k, read))
+                    {
+                        return Some((found.clone(), read.to_owned()));
+                    }
+                    map.get(read)?
+                }
+                Value::Array(items) => items.get(segment.index?)?,
+                _ => return None,
+            };
+        }
+        None
     }
 
     /// The value at this path, or `None` when some step is missing.

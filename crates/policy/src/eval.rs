@@ -146,6 +146,9 @@ impl Compiled {
     }
 
     fn decide(&self, entry: &Entry, arguments: &Value) -> Evaluation {
+        if let Some(refusal) = shadowed(entry, arguments) {
+            return refusal;
+        }
         let matched = entry
             .rules
             .iter()
@@ -185,4 +188,25 @@ impl Entry {
             risk: self.risk,
         }
     }
+}
+
+/// A call whose arguments hold a key that shadows one the entry's rules read is denied: the
+/// policy and the server could read two different values (see `ArgumentPath::shadowed_key`).
+fn shadowed(entry: &Entry, arguments: &Value) -> Option<Evaluation> {
+    let (found, read) = entry
+        .rules
+        .iter()
+        .flat_map(|rule| &rule.conditions)
+        .find_map(|condition| condition.shadowed_key(arguments))?;
+    Some(Evaluation {
+        action: Action::Deny,
+        rule: entry.rule.clone(),
+        entry: Some(entry.key.clone()),
+        reason: Some(format!(
+            "argument key {found:?} differs only by case from {read:?}, which this policy reads; \
+             servers disagree on which one counts, so the call is refused (send {read:?} only)"
+        )),
+        rate_limit: None,
+        approval_timeout_secs: None,
+    })
 }

@@ -404,3 +404,23 @@ fn star_matches_slashes_and_empty() {
     assert_eq!(policy.evaluate("fs/", &json!({})).action, Action::Allow);
     assert_eq!(policy.evaluate("ab", &json!({})).action, Action::Allow, "** is *");
 }
+
+/// Security issue, class 2: `PATH` next to (or instead of) `path` is what Go's encoding/json
+/// reads for a `Path` field. A policy that reads `arguments.path` does not decide such a call.
+#[rstest::rstest]
+#[case(json!({"PATH": "/etc/passwd"}))]
+#[case(json!({"path": "/tmp/ok", "Path": "/etc/passwd"}))]
+#[case(json!({"opts": {"path": "/tmp/ok"}, "path": "/tmp/ok", "pAth": "/etc"}))]
+#[case(json!({"paᵗh": 1, "pat\u{0068}": 2, "paTh": "/etc"}))]
+fn a_key_shadowing_one_the_policy_reads_is_denied(#[case] arguments: Value) {
+    let policy = Policy::from_json_str(
+        r#"{"version":"1","default":"deny","tools":{"read":{"action":"allow",
+            "rules":[{"when":{"arguments.path":{"regex":"^/etc"}},"action":"deny"}]}}}"#,
+        "t",
+    )
+    .unwrap();
+    let eval = policy.evaluate("read", &arguments);
+    assert_eq!(eval.action, Action::Deny, "{arguments}");
+    assert!(eval.reason.unwrap().contains("differs only by case"));
+    assert_eq!(policy.evaluate("read", &json!({"path": "/tmp/ok", "other": 1})).action, Action::Allow);
+}

@@ -16,6 +16,7 @@ pub mod codec;
 pub mod gate_result;
 pub mod message;
 pub mod method;
+pub mod mirror;
 pub mod sse;
 pub mod strict;
 

@@ -24,6 +24,7 @@ use std::fmt;
 use std::ops::Range;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize as _;
 use serde_json::value::RawValue;
 
 use crate::message::ParseError;
@@ -179,19 +180,36 @@ impl<'de> Visitor<'de> for KeyVisitor {
     }
 }
 
-/// Walks any value, checking the keys of every object in it; yields its [`Shape`].
-struct Walk;
+/// Keys are checked this many levels deep; below, values are skipped unread. serde_json refuses
+/// to build anything deeper than 128 levels, and the gateway refuses client messages nested
+/// deeper than that before they get here, so only a server's deep answer (passed on as it came)
+/// is ever skipped — and a server's answer is policed only as `tools/list`, which is read whole.
+const CHECK_DEPTH: usize = 120;
+
+/// Walks any value `depth` levels down, checking the keys of every object in it; yields its
+/// [`Shape`].
+struct Walk {
+    depth: usize,
+}
 
 impl<'de> DeserializeSeed<'de> for Walk {
     type Value = Shape;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Shape, D::Error> {
-        d.deserialize_any(WalkVisitor { near_misses: None })
+        if self.depth >= CHECK_DEPTH {
+            de::IgnoredAny::deserialize(d)?;
+            return Ok(Shape::Other);
+        }
+        d.deserialize_any(WalkVisitor {
+            near_misses: None,
+            depth: self.depth,
+        })
     }
 }
 
 /// `near_misses`: collect this object's keys that shadow a `tools/call` member.
 struct WalkVisitor<'a> {
     near_misses: Option<&'a mut Vec<String>>,
+    depth: usize,
 }
 
 impl<'de> Visitor<'de> for WalkVisitor<'_> {
@@ -208,12 +226,12 @@ impl<'de> Visitor<'de> for WalkVisitor<'_> {
                 }
             }
             keys.insert(key)?;
-            map.next_value_seed(Walk)?;
+            map.next_value_seed(Walk { depth: self.depth + 1 })?;
         }
         Ok(Shape::Object)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
-        while seq.next_element_seed(Walk)?.is_some() {}
+        while seq.next_element_seed(Walk { depth: self.depth + 1 })?.is_some() {}
         Ok(Shape::Other)
     }
     fn visit_unit<E: de::Error>(self) -> Result<Shape, E> {
@@ -244,6 +262,7 @@ impl<'de> DeserializeSeed<'de> for Params<'_> {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Shape, D::Error> {
         d.deserialize_any(WalkVisitor {
             near_misses: Some(self.0),
+            depth: 1,
         })
     }
 }
@@ -283,12 +302,12 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
                 "method" => env.method = Some(map.next_value()?),
                 "params" => env.params = Some(map.next_value_seed(Params(&mut env.params_near_misses))?),
                 "result" => {
-                    map.next_value_seed(Walk)?;
+                    map.next_value_seed(Walk { depth: 1 })?;
                     env.has_result = true;
                 }
-                "error" => env.has_error = map.next_value_seed(Walk)? != Shape::Null,
+                "error" => env.has_error = map.next_value_seed(Walk { depth: 1 })? != Shape::Null,
                 _ => {
-                    map.next_value_seed(Walk)?;
+                    map.next_value_seed(Walk { depth: 1 })?;
                 }
             }
         }
@@ -315,5 +334,13 @@ mod tests {
         for (a, b) in [("name", "names"), ("path", "paths"), ("a", "b"), ("i", "İ")] {
             assert!(!same_under_folding(a, b), "{a} !~ {b}");
         }
+    }
+
+    #[test]
+    fn a_server_answer_nested_past_the_check_depth_is_read_and_its_top_is_checked() {
+        let deep = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#, "[".repeat(10_000), "]".repeat(10_000));
+        assert!(read(deep.as_bytes()).is_ok());
+        let colliding = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"a":1,"A":{}{}}}}}"#, "[".repeat(500), "]".repeat(500));
+        assert!(matches!(read(colliding.as_bytes()), Err(ParseError::Ambiguous(_))));
     }
 }

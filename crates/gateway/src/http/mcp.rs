@@ -9,7 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use portcullis_wire::{error_code, method, sse, Kind, Message};
+use portcullis_wire::{error_code, method, mirror, sse, Kind, Message};
 use serde_json::Value;
 use tokio_stream_shim::UnboundedReceiverStream;
 
@@ -210,8 +210,8 @@ fn caller(session: &Session, headers: &HeaderMap, msg: &Message) -> Caller {
     }
 }
 
-/// 2026-07-28: `Mcp-Method` / `Mcp-Name` must agree with the body, which decides.
-/// Returns the error response when they disagree.
+/// 2026-07-28: `Mcp-Method` / `Mcp-Name` must agree with the body, which decides
+/// ([`portcullis_wire::mirror`]). Returns the error response when they disagree.
 fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Option<Response> {
     let mismatch = |what: &str| {
         let text = format!("[portcullis] the {what} header does not match the request body");
@@ -225,17 +225,16 @@ fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Option<Response> 
                 .into_response(),
         )
     };
-    if let Some(m) = header_str(headers, "mcp-method") {
+    if let Some(m) = header_str(headers, mirror::METHOD_HEADER) {
         if Some(m) != msg.method() {
             return mismatch("Mcp-Method");
         }
     }
-    if let Some(name) = header_str(headers, "mcp-name") {
-        let body_name = msg
-            .params::<Value>()
-            .ok()
-            .and_then(|p| p.get("name").and_then(Value::as_str).map(str::to_owned));
-        if body_name.as_deref() != Some(name) {
+    if let Some(name) = headers.get(mirror::NAME_HEADER) {
+        let said = name.to_str().ok().and_then(mirror::decode_header_value);
+        let params = msg.params::<Value>().unwrap_or(Value::Null);
+        let body = msg.method().and_then(|m| mirror::mirrored_name(m, &params));
+        if said.is_none() || said.as_deref() != body {
             return mismatch("Mcp-Name");
         }
     }

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use futures::StreamExt;
-use portcullis_wire::{error_code, method, Message, RequestId, SseDecoder};
+use portcullis_wire::{error_code, method, mirror, Message, RequestId, SseDecoder};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -349,10 +349,11 @@ fn modern_headers(msg: &Message) -> Option<HeaderMap> {
     let version = params.get("_meta")?.get(method::META_PROTOCOL_VERSION)?.as_str()?;
     let mut headers = HeaderMap::new();
     headers.insert(VERSION_HEADER, HeaderValue::from_str(version).ok()?);
-    headers.insert("mcp-method", HeaderValue::from_str(method).ok()?);
-    if let Some(name) = params.get("name").and_then(Value::as_str) {
-        if let Ok(value) = HeaderValue::from_str(name) {
-            headers.insert("mcp-name", value);
+    headers.insert(mirror::METHOD_HEADER, HeaderValue::from_str(method).ok()?);
+    if let Some(name) = mirror::mirrored_name(method, &params) {
+        // Written from the body, never copied from the client: the body is what was decided.
+        if let Ok(value) = HeaderValue::from_str(&mirror::encode_header_value(name)) {
+            headers.insert(mirror::NAME_HEADER, value);
         }
     }
     Some(headers)
