@@ -98,13 +98,12 @@ impl Relay {
         loop {
             loop {
                 match decoder.decode(&mut buf) {
-                    Ok(Some(line)) => match parse_client_line(line) {
+                    Ok(Some(line)) => match parse_client_line(line.clone()) {
                         Ok(msg) => self.forward(msg).await,
-                        Err(e) => {
+                        Err((code, e)) => {
                             let text = format!("[portcullis] {e}");
-                            let _ = self
-                                .out
-                                .send(Message::error_response(None, error_code::PARSE_ERROR, &text));
+                            let id = portcullis_wire::message::refusal_id(&line);
+                            let _ = self.out.send(Message::error_response(id.as_ref(), code, &text));
                         }
                     },
                     Ok(None) => break,
@@ -232,9 +231,9 @@ impl Relay {
 }
 
 /// One line from the client: within the limits ([`crate::limits`]), then a JSON-RPC message.
-fn parse_client_line(line: bytes::Bytes) -> Result<Message, String> {
-    crate::limits::check_client_message(&line)?;
-    Message::parse(line).map_err(|e| e.to_string())
+fn parse_client_line(line: bytes::Bytes) -> Result<Message, (i64, String)> {
+    crate::limits::check_client_message(&line).map_err(|e| (error_code::PARSE_ERROR, e))?;
+    Message::parse(line).map_err(|e| (e.code(), e.to_string()))
 }
 
 async fn write_stdout<W: AsyncWrite + Unpin>(mut stdout: W, mut rx: mpsc::UnboundedReceiver<Message>) {

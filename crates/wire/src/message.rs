@@ -131,6 +131,15 @@ impl ParseError {
     }
 }
 
+/// The id to answer a refused message under, when one can be read: a client whose request is
+/// refused gets its error at once instead of waiting for an answer that never comes. Read
+/// leniently (last duplicate wins); an error under a guessed id is harmless.
+pub fn refusal_id(raw: &[u8]) -> Option<RequestId> {
+    let value: Value = serde_json::from_slice(raw).ok()?;
+    value.get("method")?;
+    RequestId::from_value(value.get("id")?)
+}
+
 /// How the responses the gateway builds begin, up to the id.
 const ID_PREFIX: &str = r#"{"jsonrpc":"2.0","id":"#;
 
@@ -577,5 +586,15 @@ mod tests {
         assert!(Message::parse(back.bytes().clone()).is_ok());
         let note = Message::parse(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).unwrap();
         assert_eq!(note.with_id(&RequestId::number(1)).unwrap_err(), ParseError::NoId);
+    }
+
+    #[test]
+    fn a_refused_request_is_answered_under_its_id_when_it_has_one() {
+        let dup = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a","Name":"b"}}"#;
+        assert!(Message::parse(dup.to_vec()).is_err());
+        assert_eq!(refusal_id(dup), Some(RequestId::number(7)));
+        assert_eq!(refusal_id(br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#), None);
+        assert_eq!(refusal_id(br#"{"jsonrpc":"2.0","id":7,"result":{},"error":{}}"#), None, "not a request");
+        assert_eq!(refusal_id(b"not json"), None);
     }
 }

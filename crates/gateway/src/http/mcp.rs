@@ -9,6 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
+use portcullis_wire::message::refusal_id;
 use portcullis_wire::{error_code, method, mirror, sse, Kind, Message};
 use serde_json::Value;
 use tokio_stream_shim::UnboundedReceiverStream;
@@ -47,11 +48,12 @@ pub async fn post(
             &format!("[portcullis] {why}"),
         );
     }
-    let msg = match Message::parse(body) {
+    let msg = match Message::parse(body.clone()) {
         Ok(msg) => msg,
         Err(e) => {
             tracing::warn!(server, error = %e, "client message refused");
-            return rpc_error(StatusCode::BAD_REQUEST, e.code(), &format!("[portcullis] {e}"));
+            let reply = Message::error_response(refusal_id(&body).as_ref(), e.code(), &format!("[portcullis] {e}"));
+            return json_response(StatusCode::BAD_REQUEST, &reply);
         }
     };
     if let Some(response) = check_modern_headers(&headers, &msg) {
@@ -299,7 +301,10 @@ fn body_refused(rejection: &BytesRejection) -> Response {
 }
 
 fn rpc_error(status: StatusCode, code: i64, text: &str) -> Response {
-    let reply = Message::error_response(None, code, text);
+    json_response(status, &Message::error_response(None, code, text))
+}
+
+fn json_response(status: StatusCode, reply: &Message) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
