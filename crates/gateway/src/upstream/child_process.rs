@@ -251,7 +251,7 @@ async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Co
 /// A line the strict reading refused: not passed on. When it looks like the answer to a pending
 /// request, that request fails now with the reason instead of waiting for the call timeout.
 fn refused_line(server: &str, line: &[u8], e: &portcullis_wire::ParseError, correlator: &Correlator) {
-    tracing::warn!(server, error = %e, "upstream wrote a line that is not an unambiguous JSON-RPC message; not passed on");
+    tracing::warn!(server, error = %e, "upstream wrote a non-JSON-RPC (or ambiguous) line to stdout; not passed on");
     let head = &line[..line.len().min(OVERSIZED_HEAD)];
     if let Some(id) = response_id(head) {
         let text = format!("[portcullis] upstream server {server:?} answered with a message that was refused: {e}");
