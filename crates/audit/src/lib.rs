@@ -24,7 +24,7 @@
 //! | `session`, `client_name`, `client_version` | TEXT | who asked (names may be NULL) |
 //! | `server`, `tool` | TEXT | what was called |
 //! | `arguments` | TEXT | the arguments as JSON, **redacted** |
-//! | `arguments_digest` | TEXT | the gateway's digest of the unredacted canonical arguments |
+//! | `arguments_digest` | TEXT | `hmac-sha256:<hex>` of the unredacted canonical arguments, keyed per install (`digest.key`) |
 //! | `decision`, `decided_by` | TEXT | [`Decision`], [`DecidedBy`] in snake_case |
 //! | `rule`, `reason`, `wait_ms` | TEXT, TEXT, INTEGER | why, and how long it was held; NULL if none |
 //! | `outcome`, `upstream_ms` | TEXT, INTEGER | [`Outcome`]; NULL until the forwarded call returns |

@@ -143,7 +143,8 @@ pub struct NewDecision {
     pub tool: String,
     /// The call's arguments, UNREDACTED; the store redacts before writing.
     pub arguments: serde_json::Value,
-    /// Digest of the canonical (unredacted) arguments, as computed by the gateway.
+    /// Keyed digest (`hmac-sha256:`) of the canonical, unredacted arguments, computed by the gateway
+    /// with the install's key so a redacted value cannot be recovered by hashing guesses.
     pub arguments_digest: String,
     /// What was decided.
     pub decision: Decision,
