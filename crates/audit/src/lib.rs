@@ -10,7 +10,7 @@
 //!   [`complete`](AuditWriter::complete) it with an [`Outcome`].
 //! * [`AuditStore`] — a reader: [`query`](AuditStore::query) with an [`AuditFilter`],
 //!   [`get`](AuditStore::get), [`count`](AuditStore::count); rows come back as [`AuditRow`].
-//! * [`redact()`] and [`DEFAULT_REDACT_KEYS`] — what is hidden before anything is written.
+//! * [`redact()`] and [`is_secret_key`] — what is hidden before anything is written.
 //! * [`AuditError`] — everything above can fail with it.
 //!
 //! # The store
@@ -111,6 +111,6 @@ mod tests;
 pub use error::AuditError;
 pub use health::{AuditFault, FaultKind, HealthListener};
 pub use record::{AuditRow, DecidedBy, Decision, NewDecision, Outcome, UnknownValue};
-pub use redact::{redact, DEFAULT_REDACT_KEYS, REDACTED};
+pub use redact::{is_secret_key, redact, REDACTED, SECRET_WORDS};
 pub use store::{AuditFilter, AuditStore};
 pub use writer::{AuditWriter, CompleteDone, RecordDone};

@@ -158,7 +158,7 @@ pub struct NewDecision {
     pub wait_ms: Option<i64>,
     /// The JSON-RPC request id as JSON text (`7` or `"abc"`), so numbers and strings stay distinct.
     pub request_id: Option<String>,
-    /// Extra secret key names from the server's policy, added to [`crate::DEFAULT_REDACT_KEYS`].
+    /// Extra secret key names from the server's policy, added to the built-in rule ([`crate::is_secret_key`]).
     pub extra_redact_keys: Vec<String>,
 }
 

@@ -24,12 +24,12 @@ fn open(dir: &Path) -> Result<Arc<Gateway>, StartError> {
     Gateway::open(config, &dir.join("data"))
 }
 
-/// Decides one call whose 4-digit password the audit log redacts, and returns the stored row's digest.
+/// Decides one call whose PIN the audit log redacts, and returns the stored row's digest.
 async fn recorded_digest(gateway: &Gateway, dir: &Path) -> String {
     let call = Call {
         server: "up".into(),
         tool: "transfer".into(),
-        arguments: json!({ "password": "4821", "to": "savings" }),
+        arguments: json!({ "pin": "4821", "to": "savings" }),
         request_id: RequestId::from_value(&json!(1)).unwrap(),
         modern: false,
         request_state: None,
@@ -41,7 +41,7 @@ async fn recorded_digest(gateway: &Gateway, dir: &Path) -> String {
     let store = AuditStore::open(&dir.join("data").join(portcullis_gateway::AUDIT_FILE)).unwrap();
     let rows = store.query(&AuditFilter::default(), 10).unwrap();
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0].arguments["password"], json!("[redacted]"));
+    assert_eq!(rows[0].arguments["pin"], json!("[redacted]"));
     rows[0].arguments_digest.clone()
 }
 
@@ -56,10 +56,10 @@ async fn audit_rows_carry_a_digest_keyed_per_install() {
     // With the key file, the digest is reproducible; without it, the old attack (hash every
     // 4-digit guess) finds nothing.
     let key = digest_key::load_or_create(&a.path().join("data")).unwrap();
-    assert_eq!(key.digest(&json!({ "to": "savings", "password": "4821" })), in_a);
+    assert_eq!(key.digest(&json!({ "to": "savings", "pin": "4821" })), in_a);
     let hex = &in_a[canonical::ARGUMENTS_DIGEST_PREFIX.len()..];
     let found = (0..10_000).find(|n| {
-        let guess = canonical::digest(&json!({ "password": format!("{n:04}"), "to": "savings" }));
+        let guess = canonical::digest(&json!({ "pin": format!("{n:04}"), "to": "savings" }));
         guess.ends_with(hex)
     });
     assert_eq!(found, None);
