@@ -10,6 +10,7 @@
 //!   [`complete`](AuditWriter::complete) it with an [`Outcome`].
 //! * [`AuditStore`] — a reader: [`query`](AuditStore::query) with an [`AuditFilter`],
 //!   [`get`](AuditStore::get), [`count`](AuditStore::count); rows come back as [`AuditRow`].
+//! * [`neutralize`] — agent- and server-chosen text made safe to show: terminal, CSV, notification markup.
 //! * [`redact()`] and [`is_secret_key`] — what is hidden before anything is written.
 //! * [`AuditError`] — everything above can fail with it.
 //!
@@ -98,6 +99,7 @@ mod error;
 pub mod export;
 mod health;
 mod migration;
+pub mod neutralize;
 mod record;
 mod redact;
 mod store;
