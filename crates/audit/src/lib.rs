@@ -10,7 +10,8 @@
 //!   [`complete`](AuditWriter::complete) it with an [`Outcome`].
 //! * [`AuditStore`] — a reader: [`query`](AuditStore::query) with an [`AuditFilter`],
 //!   [`get`](AuditStore::get), [`count`](AuditStore::count); rows come back as [`AuditRow`].
-//! * [`redact()`] and [`DEFAULT_REDACT_KEYS`] — what is hidden before anything is written.
+//! * [`neutralize`] — agent- and server-chosen text made safe to show: terminal, CSV, notification markup.
+//! * [`redact()`] and [`is_secret_key`] — what is hidden before anything is written.
 //! * [`AuditError`] — everything above can fail with it.
 //!
 //! # The store
@@ -24,7 +25,7 @@
 //! | `session`, `client_name`, `client_version` | TEXT | who asked (names may be NULL) |
 //! | `server`, `tool` | TEXT | what was called |
 //! | `arguments` | TEXT | the arguments as JSON, **redacted** |
-//! | `arguments_digest` | TEXT | the gateway's digest of the unredacted canonical arguments |
+//! | `arguments_digest` | TEXT | `hmac-sha256:<hex>` of the unredacted canonical arguments, keyed per install (`digest.key`) |
 //! | `decision`, `decided_by` | TEXT | [`Decision`], [`DecidedBy`] in snake_case |
 //! | `rule`, `reason`, `wait_ms` | TEXT, TEXT, INTEGER | why, and how long it was held; NULL if none |
 //! | `outcome`, `upstream_ms` | TEXT, INTEGER | [`Outcome`]; NULL until the forwarded call returns |
@@ -98,6 +99,7 @@ mod error;
 pub mod export;
 mod health;
 mod migration;
+pub mod neutralize;
 mod record;
 mod redact;
 mod store;
@@ -111,6 +113,6 @@ mod tests;
 pub use error::AuditError;
 pub use health::{AuditFault, FaultKind, HealthListener};
 pub use record::{AuditRow, DecidedBy, Decision, NewDecision, Outcome, UnknownValue};
-pub use redact::{redact, DEFAULT_REDACT_KEYS, REDACTED};
+pub use redact::{is_secret_key, redact, REDACTED, SECRET_WORDS};
 pub use store::{AuditFilter, AuditStore};
 pub use writer::{AuditWriter, CompleteDone, RecordDone};

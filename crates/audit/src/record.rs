@@ -143,7 +143,8 @@ pub struct NewDecision {
     pub tool: String,
     /// The call's arguments, UNREDACTED; the store redacts before writing.
     pub arguments: serde_json::Value,
-    /// Digest of the canonical (unredacted) arguments, as computed by the gateway.
+    /// Keyed digest (`hmac-sha256:`) of the canonical, unredacted arguments, computed by the gateway
+    /// with the install's key so a redacted value cannot be recovered by hashing guesses.
     pub arguments_digest: String,
     /// What was decided.
     pub decision: Decision,
@@ -157,7 +158,7 @@ pub struct NewDecision {
     pub wait_ms: Option<i64>,
     /// The JSON-RPC request id as JSON text (`7` or `"abc"`), so numbers and strings stay distinct.
     pub request_id: Option<String>,
-    /// Extra secret key names from the server's policy, added to [`crate::DEFAULT_REDACT_KEYS`].
+    /// Extra secret key names from the server's policy, added to the built-in rule ([`crate::is_secret_key`]).
     pub extra_redact_keys: Vec<String>,
 }
 

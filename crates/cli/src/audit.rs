@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use portcullis_audit::neutralize::terminal as clean;
 use portcullis_audit::{export, AuditFilter, AuditRow, AuditStore, Decision};
 
 use crate::exit::{Failure, Outcome};
@@ -49,6 +50,9 @@ pub fn run(data_dir: &Path, args: &Args) -> Outcome {
     }
     let store = AuditStore::open(&db).map_err(Failure::user)?;
     let rows = store.query(&filter, args.limit).map_err(Failure::user)?;
+    // The table is for a terminal: agent- and server-chosen text in it is neutralized. JSON keeps
+    // the exact text (its escaping already turns ESC and every other C0 character into `\u00XX`);
+    // CSV cells are guarded against formulas by `export::csv`.
     let text = match args.format {
         Format::Table => table(&rows),
         Format::Json => serde_json::to_string_pretty(&rows).map_err(Failure::user)?,
@@ -103,11 +107,12 @@ fn table(rows: &[AuditRow]) -> String {
     for r in rows {
         lines.push([
             time_text(r.time_ms),
-            r.server.clone(),
-            r.tool.clone(),
+            clean(&r.server),
+            clean(&r.tool),
             r.decision.to_string(),
             r.decided_by.to_string(),
-            r.rule.clone().unwrap_or_default(),
+            // Rules name policy keys, which "always" writes from tool names.
+            clean(r.rule.as_deref().unwrap_or_default()),
             r.outcome.map(|o| o.to_string()).unwrap_or_default(),
             r.upstream_ms.map(|m| m.to_string()).unwrap_or_default(),
         ]);

@@ -82,6 +82,10 @@ pub struct PendingApproval {
     /// In full: redaction applies to the audit log, not to the person deciding.
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub arguments: Value,
+    /// `arguments` as JSON text. The desktop prompt renders from this, with a parse that keeps
+    /// integers as their digits: JavaScript's own parse rounds those beyond 2^53, and the person
+    /// would approve `12345678901234567000` while `12345678901234567890` is forwarded.
+    pub arguments_json: String,
     pub session: String,
     pub client: ClientInfo,
     pub rule: String,
@@ -360,6 +364,7 @@ mod tests {
             annotations: None,
             risk: Risk::Write,
             arguments: serde_json::json!({"path": "/tmp/x"}),
+            arguments_json: r#"{"path":"/tmp/x"}"#.into(),
             session: "s1".into(),
             client: ClientInfo::default(),
             rule: "tools.write_file".into(),

@@ -49,12 +49,12 @@ pub struct Call {
 }
 
 impl Call {
-    fn continuation_key(&self, caller: &Caller) -> ContinuationKey {
+    fn continuation_key(&self, caller: &Caller, digester: &canonical::ArgumentDigester) -> ContinuationKey {
         ContinuationKey {
             server: self.server.clone(),
             tool: self.tool.clone(),
             session: caller.session.clone(),
-            digest: canonical::digest(&self.arguments),
+            digest: digester.digest(&self.arguments),
         }
     }
 }
@@ -127,6 +127,8 @@ pub struct Gate {
     pub events: broadcast::Sender<GatewayEvent>,
     /// The config's approval timeout, used when the policy sets none.
     pub approval_timeout_secs: u64,
+    /// Keyed digests of call arguments, for audit rows and continuation grants (`digest_key.rs`).
+    pub digester: canonical::ArgumentDigester,
 }
 
 /// A decision before it is recorded.
@@ -219,7 +221,7 @@ impl Gate {
 
     async fn require_approval(self: &Arc<Self>, call: Call, caller: &Caller, eval: Evaluation) -> Verdict {
         let rule = eval.rule.clone();
-        let key = call.continuation_key(caller);
+        let key = call.continuation_key(caller, &self.digester);
         let standing = if self
             .approvals
             .grants
@@ -305,7 +307,7 @@ impl Gate {
             Some(text) => Err(gate_result::refusal(&text, call.modern)),
             None => {
                 let continuation = (ruling.decision == Decision::Approved)
-                    .then(|| (self.approvals.clone(), call.continuation_key(caller)));
+                    .then(|| (self.approvals.clone(), call.continuation_key(caller, &self.digester)));
                 Ok(Forwarded {
                     audit: self.audit.clone(),
                     row_id,
@@ -329,7 +331,7 @@ impl Gate {
             server: call.server.clone(),
             tool: call.tool.clone(),
             arguments: call.arguments.clone(),
-            arguments_digest: canonical::digest(&call.arguments),
+            arguments_digest: self.digester.digest(&call.arguments),
             decision: ruling.decision,
             decided_by: ruling.decided_by,
             rule: ruling.rule.clone(),

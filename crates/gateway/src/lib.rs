@@ -17,6 +17,7 @@ pub mod approval;
 pub mod audit_log;
 pub mod clients;
 pub mod config;
+pub mod digest_key;
 pub mod events;
 pub mod gate;
 pub mod gateway_file;
@@ -86,6 +87,8 @@ pub enum StartError {
     GatewayFile(#[from] gateway_file::GatewayFileError),
     #[error(transparent)]
     Pins(#[from] PinError),
+    #[error(transparent)]
+    DigestKey(#[from] digest_key::DigestKeyError),
 }
 
 pub struct Gateway {
@@ -107,6 +110,7 @@ impl Gateway {
     pub fn open(config: Config, data_dir: &Path) -> Result<Arc<Self>, StartError> {
         create_private_dir(data_dir)?;
         let pins = PinStore::open(data_dir)?;
+        let digester = digest_key::load_or_create(data_dir)?;
         // A database that cannot be written does not stop the gateway: every call is refused
         // with the reason until it can be, and it recovers without a restart.
         let writer = AuditWriter::open_fail_closed(&data_dir.join(AUDIT_FILE))?;
@@ -134,6 +138,7 @@ impl Gateway {
             pins,
             events: events.clone(),
             approval_timeout_secs: config.approval_timeout_secs,
+            digester,
         });
         Ok(Arc::new(Self {
             monitor: ServerMonitor::new(&config.servers, gate.clone()),

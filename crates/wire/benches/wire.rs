@@ -2,7 +2,7 @@
 //! kept), read `tools/call` params, digest the arguments, frame and unframe SSE and stdio lines.
 //!
 //! Every forwarded `tools/call` pays roughly: one `Message::parse` of the request, one
-//! `params::<ToolCallParams>()`, one `canonical::digest` (audit row), one `Message::parse` of
+//! `params::<ToolCallParams>()`, one keyed `ArgumentDigester::digest` (audit row), one `Message::parse` of
 //! the response, and one `sse::encode_event` or line encode on the way back.
 
 use std::hint::black_box;
@@ -46,7 +46,8 @@ fn bench(c: &mut Criterion) {
         .expect("valid")
         .arguments
         .expect("arguments");
-    g.bench_function("arguments_digest", |b| b.iter(|| canonical::digest(black_box(&args))));
+    let digester = canonical::ArgumentDigester::new([7; canonical::ARGUMENTS_KEY_LEN]);
+    g.bench_function("arguments_digest", |b| b.iter(|| digester.digest(black_box(&args))));
     g.bench_function("sse_encode_small", |b| b.iter(|| sse::encode_event(black_box(&small))));
     g.bench_function("sse_encode_16k", |b| b.iter(|| sse::encode_event(black_box(&large))));
     g.bench_function("line_encode_small", |b| b.iter(|| encode_line(black_box(&small))));

@@ -6,7 +6,8 @@
 //! - [`RequestId`] is the id's raw JSON text, so `1` and `"1"` stay distinct and round-trip exactly.
 //! - [`LineDecoder`] frames stdio (split on `\n` only, strip one `\r`, bounded line length).
 //! - [`SseDecoder`] / [`sse::encode_event`] frame Server-Sent Events for Streamable HTTP and legacy SSE.
-//! - [`canonical`] gives the canonical form and digest of tool arguments (approval grants, audit).
+//! - [`canonical`] gives the canonical form of JSON, the keyed digest of tool arguments (approval
+//!   grants, audit) and the unkeyed digest of tool definitions (pins).
 //! - [`gate_result`] builds the `isError` tool results Portcullis answers with instead of forwarding.
 //!
 //! Nothing here knows about tokio, policies or storage.

@@ -53,10 +53,12 @@ fn item(id: &str, label: impl Into<String>, enabled: bool) -> Entry {
     }
 }
 
-/// The menu entry of a pending call: what is called, and by whom.
+/// The menu entry of a pending call: what is called, and by whom. The names are the agent's and
+/// the server's choice, so bidi and control characters in them are shown, not obeyed.
 pub fn approval_label(a: &PendingApproval) -> String {
-    let agent = a.client.name.as_deref().unwrap_or("an agent");
-    format!("{} › {} — {agent}", a.server, a.tool)
+    use portcullis_audit::neutralize::terminal as clean;
+    let agent = a.client.name.as_deref().map_or_else(|| "an agent".to_owned(), clean);
+    format!("{} › {} — {agent}", clean(&a.server), clean(&a.tool))
 }
 
 /// The approval id of a pending call's entry id.
@@ -119,6 +121,7 @@ mod tests {
             annotations: None,
             risk: Risk::Write,
             arguments: serde_json::json!({}),
+            arguments_json: "{}".into(),
             session: "s".into(),
             client: ClientInfo {
                 name: Some("claude-code".into()),

@@ -17,7 +17,13 @@ export type PendingApproval = { id: string, server: string, tool: string, title:
 /**
  * In full: redaction applies to the audit log, not to the person deciding.
  */
-arguments: unknown, session: string, client: ClientInfo, rule: string, requested_at: string, requested_at_ms: number, expires_at: string, expires_at_ms: number, 
+arguments: unknown, 
+/**
+ * `arguments` as JSON text. The desktop prompt renders from this, with a parse that keeps
+ * integers as their digits: JavaScript's own parse rounds those beyond 2^53, and the person
+ * would approve `12345678901234567000` while `12345678901234567890` is forwarded.
+ */
+arguments_json: string, session: string, client: ClientInfo, rule: string, requested_at: string, requested_at_ms: number, expires_at: string, expires_at_ms: number, 
 /**
  * The JSON-RPC id of the held request, as JSON text.
  */

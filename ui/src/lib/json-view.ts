@@ -1,6 +1,10 @@
 // Pretty, highlighted JSON as a flat list of tokens, for the approval prompt and the audit
 // detail pane. Long string values are folded: the token keeps the full text and a short head,
 // and the view shows an expander. No HTML is produced here; the view renders text nodes only.
+// Strings and keys have their hidden characters (bidi, controls) shown as escapes, and numbers
+// kept exact by `parseExact` (a `JsonNumber`) are shown with every digit.
+
+import { JsonNumber, visible } from './exact-json';
 
 export type TokenKind = 'key' | 'string' | 'number' | 'boolean' | 'null' | 'punct' | 'space';
 
@@ -40,10 +44,10 @@ export function jsonTokens(value: unknown, options: JsonViewOptions = {}): Token
   const pad = (depth: number) => push('space', `\n${' '.repeat(depth * indent)}`);
 
   const str = (s: string, kind: 'string' | 'key') => {
-    const text = JSON.stringify(s);
+    const text = visible(JSON.stringify(s));
     const fold = kind === 'string' ? foldString(s, foldAt, foldHead) : null;
     if (fold) {
-      const head = JSON.stringify(fold.head).slice(0, -1); // open quote, no closing quote
+      const head = visible(JSON.stringify(fold.head)).slice(0, -1); // open quote, no closing quote
       out.push({ kind, text, fold: { head, hidden: fold.hidden }, id: nextId++ });
     } else {
       push(kind, text);
@@ -53,6 +57,7 @@ export function jsonTokens(value: unknown, options: JsonViewOptions = {}): Token
   const walk = (v: unknown, depth: number) => {
     if (v === null || v === undefined) push('null', 'null');
     else if (typeof v === 'string') str(v, 'string');
+    else if (v instanceof JsonNumber) push('number', v.text);
     else if (typeof v === 'number') push('number', Number.isFinite(v) ? String(v) : 'null');
     else if (typeof v === 'boolean') push('boolean', String(v));
     else if (Array.isArray(v)) {

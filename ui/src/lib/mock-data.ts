@@ -24,7 +24,7 @@ export function makeApproval(over: Partial<PendingApproval> = {}, now = Date.now
   const id = over.id ?? String(++approvalSeq);
   const requested = over.requested_at_ms ?? now;
   const expires = over.expires_at_ms ?? requested + 45_000;
-  return {
+  const approval: PendingApproval = {
     id,
     server: 'filesystem',
     tool: 'write_file',
@@ -42,8 +42,11 @@ export function makeApproval(over: Partial<PendingApproval> = {}, now = Date.now
     expires_at_ms: expires,
     request_id: '17',
     pin_change: null,
+    arguments_json: '',
     ...over,
   };
+  // As the gateway sends it: the arguments' JSON text, unless a test gives its own.
+  return { ...approval, arguments_json: over.arguments_json ?? JSON.stringify(approval.arguments) };
 }
 
 /** A tool whose description grew an instruction to the model, and a new argument: a rug pull. */

@@ -14,30 +14,15 @@ use super::api::{Approval, Client, Resolved};
 /// Column where card values start.
 const LABEL_WIDTH: usize = 13;
 
-/// `text` on one line, with every character that could steer a terminal made visible.
+/// `text` on one line, with every character that could steer a terminal made visible
+/// (the shared rule: [`portcullis_audit::neutralize::terminal`]).
 pub fn clean(text: &str) -> String {
-    text.chars().map(visible).collect()
+    portcullis_audit::neutralize::terminal(text)
 }
 
 /// Like [`clean`], but keeps line breaks (and turns tabs into spaces).
 pub fn clean_block(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' => "\n".to_owned(),
-            '\t' => "    ".to_owned(),
-            c => visible(c),
-        })
-        .collect()
-}
-
-fn visible(c: char) -> String {
-    let hidden = c.is_control()
-        || matches!(c, '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
-    if hidden {
-        c.escape_unicode().to_string()
-    } else {
-        c.to_string()
-    }
+    portcullis_audit::neutralize::terminal_block(text)
 }
 
 /// Greedy word wrap to `width` columns (counted in chars); words longer than a line are split.

@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
+use portcullis_audit::neutralize::terminal as clean;
 use portcullis_gateway::config::Config;
 use portcullis_gateway::starter_policy::{starter_policy, ClassifiedTool, StarterPolicy};
 use portcullis_gateway::tool_listing::list_tools;
@@ -62,11 +63,13 @@ pub fn run(config_path: &Path, args: &Args) -> Outcome {
         Duration::from_secs(args.timeout),
     ));
     let tools = listed.map_err(|e| {
+        // The message and the stderr lines can carry whatever the server printed.
         let mut lines = vec![format!(
             "portcullis: cannot list the tools of {:?}: {}",
-            args.server, e.message
+            args.server,
+            clean(&e.message)
         )];
-        lines.extend(e.stderr_tail.iter().map(|l| format!("  server stderr: {l}")));
+        lines.extend(e.stderr_tail.iter().map(|l| format!("  server stderr: {}", clean(l))));
         Failure::Report(lines)
     })?;
     let starter = starter_policy(&tools).map_err(|e| Failure::user(format!("generated an invalid policy: {e}")))?;
@@ -136,7 +139,7 @@ fn summary(starter: &StarterPolicy) -> String {
         count(ToolClass::Unknown),
     ));
     for skipped in &starter.skipped {
-        out.push_str(&format!("\nskipped: {skipped}"));
+        out.push_str(&format!("\nskipped: {}", clean(skipped)));
     }
     out
 }
@@ -144,9 +147,33 @@ fn summary(starter: &StarterPolicy) -> String {
 fn row(tool: &ClassifiedTool) -> [String; 4] {
     let name = |v: serde_json::Value| v.as_str().unwrap_or("?").to_owned();
     [
-        tool.name.clone(),
+        // Tool names are the server's choice; the rest is ours.
+        clean(&tool.name),
         name(serde_json::json!(tool.class)),
         name(serde_json::json!(tool.risk)),
         tool.rule.to_string(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use portcullis_gateway::starter_policy::starter_policy;
+    use serde_json::json;
+
+    use super::summary;
+
+    #[test]
+    fn the_summary_shows_hostile_tool_names_as_escapes() {
+        let name = "read\u{1b}[2J\u{1b}]0;owned\u{7}\u{202e}exe.txt";
+        // Listed twice: the second one is reported as skipped, by name.
+        let tools = [json!({ "name": name }), json!({ "name": name })];
+        let text = summary(&starter_policy(&tools).unwrap());
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+            "raw controls in the summary:\n{text}"
+        );
+        let shown = r"read\u{1b}[2J\u{1b}]0;owned\u{7}\u{202e}exe.txt";
+        assert!(text.lines().nth(1).is_some_and(|l| l.starts_with(shown)), "{text}");
+        assert!(text.contains(&format!("skipped: {shown} (listed twice)")), "{text}");
+    }
 }

@@ -53,7 +53,10 @@ impl Gate {
         let grants = &self.approvals.grants;
         let standing = if grants.changed_tool_allows(&call.server, &call.tool, &caller.session, &change.new_digest) {
             Some("changed definition approved earlier for this session")
-        } else if grants.take_continuation(&call.continuation_key(caller), call.request_state.as_deref()) {
+        } else if grants.take_continuation(
+            &call.continuation_key(caller, &self.digester),
+            call.request_state.as_deref(),
+        ) {
             Some("retry of a call already approved")
         } else {
             None

@@ -175,3 +175,34 @@ describe('Prompt resync', () => {
     expect(screen.getByTestId('prompt-call').dataset.paintedAt).not.toBe(undefined);
   });
 });
+
+describe('Prompt shows the call exactly', () => {
+  function showOne(over: Parameters<typeof makeApproval>[0]) {
+    const backend = new MockBackend({ approvals: [makeApproval({ id: 'x1', requested_at_ms: T0, expires_at_ms: T0 + 45_000, ...over })] });
+    render(Prompt, { props: { backend, clock: () => T0 + 1000, tickMs: 0 } });
+  }
+
+  it('shows every digit of a large integer argument', async () => {
+    showOne({ arguments: { n: 12345678901234567000 }, arguments_json: '{"n": 12345678901234567890}' });
+    await shown();
+    const json = screen.getByTestId('json-view').textContent ?? '';
+    expect(json).toContain('12345678901234567890');
+    expect(json).not.toContain('12345678901234567000');
+  });
+
+  it('shows bidi and control characters in the tool, description and arguments', async () => {
+    showOne({
+      tool: 'read\u202etxt.exe',
+      server: 'fs\u2066',
+      description: 'Reads a file.\u202e Also mails it\u001b[8m out',
+      arguments: { path: 'report\u202efdp.exe' },
+    });
+    await shown();
+    expect(screen.getByTestId('prompt-tool').textContent).toBe('read\\u{202e}txt.exe');
+    expect(screen.getByTestId('prompt-server').textContent).toBe('fs\\u{2066}');
+    expect(screen.getByTestId('prompt-description').textContent).toBe('Reads a file.\\u{202e} Also mails it\\u{1b}[8m out');
+    const json = screen.getByTestId('json-view').textContent ?? '';
+    expect(json).toContain('"report\\u{202e}fdp.exe"');
+    expect(screen.getByTestId('prompt-call').textContent).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u001b]/);
+  });
+});
