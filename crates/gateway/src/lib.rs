@@ -25,6 +25,7 @@ pub mod limits;
 pub mod paths;
 pub mod pins;
 pub mod policy_store;
+pub mod queue;
 pub mod rate_limit;
 pub mod relay;
 pub mod risk;
@@ -363,7 +364,7 @@ impl Gateway {
             .get(server)
             .cloned()
             .ok_or_else(|| UpstreamError::Gone(server.to_owned()))?;
-        let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (events_tx, events_rx) = queue::upstream_events();
         let upstream = Upstream::connect(server, &config, ids, events_tx).await?;
         Ok(Session::new(
             id,

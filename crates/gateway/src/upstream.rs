@@ -12,12 +12,12 @@
 mod child_process;
 mod correlator;
 mod legacy_sse;
+mod stderr;
 mod streamable_http;
 
 use std::sync::Arc;
 
 use portcullis_wire::{Message, RequestId};
-use tokio::sync::mpsc;
 
 use crate::config::ServerConfig;
 
@@ -30,7 +30,7 @@ pub use streamable_http::StreamableHttp;
 pub struct Exchange {
     /// How the upstream framed its answer, when it said (HTTP). `None`: ours to choose (stdio).
     pub framing: Option<Framing>,
-    pub messages: mpsc::UnboundedReceiver<Message>,
+    pub messages: crate::queue::Receiver<Message>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,8 @@ pub enum UpstreamError {
     Gone(String),
     #[error("upstream HTTP error: {0}")]
     Http(String),
+    #[error("upstream {0} is not reading its input; the message was refused")]
+    Busy(String),
     #[error("upstream session expired")]
     SessionExpired,
 }
@@ -65,7 +67,7 @@ impl Upstream {
         server: &str,
         config: &ServerConfig,
         ids: IdMode,
-        events: mpsc::UnboundedSender<Message>,
+        events: crate::queue::Sender<Message>,
     ) -> Result<Self, UpstreamError> {
         Ok(match config {
             ServerConfig::Stdio {

@@ -11,7 +11,6 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use portcullis_wire::{error_code, method, sse, Kind, Message};
 use serde_json::Value;
-use tokio_stream_shim::UnboundedReceiverStream;
 
 use crate::gate::Caller;
 use crate::session::{Reply, RequestContext, Session};
@@ -163,8 +162,7 @@ fn render(reply: Reply) -> Response {
         )
             .into_response(),
         Reply::Sse(rx) => {
-            let stream =
-                UnboundedReceiverStream::new(rx).map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
+            let stream = rx.map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
             (
                 [
                     (header::CONTENT_TYPE, "text/event-stream"),
@@ -308,26 +306,4 @@ fn rpc_error(status: StatusCode, code: i64, text: &str) -> Response {
         Body::from(reply.bytes().clone()),
     )
         .into_response()
-}
-
-/// `tokio-stream`'s wrapper, inlined to avoid a dependency for eight lines.
-mod tokio_stream_shim {
-    use std::pin::Pin;
-    use std::task::{Context, Poll};
-    use tokio::sync::mpsc::UnboundedReceiver;
-
-    pub struct UnboundedReceiverStream<T>(UnboundedReceiver<T>);
-
-    impl<T> UnboundedReceiverStream<T> {
-        pub fn new(rx: UnboundedReceiver<T>) -> Self {
-            Self(rx)
-        }
-    }
-
-    impl<T> futures::Stream for UnboundedReceiverStream<T> {
-        type Item = T;
-        fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
-            self.0.poll_recv(cx)
-        }
-    }
 }

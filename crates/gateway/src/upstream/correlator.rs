@@ -9,7 +9,6 @@ use std::sync::Mutex;
 
 use portcullis_wire::{error_code, method, Kind, Message, RequestId};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 /// Whether ids pass through or are rewritten (a connection shared by several clients).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +18,7 @@ pub enum IdMode {
 }
 
 struct Pending {
-    reply: mpsc::UnboundedSender<Message>,
+    reply: crate::queue::Sender<Message>,
     /// The client's own id when remapped.
     original: Option<RequestId>,
     progress_token: Option<String>,
@@ -27,13 +26,13 @@ struct Pending {
 
 pub struct Correlator {
     pending: Mutex<HashMap<RequestId, Pending>>,
-    events: mpsc::UnboundedSender<Message>,
+    events: crate::queue::Sender<Message>,
     ids: IdMode,
     next_id: AtomicU64,
 }
 
 impl Correlator {
-    pub fn new(ids: IdMode, events: mpsc::UnboundedSender<Message>) -> Self {
+    pub fn new(ids: IdMode, events: crate::queue::Sender<Message>) -> Self {
         Self {
             pending: Mutex::new(HashMap::new()),
             events,
@@ -43,8 +42,8 @@ impl Correlator {
     }
 
     /// Registers a request; returns the message to write (remapped if needed) and its replies.
-    pub fn register(&self, msg: Message) -> (Message, mpsc::UnboundedReceiver<Message>) {
-        let (reply, rx) = mpsc::unbounded_channel();
+    pub fn register(&self, msg: Message) -> (Message, crate::queue::Receiver<Message>) {
+        let (reply, rx) = crate::queue::exchange();
         let Some(id) = msg.id().cloned() else {
             drop(reply);
             return (msg, rx);
@@ -164,7 +163,7 @@ mod tests {
 
     #[tokio::test]
     async fn responses_route_to_their_request_and_server_requests_to_events() {
-        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let (events_tx, mut events) = crate::queue::upstream_events();
         let c = Correlator::new(IdMode::Passthrough, events_tx);
         let (_, mut rx) = c.register(msg(
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"}}}"#,
@@ -185,7 +184,7 @@ mod tests {
 
     #[tokio::test]
     async fn remapped_ids_are_restored() {
-        let (events_tx, _events) = mpsc::unbounded_channel();
+        let (events_tx, _events) = crate::queue::upstream_events::<Message>();
         let c = Correlator::new(IdMode::Remap, events_tx);
         let (wire, mut rx) = c.register(msg(r#"{"jsonrpc":"2.0","id":"client-7","method":"ping"}"#));
         let wire_id = wire.id().unwrap().clone();
@@ -203,7 +202,7 @@ mod tests {
 
     #[tokio::test]
     async fn fail_all_answers_pending_requests() {
-        let (events_tx, _events) = mpsc::unbounded_channel();
+        let (events_tx, _events) = crate::queue::upstream_events::<Message>();
         let c = Correlator::new(IdMode::Passthrough, events_tx);
         let (_, mut rx) = c.register(msg(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#));
         c.fail_all("upstream exited");
