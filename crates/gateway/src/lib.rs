@@ -31,6 +31,7 @@ pub mod relay;
 pub mod risk;
 pub mod server_status;
 pub mod session;
+pub mod session_caps;
 pub mod starter_policy;
 pub mod tool_catalog;
 pub mod tool_listing;
@@ -96,6 +97,8 @@ pub struct Gateway {
     gate: Arc<Gate>,
     monitor: ServerMonitor,
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    /// Slots of the legacy sessions open or opening (limits.max_sessions*).
+    session_caps: session_caps::SessionCaps,
     stateless: tokio::sync::Mutex<HashMap<String, Arc<Session>>>,
     events: broadcast::Sender<GatewayEvent>,
     /// Cancelled when the gateway begins to stop; long-lived streams end on it.
@@ -107,6 +110,7 @@ impl Gateway {
     /// Opens the audit database and loads the policies; starts nothing yet.
     pub fn open(config: Config, data_dir: &Path) -> Result<Arc<Self>, StartError> {
         create_private_dir(data_dir)?;
+        queue::set_stream_bytes(config.limits.stream_buffer_bytes);
         let pins = PinStore::open(data_dir)?;
         // A database that cannot be written does not stop the gateway: every call is refused
         // with the reason until it can be, and it recovers without a restart.
@@ -142,6 +146,7 @@ impl Gateway {
             token: new_token(),
             gate,
             sessions: Mutex::new(HashMap::new()),
+            session_caps: session_caps::SessionCaps::default(),
             stateless: tokio::sync::Mutex::new(HashMap::new()),
             events,
             stopping: tokio_util::sync::CancellationToken::new(),
@@ -327,10 +332,21 @@ impl Gateway {
         }
     }
 
-    /// A new legacy session with its own upstream connection.
+    /// A new legacy session with its own upstream connection, if the session limits allow one.
     pub async fn open_session(&self, server: &str) -> Result<Arc<Session>, UpstreamError> {
+        let limits = self.config().limits;
+        if let Err(why) = self.session_caps.take(server, &limits) {
+            tracing::warn!(server, "session refused: {why}");
+            return Err(UpstreamError::Full(why));
+        }
         let id: Arc<str> = Arc::from(new_token());
-        let session = self.connect(server, id.clone(), false, IdMode::Passthrough).await?;
+        let session = match self.connect(server, id.clone(), false, IdMode::Passthrough).await {
+            Ok(session) => session,
+            Err(e) => {
+                self.session_caps.release(server);
+                return Err(e);
+            }
+        };
         self.sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -384,6 +400,7 @@ impl Gateway {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(id);
         if let Some(session) = session {
+            self.session_caps.release(&session.server);
             tracing::info!(server = %session.server, session = id, "session ended");
             session.close().await;
         }

@@ -65,6 +65,21 @@ pub const STREAM_BUDGET: Budget = Budget {
     messages: 4096,
 };
 
+/// The bytes of [`STREAM_BUDGET`] in force: `limits.stream_buffer_bytes`, set once when the
+/// gateway opens. Process-wide because every queue of the one gateway shares it, and threading
+/// it through every transport's constructor would buy nothing.
+static STREAM_BYTES: AtomicUsize = AtomicUsize::new(STREAM_BUDGET.bytes);
+
+/// Sets the byte budget of every stream made from now on (`limits.stream_buffer_bytes`).
+pub fn set_stream_bytes(bytes: usize) {
+    STREAM_BYTES.store(bytes, Ordering::Relaxed);
+}
+
+/// [`STREAM_BUDGET`] with the configured bytes.
+pub fn stream_budget() -> Budget {
+    Budget::new(STREAM_BYTES.load(Ordering::Relaxed), STREAM_BUDGET.messages)
+}
+
 /// What a full queue does with the message that did not fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overflow {
@@ -165,20 +180,20 @@ pub fn bounded<T: Weighed>(label: &'static str, budget: Budget, overflow: Overfl
 
 /// A stream to a client, [`STREAM_BUDGET`], ended when the client stops reading.
 pub fn client_stream<T: Weighed>(label: &'static str) -> (Sender<T>, Receiver<T>) {
-    bounded(label, STREAM_BUDGET, Overflow::End)
+    bounded(label, stream_budget(), Overflow::End)
 }
 
 /// The messages an upstream sends about one request. The consumer (the session) only moves them
 /// on without waiting, so a full exchange means its client stream stalled: end it.
 pub fn exchange<T: Weighed>() -> (Sender<T>, Receiver<T>) {
-    bounded("upstream exchange", STREAM_BUDGET, Overflow::End)
+    bounded("upstream exchange", stream_budget(), Overflow::End)
 }
 
 /// Server-initiated messages from an upstream to whoever serves them (a session's pump, which
 /// hands them on without waiting; the monitor). Shared by every request of the connection, so
 /// one message is dropped when full, never the whole channel.
 pub fn upstream_events<T: Weighed>() -> (Sender<T>, Receiver<T>) {
-    bounded("upstream events", STREAM_BUDGET, Overflow::Refuse)
+    bounded("upstream events", stream_budget(), Overflow::Refuse)
 }
 
 impl<T: Weighed> Sender<T> {

@@ -49,6 +49,9 @@ pub enum UpstreamError {
     Http(String),
     #[error("upstream {0} is not reading its input; the message was refused")]
     Busy(String),
+    /// A limit refused a new session; the text says which and what to do.
+    #[error("{0}")]
+    Full(String),
     #[error("upstream session expired")]
     SessionExpired,
 }

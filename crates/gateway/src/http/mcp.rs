@@ -72,6 +72,7 @@ pub async fn post(
         },
         (_, true) => match gw.open_session(&server).await {
             Ok(s) => (s, true),
+            Err(crate::upstream::UpstreamError::Full(why)) => return session_refused(&msg, &why),
             Err(e) => return start_failed(&msg, &e.to_string()),
         },
         (None, false) => match gw.stateless_session(&server).await {
@@ -269,6 +270,17 @@ fn unknown_server(server: &str) -> Response {
     (
         StatusCode::NOT_FOUND,
         format!("portcullis: no server named {server:?} in the config\n"),
+    )
+        .into_response()
+}
+
+/// A session limit is full: a JSON-RPC error with the reason (HTTP 200, so every client shows
+/// the text rather than a bare status).
+fn session_refused(msg: &Message, why: &str) -> Response {
+    let reply = Message::error_response(msg.id(), error_code::INTERNAL_ERROR, why);
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(reply.bytes().clone()),
     )
         .into_response()
 }

@@ -76,7 +76,7 @@ impl ChildProcess {
         // not fit fails alone (its client gets the error) and later ones may fit.
         let (stdin_tx, stdin_rx) = crate::queue::bounded(
             "child stdin",
-            crate::queue::STREAM_BUDGET,
+            crate::queue::stream_budget(),
             crate::queue::Overflow::Refuse,
         );
         if let (Some(stdin), Some(stdout), Some(stderr)) =
