@@ -250,14 +250,16 @@ impl Gateway {
                 }
             })
         };
-        let listener = http::NoDelayListener(listener);
         let stopping = self.stopping.clone();
-        let signal = async move {
+        tokio::spawn(async move {
             shutdown.await;
             stopping.cancel();
+        });
+        let limits = self.config().limits;
+        let server = async {
+            http::accept::serve(listener, app, limits, self.stopping.clone()).await;
+            Ok(())
         };
-        let app = app.into_make_service_with_connect_info::<http::Conn>();
-        let server = axum::serve(listener, app).with_graceful_shutdown(signal);
         // Event subscribers and held calls keep connections open; give them a bounded drain.
         let drained = async {
             self.stopping.cancelled().await;
