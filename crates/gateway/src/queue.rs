@@ -204,7 +204,7 @@ impl<T: Weighed> Sender<T> {
         }
         let weight = msg.weight();
         if !self.shared.reserve(weight) {
-            self.overflowed(weight);
+            self.refuse(weight);
             return Err(SendError::Full(msg));
         }
         self.tx.send(msg).map_err(|e| {
@@ -213,7 +213,7 @@ impl<T: Weighed> Sender<T> {
         })
     }
 
-    fn overflowed(&self, weight: usize) {
+    fn refuse(&self, weight: usize) {
         let s = &self.shared;
         let (held, count) = (s.bytes.load(Ordering::Acquire), s.messages.load(Ordering::Acquire));
         match s.overflow {
@@ -250,6 +250,11 @@ impl<T: Weighed> Sender<T> {
             () = self.tx.closed() => {}
             () = self.shared.ended.cancelled() => {}
         }
+    }
+
+    /// The queue was ended because its reader stopped reading (not merely dropped).
+    pub fn overflowed(&self) -> bool {
+        self.shared.ended.is_cancelled()
     }
 
     /// Bytes waiting (for tests and status).

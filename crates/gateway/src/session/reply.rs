@@ -168,7 +168,12 @@ impl PendingReply {
             loop {
                 tokio::select! {
                     () = tx.closed() => {
-                        self.client_gone().await;
+                        // Ended for overflow by whoever fed it last (this task or the outlets).
+                        if tx.overflowed() {
+                            self.client_not_reading().await;
+                        } else {
+                            self.client_gone().await;
+                        }
                         break;
                     }
                     next = until(self.deadline, exchange.messages.recv()) => {
