@@ -47,5 +47,8 @@ async fn a_session_storm_starts_only_the_cap_of_children() {
         children <= CAP + monitor,
         "{children} children for a cap of {CAP} (+{monitor} monitor)"
     );
-    assert_eq!(gw.call(&http, &first, 1, "echo", json!({"text": "works"})).await, "works");
+    assert_eq!(
+        gw.call(&http, &first, 1, "echo", json!({"text": "works"})).await,
+        "works"
+    );
 }
