@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+mod limits;
+pub use limits::Limits;
+
 /// Default wait for a person's decision: below the 60 s most clients give a request.
 pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u64 = 45;
 
@@ -42,6 +45,8 @@ struct RawConfig {
     approval: RawApproval,
     #[serde(default)]
     upstream: RawUpstream,
+    #[serde(default)]
+    limits: limits::RawLimits,
     /// Bind a non-loopback address. Off by default: the gateway holds every agent's tools.
     #[serde(default)]
     allow_remote: bool,
@@ -99,6 +104,8 @@ pub struct Config {
     /// Per-server `call_timeout_secs` overrides.
     pub call_timeouts: BTreeMap<String, u64>,
     pub servers: BTreeMap<String, ServerConfig>,
+    /// The `limits` object: sessions, connections, header time, stream buffers.
+    pub limits: Limits,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -171,6 +178,10 @@ impl Config {
         };
         let call_timeout_secs = raw.upstream.call_timeout_secs.unwrap_or(DEFAULT_CALL_TIMEOUT_SECS);
         check_call_timeout(call_timeout_secs).map_err(|m| invalid("$.upstream.call_timeout_secs".into(), m))?;
+        let limits = raw
+            .limits
+            .resolve()
+            .map_err(|(key, m)| invalid(format!("$.limits.{key}"), m))?;
         let mut servers = BTreeMap::new();
         let mut call_timeouts = BTreeMap::new();
         for (name, server) in raw.mcp_servers {
@@ -201,6 +212,7 @@ impl Config {
             call_timeout_secs,
             call_timeouts,
             servers,
+            limits,
         })
     }
 
@@ -370,6 +382,36 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("call_timeout_secs"), "{err}");
+    }
+
+    #[test]
+    fn limits_have_defaults_settings_and_named_errors() {
+        let cfg = load("{}").unwrap();
+        assert_eq!(cfg.limits, Limits::default());
+        assert_eq!(cfg.limits.max_sessions_per_server, 32);
+        let cfg = load(
+            r#"{"limits": {"max_sessions_per_server": 2, "header_read_timeout_secs": 1,
+                                      "stream_buffer_bytes": 20000000}}"#,
+        )
+        .unwrap();
+        assert_eq!(cfg.limits.max_sessions_per_server, 2);
+        assert_eq!(cfg.limits.header_read_timeout_secs, 1);
+        assert_eq!(cfg.limits.stream_buffer_bytes, 20_000_000);
+        assert_eq!(cfg.limits.max_sessions, 256, "unset keys keep their defaults");
+        let err = load(r#"{"limits": {"max_sessions": 0}}"#).unwrap_err().to_string();
+        assert!(
+            err.contains("$.limits.max_sessions") && err.contains("between 1"),
+            "{err}"
+        );
+        let err = load(r#"{"limits": {"stream_buffer_bytes": 1000}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("$.limits.stream_buffer_bytes") && err.contains("largest message"),
+            "{err}"
+        );
+        let err = load(r#"{"limits": {"max_session": 3}}"#).unwrap_err().to_string();
+        assert!(err.contains("unknown field"), "{err}");
     }
 
     #[test]

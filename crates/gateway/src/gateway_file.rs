@@ -45,19 +45,27 @@ impl GatewayFile {
         serde_json::from_str(&text).map_err(|source| GatewayFileError::Invalid { path, source })
     }
 
-    /// Writes atomically (temp file + rename) with mode 0600 from the start.
+    /// Writes atomically (temp file + rename) with mode 0600 from the start. The temp file has a
+    /// random name and is created with O_EXCL (`create_new`): a file another user made in its
+    /// place (say mode 0666, to read the token as it is written) makes this fail instead of being
+    /// written into, and a random name cannot be made ahead of time.
     pub fn write(&self, data_dir: &Path) -> Result<(), GatewayFileError> {
         let path = Self::path(data_dir);
-        let tmp = data_dir.join(format!(".{FILE_NAME}.{}", std::process::id()));
+        let tmp = data_dir.join(format!(".{FILE_NAME}.{}.tmp", random_suffix()));
         let write = || -> std::io::Result<()> {
             let mut options = std::fs::OpenOptions::new();
-            options.write(true).create(true).truncate(true);
+            options.write(true).create_new(true);
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
             let mut file = options.open(&tmp)?;
-            file.write_all(serde_json::to_string_pretty(self).unwrap_or_default().as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, &path)
+            let written = file
+                .write_all(serde_json::to_string_pretty(self).unwrap_or_default().as_bytes())
+                .and_then(|()| file.sync_all())
+                .and_then(|()| std::fs::rename(&tmp, &path));
+            if written.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            written
         };
         write().map_err(|source| GatewayFileError::Write { path, source })
     }
@@ -75,6 +83,12 @@ impl GatewayFile {
     pub fn server_url(&self, server: &str) -> String {
         format!("{}/mcp/{server}", self.url.trim_end_matches('/'))
     }
+}
+
+fn random_suffix() -> String {
+    let mut bytes = [0u8; 12];
+    rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -100,6 +114,40 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600, "gateway.json holds the token and must be private");
         }
+    }
+
+    /// The old temp name was `.gateway.json.<pid>`: another user could make it first, mode 0666,
+    /// and read the token from it. Such a file is neither written into nor used.
+    #[cfg(unix)]
+    #[test]
+    fn a_premade_temp_file_changes_nothing() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let trap = dir.path().join(format!(".{FILE_NAME}.{}", std::process::id()));
+        std::fs::write(&trap, b"trap").unwrap();
+        std::fs::set_permissions(&trap, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let file = GatewayFile {
+            url: "http://127.0.0.1:1".into(),
+            token: "secret".into(),
+            pid: 7,
+        };
+        file.write(dir.path()).unwrap();
+        assert_eq!(
+            std::fs::read(&trap).unwrap(),
+            b"trap",
+            "the pre-made file was not written"
+        );
+        let mode = std::fs::metadata(GatewayFile::path(dir.path()))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(GatewayFile::read(dir.path()).unwrap(), file);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names.len(), 2, "no temp file left behind: {names:?}");
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! `Origin`, if sent, must be local (web pages), and the bearer token must match `gateway.json`.
 //! The control API further answers only the gateway's own user ([`peer_user`]).
 
+pub mod accept;
+pub mod conn_caps;
 pub mod control;
 pub mod control_tools;
 mod guard;
@@ -13,11 +15,8 @@ pub mod peer_user;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::connect_info::Connected;
 use axum::routing::{get, post};
-use axum::serve::{IncomingStream, Listener};
 use axum::Router;
-use tokio::net::{TcpListener, TcpStream};
 
 use crate::Gateway;
 
@@ -48,33 +47,4 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
 pub struct Conn {
     pub local: Option<SocketAddr>,
     pub peer: SocketAddr,
-}
-
-impl Connected<IncomingStream<'_, NoDelayListener>> for Conn {
-    fn connect_info(stream: IncomingStream<'_, NoDelayListener>) -> Self {
-        Self {
-            local: stream.io().local_addr().ok(),
-            peer: *stream.remote_addr(),
-        }
-    }
-}
-
-/// The TCP listener, with Nagle's algorithm off on every connection: small JSON-RPC messages
-/// must not wait for it (it cost ~40 ms a call). A type of our own so [`Conn`] can be its
-/// connect info.
-pub struct NoDelayListener(pub TcpListener);
-
-impl Listener for NoDelayListener {
-    type Io = TcpStream;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let (io, addr) = Listener::accept(&mut self.0).await;
-        let _ = io.set_nodelay(true);
-        (io, addr)
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Listener::local_addr(&self.0)
-    }
 }

@@ -26,11 +26,13 @@ pub mod limits;
 pub mod paths;
 pub mod pins;
 pub mod policy_store;
+pub mod queue;
 pub mod rate_limit;
 pub mod relay;
 pub mod risk;
 pub mod server_status;
 pub mod session;
+pub mod session_caps;
 pub mod starter_policy;
 pub mod tool_catalog;
 pub mod tool_listing;
@@ -98,6 +100,8 @@ pub struct Gateway {
     gate: Arc<Gate>,
     monitor: ServerMonitor,
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    /// Slots of the legacy sessions open or opening (limits.max_sessions*).
+    session_caps: session_caps::SessionCaps,
     stateless: tokio::sync::Mutex<HashMap<String, Arc<Session>>>,
     events: broadcast::Sender<GatewayEvent>,
     /// Cancelled when the gateway begins to stop; long-lived streams end on it.
@@ -109,6 +113,7 @@ impl Gateway {
     /// Opens the audit database and loads the policies; starts nothing yet.
     pub fn open(config: Config, data_dir: &Path) -> Result<Arc<Self>, StartError> {
         create_private_dir(data_dir)?;
+        queue::set_stream_bytes(config.limits.stream_buffer_bytes);
         let pins = PinStore::open(data_dir)?;
         let digester = digest_key::load_or_create(data_dir)?;
         // A database that cannot be written does not stop the gateway: every call is refused
@@ -146,6 +151,7 @@ impl Gateway {
             token: new_token(),
             gate,
             sessions: Mutex::new(HashMap::new()),
+            session_caps: session_caps::SessionCaps::default(),
             stateless: tokio::sync::Mutex::new(HashMap::new()),
             events,
             stopping: tokio_util::sync::CancellationToken::new(),
@@ -249,14 +255,16 @@ impl Gateway {
                 }
             })
         };
-        let listener = http::NoDelayListener(listener);
         let stopping = self.stopping.clone();
-        let signal = async move {
+        tokio::spawn(async move {
             shutdown.await;
             stopping.cancel();
+        });
+        let limits = self.config().limits;
+        let server = async {
+            http::accept::serve(listener, app, limits, self.stopping.clone()).await;
+            Ok(())
         };
-        let app = app.into_make_service_with_connect_info::<http::Conn>();
-        let server = axum::serve(listener, app).with_graceful_shutdown(signal);
         // Event subscribers and held calls keep connections open; give them a bounded drain.
         let drained = async {
             self.stopping.cancelled().await;
@@ -331,10 +339,21 @@ impl Gateway {
         }
     }
 
-    /// A new legacy session with its own upstream connection.
+    /// A new legacy session with its own upstream connection, if the session limits allow one.
     pub async fn open_session(&self, server: &str) -> Result<Arc<Session>, UpstreamError> {
+        let limits = self.config().limits;
+        if let Err(why) = self.session_caps.take(server, &limits) {
+            tracing::warn!(server, "session refused: {why}");
+            return Err(UpstreamError::Full(why));
+        }
         let id: Arc<str> = Arc::from(new_token());
-        let session = self.connect(server, id.clone(), false, IdMode::Passthrough).await?;
+        let session = match self.connect(server, id.clone(), false, IdMode::Passthrough).await {
+            Ok(session) => session,
+            Err(e) => {
+                self.session_caps.release(server);
+                return Err(e);
+            }
+        };
         self.sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -368,7 +387,7 @@ impl Gateway {
             .get(server)
             .cloned()
             .ok_or_else(|| UpstreamError::Gone(server.to_owned()))?;
-        let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (events_tx, events_rx) = queue::upstream_events();
         let upstream = Upstream::connect(server, &config, ids, events_tx).await?;
         Ok(Session::new(
             id,
@@ -388,6 +407,7 @@ impl Gateway {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(id);
         if let Some(session) = session {
+            self.session_caps.release(&session.server);
             tracing::info!(server = %session.server, session = id, "session ended");
             session.close().await;
         }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use portcullis_wire::{method, Message};
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, watch, Mutex as AsyncMutex};
+use tokio::sync::{watch, Mutex as AsyncMutex};
 
 use crate::config::ServerConfig;
 use crate::gate::Gate;
@@ -209,7 +209,7 @@ impl Probe {
             return;
         }
         self.status.send_replace(Status::Starting);
-        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (events_tx, events_rx) = crate::queue::upstream_events();
         let upstream = match Upstream::connect(&self.server, &self.config, IdMode::Remap, events_tx).await {
             Ok(u) => u,
             Err(e) => {
@@ -263,7 +263,7 @@ impl Probe {
 
 /// Answers what the server asks of this client (it declared no capabilities) and follows tool
 /// list changes, until the connection ends.
-async fn serve_events(probe: std::sync::Weak<Probe>, upstream: Upstream, mut events: mpsc::UnboundedReceiver<Message>) {
+async fn serve_events(probe: std::sync::Weak<Probe>, upstream: Upstream, mut events: crate::queue::Receiver<Message>) {
     while let Some(msg) = events.recv().await {
         let Some(probe) = probe.upgrade() else { return };
         if msg.method() == Some(method::TOOLS_LIST_CHANGED) {

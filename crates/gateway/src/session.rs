@@ -21,10 +21,10 @@ use std::time::Duration;
 use portcullis_wire::message::ToolCallParams;
 use portcullis_wire::{error_code, method, Message, RequestId};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use crate::gate::{Call, Caller, Gate, Hold, ProgressSink, Verdict};
 use crate::policy_store::InForce;
+use crate::queue;
 use crate::upstream::Upstream;
 
 use in_flight::{InFlight, Ticket};
@@ -36,7 +36,7 @@ pub enum Reply {
     /// One JSON body.
     Json(Message),
     /// An SSE stream of messages, ending after the response.
-    Sse(mpsc::UnboundedReceiver<Message>),
+    Sse(queue::Receiver<Message>),
 }
 
 /// What the HTTP layer knows about a request beyond its body.
@@ -76,7 +76,7 @@ impl Session {
         stateless: bool,
         upstream: Upstream,
         gate: Arc<Gate>,
-        mut events: mpsc::UnboundedReceiver<Message>,
+        mut events: queue::Receiver<Message>,
         call_timeout: Duration,
     ) -> Arc<Self> {
         let outlets = Arc::new(Outlets::default());
@@ -186,8 +186,8 @@ impl Session {
     }
 
     /// Opens the standalone stream for server-initiated messages (HTTP GET).
-    pub fn open_event_stream(&self) -> mpsc::UnboundedReceiver<Message> {
-        self.outlets.open_get()
+    pub fn open_event_stream(&self) -> queue::Receiver<Message> {
+        self.outlets.open_get(&self.id)
     }
 
     /// A request from the client: police it if it is `tools/call`, forward it, answer it.
@@ -254,7 +254,7 @@ impl Session {
                 .held_json(hold, msg, id, ticket, ctx.caller.clone(), ctx.pass_headers.clone())
                 .await;
         }
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = queue::client_stream("held call stream");
         let progress = msg
             .params::<ToolCallParams>()
             .ok()

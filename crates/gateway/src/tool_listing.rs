@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use portcullis_wire::{error_code, method, Message};
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
 use crate::config::ServerConfig;
 use crate::upstream::{IdMode, Upstream};
@@ -34,7 +33,7 @@ pub async fn list_tools(
     client_name: &str,
     deadline: Duration,
 ) -> Result<Vec<Value>, ListToolsError> {
-    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let (events_tx, events_rx) = crate::queue::upstream_events();
     let upstream = Upstream::connect(server, config, IdMode::Remap, events_tx)
         .await
         .map_err(|e| ListToolsError {
@@ -101,7 +100,7 @@ pub fn stderr_tail(upstream: &Upstream) -> Vec<String> {
 }
 
 /// Answers what the server asks of this client while listing, so a server that asks does not hang.
-async fn answer_server_requests(upstream: Upstream, mut events: mpsc::UnboundedReceiver<Message>) {
+async fn answer_server_requests(upstream: Upstream, mut events: crate::queue::Receiver<Message>) {
     while let Some(msg) = events.recv().await {
         answer_server_request(&upstream, &msg).await;
     }

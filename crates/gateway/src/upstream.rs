@@ -12,12 +12,12 @@
 mod child_process;
 mod correlator;
 mod legacy_sse;
+mod stderr;
 mod streamable_http;
 
 use std::sync::Arc;
 
 use portcullis_wire::{Message, RequestId};
-use tokio::sync::mpsc;
 
 use crate::config::ServerConfig;
 
@@ -33,7 +33,7 @@ pub struct Exchange {
     /// The request's id on the wire: the client's own, or the one a shared pipe gave it. Cancels
     /// name this id, so they reach this request and no other client's.
     pub wire_id: RequestId,
-    pub messages: mpsc::UnboundedReceiver<Message>,
+    pub messages: crate::queue::Receiver<Message>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +50,11 @@ pub enum UpstreamError {
     Gone(String),
     #[error("upstream HTTP error: {0}")]
     Http(String),
+    #[error("upstream {0} is not reading its input; the message was refused")]
+    Busy(String),
+    /// A limit refused a new session; the text says which and what to do.
+    #[error("{0}")]
+    Full(String),
     #[error("upstream session expired")]
     SessionExpired,
     /// Not sent: its answer could not be told apart from another's.
@@ -71,7 +76,7 @@ impl Upstream {
         server: &str,
         config: &ServerConfig,
         ids: IdMode,
-        events: mpsc::UnboundedSender<Message>,
+        events: crate::queue::Sender<Message>,
     ) -> Result<Self, UpstreamError> {
         Ok(match config {
             ServerConfig::Stdio {

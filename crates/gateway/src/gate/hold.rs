@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use portcullis_wire::{method, Message};
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
 use super::{Call, Caller, Forwarded, Gate, Ruling};
 use crate::approval::{ClientInfo, PendingApproval, Resolution, Ticket};
@@ -30,7 +29,7 @@ pub struct HoldEnd {
 /// Where progress notifications for a held call go.
 pub struct ProgressSink {
     pub token: Value,
-    pub tx: mpsc::UnboundedSender<Message>,
+    pub tx: crate::queue::Sender<Message>,
 }
 
 pub struct Hold {

@@ -83,19 +83,21 @@ fn refuse(status: StatusCode, text: &'static str) -> Response {
         .into_response()
 }
 
+/// Exactly `127.0.0.1`, `localhost` or `[::1]`, with an optional numeric port. Nothing that
+/// merely starts with `127.`: `127.0.0.1.nip.io` is a public name that resolves to loopback, the
+/// very shape of a DNS-rebinding attack.
 fn is_loopback_host(host: &str) -> bool {
-    let name = if let Some(rest) = host.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
-    } else {
-        host.rsplit_once(':').map_or(host, |(name, port)| {
-            if port.chars().all(|c| c.is_ascii_digit()) {
-                name
-            } else {
-                host
+    let name = match host.rsplit_once(':') {
+        // The last colon of `[::1]` alone is inside the brackets; `[::1]:80` has a port after it.
+        Some((name, port)) if !name.is_empty() && !host.ends_with(']') => {
+            if port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) || port.len() > 5 {
+                return false;
             }
-        })
+            name
+        }
+        _ => host,
     };
-    matches!(name, "localhost" | "127.0.0.1" | "::1") || name.starts_with("127.")
+    matches!(name, "127.0.0.1" | "localhost" | "[::1]")
 }
 
 fn host_is_local(headers: &HeaderMap) -> bool {
@@ -119,10 +121,11 @@ fn origin_is_local(headers: &HeaderMap) -> bool {
     ) {
         return true;
     }
+    // An origin is scheme://host[:port] and nothing more; a path or userinfo is not an origin.
     origin
         .strip_prefix("http://")
         .or_else(|| origin.strip_prefix("https://"))
-        .is_some_and(is_loopback_host)
+        .is_some_and(|host| !host.contains(['/', '@']) && is_loopback_host(host))
 }
 
 fn token_matches(headers: &HeaderMap, token: &str) -> bool {
@@ -158,6 +161,21 @@ mod tests {
             "evil.example",
             "10.0.0.1:7470",
             "localhost.evil.example:1",
+            "127.0.0.1.nip.io",
+            "127.0.0.1.nip.io:7470",
+            "127.evil.example",
+            "127.0.0.2:7470",
+            "127.1",
+            "::1",
+            "[::1",
+            "[::1]x",
+            "[::1]:",
+            "localhost:",
+            "localhost:80x",
+            "localhost:99999999",
+            "127.0.0.1:1:2",
+            "[::2]:80",
+            "",
         ] {
             assert!(!is_loopback_host(bad), "{bad} is not loopback");
         }
@@ -171,6 +189,34 @@ mod tests {
         assert!(!origin_is_local(&h));
         h.insert(header::ORIGIN, "http://localhost:5173".parse().unwrap());
         assert!(origin_is_local(&h));
+        for ok in [
+            "http://127.0.0.1",
+            "https://127.0.0.1:7470",
+            "http://[::1]:80",
+            "http://localhost",
+            "tauri://localhost",
+            "http://tauri.localhost",
+            "https://tauri.localhost",
+        ] {
+            h.insert(header::ORIGIN, ok.parse().unwrap());
+            assert!(origin_is_local(&h), "{ok} is local");
+        }
+        for bad in [
+            "http://127.evil.example",
+            "http://127.0.0.1.nip.io",
+            "https://127.0.0.1.nip.io:7470",
+            "http://localhost.evil.example",
+            "http://localhost@evil.example",
+            "http://evil.example@localhost",
+            "http://localhost/path",
+            "ftp://localhost",
+            "localhost",
+            "tauri://localhost.evil.example",
+            "http://tauri.localhost.evil.example",
+        ] {
+            h.insert(header::ORIGIN, bad.parse().unwrap());
+            assert!(!origin_is_local(&h), "{bad} is not local");
+        }
         h.insert(header::ORIGIN, "null".parse().unwrap());
         assert!(!origin_is_local(&h), "an opaque origin is a sandboxed page");
     }

@@ -12,7 +12,6 @@ use futures::StreamExt;
 use portcullis_wire::message::refusal_id;
 use portcullis_wire::{error_code, method, mirror, sse, Kind, Message};
 use serde_json::Value;
-use tokio_stream_shim::UnboundedReceiverStream;
 
 use crate::gate::Caller;
 use crate::session::{Reply, RequestContext, Session};
@@ -74,6 +73,7 @@ pub async fn post(
         },
         (_, true) => match gw.open_session(&server).await {
             Ok(s) => (s, true),
+            Err(crate::upstream::UpstreamError::Full(why)) => return session_refused(&msg, &why),
             Err(e) => return start_failed(&msg, &e.to_string()),
         },
         (None, false) => match gw.stateless_session(&server).await {
@@ -164,8 +164,7 @@ fn render(reply: Reply) -> Response {
         )
             .into_response(),
         Reply::Sse(rx) => {
-            let stream =
-                UnboundedReceiverStream::new(rx).map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
+            let stream = rx.map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
             (
                 [
                     (header::CONTENT_TYPE, "text/event-stream"),
@@ -275,6 +274,17 @@ fn unknown_server(server: &str) -> Response {
         .into_response()
 }
 
+/// A session limit is full: a JSON-RPC error with the reason (HTTP 200, so every client shows
+/// the text rather than a bare status).
+fn session_refused(msg: &Message, why: &str) -> Response {
+    let reply = Message::error_response(msg.id(), error_code::INTERNAL_ERROR, why);
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(reply.bytes().clone()),
+    )
+        .into_response()
+}
+
 fn start_failed(msg: &Message, why: &str) -> Response {
     let text = format!("[portcullis] cannot start the upstream server: {why}");
     let reply = Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text);
@@ -311,26 +321,4 @@ fn json_response(status: StatusCode, reply: &Message) -> Response {
         Body::from(reply.bytes().clone()),
     )
         .into_response()
-}
-
-/// `tokio-stream`'s wrapper, inlined to avoid a dependency for eight lines.
-mod tokio_stream_shim {
-    use std::pin::Pin;
-    use std::task::{Context, Poll};
-    use tokio::sync::mpsc::UnboundedReceiver;
-
-    pub struct UnboundedReceiverStream<T>(UnboundedReceiver<T>);
-
-    impl<T> UnboundedReceiverStream<T> {
-        pub fn new(rx: UnboundedReceiver<T>) -> Self {
-            Self(rx)
-        }
-    }
-
-    impl<T> futures::Stream for UnboundedReceiverStream<T> {
-        type Item = T;
-        fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
-            self.0.poll_recv(cx)
-        }
-    }
 }

@@ -25,6 +25,48 @@ pub fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
     find_uid(&table, &proc_hex(peer), &proc_hex(local))
 }
 
+/// [`peer_uid`] for many connections at once (`(local, peer)` pairs), reading each socket table
+/// once: the accept loop classifies every new connection, and under a connection flood one read
+/// of a table with thousands of rows must answer all of them, not each pay for it.
+#[cfg(target_os = "linux")]
+pub fn peer_uids(pairs: &[(SocketAddr, SocketAddr)]) -> Vec<Option<u32>> {
+    use std::collections::HashMap;
+    let mut found = vec![None; pairs.len()];
+    for (file, v4) in [("/proc/net/tcp", true), ("/proc/net/tcp6", false)] {
+        // The client end's row: local = the client's address, remote = ours.
+        let wanted: HashMap<String, usize> = pairs
+            .iter()
+            .enumerate()
+            .map(|(i, &(local, peer))| (i, canonical(local), canonical(peer)))
+            .filter(|(_, _, peer)| peer.is_ipv4() == v4)
+            .map(|(i, local, peer)| (format!("{} {}", proc_hex(peer), proc_hex(local)), i))
+            .collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        let Ok(table) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for line in table.lines().skip(1) {
+            let mut fields = line.split_ascii_whitespace().skip(1);
+            let (Some(local), Some(remote)) = (fields.next(), fields.next()) else {
+                continue;
+            };
+            let key = format!("{} {}", local.to_ascii_uppercase(), remote.to_ascii_uppercase());
+            if let Some(&i) = wanted.get(&key) {
+                found[i] = fields.nth(4).and_then(|uid| uid.parse().ok());
+            }
+        }
+    }
+    found
+}
+
+/// Non-Linux: every connection counts as the gateway's own user (see [`peer_uid`]).
+#[cfg(not(target_os = "linux"))]
+pub fn peer_uids(pairs: &[(SocketAddr, SocketAddr)]) -> Vec<Option<u32>> {
+    vec![Some(own_uid()); pairs.len()]
+}
+
 /// Non-Linux: no per-socket owner is looked up; the token is the only check.
 #[cfg(not(target_os = "linux"))]
 pub fn peer_uid(_local: SocketAddr, _peer: SocketAddr) -> Option<u32> {
@@ -136,6 +178,23 @@ mod tests {
         assert_eq!(peer_uid(local, peer), Some(own_uid()));
         let elsewhere: SocketAddr = "127.0.0.1:1".parse().unwrap();
         assert_eq!(peer_uid(local, elsewhere), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_batch_answers_each_connection() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let _a = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let _b = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (sa, pa) = listener.accept().unwrap();
+        let (sb, pb) = listener.accept().unwrap();
+        let elsewhere: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let got = peer_uids(&[
+            (sa.local_addr().unwrap(), pa),
+            (sa.local_addr().unwrap(), elsewhere),
+            (sb.local_addr().unwrap(), pb),
+        ]);
+        assert_eq!(got, [Some(own_uid()), None, Some(own_uid())]);
     }
 
     /// The same over IPv6 loopback (`/proc/net/tcp6`), where the machine has it.

@@ -4,12 +4,12 @@ use std::future::Future;
 use std::sync::Arc;
 
 use portcullis_wire::{error_code, Message, RequestId};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::in_flight::Ticket;
 use super::{Reply, RequestContext, Session};
 use crate::gate::Forwarded;
+use crate::queue;
 use crate::upstream::{Exchange, Framing};
 
 /// What to do with the final response.
@@ -92,7 +92,7 @@ impl PendingReply {
             return Reply::Json(self.collect(exchange).await);
         }
         if ctx.stream_now || exchange.framing == Some(Framing::Sse) {
-            let (tx, rx) = mpsc::unbounded_channel();
+            let (tx, rx) = queue::client_stream("response stream");
             self.stream_into(exchange, tx, None);
             return Reply::Sse(rx);
         }
@@ -181,18 +181,13 @@ impl PendingReply {
         if self.is_final(&first) {
             return Reply::Json(self.complete(first));
         }
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = queue::client_stream("response stream");
         self.stream_into(exchange, tx, Some(first));
         Reply::Sse(rx)
     }
 
     /// SSE answer: stream related messages into `tx` (after `first`), then the response, then end.
-    pub(super) fn stream_into(
-        mut self,
-        mut exchange: Exchange,
-        tx: mpsc::UnboundedSender<Message>,
-        first: Option<Message>,
-    ) {
+    pub(super) fn stream_into(mut self, mut exchange: Exchange, tx: queue::Sender<Message>, first: Option<Message>) {
         let outlet = (!self.session.stateless).then(|| self.session.outlets.open_post(tx.clone()));
         if let Some(first) = first {
             let _ = tx.send(first);
@@ -201,7 +196,12 @@ impl PendingReply {
             loop {
                 tokio::select! {
                     () = tx.closed() => {
-                        self.client_gone().await;
+                        // Ended for overflow by whoever fed it last (this task or the outlets).
+                        if tx.overflowed() {
+                            self.client_not_reading().await;
+                        } else {
+                            self.client_gone().await;
+                        }
                         break;
                     }
                     next = until(self.deadline, exchange.messages.recv()) => {
@@ -223,7 +223,10 @@ impl PendingReply {
                             let _ = tx.send(self.complete(msg));
                             break;
                         }
-                        let _ = tx.send(msg);
+                        if let Err(queue::SendError::Full(_)) = tx.send(msg) {
+                            self.client_not_reading().await;
+                            break;
+                        }
                     }
                 }
             }
@@ -231,6 +234,22 @@ impl PendingReply {
                 self.session.outlets.close(outlet);
             }
         });
+    }
+
+    /// The client stopped reading its response stream, which the queue ended rather than buffer
+    /// on: its answer can no longer reach it, so the exchange ends too and the server is told,
+    /// in every era, so it stops producing for nobody.
+    async fn client_not_reading(&mut self) {
+        let server = &*self.session.server;
+        tracing::warn!(server, session = %self.session.id, id = %self.id,
+            "client is not reading its response stream; ended the stream and cancelled the request");
+        if let Some(f) = self.forwarded.take() {
+            f.abandon();
+        }
+        let upstream = self.session.upstream.clone();
+        let id = self.wire_id.clone().unwrap_or_else(|| self.id.clone());
+        let reason = "[portcullis] the client stopped reading the response";
+        let _ = tokio::time::timeout(CANCEL_WITHIN, upstream.cancel(&id, reason)).await;
     }
 
     /// The client closed the response stream. In the 2026 era that is cancellation.

@@ -15,9 +15,9 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use portcullis_wire::codec::encode_line;
 use portcullis_wire::{method, LineDecoder, Message, RequestId};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::{mpsc, Mutex as AsyncMutex};
+use tokio::sync::Mutex as AsyncMutex;
 
 use super::correlator::{Correlator, IdMode};
 use super::{Exchange, UpstreamError};
@@ -28,12 +28,10 @@ const MAX_LINE: usize = crate::limits::MAX_MESSAGE;
 const OVERSIZED_HEAD: usize = 512;
 /// How long a server gets after stdin closes, then after SIGTERM.
 const GRACE: Duration = Duration::from_secs(2);
-/// Stderr lines kept for status views.
-const STDERR_TAIL: usize = 20;
 
 pub struct ChildProcess {
     server: String,
-    stdin: mpsc::UnboundedSender<Bytes>,
+    stdin: crate::queue::Sender<Bytes>,
     correlator: Arc<Correlator>,
     alive: Arc<AtomicBool>,
     child: AsyncMutex<Option<Child>>,
@@ -49,7 +47,7 @@ impl ChildProcess {
         env: &BTreeMap<String, String>,
         cwd: Option<&Path>,
         ids: IdMode,
-        events: mpsc::UnboundedSender<Message>,
+        events: crate::queue::Sender<Message>,
     ) -> Result<Self, UpstreamError> {
         let mut cmd = Command::new(command);
         cmd.args(args)
@@ -73,7 +71,13 @@ impl ChildProcess {
         let correlator = Arc::new(Correlator::new(ids, events));
         let alive = Arc::new(AtomicBool::new(true));
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-        let (stdin_tx, stdin_rx) = mpsc::unbounded_channel();
+        // Refuse, not End: a server slow to read its input is still serving; the message that did
+        // not fit fails alone (its client gets the error) and later ones may fit.
+        let (stdin_tx, stdin_rx) = crate::queue::bounded(
+            "child stdin",
+            crate::queue::stream_budget(),
+            crate::queue::Overflow::Refuse,
+        );
         if let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         {
@@ -84,7 +88,11 @@ impl ChildProcess {
                 correlator.clone(),
                 alive.clone(),
             ));
-            tokio::spawn(log_stderr(server.to_owned(), stderr, stderr_tail.clone()));
+            tokio::spawn(super::stderr::log_stderr(
+                server.to_owned(),
+                stderr,
+                stderr_tail.clone(),
+            ));
         }
         Ok(Self {
             server: server.to_owned(),
@@ -137,9 +145,10 @@ impl ChildProcess {
         if !self.is_alive() {
             return Err(UpstreamError::Gone(self.server.clone()));
         }
-        self.stdin
-            .send(encode_line(msg.bytes()))
-            .map_err(|_| UpstreamError::Gone(self.server.clone()))
+        self.stdin.send(encode_line(msg.bytes())).map_err(|e| match e {
+            crate::queue::SendError::Full(_) => UpstreamError::Busy(self.server.clone()),
+            crate::queue::SendError::Closed(_) => UpstreamError::Gone(self.server.clone()),
+        })
     }
 
     pub fn is_alive(&self) -> bool {
@@ -195,7 +204,7 @@ async fn wait_exit(child: &mut Child, within: Duration) -> bool {
 }
 
 /// Writes framed messages in order. An empty frame means "close stdin".
-async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Bytes>) {
+async fn write_stdin(mut stdin: ChildStdin, mut rx: crate::queue::Receiver<Bytes>) {
     while let Some(frame) = rx.recv().await {
         if frame.is_empty() {
             break;
@@ -256,19 +265,6 @@ fn refused_line(server: &str, line: &[u8], e: &portcullis_wire::ParseError, corr
     if let Some(id) = response_id(head) {
         let text = format!("[portcullis] upstream server {server:?} answered with a message that was refused: {e}");
         correlator.fail(&id, &text);
-    }
-}
-
-async fn log_stderr(server: String, stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::info!(target: "portcullis::upstream::stderr", server, "{line}");
-        if let Ok(mut tail) = tail.lock() {
-            if tail.len() == STDERR_TAIL {
-                tail.pop_front();
-            }
-            tail.push_back(line);
-        }
     }
 }
 

@@ -9,7 +9,6 @@ use std::sync::Mutex;
 
 use portcullis_wire::{error_code, method, Kind, Message, RequestId};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use super::UpstreamError;
 
@@ -21,7 +20,7 @@ pub enum IdMode {
 }
 
 struct Pending {
-    reply: mpsc::UnboundedSender<Message>,
+    reply: crate::queue::Sender<Message>,
     /// The client's own id when remapped.
     original: Option<RequestId>,
     progress_token: Option<String>,
@@ -29,13 +28,13 @@ struct Pending {
 
 pub struct Correlator {
     pending: Mutex<HashMap<RequestId, Pending>>,
-    events: mpsc::UnboundedSender<Message>,
+    events: crate::queue::Sender<Message>,
     ids: IdMode,
     next_id: AtomicU64,
 }
 
 impl Correlator {
-    pub fn new(ids: IdMode, events: mpsc::UnboundedSender<Message>) -> Self {
+    pub fn new(ids: IdMode, events: crate::queue::Sender<Message>) -> Self {
         Self {
             pending: Mutex::new(HashMap::new()),
             events,
@@ -47,8 +46,8 @@ impl Correlator {
     /// Registers a request; returns the message to write (remapped if needed) and its replies.
     /// Refused, rather than sent, when its answer could reach the wrong client: a request the
     /// pipe already carries under the same id, or one that cannot be given an id of ours.
-    pub fn register(&self, msg: Message) -> Result<(Message, mpsc::UnboundedReceiver<Message>), UpstreamError> {
-        let (reply, rx) = mpsc::unbounded_channel();
+    pub fn register(&self, msg: Message) -> Result<(Message, crate::queue::Receiver<Message>), UpstreamError> {
+        let (reply, rx) = crate::queue::exchange();
         let Some(id) = msg.id().cloned() else {
             return Err(UpstreamError::Refused("a request without an id cannot be matched to its answer".into()));
         };
@@ -172,7 +171,7 @@ mod tests {
 
     #[tokio::test]
     async fn responses_route_to_their_request_and_server_requests_to_events() {
-        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let (events_tx, mut events) = crate::queue::upstream_events();
         let c = Correlator::new(IdMode::Passthrough, events_tx);
         let (_, mut rx) = c
             .register(msg(
@@ -195,7 +194,7 @@ mod tests {
 
     #[tokio::test]
     async fn remapped_ids_are_restored() {
-        let (events_tx, _events) = mpsc::unbounded_channel();
+        let (events_tx, _events) = crate::queue::upstream_events::<Message>();
         let c = Correlator::new(IdMode::Remap, events_tx);
         let (wire, mut rx) = c
             .register(msg(r#"{"jsonrpc":"2.0","id":"client-7","method":"ping"}"#))
@@ -211,7 +210,7 @@ mod tests {
 
     #[tokio::test]
     async fn fail_all_answers_pending_requests() {
-        let (events_tx, _events) = mpsc::unbounded_channel();
+        let (events_tx, _events) = crate::queue::upstream_events::<Message>();
         let c = Correlator::new(IdMode::Passthrough, events_tx);
         let (_, mut rx) = c
             .register(msg(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}"#))
@@ -225,12 +224,12 @@ mod tests {
     /// Two requests with one id on one pipe would share one answer: the second is refused.
     #[tokio::test]
     async fn a_second_request_with_a_pending_id_is_refused() {
-        let (events_tx, _events) = mpsc::unbounded_channel();
+        let (events_tx, _events) = crate::queue::upstream_events::<Message>();
         let c = Correlator::new(IdMode::Passthrough, events_tx);
         let _first = c.register(msg(r#"{"jsonrpc":"2.0","id":"\u0061","method":"ping"}"#)).unwrap();
-        let err = c
-            .register(msg(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#))
-            .expect_err("the same id by value");
+        let Err(err) = c.register(msg(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#)) else {
+            panic!("the same id by value must be refused");
+        };
         assert!(matches!(err, UpstreamError::Refused(_)), "{err}");
         assert!(c.forget(&RequestId::from_value(&serde_json::json!("a")).unwrap()));
         assert!(c.register(msg(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#)).is_ok());

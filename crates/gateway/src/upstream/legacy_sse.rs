@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use portcullis_wire::{method, Message, RequestId, SseDecoder};
 use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::correlator::{Correlator, IdMode};
@@ -33,7 +33,7 @@ impl LegacySse {
         server: &str,
         url: &str,
         headers: &BTreeMap<String, String>,
-        events: mpsc::UnboundedSender<Message>,
+        events: crate::queue::Sender<Message>,
     ) -> Result<Self, UpstreamError> {
         let client = http_client();
         let headers = header_map(headers);

@@ -14,7 +14,6 @@ use futures::StreamExt;
 use portcullis_wire::{error_code, method, mirror, Message, RequestId, SseDecoder};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::{Exchange, Framing, UpstreamError};
@@ -29,7 +28,7 @@ pub struct StreamableHttp {
     client: reqwest::Client,
     headers: HeaderMap,
     session: Mutex<SessionState>,
-    events: mpsc::UnboundedSender<Message>,
+    events: crate::queue::Sender<Message>,
     get_stream: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -44,7 +43,7 @@ impl StreamableHttp {
         server: &str,
         url: &str,
         headers: &BTreeMap<String, String>,
-        events: mpsc::UnboundedSender<Message>,
+        events: crate::queue::Sender<Message>,
     ) -> Self {
         Self {
             server: server.to_owned(),
@@ -68,7 +67,7 @@ impl StreamableHttp {
                 self.state().id = Some(session.to_owned());
             }
         }
-        let (tx, messages) = mpsc::unbounded_channel();
+        let (tx, messages) = crate::queue::exchange();
         let status = response.status();
         if !status.is_success() {
             let expired = status == reqwest::StatusCode::NOT_FOUND && self.state().id.is_some();
@@ -277,7 +276,7 @@ impl StreamableHttp {
 struct StreamContext {
     server: String,
     id: Option<RequestId>,
-    tx: mpsc::UnboundedSender<Message>,
+    tx: crate::queue::Sender<Message>,
 }
 
 /// Reads one response stream until the response to `id` arrives; returns that response.
