@@ -52,11 +52,15 @@ def execute(stack: str, tool: Any, arguments: Any, request: str) -> dict[str, An
 def lines():
     """stdin split on b"\\n" only (U+2028 may appear raw), a trailing CR stripped, blank lines skipped."""
     stdin = sys.stdin.buffer
+    seen = os.environ.get("DIFF_SEEN_LOG")
     for raw in iter(stdin.readline, b""):
         line = raw.rstrip(b"\n")
         if line.endswith(b"\r"):
             line = line[:-1]
         if line.strip():
+            if seen:  # every line received, as it came: what the gateway forwarded
+                with open(seen, "ab") as f:
+                    f.write(line + b"\n")
             yield line
 
 

@@ -8,6 +8,7 @@ import { appendFileSync } from "node:fs";
 
 const STACK = "node";
 const LOG = process.env.DIFF_EXEC_LOG;
+const SEEN = process.env.DIFF_SEEN_LOG; // every line received, as it came
 const str = { type: "string" };
 const schema = (props) => ({ type: "object", properties: props });
 const TOOLS = [
@@ -91,6 +92,7 @@ process.stdin.on("data", (chunk) => {
     let line = pending.subarray(0, nl);
     pending = pending.subarray(nl + 1);
     if (line.length && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
+    if (SEEN && line.length) appendFileSync(SEEN, Buffer.concat([line, Buffer.from("\n")]));
     const text = line.toString("utf8");
     if (text.trim()) {
       try {

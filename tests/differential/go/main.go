@@ -4,7 +4,8 @@
 // structs the way Go programs usually do it, so encoding/json's reading shows: struct fields match
 // keys case-insensitively (with Unicode folding of 'ſ' to 's' and the Kelvin sign to 'k'), the last
 // matching key wins, a null id leaves ID nil. Every tool execution is appended to $DIFF_EXEC_LOG as
-// {"stack","tool","arguments","request"}, written before the answer.
+// {"stack","tool","arguments","request"}, written before the answer; every line received is
+// appended as it came to $DIFF_SEEN_LOG (what the gateway forwarded).
 package main
 
 import (
@@ -40,7 +41,7 @@ type echoArgs struct {
 	Message string
 }
 
-var logFile *os.File
+var logFile, seenFile *os.File
 
 func logExec(tool string, arguments any, line []byte) {
 	rec := map[string]any{"stack": "go", "tool": tool, "arguments": arguments, "request": string(line)}
@@ -84,7 +85,8 @@ func tools() []any {
 func handle(out *bufio.Writer, line []byte) {
 	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
-		reply(out, new(json.RawMessage), nil, map[string]any{"code": -32700, "message": err.Error()})
+		null := json.RawMessage("null")
+		reply(out, &null, nil, map[string]any{"code": -32700, "message": err.Error()})
 		return
 	}
 	switch env.Method {
@@ -141,6 +143,14 @@ func main() {
 		}
 		logFile = f
 	}
+	if path := os.Getenv("DIFF_SEEN_LOG"); path != "" {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		seenFile = f
+	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriter(os.Stdout)
 	for {
@@ -153,6 +163,9 @@ func main() {
 				line = line[:len(line)-1]
 			}
 			if len(line) > 0 {
+				if seenFile != nil {
+					seenFile.Write(append(append([]byte{}, line...), '\n'))
+				}
 				handle(out, line)
 			}
 		}
