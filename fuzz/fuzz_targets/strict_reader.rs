@@ -37,7 +37,9 @@ use portcullis_wire::{method, Kind, Message};
 use serde_json::{Map, Value};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else { return };
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
     let bytes: Vec<u8> = if mode == 0 {
         rest.to_vec()
     } else {
@@ -56,11 +58,17 @@ fn check(bytes: &[u8]) {
     let shown = String::from_utf8_lossy(bytes);
     match (&expected, &parsed) {
         (Model::Refuse(why), Ok(msg)) => {
-            panic!("the model refuses ({why}) but Message::parse accepted {:?}: {shown}", msg.kind())
+            panic!(
+                "the model refuses ({why}) but Message::parse accepted {:?}: {shown}",
+                msg.kind()
+            )
         }
         (Model::Accept(want), Ok(msg)) => {
             let got = read_gateway(msg);
-            assert_eq!(&got, want, "the gateway reads {shown} differently from the strict reading");
+            assert_eq!(
+                &got, want,
+                "the gateway reads {shown} differently from the strict reading"
+            );
         }
         _ => {}
     }
@@ -85,8 +93,13 @@ enum RKind {
 
 fn read_gateway(msg: &Message) -> Reading {
     let kind = match msg.kind() {
-        Kind::Request { id, method } => RKind::Request { id: id.as_json().to_owned(), method: method.to_string() },
-        Kind::Notification { method } => RKind::Notification { method: method.to_string() },
+        Kind::Request { id, method } => RKind::Request {
+            id: id.as_json().to_owned(),
+            method: method.to_string(),
+        },
+        Kind::Notification { method } => RKind::Notification {
+            method: method.to_string(),
+        },
         Kind::Response { id, is_error } => RKind::Response {
             id: id.as_ref().map(|i| i.as_json().to_owned()),
             is_error: *is_error,
@@ -125,8 +138,14 @@ enum J {
 }
 
 fn model(bytes: &[u8]) -> Model {
-    let Ok(text) = std::str::from_utf8(bytes) else { return Model::Refuse("not UTF-8".into()) };
-    let mut p = Parser { s: text.as_bytes(), i: 0, depth: 0 };
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Model::Refuse("not UTF-8".into());
+    };
+    let mut p = Parser {
+        s: text.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
     p.ws();
     let value = match p.value() {
         Ok(v) => v,
@@ -139,7 +158,9 @@ fn model(bytes: &[u8]) -> Model {
     if let Err(e) = no_colliding_keys(&value) {
         return Model::Refuse(e);
     }
-    let J::Obj(members) = value else { return Model::Refuse("not an object".into()) };
+    let J::Obj(members) = value else {
+        return Model::Refuse("not an object".into());
+    };
     let get = |k: &str| members.iter().find(|(key, _)| key == k).map(|(_, v)| v);
     let jsonrpc_ok = matches!(get("jsonrpc"), Some(J::Str(v)) if v == "2.0");
     let method = match get("method") {
@@ -168,7 +189,10 @@ fn model(bytes: &[u8]) -> Model {
                     None => return Model::Open,
                 },
             };
-            return Model::Accept(Reading { kind: RKind::Response { id, is_error }, call: None });
+            return Model::Accept(Reading {
+                kind: RKind::Response { id, is_error },
+                call: None,
+            });
         }
     };
     if !jsonrpc_ok {
@@ -181,9 +205,13 @@ fn model(bytes: &[u8]) -> Model {
     let mut call = None;
     if let RKind::Request { method: m, .. } = &kind {
         if m == method::TOOLS_CALL {
-            let Some(J::Obj(p)) = params else { return Model::Refuse("tools/call params not an object".into()) };
+            let Some(J::Obj(p)) = params else {
+                return Model::Refuse("tools/call params not an object".into());
+            };
             let pget = |k: &str| p.iter().find(|(key, _)| key == k).map(|(_, v)| v);
-            let Some(J::Str(name)) = pget("name") else { return Model::Refuse("tools/call name not a string".into()) };
+            let Some(J::Str(name)) = pget("name") else {
+                return Model::Refuse("tools/call name not a string".into());
+            };
             let arguments = match pget("arguments") {
                 None | Some(J::Null) => None,
                 Some(a @ J::Obj(_)) => Some(to_value(a)),
@@ -482,19 +510,54 @@ impl Parser<'_> {
 // The generator.
 
 const KEYS: &[&str] = &[
-    "jsonrpc", "id", "method", "params", "name", "arguments", "path", "result", "error", "_meta", "message",
-    "kind", "ss",
+    "jsonrpc",
+    "id",
+    "method",
+    "params",
+    "name",
+    "arguments",
+    "path",
+    "result",
+    "error",
+    "_meta",
+    "message",
+    "kind",
+    "ss",
 ];
 const METHODS: &[&str] = &[
-    "tools/call", "ping", "notifications/initialized", "notifications/cancelled", "tools/list", "Tools/Call",
-    "tools/call ", "initialize",
+    "tools/call",
+    "ping",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "tools/list",
+    "Tools/Call",
+    "tools/call ",
+    "initialize",
 ];
 const STRINGS: &[&str] = &[
-    "2.0", "1.0", "echo", "wipe", "read_file", "/tmp/allowed/x", "/etc/passwd", "a", "\u{17f}", "\u{212a}",
-    "\u{df}", "\u{1e9e}", "\u{3c3}", "\u{3c2}", "caf\u{e9}", "\u{2028}", "",
+    "2.0",
+    "1.0",
+    "echo",
+    "wipe",
+    "read_file",
+    "/tmp/allowed/x",
+    "/etc/passwd",
+    "a",
+    "\u{17f}",
+    "\u{212a}",
+    "\u{df}",
+    "\u{1e9e}",
+    "\u{3c3}",
+    "\u{3c2}",
+    "caf\u{e9}",
+    "\u{2028}",
+    "",
 ];
 /// Characters for free keys: ones whose case folding is special.
-const KEY_CHARS: &[char] = &['a', 'A', 's', 'S', '\u{17f}', 'k', 'K', '\u{212a}', '\u{df}', '\u{1e9e}', '\u{3c3}', '\u{3c2}', '\u{3a3}', 'i', 'I', '\u{130}', '\u{131}'];
+const KEY_CHARS: &[char] = &[
+    'a', 'A', 's', 'S', '\u{17f}', 'k', 'K', '\u{212a}', '\u{df}', '\u{1e9e}', '\u{3c3}', '\u{3c2}', '\u{3a3}', 'i',
+    'I', '\u{130}', '\u{131}',
+];
 
 fn push_json_char(out: &mut String, c: char, escape: bool) {
     match c {
@@ -517,12 +580,18 @@ fn gen_key(u: &mut Unstructured<'_>, prefer: Option<&str>) -> AResult<String> {
         Some(k) if u.ratio(3, 4)? => k.to_owned(),
         _ if u.ratio(1, 6)? => {
             let n = u.int_in_range(1..=3)?;
-            (0..n).map(|_| u.choose(KEY_CHARS).copied()).collect::<AResult<String>>()?
+            (0..n)
+                .map(|_| u.choose(KEY_CHARS).copied())
+                .collect::<AResult<String>>()?
         }
         _ => (*u.choose(KEYS)?).to_owned(),
     };
     let chars: Vec<char> = base.chars().collect();
-    let pick = if chars.is_empty() { 0 } else { usize::from(u.arbitrary::<u8>()?) % chars.len() };
+    let pick = if chars.is_empty() {
+        0
+    } else {
+        usize::from(u.arbitrary::<u8>()?) % chars.len()
+    };
     let mut escape_at = None;
     let mut escape_all = false;
     let spelled: Vec<char> = match u.int_in_range(0..=9)? {
@@ -531,19 +600,42 @@ fn gen_key(u: &mut Unstructured<'_>, prefer: Option<&str>) -> AResult<String> {
         5 => chars
             .iter()
             .enumerate()
-            .flat_map(|(i, c)| if i == 0 { c.to_uppercase().collect::<Vec<_>>() } else { vec![*c] })
+            .flat_map(|(i, c)| {
+                if i == 0 {
+                    c.to_uppercase().collect::<Vec<_>>()
+                } else {
+                    vec![*c]
+                }
+            })
             .collect(),
         6 => chars
             .iter()
             .enumerate()
-            .flat_map(|(i, c)| if i == pick { c.to_uppercase().collect::<Vec<_>>() } else { vec![*c] })
+            .flat_map(|(i, c)| {
+                if i == pick {
+                    c.to_uppercase().collect::<Vec<_>>()
+                } else {
+                    vec![*c]
+                }
+            })
             .collect(),
         7 => {
             escape_at = Some(pick);
             escape_all = u.ratio(1, 3)?;
             chars
         }
-        8 => chars.iter().map(|&c| if c == 's' { '\u{17f}' } else if c == 'k' { '\u{212a}' } else { c }).collect(),
+        8 => chars
+            .iter()
+            .map(|&c| {
+                if c == 's' {
+                    '\u{17f}'
+                } else if c == 'k' {
+                    '\u{212a}'
+                } else {
+                    c
+                }
+            })
+            .collect(),
         _ => chars.into_iter().chain(['\0']).collect(),
     };
     let mut out = String::from("\"");
@@ -607,7 +699,11 @@ fn gen_value(u: &mut Unstructured<'_>, depth: usize, key_hint: Option<&str>) -> 
         Some("arguments") if u.ratio(4, 5)? => return gen_object(u, depth + 1, &["path", "message", "kind", "ss"]),
         _ => {}
     }
-    let choice = if depth >= 5 { u.int_in_range(0..=4)? } else { u.int_in_range(0..=6)? };
+    let choice = if depth >= 5 {
+        u.int_in_range(0..=4)?
+    } else {
+        u.int_in_range(0..=6)?
+    };
     match choice {
         0 => Ok("null".into()),
         1 => Ok(if u.arbitrary()? { "true" } else { "false" }.into()),
@@ -615,7 +711,9 @@ fn gen_value(u: &mut Unstructured<'_>, depth: usize, key_hint: Option<&str>) -> 
         3 | 4 => gen_string(u, STRINGS),
         5 => {
             let n = u.int_in_range(0..=3)?;
-            let items = (0..n).map(|_| gen_value(u, depth + 1, None)).collect::<AResult<Vec<_>>>()?;
+            let items = (0..n)
+                .map(|_| gen_value(u, depth + 1, None))
+                .collect::<AResult<Vec<_>>>()?;
             Ok(format!("[{}]", items.join(",")))
         }
         _ => gen_object(u, depth + 1, KEYS),
@@ -643,7 +741,11 @@ fn gen_object(u: &mut Unstructured<'_>, depth: usize, keys: &[&str]) -> AResult<
     let mut parts = Vec::new();
     for (key, hint) in members {
         let unescaped: String = serde_json::from_str(&key).unwrap_or_default();
-        let hint_key = if fold(&unescaped).trim_end_matches('\0') == fold(hint) { hint } else { unescaped.as_str() };
+        let hint_key = if fold(&unescaped).trim_end_matches('\0') == fold(hint) {
+            hint
+        } else {
+            unescaped.as_str()
+        };
         let value = gen_value(u, depth, Some(hint_key))?;
         let sep = if u.ratio(1, 8)? { " : " } else { ":" };
         parts.push(format!("{key}{sep}{value}"));
