@@ -9,6 +9,7 @@ first (see fuzz/src/lib.rs): [limit, number of cuts, cuts as u16 LE..., payload]
 import json
 import pathlib
 import struct
+import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -146,6 +147,21 @@ def policies():
     write("policy_load", "duplicate-key", b'{"version":"1","tools":{"a":{},"a":{"action":"deny"}}}')
 
 
+def strict_reader():
+    """strict_reader: byte 0 = 0 means "the rest is the message"; the messages of the differential
+    corpus (tests/differential/corpus.py) with fixed markers, and a few generator seeds."""
+    sys.path.insert(0, str(ROOT / "tests" / "differential"))
+    import corpus  # noqa: E402 (the project's own hostile-message corpus)
+
+    for case in corpus.CASES:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in case.name)
+        write("strict_reader", f"msg-{safe}", b"\x00" + case.render("m0", 7))
+    for m in MESSAGES:
+        write("strict_reader", f"mcp-{MESSAGES.index(m):02d}", b"\x00" + j(m).encode())
+    for i, seed in enumerate([b"\x01" * 64, b"\x02" + bytes(range(256)), b"\x03\x07\x01\x02" * 40]):
+        write("strict_reader", f"gen-{i}", seed)
+
+
 def main():
     # Inputs that once crashed a target (crash-*) are kept: they are regression seeds.
     for path in (HERE / "corpus").glob("*/*"):
@@ -155,6 +171,7 @@ def main():
     lines()
     sse()
     policies()
+    strict_reader()
     # policy_eval takes structured (`arbitrary`) input: a few byte patterns to start from.
     for i, seed in enumerate([b"\x00" * 64, bytes(range(256)), b"\x01\x02\x03\x04" * 40, b"\xff\x10" * 100]):
         write("policy_eval", f"bytes-{i}", seed)

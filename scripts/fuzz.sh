@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the wire and policy parsers with cargo fuzz (libFuzzer): scripts/fuzz.sh [SECONDS] [TARGET...]
 #
-# Runs each target (default: every one of `cargo fuzz list`) for SECONDS (default 60) on its
+# Runs each target (default: every one of `cargo fuzz list`, i.e. every [[bin]] of fuzz/Cargo.toml:
+# line_codec, jsonrpc_message, sse_decoder, policy_load, policy_eval, strict_reader) for SECONDS (default 60) on its
 # committed seed corpus fuzz/corpus/<target>. What a run discovers goes to a scratch corpus,
 # fuzz/corpus-run/<target> (gitignored, emptied first), so the committed corpus never grows by
 # itself. Prints per target: seconds run, executions, corpus size, and any crash; exits non-zero

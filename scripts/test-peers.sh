@@ -6,6 +6,8 @@
 #   tests/.peers/venv1         python venv from tests/requirements-mcp1.txt (mcp 1.x, mcp-server-git, pytest)
 #   tests/.peers/venv2         python venv from tests/requirements-mcp2.txt (mcp 2.3.0, pytest)
 #   tests/.peers/proxmox       python venv from tests/requirements-proxmox.txt (proxmox-mcp-server, fakepve)
+#   go (golang-go)             Debian's Go for tests/differential/go (apt-get, only when missing and root);
+#                              the differential test builds that server offline with caches in tests/.peers/go
 #
 # Idempotent: each part keeps a stamp holding the hash of its inputs and is skipped while the stamp
 # matches. Works non-interactively (CI=true, no stdin, root). Set PYTHON to choose the interpreter.
@@ -63,7 +65,24 @@ install_venv() {
     printf '%s' "$want" >"$stamp"
 }
 
+# The differential servers (tests/differential) need a Go toolchain; encoding/json is the stack under
+# test, so Debian's golang-go (1.19) is enough and no module is ever downloaded.
+install_go() {
+    if command -v go >/dev/null; then
+        log "go present ($(go version))"
+        return
+    fi
+    if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null; then
+        log "installing golang-go with apt-get"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go </dev/null >/dev/null
+    else
+        log "go not found and not root: the differential test will be skipped (install golang-go)"
+    fi
+}
+
 mkdir -p "$venvs_dir"
+install_go
 install_node_peers
 install_venv venv1 "$root/tests/requirements-mcp1.txt"
 install_venv venv2 "$root/tests/requirements-mcp2.txt"

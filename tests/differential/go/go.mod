@@ -1,0 +1,3 @@
+module portcullis.test/differential
+
+go 1.19
