@@ -45,7 +45,7 @@ impl Default for Limits {
         Self {
             max_sessions_per_server: 32,
             max_sessions: 256,
-            max_connections: 1024,
+            max_connections: 8192,
             max_connections_per_foreign_user: 16,
             max_foreign_connections: 64,
             header_read_timeout_secs: 10,
