@@ -41,6 +41,9 @@ pub struct Call {
     pub server: String,
     pub tool: String,
     pub arguments: Value,
+    /// The arguments exactly as the client wrote them, when they are worth keeping: a `Value`
+    /// rounds integers past 64 bits, and the person must see the digits the server will get.
+    pub arguments_text: Option<String>,
     pub request_id: RequestId,
     /// 2026-07-28 request: refusals carry `resultType`.
     pub modern: bool,

@@ -226,14 +226,19 @@ impl Session {
             let text = format!("invalid tools/call params: {e}");
             Reply::Json(Message::error_response(Some(id), error_code::INVALID_PARAMS, &text))
         })?;
+        let modern = params.is_modern();
+        let arguments = params
+            .arguments
+            .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+        // Only a float can be an integer serde rounded; then keep the client's own digits.
+        let arguments_text = has_float(&arguments).then(|| msg.raw_arguments()).flatten();
         let call = Call {
             server: self.server.to_string(),
-            modern: params.is_modern(),
+            modern,
             request_state: params.request_state.as_ref().map(Value::to_string),
             tool: params.name,
-            arguments: params
-                .arguments
-                .unwrap_or_else(|| Value::Object(serde_json::Map::new())),
+            arguments,
+            arguments_text,
             request_id: id.clone(),
         };
         Ok(self.gate.decide(call, caller).await)
@@ -375,6 +380,15 @@ fn unreadable_tools_list(response: &Message) -> Message {
         "[portcullis] the server's tools/list answer could not be read (nested too deeply), so it \
          cannot be checked for hidden tools and is not passed on",
     )
+}
+
+fn has_float(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n.is_f64(),
+        Value::Array(items) => items.iter().any(has_float),
+        Value::Object(map) => map.values().any(has_float),
+        _ => false,
+    }
 }
 
 /// The request a `notifications/cancelled` names.

@@ -30,6 +30,7 @@ async fn recorded_digest(gateway: &Gateway, dir: &Path) -> String {
         server: "up".into(),
         tool: "transfer".into(),
         arguments: json!({ "pin": "4821", "to": "savings" }),
+        arguments_text: None,
         request_id: RequestId::from_value(&json!(1)).unwrap(),
         modern: false,
         request_state: None,

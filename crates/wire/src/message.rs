@@ -92,7 +92,7 @@ pub struct Message {
     id_span: Option<Range<usize>>,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum ParseError {
     #[error("not valid JSON: {0}")]
     Json(String),
@@ -112,6 +112,8 @@ pub enum ParseError {
     Version,
     #[error("params must be an object (MCP has no positional parameters)")]
     Params,
+    #[error("invalid tools/call: {0}")]
+    ToolCall(&'static str),
     #[error("a response cannot carry both a result and an error")]
     ResultAndError,
     #[error("ambiguous message, refused: {0}")]
@@ -149,14 +151,29 @@ fn check_call_shape(env: &strict::Envelope, method: &str) -> Result<(), ParseErr
     if env.jsonrpc.as_deref() != Some("2.0") {
         return Err(ParseError::Version);
     }
-    if matches!(env.params, Some(Shape::Other)) {
+    if matches!(env.params, Some(Shape::Other | Shape::String)) {
         return Err(ParseError::Params);
     }
+    if env.has_result || env.has_error {
+        // Readers that look for `result` first would take it for a response.
+        return Err(ParseError::Ambiguous("a request or notification carrying a result or an error".into()));
+    }
     if method == crate::method::TOOLS_CALL {
-        if let Some(key) = env.params_near_misses.first() {
+        let info = &env.params_info;
+        if let Some(key) = info.near_misses.first() {
             return Err(ParseError::Ambiguous(format!(
                 "tools/call params key {key:?} differs only by case from a member the gate reads; some readers take it for that member"
             )));
+        }
+        if env.params != Some(Shape::Object) || info.name != Some(Shape::String) {
+            return Err(ParseError::ToolCall("params.name must be a string"));
+        }
+        if matches!(info.arguments, Some(Shape::Other | Shape::String)) {
+            // A server that coerces would read a string or an array as arguments the gate never saw.
+            return Err(ParseError::ToolCall("params.arguments must be an object"));
+        }
+        if matches!(info.meta, Some(Shape::Other | Shape::String)) {
+            return Err(ParseError::ToolCall("params._meta must be an object"));
         }
     }
     Ok(())
@@ -315,6 +332,22 @@ impl Message {
         serde_json::from_slice::<P<T>>(&self.raw)
             .map(|p| p.params)
             .map_err(|e| ParseError::Json(e.to_string()))
+    }
+
+    /// `params.arguments` exactly as written (numbers keep every digit), when present.
+    pub fn raw_arguments(&self) -> Option<String> {
+        #[derive(Deserialize)]
+        struct Args<'a> {
+            #[serde(borrow)]
+            arguments: Option<&'a serde_json::value::RawValue>,
+        }
+        #[derive(Deserialize)]
+        struct P<'a> {
+            #[serde(borrow)]
+            params: Args<'a>,
+        }
+        let p: P<'_> = serde_json::from_slice(&self.raw).ok()?;
+        p.params.arguments.map(|raw| raw.get().to_owned())
     }
 
     /// A copy of this message with its id replaced (id remapping on shared upstreams): the id's
@@ -496,6 +529,8 @@ mod tests {
     #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["wipe",{}]}"#, ParseError::Params)]
     #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"wipe"}"#, ParseError::Params)]
     #[case(r#"{"jsonrpc":"2.0","id":5,"result":null,"error":{"code":1,"message":"m"}}"#, ParseError::ResultAndError)]
+    #[case(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a"},"result":{}}"#, ParseError::Ambiguous("a request or notification carrying a result or an error".into()))]
+    #[case(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a","_meta":1}}"#, ParseError::ToolCall("params._meta must be an object"))]
     fn messages_other_readers_execute_are_never_notifications(#[case] text: &str, #[case] expected: ParseError) {
         assert_eq!(refused(text), expected);
     }
@@ -540,17 +575,25 @@ mod tests {
 
     #[test]
     fn arguments_must_be_an_object() {
-        let msg = |args: &str| {
+        let parse = |args: &str| {
             Message::parse(format!(
                 r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{args}}}}}"#
             ))
-            .unwrap()
         };
-        assert!(msg(r#""{\"path\":\"/etc\"}""#).params::<ToolCallParams>().is_err());
-        assert!(msg("[1]").params::<ToolCallParams>().is_err());
-        assert_eq!(msg("null").params::<ToolCallParams>().unwrap().arguments, None);
-        let p = msg(r#"{"a":1}"#).params::<ToolCallParams>().unwrap();
-        assert_eq!(p.arguments, Some(serde_json::json!({"a": 1})));
+        let refused = ParseError::ToolCall("params.arguments must be an object");
+        assert_eq!(parse(r#""{\"path\":\"/etc\"}""#).err(), Some(refused.clone()));
+        assert_eq!(parse("[1]").err(), Some(refused));
+        let params = |args| parse(args).unwrap().params::<ToolCallParams>().unwrap().arguments;
+        assert_eq!(params("null"), None);
+        assert_eq!(params(r#"{"a":1}"#), Some(serde_json::json!({"a": 1})));
+        let no_name = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}"#;
+        assert_eq!(refused_text(no_name), ParseError::ToolCall("params.name must be a string"));
+        let no_params = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#;
+        assert_eq!(refused_text(no_params), ParseError::ToolCall("params.name must be a string"));
+    }
+
+    fn refused_text(text: &str) -> ParseError {
+        Message::parse(text.to_owned()).expect_err(text)
     }
 
     /// Class 3 / MCP interop: ids compare by value, whatever escapes the sender used.
@@ -596,5 +639,14 @@ mod tests {
         assert_eq!(refusal_id(br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#), None);
         assert_eq!(refusal_id(br#"{"jsonrpc":"2.0","id":7,"result":{},"error":{}}"#), None, "not a request");
         assert_eq!(refusal_id(b"not json"), None);
+    }
+
+    #[test]
+    fn raw_arguments_keep_every_digit() {
+        let msg = Message::parse(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay","arguments":{"amount":100000000000000000001}}}"#,
+        )
+        .unwrap();
+        assert_eq!(msg.raw_arguments().as_deref(), Some(r#"{"amount":100000000000000000001}"#));
     }
 }

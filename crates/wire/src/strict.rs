@@ -69,8 +69,8 @@ pub(crate) struct Envelope {
     pub(crate) has_result: bool,
     /// `error` present and not `null` (some libraries send `"error": null` beside a result).
     pub(crate) has_error: bool,
-    /// Keys of `params` that are near-misses of a `tools/call` member (`"Name"` …).
-    pub(crate) params_near_misses: Vec<String>,
+    /// What `params` holds of the `tools/call` members.
+    pub(crate) params_info: ParamsInfo,
 }
 
 /// The JSON type of a value, as far as the envelope rules care.
@@ -78,7 +78,18 @@ pub(crate) struct Envelope {
 pub(crate) enum Shape {
     Object,
     Null,
+    String,
     Other,
+}
+
+/// The top level of `params`, as far as a `tools/call` is concerned.
+#[derive(Debug, Default)]
+pub(crate) struct ParamsInfo {
+    /// Keys that are near-misses of a `tools/call` member (`"Name"` …).
+    pub(crate) near_misses: Vec<String>,
+    pub(crate) name: Option<Shape>,
+    pub(crate) arguments: Option<Shape>,
+    pub(crate) meta: Option<Shape>,
 }
 
 /// Reads `raw` strictly. Errors say what was ambiguous.
@@ -180,36 +191,49 @@ impl<'de> Visitor<'de> for KeyVisitor {
     }
 }
 
-/// Keys are checked this many levels deep; below, values are skipped unread. serde_json refuses
-/// to build anything deeper than 128 levels, and the gateway refuses client messages nested
-/// deeper than that before they get here, so only a server's deep answer (passed on as it came)
-/// is ever skipped — and a server's answer is policed only as `tools/list`, which is read whole.
+/// In a response's `result` or `error`, keys are checked this many levels deep and deeper values
+/// are skipped unread: a server's deep answer is passed on as it came (a server's answer is
+/// policed only as `tools/list`, which is read whole). Everything else — every request and
+/// notification — must fit serde_json's limit of 128 levels, or it is refused.
 const CHECK_DEPTH: usize = 120;
 
 /// Walks any value `depth` levels down, checking the keys of every object in it; yields its
-/// [`Shape`].
+/// [`Shape`]. `skip_deep`: past [`CHECK_DEPTH`], skip instead of refusing.
 struct Walk {
     depth: usize,
+    skip_deep: bool,
+}
+
+impl Walk {
+    fn top() -> Self {
+        Walk { depth: 1, skip_deep: false }
+    }
+    fn below(&self) -> Self {
+        Walk {
+            depth: self.depth + 1,
+            skip_deep: self.skip_deep,
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Walk {
     type Value = Shape;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Shape, D::Error> {
-        if self.depth >= CHECK_DEPTH {
+        if self.skip_deep && self.depth >= CHECK_DEPTH {
             de::IgnoredAny::deserialize(d)?;
             return Ok(Shape::Other);
         }
         d.deserialize_any(WalkVisitor {
-            near_misses: None,
-            depth: self.depth,
+            params: None,
+            walk: self,
         })
     }
 }
 
-/// `near_misses`: collect this object's keys that shadow a `tools/call` member.
+/// `params`: note this object's `tools/call` members and the keys that shadow them.
 struct WalkVisitor<'a> {
-    near_misses: Option<&'a mut Vec<String>>,
-    depth: usize,
+    params: Option<&'a mut ParamsInfo>,
+    walk: Walk,
 }
 
 impl<'de> Visitor<'de> for WalkVisitor<'_> {
@@ -220,18 +244,30 @@ impl<'de> Visitor<'de> for WalkVisitor<'_> {
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Shape, A::Error> {
         let mut keys = KeySet::default();
         while let Some(key) = map.next_key_seed(Key)? {
-            if let Some(near) = self.near_misses.as_deref_mut() {
-                if is_near_miss(&key, &TOOL_CALL_PARAMS) {
-                    near.push(key.to_string());
-                }
+            let Some(info) = self.params.as_deref_mut() else {
+                keys.insert(key)?;
+                map.next_value_seed(self.walk.below())?;
+                continue;
+            };
+            if is_near_miss(&key, &TOOL_CALL_PARAMS) {
+                info.near_misses.push(key.to_string());
             }
+            let member = match &*key {
+                "name" => Some(&mut info.name),
+                "arguments" => Some(&mut info.arguments),
+                "_meta" => Some(&mut info.meta),
+                _ => None,
+            };
             keys.insert(key)?;
-            map.next_value_seed(Walk { depth: self.depth + 1 })?;
+            let shape = map.next_value_seed(self.walk.below())?;
+            if let Some(slot) = member {
+                *slot = Some(shape);
+            }
         }
         Ok(Shape::Object)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
-        while seq.next_element_seed(Walk { depth: self.depth + 1 })?.is_some() {}
+        while seq.next_element_seed(self.walk.below())?.is_some() {}
         Ok(Shape::Other)
     }
     fn visit_unit<E: de::Error>(self) -> Result<Shape, E> {
@@ -250,19 +286,19 @@ impl<'de> Visitor<'de> for WalkVisitor<'_> {
         Ok(Shape::Other)
     }
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Shape, E> {
-        Ok(Shape::Other)
+        Ok(Shape::String)
     }
 }
 
-/// `params`: walked like any value, noting near-misses of the `tools/call` members.
-struct Params<'a>(&'a mut Vec<String>);
+/// `params`: walked like any value, noting its `tools/call` members.
+struct Params<'a>(&'a mut ParamsInfo);
 
 impl<'de> DeserializeSeed<'de> for Params<'_> {
     type Value = Shape;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Shape, D::Error> {
         d.deserialize_any(WalkVisitor {
-            near_misses: Some(self.0),
-            depth: 1,
+            params: Some(self.0),
+            walk: Walk::top(),
         })
     }
 }
@@ -271,6 +307,12 @@ impl<'de> DeserializeSeed<'de> for Params<'_> {
 fn is_near_miss(key: &str, members: &[&str]) -> bool {
     members.iter().any(|m| *m != key && same_under_folding(m, key))
 }
+
+/// How a response's `result` / `error` is walked.
+const ANSWER: Walk = Walk {
+    depth: 1,
+    skip_deep: true,
+};
 
 struct EnvelopeVisitor {
     base: usize,
@@ -300,14 +342,14 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
                     env.id = Some((text.to_owned(), start..start + text.len()));
                 }
                 "method" => env.method = Some(map.next_value()?),
-                "params" => env.params = Some(map.next_value_seed(Params(&mut env.params_near_misses))?),
+                "params" => env.params = Some(map.next_value_seed(Params(&mut env.params_info))?),
                 "result" => {
-                    map.next_value_seed(Walk { depth: 1 })?;
+                    map.next_value_seed(ANSWER)?;
                     env.has_result = true;
                 }
-                "error" => env.has_error = map.next_value_seed(Walk { depth: 1 })? != Shape::Null,
+                "error" => env.has_error = map.next_value_seed(ANSWER)? != Shape::Null,
                 _ => {
-                    map.next_value_seed(Walk { depth: 1 })?;
+                    map.next_value_seed(Walk::top())?;
                 }
             }
         }

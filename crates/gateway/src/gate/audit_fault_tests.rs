@@ -44,6 +44,7 @@ fn call() -> Call {
         server: "srv".into(),
         tool: "echo".into(),
         arguments: json!({"message": "hi"}),
+        arguments_text: None,
         request_id: RequestId::from_value(&json!(1)).unwrap(),
         modern: false,
         request_state: None,

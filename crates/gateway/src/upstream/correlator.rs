@@ -175,7 +175,7 @@ mod tests {
         let c = Correlator::new(IdMode::Passthrough, events_tx);
         let (_, mut rx) = c
             .register(msg(
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"}}}"#,
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":"p"}}}"#,
             ))
             .unwrap();
         c.dispatch(msg(r#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}"#));

@@ -51,6 +51,7 @@ fn call(tool: &str) -> Call {
         server: "srv".into(),
         tool: tool.into(),
         arguments: json!({}),
+        arguments_text: None,
         request_id: RequestId::from_value(&json!(1)).unwrap(),
         modern: false,
         request_state: None,
