@@ -412,7 +412,13 @@ fn model(input: &Input) -> Model {
     let mut entries: Vec<Entry> = Vec::new();
     for e in input.entries.iter().take(8) {
         let key = e.key.text();
-        if entries.iter().any(|x| x.key == key) {
+        // The same key twice is one entry; two keys naming the same tool (`a`, `[a]`) are refused
+        // by the loader, so the generator keeps only the first.
+        let exact = exact_name(&e.key.tokens());
+        if entries
+            .iter()
+            .any(|x| x.key == key || (exact.is_some() && exact_name(&x.tokens) == exact))
+        {
             continue;
         }
         entries.push(Entry {
@@ -521,8 +527,22 @@ fn glob_match(tokens: &[Token], name: &[char]) -> bool {
     }
 }
 
+/// A literal letter, or a class of one letter (how `*`, `?` and `[` are written literally).
+fn literal_char(token: &Token) -> Option<char> {
+    match token {
+        Token::Lit(l) => Some(l.char()),
+        Token::Class(letters, false) if letters.len() == 1 => Some(letters[0].char()),
+        _ => None,
+    }
+}
+
+/// The one name a pattern of literals names.
+fn exact_name(tokens: &[Token]) -> Option<String> {
+    tokens.iter().map(literal_char).collect()
+}
+
 fn specificity(tokens: &[Token]) -> (usize, usize) {
-    let literals = tokens.iter().filter(|t| matches!(t, Token::Lit(_))).count();
+    let literals = tokens.iter().filter(|t| literal_char(t).is_some()).count();
     (literals, tokens.len() - literals)
 }
 
@@ -604,7 +624,7 @@ fn reference(model: &Model, name: &str, arguments: &Value) -> Evaluation {
     let exact = model
         .entries
         .iter()
-        .find(|e| specificity(&e.tokens).1 == 0 && e.key == name);
+        .find(|e| exact_name(&e.tokens).as_deref() == Some(name));
     let glob = || {
         model
             .entries
