@@ -158,7 +158,14 @@ impl Gate {
 
     pub async fn decide(self: &Arc<Self>, call: Call, caller: &Caller) -> Verdict {
         let eval = match self.policies.get(&call.server) {
-            Some(InForce::Policy(policy)) => policy.evaluate(&call.tool, &call.arguments),
+            Some(InForce::Policy(policy)) => policy.evaluate_call(
+                &call.tool,
+                &portcullis_policy::CallFacts {
+                    arguments: &call.arguments,
+                    client_name: caller.client_name.as_deref(),
+                    client_version: caller.client_version.as_deref(),
+                },
+            ),
             Some(InForce::Broken(why)) => {
                 let ruling = refused(
                     Decision::Denied,

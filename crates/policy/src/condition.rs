@@ -1,7 +1,7 @@
-//! Conditions on a call's arguments: the `when` of a rule.
+//! Conditions on a call: the `when` of a rule.
 //!
-//! A condition names a path into the arguments and a list of operator tests, all of which
-//! must hold. Values are compared without type conversion: an operator that meets a value of
+//! A condition names what it reads — a path into the arguments, or the client's self-reported
+//! `client.name` / `client.version` — and a list of operator tests, all of which must hold. Values are compared without type conversion: an operator that meets a value of
 //! the wrong type does not hold (the string `"5"` is not greater than 3), because guessing
 //! at conversions would make a security decision depend on how a number happened to be
 //! spelled. Numbers are the one exception: they compare by value, so `1` equals `1.0`.
@@ -13,34 +13,94 @@ use serde_json::{Map, Number, Value};
 
 /// Prefix every condition path starts with; the rest addresses into the call's arguments.
 pub(crate) const ARGUMENTS_PREFIX: &str = "arguments.";
+/// The client's self-reported identity (MCP `clientInfo`), as condition keys.
+pub(crate) const CLIENT_NAME: &str = "client.name";
+pub(crate) const CLIENT_VERSION: &str = "client.version";
 
 /// Operator names in documentation order, as written in a policy file.
-pub(crate) const OPERATORS: [&str; 11] = [
-    "eq", "ne", "in", "not_in", "regex", "contains", "gt", "gte", "lt", "lte", "exists",
+pub(crate) const OPERATORS: [&str; 14] = [
+    "eq", "ne", "in", "not_in", "regex", "contains", "prefix", "glob", "path_under", "gt", "gte", "lt", "lte",
+    "exists",
 ];
+
+/// What a decision may read about a call.
+#[derive(Debug, Clone, Copy)]
+pub struct CallFacts<'a> {
+    /// The `tools/call` params' `arguments` (`Value::Null` when there are none).
+    pub arguments: &'a Value,
+    /// The agent's self-reported `clientInfo.name` / `.version`. Self-reported: good for
+    /// treating Claude Code and Cursor differently, not for trusting one.
+    pub client_name: Option<&'a str>,
+    pub client_version: Option<&'a str>,
+}
+
+impl<'a> CallFacts<'a> {
+    /// The arguments alone, from a client that did not say who it is.
+    pub fn arguments(arguments: &'a Value) -> Self {
+        CallFacts {
+            arguments,
+            client_name: None,
+            client_version: None,
+        }
+    }
+}
 
 /// One `"arguments.x.y": { ...operators }` pair of a rule's `when`, compiled.
 #[derive(Debug)]
 pub(crate) struct Condition {
-    path: ArgumentPath,
+    subject: Subject,
     tests: Vec<Test>,
 }
 
+/// What a condition reads.
+#[derive(Debug)]
+pub(crate) enum Subject {
+    Argument(ArgumentPath),
+    ClientName,
+    ClientVersion,
+}
+
+impl Subject {
+    /// Parses a `when` key; the message says what was expected.
+    pub(crate) fn parse(text: &str) -> Result<Subject, String> {
+        match text {
+            CLIENT_NAME => Ok(Subject::ClientName),
+            CLIENT_VERSION => Ok(Subject::ClientVersion),
+            _ => ArgumentPath::parse(text).map(Subject::Argument),
+        }
+    }
+}
+
 impl Condition {
-    pub(crate) fn new(path: ArgumentPath, tests: Vec<Test>) -> Self {
-        Condition { path, tests }
+    pub(crate) fn new(subject: Subject, tests: Vec<Test>) -> Self {
+        Condition { subject, tests }
     }
 
-    /// Whether every test holds for the value at this condition's path.
-    pub(crate) fn holds(&self, arguments: &Value) -> bool {
-        let value = self.path.resolve(arguments);
+    /// Whether every test holds for what this condition reads.
+    pub(crate) fn holds(&self, facts: &CallFacts<'_>) -> bool {
+        let client = |text: Option<&str>| text.map(|t| Value::String(t.to_owned()));
+        let owned;
+        let value = match &self.subject {
+            Subject::Argument(path) => path.resolve(facts.arguments),
+            Subject::ClientName => {
+                owned = client(facts.client_name);
+                owned.as_ref()
+            }
+            Subject::ClientVersion => {
+                owned = client(facts.client_version);
+                owned.as_ref()
+            }
+        };
         self.tests.iter().all(|test| test.holds(value))
     }
 
     /// A key on this condition's path that a case-insensitive reader would take for the one the
     /// condition reads: `(found, read)`.
     pub(crate) fn shadowed_key(&self, arguments: &Value) -> Option<(String, String)> {
-        self.path.shadowed_key(arguments)
+        match &self.subject {
+            Subject::Argument(path) => path.shadowed_key(arguments),
+            Subject::ClientName | Subject::ClientVersion => None,
+        }
     }
 }
 
@@ -61,8 +121,11 @@ struct Segment {
 impl ArgumentPath {
     /// Parses `arguments.a.0.b`. The message says what was expected.
     pub(crate) fn parse(text: &str) -> Result<ArgumentPath, String> {
-        let expectation =
-            || format!("expected a path like \"arguments.query\" or \"arguments.files.0.path\", found {text:?}");
+        let expectation = || {
+            format!(
+                "expected a path like \"arguments.query\" or \"arguments.files.0.path\", or \"client.name\" / \"client.version\", found {text:?}"
+            )
+        };
         let Some(rest) = text.strip_prefix(ARGUMENTS_PREFIX) else {
             return Err(expectation());
         };
@@ -126,6 +189,9 @@ pub(crate) enum Test {
     NotIn(Vec<Value>),
     Regex(Regex),
     Contains(Value),
+    Prefix(String),
+    Glob(crate::pattern::Pattern),
+    PathUnder(crate::path_under::BasePath),
     Gt(Number),
     Gte(Number),
     Lt(Number),
@@ -159,6 +225,9 @@ impl Test {
                 )),
             },
             "contains" => Ok(Test::Contains(operand.clone())),
+            "prefix" => string(operand).map(|p| Test::Prefix(p.to_owned())),
+            "glob" => string(operand).and_then(crate::pattern::Pattern::parse).map(Test::Glob),
+            "path_under" => string(operand).and_then(crate::path_under::BasePath::parse).map(Test::PathUnder),
             "gt" => number(Test::Gt),
             "gte" => number(Test::Gte),
             "lt" => number(Test::Lt),
@@ -191,6 +260,9 @@ impl Test {
                 (Value::Array(items), _) => items.iter().any(|item| json_eq(item, needle)),
                 _ => false,
             },
+            Test::Prefix(prefix) => value.as_str().is_some_and(|s| s.starts_with(prefix.as_str())),
+            Test::Glob(pattern) => value.as_str().is_some_and(|s| pattern.matches(s)),
+            Test::PathUnder(base) => value.as_str().is_some_and(|s| base.contains(s)),
             Test::Gt(bound) => compare(value, bound) == Some(Ordering::Greater),
             Test::Gte(bound) => matches!(compare(value, bound), Some(Ordering::Greater | Ordering::Equal)),
             Test::Lt(bound) => compare(value, bound) == Some(Ordering::Less),
@@ -200,6 +272,13 @@ impl Test {
             Test::Exists(expected) => *expected,
         }
     }
+}
+
+/// The operand as a string; the message says what was found instead.
+fn string(operand: &Value) -> Result<&str, String> {
+    operand
+        .as_str()
+        .ok_or_else(|| format!("expected a string, found {}", describe(operand)))
 }
 
 /// Orders `value` against `bound` when `value` is a number; `None` otherwise.

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::condition::Condition;
+use crate::condition::{CallFacts, Condition};
 use crate::model::{Risk, ToolClass};
 use crate::pattern::PatternSet;
 use crate::{Action, Annotations, Evaluation, RateLimit};
@@ -121,7 +121,7 @@ impl Compiled {
         }
     }
 
-    pub(crate) fn evaluate(&self, tool: &str, arguments: &Value) -> Evaluation {
+    pub(crate) fn evaluate(&self, tool: &str, facts: &CallFacts<'_>) -> Evaluation {
         if let Some(index) = self.hidden_by(tool) {
             return Evaluation {
                 action: Action::Hide,
@@ -133,7 +133,7 @@ impl Compiled {
             };
         }
         match self.entry_for(tool) {
-            Some(entry) => self.decide(entry, arguments),
+            Some(entry) => self.decide(entry, facts),
             None => Evaluation {
                 action: self.default,
                 rule: self.default_rule.clone(),
@@ -145,14 +145,14 @@ impl Compiled {
         }
     }
 
-    fn decide(&self, entry: &Entry, arguments: &Value) -> Evaluation {
-        if let Some(refusal) = shadowed(entry, arguments) {
+    fn decide(&self, entry: &Entry, facts: &CallFacts<'_>) -> Evaluation {
+        if let Some(refusal) = shadowed(entry, facts.arguments) {
             return refusal;
         }
         let matched = entry
             .rules
             .iter()
-            .find(|rule| rule.conditions.iter().all(|c| c.holds(arguments)));
+            .find(|rule| rule.conditions.iter().all(|c| c.holds(facts)));
         let (action, rule, reason) = match matched {
             Some(rule) => (rule.action, &rule.name, &rule.reason),
             None => (entry.action, &entry.rule, &entry.reason),

@@ -55,6 +55,7 @@ mod edit;
 mod eval;
 mod load;
 pub mod model;
+mod path_under;
 mod pattern;
 mod schema;
 
@@ -63,6 +64,7 @@ use std::num::{NonZeroU32, NonZeroU64};
 use std::path::Path;
 use std::sync::Arc;
 
+pub use condition::CallFacts;
 pub use edit::add_tool_entry;
 pub use pattern::exact_key;
 pub use model::{Risk, ToolClass};
@@ -117,7 +119,13 @@ impl Policy {
     /// Decides a call of `tool` with `arguments` (the `tools/call` params' `arguments`;
     /// pass `Value::Null` when there are none).
     pub fn evaluate(&self, tool: &str, arguments: &serde_json::Value) -> Evaluation {
-        self.compiled.evaluate(tool, arguments)
+        self.compiled.evaluate(tool, &CallFacts::arguments(arguments))
+    }
+
+    /// Decides a call from everything a policy may read about it (arguments and the client's
+    /// self-reported identity, for `client.name` / `client.version` conditions).
+    pub fn evaluate_call(&self, tool: &str, facts: &CallFacts<'_>) -> Evaluation {
+        self.compiled.evaluate(tool, facts)
     }
 
     /// Whether `tool` matches a `hide` pattern: leave it out of `tools/list`.

@@ -20,7 +20,7 @@ use std::num::{NonZeroU32, NonZeroU64};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-use crate::condition::{describe, quoted_list, ArgumentPath, Condition, Test};
+use crate::condition::{describe, quoted_list, Condition, Subject, Test};
 use crate::eval::{Compiled, Entry, HideList, Rule, ToolTable};
 use crate::model::{RawAction, Risk, ToolClass};
 use crate::pattern::{Pattern, PatternSet};
@@ -506,10 +506,10 @@ impl Loader<'_> {
         let mut conditions = Vec::new();
         for (text, value) in map {
             let cpath = key(path, text);
-            let argument_path = ArgumentPath::parse(text).map_err(|message| self.report(&cpath, message));
+            let subject = Subject::parse(text).map_err(|message| self.report(&cpath, message));
             let tests = self.tests(value, &cpath);
-            if let (Ok(argument_path), Some(tests)) = (argument_path, tests) {
-                conditions.push(Condition::new(argument_path, tests));
+            if let (Ok(subject), Some(tests)) = (subject, tests) {
+                conditions.push(Condition::new(subject, tests));
             }
         }
         conditions

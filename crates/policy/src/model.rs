@@ -194,11 +194,12 @@ pub struct RawRateLimit {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRule {
-    /// Conditions on the call's arguments, all of which must hold. Keys are paths such as
-    /// `arguments.query` or `arguments.files.0.path` (array elements by index); values are
+    /// Conditions on the call, all of which must hold. Keys are paths into the arguments such as
+    /// `arguments.query` or `arguments.files.0.path` (array elements by index), or
+    /// `client.name` / `client.version` (the agent's self-reported identity); values are
     /// conditions.
     #[schemars(with = "BTreeMap<String, RawCondition>")]
-    #[schemars(extend("minProperties" = 1, "propertyNames" = { "pattern": "^arguments(\\.[^.]+)+$" }))]
+    #[schemars(extend("minProperties" = 1, "propertyNames" = { "pattern": "^(arguments(\\.[^.]+)+|client\\.(name|version))$" }))]
     pub when: OrderedMap<RawCondition>,
 
     /// The decision when `when` matches: "allow", "deny" or "require_approval".
@@ -242,6 +243,21 @@ pub struct RawCondition {
     /// this value.
     #[serde(default, deserialize_with = "present")]
     pub contains: Option<Value>,
+
+    /// The value is a string that starts with this string.
+    #[serde(default)]
+    pub prefix: Option<String>,
+
+    /// The value is a string this pattern matches whole: `*` any run of characters (`/`
+    /// included), `?` one character, `[a-z]` a class, as in tool-name keys.
+    #[serde(default)]
+    pub glob: Option<String>,
+
+    /// The value is a path that is this directory or inside it, read lexically: `.` and `..`
+    /// are resolved on the text; a path that climbs above its start with `..`, a relative path
+    /// against an absolute directory (or the reverse), or a path with `\` or NUL never matches.
+    #[serde(default)]
+    pub path_under: Option<String>,
 
     /// The value is a number greater than this.
     #[serde(default)]

@@ -160,7 +160,7 @@ impl Pattern {
     }
 
     /// Whether the pattern matches all of `name`.
-    fn matches(&self, name: &str) -> bool {
+    pub(crate) fn matches(&self, name: &str) -> bool {
         if name.is_ascii() {
             // One byte per character: no need to collect the characters.
             self.matches_chars(name.as_bytes(), char::from)

@@ -424,3 +424,55 @@ fn a_key_shadowing_one_the_policy_reads_is_denied(#[case] arguments: Value) {
     assert!(eval.reason.unwrap().contains("differs only by case"));
     assert_eq!(policy.evaluate("read", &json!({"path": "/tmp/ok", "other": 1})).action, Action::Allow);
 }
+
+fn policy_with_rule(when: Value) -> Policy {
+    let text = json!({"version": "1", "default": "deny", "tools": {"t": {
+        "action": "deny", "rules": [{"when": when, "action": "allow"}]}}})
+    .to_string();
+    Policy::from_json_str(&text, "t").expect("a valid policy")
+}
+
+#[rstest]
+#[case(json!({"arguments.path": {"path_under": "/tmp/allowed"}}), json!({"path": "/tmp/allowed/a"}), true)]
+#[case(json!({"arguments.path": {"path_under": "/tmp/allowed"}}), json!({"path": "/tmp/allowed/../etc"}), false)]
+#[case(json!({"arguments.path": {"path_under": "/tmp/allowed"}}), json!({"path": "/tmp/allowedX"}), false)]
+#[case(json!({"arguments.path": {"path_under": "/tmp/allowed"}}), json!({"path": "allowed/a"}), false)]
+#[case(json!({"arguments.path": {"path_under": "/tmp/allowed"}}), json!({"path": 5}), false)]
+#[case(json!({"arguments.url": {"prefix": "https://example.com/"}}), json!({"url": "https://example.com/a"}), true)]
+#[case(json!({"arguments.url": {"prefix": "https://example.com/"}}), json!({"url": "https://example.com.evil/"}), false)]
+#[case(json!({"arguments.cmd": {"glob": "git status*"}}), json!({"cmd": "git status --short"}), true)]
+#[case(json!({"arguments.cmd": {"glob": "git status*"}}), json!({"cmd": "rm -rf / ; git status"}), false)]
+#[case(json!({"client.name": {"eq": "claude-code"}}), json!({}), true)]
+#[case(json!({"client.name": {"eq": "cursor"}}), json!({}), false)]
+#[case(json!({"client.version": {"regex": "^1\\."}}), json!({}), true)]
+#[case(json!({"client.version": {"exists": false}}), json!({}), false)]
+fn new_operators_and_client_conditions(#[case] when: Value, #[case] arguments: Value, #[case] allowed: bool) {
+    let policy = policy_with_rule(when.clone());
+    let facts = portcullis_policy::CallFacts {
+        arguments: &arguments,
+        client_name: Some("claude-code"),
+        client_version: Some("1.2.3"),
+    };
+    let expected = if allowed { Action::Allow } else { Action::Deny };
+    assert_eq!(policy.evaluate_call("t", &facts).action, expected, "{when} with {arguments}");
+}
+
+#[test]
+fn client_conditions_without_a_client_only_hold_when_negative() {
+    let policy = policy_with_rule(json!({"client.name": {"ne": "cursor"}}));
+    assert_eq!(policy.evaluate("t", &json!({})).action, Action::Allow, "no name is not cursor");
+    let policy = policy_with_rule(json!({"client.name": {"eq": "cursor"}}));
+    assert_eq!(policy.evaluate("t", &json!({})).action, Action::Deny);
+}
+
+#[rstest]
+#[case(json!({"arguments.p": {"path_under": "/a/../.."}}), "path_under")]
+#[case(json!({"arguments.p": {"path_under": 3}}), "expected a string")]
+#[case(json!({"arguments.p": {"glob": "a[b"}}), "unclosed")]
+#[case(json!({"arguments.p": {"prefix": null}}), "expected a string")]
+#[case(json!({"client.nam": {"eq": "x"}}), "client.name")]
+fn bad_new_operands_are_refused_with_the_reason(#[case] when: Value, #[case] needle: &str) {
+    let text = json!({"version": "1", "tools": {"t": {"rules": [{"when": when, "action": "allow"}]}}}).to_string();
+    let err = Policy::from_json_str(&text, "t").expect_err("refused").to_string();
+    assert!(err.contains(needle), "{err}");
+}

@@ -149,3 +149,4 @@ def test_ids_written_with_escapes_get_their_answer(cgw, written):
                               timeout=30)
     rid = json.loads(written)
     assert answer(reply, rid)["result"]["content"][0]["text"] == f"slept 0.0s for {marker}"
+
