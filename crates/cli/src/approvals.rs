@@ -32,6 +32,14 @@ pub enum Command {
         /// allow rule into the server's policy file
         #[arg(long, value_enum, default_value_t = Scope::Once)]
         scope: Scope,
+        /// Instead of writing the policy file, a grant for this long (90s, 15m, 1h, restart):
+        /// with --scope once the exact call, session this session, always every session
+        #[arg(long = "for", value_name = "DURATION")]
+        for_: Option<String>,
+        /// Only calls whose arguments match this policy `when` object, e.g.
+        /// '{"arguments.path":{"path_under":"/tmp/x"}}'
+        #[arg(long, value_name = "JSON")]
+        when: Option<String>,
     },
     /// Refuse a held call; the agent is told it was rejected
     Deny {
@@ -40,9 +48,28 @@ pub enum Command {
         /// Told to the agent with the refusal
         #[arg(long, value_name = "TEXT")]
         reason: Option<String>,
-        /// Also write a deny rule for this tool into the server's policy file
+        /// Also write a deny rule for this tool into the server's policy file (with --for or
+        /// --when: deny every session's matching calls, without writing the file)
         #[arg(long)]
         always: bool,
+        /// Keep denying this session's (with --always every session's) calls of this tool for
+        /// this long (90s, 15m, 1h, restart)
+        #[arg(long = "for", value_name = "DURATION")]
+        for_: Option<String>,
+        /// Only calls whose arguments match this policy `when` object
+        #[arg(long, value_name = "JSON")]
+        when: Option<String>,
+    },
+    /// List the standing grants (timed, session and every-session approvals and denials)
+    Grants {
+        /// Print the gateway's JSON array instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// End a standing grant early
+    Revoke {
+        /// The grant id, as `approvals grants` shows it
+        id: String,
     },
     /// Decide held calls in the terminal as they arrive, one key each
     /// (a once, s session, A always allow, d deny, D deny always, r deny with a reason, q quit)
@@ -58,11 +85,21 @@ pub fn run(data_dir: &Path, command: &Command) -> Outcome {
     runtime.block_on(async {
         match command {
             Command::List { json } => list(&api, *json).await,
-            Command::Approve { id, scope } => approve(&api, id, *scope).await,
-            Command::Deny { id, reason, always } => {
-                let reason = reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
-                deny(&api, id, reason, *always).await
+            Command::Approve { id, scope, for_, when } => {
+                approve(&api, id, *scope, for_.as_deref(), when.as_deref()).await
             }
+            Command::Deny {
+                id,
+                reason,
+                always,
+                for_,
+                when,
+            } => {
+                let reason = reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+                deny(&api, id, reason, *always, for_.as_deref(), when.as_deref()).await
+            }
+            Command::Grants { json } => grants(&api, *json).await,
+            Command::Revoke { id } => revoke(&api, id).await,
             Command::Watch => watch::run(&api, width()).await,
         }
     })
@@ -95,16 +132,105 @@ async fn pending(api: &ControlClient, id: &str) -> Result<Option<Approval>, Fail
     Ok(api.list().await?.into_iter().find(|a| a.id == id))
 }
 
-async fn approve(api: &ControlClient, id: &str, scope: Scope) -> Outcome {
+async fn approve(api: &ControlClient, id: &str, scope: Scope, for_: Option<&str>, when: Option<&str>) -> Outcome {
     let call = pending(api, id).await?;
-    api.approve(id, scope).await?;
-    write_stdout(&format::approved_line(id, scope.as_str(), call.as_ref()));
+    let body = serde_json::json!({ "scope": scope.as_str(), "for": for_, "when": parse_when(when)? });
+    let answer = api.decide(id, "approve", &body).await?;
+    write_stdout(&format::approved_line(id, &scope_words(scope.as_str(), for_, when), call.as_ref()));
+    settled_lines(&answer);
     Ok(())
 }
 
-async fn deny(api: &ControlClient, id: &str, reason: Option<&str>, always: bool) -> Outcome {
+async fn deny(
+    api: &ControlClient,
+    id: &str,
+    reason: Option<&str>,
+    always: bool,
+    for_: Option<&str>,
+    when: Option<&str>,
+) -> Outcome {
     let call = pending(api, id).await?;
-    api.deny(id, reason, always).await?;
+    let body = serde_json::json!({ "reason": reason, "always": always, "for": for_, "when": parse_when(when)? });
+    let answer = api.decide(id, "deny", &body).await?;
     write_stdout(&format::rejected_line(id, always, reason, call.as_ref()));
+    settled_lines(&answer);
+    Ok(())
+}
+
+/// `--when` as JSON; its meaning is checked by the gateway, which knows the policy format.
+fn parse_when(when: Option<&str>) -> Result<Option<serde_json::Value>, Failure> {
+    when.map(|text| {
+        serde_json::from_str(text).map_err(|e| Failure::user(format!("--when is not JSON: {e}")))
+    })
+    .transpose()
+}
+
+fn scope_words(scope: &str, for_: Option<&str>, when: Option<&str>) -> String {
+    let mut words = scope.to_owned();
+    if let Some(for_) = for_ {
+        words.push_str(&format!(", for {}", format::clean(for_)));
+    }
+    if when.is_some() {
+        words.push_str(", when the condition holds");
+    }
+    words
+}
+
+/// "also settled" for every other held call the decision covered (DESIGN §7).
+fn settled_lines(answer: &serde_json::Value) {
+    if let Some(grant) = answer.get("grant").and_then(serde_json::Value::as_str) {
+        write_stdout(&format!("grant {} (list: portcullis approvals grants)", format::clean(grant)));
+    }
+    let ids: Vec<&str> = answer
+        .get("also_settled")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| a.iter().filter_map(serde_json::Value::as_str).collect())
+        .unwrap_or_default();
+    if !ids.is_empty() {
+        let ids: Vec<String> = ids.into_iter().map(format::clean).collect();
+        write_stdout(&format!("also settled {} waiting call(s): {}", ids.len(), ids.join(", ")));
+    }
+}
+
+async fn grants(api: &ControlClient, json: bool) -> Outcome {
+    let raw = api.get_json(&["control", "grants"]).await?;
+    if json {
+        write_stdout(&serde_json::to_string_pretty(&raw).map_err(Failure::user)?);
+        return Ok(());
+    }
+    let rows = raw.as_array().cloned().unwrap_or_default();
+    if rows.is_empty() {
+        write_stdout("no standing grants");
+        return Ok(());
+    }
+    for g in rows {
+        let text = |k: &str| g.get(k).and_then(serde_json::Value::as_str).map(format::clean);
+        let whose = text("session").map_or_else(|| "every session".to_owned(), |s| format!("session {s}"));
+        let until = g
+            .get("expires_at_ms")
+            .and_then(serde_json::Value::as_i64)
+            .map_or_else(|| "until restart".to_owned(), |ms| format!("until {}", format::rfc3339_ms(ms)));
+        let which = match text("which").as_deref() {
+            Some("when") => format!("when {}", format::clean(&g["when"].to_string())),
+            Some("exact") => "this exact call".to_owned(),
+            _ => "any arguments".to_owned(),
+        };
+        write_stdout(&format!(
+            "{}  {} {}/{}  {which}  {whose}  {until}",
+            text("id").unwrap_or_default(),
+            text("effect").unwrap_or_default(),
+            text("server").unwrap_or_default(),
+            text("tool").unwrap_or_default(),
+        ));
+    }
+    Ok(())
+}
+
+async fn revoke(api: &ControlClient, id: &str) -> Outcome {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(Failure::user(format!("{id:?} is not a grant id (see `portcullis approvals grants`)")));
+    }
+    api.post_json(&["control", "grants", id, "revoke"], &serde_json::json!({})).await?;
+    write_stdout(&format!("revoked {id}"));
     Ok(())
 }

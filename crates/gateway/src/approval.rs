@@ -9,6 +9,7 @@
 //! agent session) and MRTR continuations (a 2026-era retry of a call already approved).
 
 mod grants;
+pub mod standing;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};

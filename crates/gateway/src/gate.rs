@@ -109,6 +109,33 @@ impl Forwarded {
 pub enum Choice {
     Approve(Scope),
     Deny { reason: Option<String>, always: bool },
+    /// A yes or no that also stands for later calls, in memory only ([`GrantChoice`]).
+    Grant(GrantChoice),
+}
+
+/// A standing grant cut from a held call (DESIGN §5): which calls, whose, how long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantChoice {
+    pub allow: bool,
+    /// Told to the agent when the grant denies.
+    pub reason: Option<String>,
+    /// Every agent session, not only the held call's.
+    pub every_session: bool,
+    /// How long; `None`: until the gateway restarts (a session's grant ends with the session).
+    pub duration: Option<std::time::Duration>,
+    /// Only calls whose arguments satisfy this `when` object.
+    pub when: Option<Value>,
+    /// Only this exact call (same arguments).
+    pub exact: bool,
+}
+
+/// The result of a person's choice: the call decided, and the other held calls the same
+/// choice settled at once.
+#[derive(Debug, Clone)]
+pub struct Decided {
+    pub approval: crate::approval::PendingApproval,
+    pub grant: Option<String>,
+    pub also_settled: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -117,6 +144,8 @@ pub enum ChoiceError {
     Decide(#[from] DecideError),
     #[error("could not change the policy file: {0}")]
     Policy(#[from] WriteError),
+    #[error("{0}")]
+    Invalid(String),
 }
 
 pub struct Gate {
@@ -232,13 +261,10 @@ impl Gate {
     async fn require_approval(self: &Arc<Self>, call: Call, caller: &Caller, eval: Evaluation) -> Verdict {
         let rule = eval.rule.clone();
         let key = call.continuation_key(caller, &self.digester);
+        if let Some(found) = self.standing_grant(&call, caller) {
+            return self.settle_by_grant(&call, caller, rule, found).await;
+        }
         let standing = if self
-            .approvals
-            .grants
-            .session_allows(&call.server, &call.tool, &caller.session)
-        {
-            Some("approved earlier for this session")
-        } else if self
             .approvals
             .grants
             .take_continuation(&key, call.request_state.as_deref())
@@ -286,6 +312,51 @@ impl Gate {
             timeout,
             None,
         )))
+    }
+
+    /// The standing grant that decides this call, if a person left one.
+    fn standing_grant(&self, call: &Call, caller: &Caller) -> Option<crate::approval::standing::Found> {
+        let digest = self.digester.digest(&call.arguments);
+        let asked = crate::approval::standing::Asked {
+            server: &call.server,
+            tool: &call.tool,
+            session: &caller.session,
+            digest: &digest,
+            facts: portcullis_policy::CallFacts {
+                arguments: &call.arguments,
+                client_name: caller.client_name.as_deref(),
+                client_version: caller.client_version.as_deref(),
+            },
+        };
+        self.approvals.grants.standing.find(&asked, now_ms())
+    }
+
+    async fn settle_by_grant(
+        &self,
+        call: &Call,
+        caller: &Caller,
+        rule: String,
+        found: crate::approval::standing::Found,
+    ) -> Verdict {
+        use crate::approval::standing::Effect;
+        let ruling = match found.effect {
+            Effect::Allow => Ruling {
+                decision: Decision::Approved,
+                decided_by: DecidedBy::User,
+                rule: Some(rule),
+                reason: Some(format!("approved earlier by a person (grant {})", found.id)),
+                message: None,
+            },
+            Effect::Deny => {
+                let why = found.reason.unwrap_or_else(|| "denied by a person".to_owned());
+                let text = format!(
+                    "call to {:?} was denied by a person earlier (grant {}): {why}; the call was not forwarded",
+                    call.tool, found.id
+                );
+                refused(Decision::Rejected, DecidedBy::User, Some(rule), why, text)
+            }
+        };
+        self.settle(call, caller, ruling, None).await.into()
     }
 
     /// Records the ruling (committed), then: `Ok` forward, `Err(result)` answer with `result`.
@@ -354,15 +425,10 @@ impl Gate {
 
     /// A person decides a held call (control API, desktop app). "Always" choices write the
     /// policy file first, so the rule is in force before the call goes on.
-    pub fn choose(&self, id: &str, choice: Choice) -> Result<crate::approval::PendingApproval, ChoiceError> {
+    pub fn choose(&self, id: &str, choice: Choice) -> Result<Decided, ChoiceError> {
         let pending = self.approvals.get(id);
-        let resolution = match &choice {
-            Choice::Approve(scope) => Resolution::Approved(*scope),
-            Choice::Deny { reason, always } => Resolution::Rejected {
-                reason: reason.clone(),
-                always: *always,
-            },
-        };
+        let resolution = resolution_of(&choice);
+        let mut grant = None;
         if let Some(p) = &pending {
             match (&choice, &p.pin_change) {
                 // On a call held because its tool changed, "always" trusts the new definition. If
@@ -390,12 +456,132 @@ impl Gate {
                     self.policies.write_entry(&p.server, &p.tool, entry)?;
                 }
                 (Choice::Approve(Scope::Session), None) => {
-                    self.approvals.grants.grant_session(&p.server, &p.tool, &p.session);
+                    grant = Some(self.approvals.grants.grant_session(&p.server, &p.tool, &p.session));
                 }
+                (Choice::Grant(g), _) => grant = Some(self.add_grant(p, g)?),
                 _ => {}
             }
         }
-        Ok(self.approvals.resolve(id, resolution)?)
+        let approval = self.approvals.resolve(id, resolution.clone())?;
+        let also_settled = self.settle_covered(&approval, &choice, &resolution);
+        Ok(Decided {
+            approval,
+            grant,
+            also_settled,
+        })
+    }
+
+    /// Turns a [`GrantChoice`] on `p` into a standing grant; returns its id.
+    fn add_grant(&self, p: &crate::approval::PendingApproval, g: &GrantChoice) -> Result<String, ChoiceError> {
+        use crate::approval::standing::{Effect, NewGrant, Which};
+        let which = match (&g.when, g.exact) {
+            (Some(_), true) => return Err(ChoiceError::Invalid("a grant is for this exact call or for a condition, not both".into())),
+            (Some(when), false) => Which::When(std::sync::Arc::new(
+                portcullis_policy::When::parse(when).map_err(|e| ChoiceError::Invalid(e.to_string()))?,
+            )),
+            (None, true) => Which::Exact(self.digester.digest(&p.arguments)),
+            (None, false) => Which::Any,
+        };
+        let now = now_ms();
+        let expires_at_ms = g
+            .duration
+            .map(|d| now.saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)));
+        let grant = NewGrant {
+            server: p.server.clone(),
+            tool: p.tool.clone(),
+            effect: if g.allow { Effect::Allow } else { Effect::Deny },
+            reason: g.reason.clone(),
+            session: (!g.every_session).then(|| p.session.clone()),
+            which,
+            expires_at_ms,
+        };
+        Ok(self.approvals.grants.standing.add(grant, now))
+    }
+
+    /// Every other held call the choice covers is decided the same way, at once (DESIGN §5):
+    /// a grant covers what it covers; a session approval the tool in that session; a policy
+    /// write whatever the new policy now allows or denies. "Once" covers only its call.
+    fn settle_covered(
+        &self,
+        decided: &crate::approval::PendingApproval,
+        choice: &Choice,
+        resolution: &Resolution,
+    ) -> Vec<String> {
+        let same_tool = |p: &crate::approval::PendingApproval| p.server == decided.server && p.tool == decided.tool;
+        let mut settled = Vec::new();
+        for p in self.approvals.pending().into_iter().filter(same_tool) {
+            let outcome = match choice {
+                Choice::Approve(Scope::Once) | Choice::Deny { always: false, .. } => None,
+                Choice::Approve(Scope::Session) => (p.session == decided.session).then(|| resolution.clone()),
+                Choice::Grant(_) => self.standing_grant_for(&p).map(|found| match found.effect {
+                    crate::approval::standing::Effect::Allow => Resolution::Approved(Scope::Once),
+                    crate::approval::standing::Effect::Deny => Resolution::Rejected {
+                        reason: found.reason,
+                        always: false,
+                    },
+                }),
+                Choice::Approve(Scope::Always) | Choice::Deny { always: true, .. } => self.policy_now_decides(&p),
+            };
+            if let Some(outcome) = outcome {
+                if self.approvals.resolve(&p.id, outcome).is_ok() {
+                    settled.push(p.id);
+                }
+            }
+        }
+        settled
+    }
+
+    fn standing_grant_for(&self, p: &crate::approval::PendingApproval) -> Option<crate::approval::standing::Found> {
+        let digest = self.digester.digest(&p.arguments);
+        let asked = crate::approval::standing::Asked {
+            server: &p.server,
+            tool: &p.tool,
+            session: &p.session,
+            digest: &digest,
+            facts: portcullis_policy::CallFacts {
+                arguments: &p.arguments,
+                client_name: p.client.name.as_deref(),
+                client_version: p.client.version.as_deref(),
+            },
+        };
+        self.approvals.grants.standing.find(&asked, now_ms())
+    }
+
+    /// What the policy in force says of a held call now that a rule was written: settled when it
+    /// no longer asks.
+    fn policy_now_decides(&self, p: &crate::approval::PendingApproval) -> Option<Resolution> {
+        let Some(InForce::Policy(policy)) = self.policies.get(&p.server) else {
+            return None;
+        };
+        let facts = portcullis_policy::CallFacts {
+            arguments: &p.arguments,
+            client_name: p.client.name.as_deref(),
+            client_version: p.client.version.as_deref(),
+        };
+        match policy.evaluate_call(&p.tool, &facts).action {
+            portcullis_policy::Action::Allow => Some(Resolution::Approved(Scope::Once)),
+            portcullis_policy::Action::Deny | portcullis_policy::Action::Hide => Some(Resolution::Rejected {
+                reason: Some("denied by the rule just written".into()),
+                always: false,
+            }),
+            portcullis_policy::Action::RequireApproval => None,
+        }
+    }
+}
+
+/// How the chosen call itself ends.
+fn resolution_of(choice: &Choice) -> Resolution {
+    match choice {
+        Choice::Approve(scope) => Resolution::Approved(*scope),
+        Choice::Deny { reason, always } => Resolution::Rejected {
+            reason: reason.clone(),
+            always: *always,
+        },
+        Choice::Grant(g) if g.allow => Resolution::Approved(Scope::Once),
+        Choice::Grant(g) => Resolution::Rejected {
+            reason: g.reason.clone(),
+            always: false,
+        },
     }
 }
 

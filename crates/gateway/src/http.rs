@@ -31,6 +31,8 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/control/approvals/{id}/approve", post(control::approve))
         .route("/control/approvals/{id}/deny", post(control::deny))
         .route("/control/events", get(control::events))
+        .route("/control/grants", get(control::grants))
+        .route("/control/grants/{id}/revoke", post(control::revoke))
         .route("/control/status", get(control::status))
         .route("/control/tools", get(control_tools::list))
         .route("/control/tools/changed", get(control_tools::changed))

@@ -149,6 +149,35 @@ impl Policy {
     }
 }
 
+/// A `when` object compiled on its own: the condition of a grant a person scoped to some
+/// arguments ("calls whose path is under /tmp/x"). The same operators and paths as a rule.
+#[derive(Debug)]
+pub struct When {
+    conditions: Vec<condition::Condition>,
+    source: serde_json::Value,
+}
+
+impl When {
+    /// Compiles `value`, a `when` object (`{"arguments.path": {"path_under": "/tmp"}}`).
+    pub fn parse(value: &serde_json::Value) -> Result<When, PolicyError> {
+        let conditions = load::compile_when(value, "when").map_err(|problems| PolicyError { problems })?;
+        Ok(When {
+            conditions,
+            source: value.clone(),
+        })
+    }
+
+    /// Whether every condition holds for the call.
+    pub fn holds(&self, facts: &CallFacts<'_>) -> bool {
+        self.conditions.iter().all(|c| c.holds(facts) && c.shadowed_key(facts.arguments).is_none())
+    }
+
+    /// The object as written.
+    pub fn as_json(&self) -> &serde_json::Value {
+        &self.source
+    }
+}
+
 /// A decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

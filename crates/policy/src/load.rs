@@ -67,6 +67,21 @@ pub(crate) fn compile(text: &str, file: &str) -> Result<Compiled, Vec<Problem>> 
     }
 }
 
+/// Compiles a `when` object on its own (a grant's condition, a rule about to be written);
+/// problems name `source`.
+pub(crate) fn compile_when(value: &Value, source: &str) -> Result<Vec<Condition>, Vec<Problem>> {
+    let mut loader = Loader {
+        file: source,
+        problems: Vec::new(),
+    };
+    let conditions = loader.when(value, "$");
+    if loader.problems.is_empty() {
+        Ok(conditions)
+    } else {
+        Err(loader.problems)
+    }
+}
+
 /// Parses JSON text like `serde_json::from_str`, except that a key repeated within one object
 /// is an error: serde_json would keep the last one silently, and a policy entry overwritten by
 /// a later copy is exactly the kind of mistake the author needs to see.

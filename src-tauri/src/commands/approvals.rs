@@ -48,8 +48,10 @@ pub async fn decide_approval(host: State<'_, Arc<Host>>, id: String, choice: Cho
 /// A person's decision, from any of the app's surfaces (prompt, main window, notification).
 pub fn decide(gate: &Gate, id: &str, choice: Choice) -> IpcResult<()> {
     match gate.choose(id, choice) {
-        Ok(approval) => {
-            tracing::info!(id, server = approval.server, tool = approval.tool, "decided in the app");
+        Ok(decided) => {
+            let approval = &decided.approval;
+            let also = decided.also_settled.len();
+            tracing::info!(id, server = approval.server, tool = approval.tool, also_settled = also, "decided in the app");
             Ok(())
         }
         Err(ChoiceError::Decide(e @ DecideError::Unknown(_))) => Err(IpcError::new("unknown_approval", e.to_string())),
@@ -57,6 +59,7 @@ pub fn decide(gate: &Gate, id: &str, choice: Choice) -> IpcResult<()> {
             Err(IpcError::new("already_decided", e.to_string()))
         }
         Err(e @ ChoiceError::Policy(_)) => Err(IpcError::new("policy_write_failed", e.to_string())),
+        Err(e @ ChoiceError::Invalid(_)) => Err(IpcError::new("invalid_choice", e.to_string())),
     }
 }
 

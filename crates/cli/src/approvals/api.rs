@@ -252,19 +252,23 @@ impl ControlClient {
     }
 
     pub async fn approve(&self, id: &str, scope: Scope) -> Result<(), ApiError> {
-        check_id(id)?;
-        let url = self.url(&["control", "approvals", id, "approve"]);
-        self.send(Method::POST, url, Some(json!({ "scope": scope.as_str() })))
+        self.decide(id, "approve", &json!({ "scope": scope.as_str() })).await.map(drop)
+    }
+
+    pub async fn deny(&self, id: &str, reason: Option<&str>, always: bool) -> Result<(), ApiError> {
+        self.decide(id, "deny", &json!({ "reason": reason, "always": always }))
             .await
             .map(drop)
     }
 
-    pub async fn deny(&self, id: &str, reason: Option<&str>, always: bool) -> Result<(), ApiError> {
+    /// `POST /control/approvals/{id}/{verb}` with `body`; the gateway's answer (`grant`,
+    /// `also_settled` …).
+    pub async fn decide(&self, id: &str, verb: &str, body: &Value) -> Result<Value, ApiError> {
         check_id(id)?;
-        let url = self.url(&["control", "approvals", id, "deny"]);
-        self.send(Method::POST, url, Some(json!({ "reason": reason, "always": always })))
-            .await
-            .map(drop)
+        let response = self
+            .send(Method::POST, self.url(&["control", "approvals", id, verb]), Some(body.clone()))
+            .await?;
+        self.json_of(response).await
     }
 
     /// `GET` a control endpoint below the base URL; the JSON answer.

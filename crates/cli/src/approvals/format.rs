@@ -21,6 +21,12 @@ pub fn clean(text: &str) -> String {
 }
 
 /// Like [`clean`], but keeps line breaks (and turns tabs into spaces).
+/// Milliseconds since the epoch as an RFC 3339 time (UTC, seconds).
+pub fn rfc3339_ms(ms: i64) -> String {
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    humantime::format_rfc3339_seconds(at).to_string()
+}
+
 pub fn clean_block(text: &str) -> String {
     portcullis_audit::neutralize::terminal_block(text)
 }

@@ -30,20 +30,25 @@ pub struct ContinuationKey {
 
 #[derive(Default)]
 pub struct Grants {
-    session: Mutex<HashSet<(String, String, String)>>,
+    /// Timed, session and every-session grants, listed and revocable.
+    pub standing: super::standing::Standing,
     changed_tool: Mutex<HashSet<(String, String, String, String)>>,
     continuations: Mutex<Vec<(ContinuationKey, Option<String>, Instant)>>,
 }
 
 impl Grants {
-    pub fn grant_session(&self, server: &str, tool: &str, session: &str) {
-        self.lock_sessions()
-            .insert((server.to_owned(), tool.to_owned(), session.to_owned()));
-    }
-
-    pub fn session_allows(&self, server: &str, tool: &str, session: &str) -> bool {
-        self.lock_sessions()
-            .contains(&(server.to_owned(), tool.to_owned(), session.to_owned()))
+    /// "Approve for this session": any arguments of `tool`, this session, until it ends.
+    pub fn grant_session(&self, server: &str, tool: &str, session: &str) -> String {
+        let grant = super::standing::NewGrant {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            effect: super::standing::Effect::Allow,
+            reason: None,
+            session: Some(session.to_owned()),
+            which: super::standing::Which::Any,
+            expires_at_ms: None,
+        };
+        self.standing.add(grant, crate::gate::now_ms())
     }
 
     /// "For this session" on a call held because `tool` changed to the definition `digest`.
@@ -66,7 +71,7 @@ impl Grants {
     }
 
     pub fn end_session(&self, session: &str) {
-        self.lock_sessions().retain(|(_, _, s)| s != session);
+        self.standing.end_session(session);
         self.lock_changed().retain(|(_, _, s, _)| s != session);
         self.lock_continuations().retain(|(k, _, _)| k.session != session);
     }
@@ -86,10 +91,6 @@ impl Grants {
             .iter()
             .position(|(k, state, _)| k == key && (state.is_none() || state.as_deref() == request_state));
         found.map(|i| list.remove(i)).is_some()
-    }
-
-    fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String, String)>> {
-        self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn lock_changed(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String, String, String)>> {
@@ -118,15 +119,28 @@ mod tests {
         }
     }
 
+    fn session_allows(g: &Grants, tool: &str, session: &str) -> bool {
+        let args = serde_json::json!({});
+        let asked = super::super::standing::Asked {
+            server: "s",
+            tool,
+            session,
+            digest: "d",
+            facts: portcullis_policy::CallFacts::arguments(&args),
+        };
+        g.standing.find(&asked, 0).is_some()
+    }
+
     #[test]
-    fn session_grants_are_per_session() {
+    fn session_grants_are_per_session_and_listed() {
         let g = Grants::default();
-        g.grant_session("s", "t", "a");
-        assert!(g.session_allows("s", "t", "a"));
-        assert!(!g.session_allows("s", "t", "b"));
-        assert!(!g.session_allows("s", "u", "a"));
+        let id = g.grant_session("s", "t", "a");
+        assert!(session_allows(&g, "t", "a"));
+        assert!(!session_allows(&g, "t", "b"));
+        assert!(!session_allows(&g, "u", "a"));
+        assert_eq!(g.standing.list(0)[0].id, id);
         g.end_session("a");
-        assert!(!g.session_allows("s", "t", "a"));
+        assert!(!session_allows(&g, "t", "a"));
     }
 
     #[test]
@@ -139,7 +153,7 @@ mod tests {
             "a further change asks again"
         );
         assert!(!g.changed_tool_allows("s", "t", "b", "d1"));
-        assert!(!g.session_allows("s", "t", "a"), "not an ordinary session grant");
+        assert!(!session_allows(&g, "t", "a"), "not an ordinary session grant");
         g.end_session("a");
         assert!(!g.changed_tool_allows("s", "t", "a", "d1"));
     }

@@ -22,10 +22,10 @@ use axum::Json;
 use futures::StreamExt;
 use portcullis_wire::sse;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::approval::{DecideError, Scope};
-use crate::gate::{Choice, ChoiceError};
+use crate::gate::{Choice, ChoiceError, GrantChoice};
 use crate::Gateway;
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -42,13 +42,23 @@ pub async fn status(State(gw): State<Arc<Gateway>>) -> Response {
     Json(json!({ "audit": audit, "policies": policies })).into_response()
 }
 
+/// `POST /control/approvals/{id}/approve`. Without `for` and `when`: once, this session, or
+/// "always" written to the policy file. With either: a standing grant (DESIGN §5) — `once` for
+/// this exact call, `session` for this session, `always` for every session — lasting `for`
+/// (`"90s"`, `"15m"`, `"1h"`, `"restart"`) and narrowed to calls matching `when`.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ApproveBody {
     #[serde(default)]
     scope: Option<Scope>,
+    #[serde(default, rename = "for")]
+    for_: Option<String>,
+    #[serde(default)]
+    when: Option<Value>,
 }
 
+/// `POST /control/approvals/{id}/deny`: as approve; `always` without `for`/`when` writes a deny
+/// rule, with them makes an every-session deny grant.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct DenyBody {
@@ -56,6 +66,10 @@ pub struct DenyBody {
     reason: Option<String>,
     #[serde(default)]
     always: bool,
+    #[serde(default, rename = "for")]
+    for_: Option<String>,
+    #[serde(default)]
+    when: Option<Value>,
 }
 
 pub async fn approve(
@@ -63,36 +77,116 @@ pub async fn approve(
     Path(id): Path<String>,
     body: Option<Json<ApproveBody>>,
 ) -> Response {
-    let scope = body.and_then(|Json(b)| b.scope).unwrap_or(Scope::Once);
-    decide(&gw, &id, Choice::Approve(scope))
+    let Json(body) = body.unwrap_or_default();
+    let scope = body.scope.unwrap_or(Scope::Once);
+    let choice = match grant_terms(body.for_.as_deref(), body.when) {
+        Ok(None) => Choice::Approve(scope),
+        Ok(Some((duration, when))) => {
+            if scope == Scope::Always && body.for_.is_none() {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "writing a conditional rule into the policy file is not supported yet; give \"for\" (a duration or \"restart\") for a standing grant",
+                );
+            }
+            Choice::Grant(GrantChoice {
+                allow: true,
+                reason: None,
+                every_session: scope == Scope::Always,
+                duration,
+                exact: scope == Scope::Once && when.is_none(),
+                when,
+            })
+        }
+        Err(why) => return error(StatusCode::BAD_REQUEST, &why),
+    };
+    decide(&gw, &id, choice)
 }
 
 pub async fn deny(State(gw): State<Arc<Gateway>>, Path(id): Path<String>, body: Option<Json<DenyBody>>) -> Response {
     let Json(body) = body.unwrap_or_default();
-    decide(
-        &gw,
-        &id,
-        Choice::Deny {
+    let choice = match grant_terms(body.for_.as_deref(), body.when) {
+        Ok(None) => Choice::Deny {
             reason: body.reason,
             always: body.always,
         },
-    )
+        Ok(Some((duration, when))) => Choice::Grant(GrantChoice {
+            allow: false,
+            reason: body.reason,
+            every_session: body.always,
+            duration,
+            exact: false,
+            when,
+        }),
+        Err(why) => return error(StatusCode::BAD_REQUEST, &why),
+    };
+    decide(&gw, &id, choice)
+}
+
+/// `(duration, when)` when the body asks for a standing grant; `None` for a plain decision.
+fn grant_terms(for_: Option<&str>, when: Option<Value>) -> Result<Option<(Option<Duration>, Option<Value>)>, String> {
+    if for_.is_none() && when.is_none() {
+        return Ok(None);
+    }
+    let duration = match for_ {
+        None | Some("restart") => None,
+        Some(text) => Some(parse_duration(text)?),
+    };
+    Ok(Some((duration, when)))
+}
+
+/// `90s`, `15m`, `1h`, `2d` …; at least a second.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("\"for\": {text:?} is not a duration like 90s, 15m, 1h or restart ({e})"))?;
+    if duration < Duration::from_secs(1) {
+        return Err(format!("\"for\": {text:?} is shorter than a second"));
+    }
+    Ok(duration)
 }
 
 fn decide(gw: &Gateway, id: &str, choice: Choice) -> Response {
+    let approved = match &choice {
+        Choice::Approve(_) => true,
+        Choice::Deny { .. } => false,
+        Choice::Grant(g) => g.allow,
+    };
     let scope = match &choice {
         Choice::Approve(scope) => Some(*scope),
-        Choice::Deny { .. } => None,
+        _ => None,
     };
     match gw.gate().choose(id, choice) {
-        Ok(approval) => {
-            let decision = if scope.is_some() { "approved" } else { "rejected" };
-            Json(json!({ "id": id, "decision": decision, "scope": scope, "server": approval.server, "tool": approval.tool }))
-                .into_response()
+        Ok(decided) => {
+            let decision = if approved { "approved" } else { "rejected" };
+            Json(json!({
+                "id": id,
+                "decision": decision,
+                "scope": scope,
+                "server": decided.approval.server,
+                "tool": decided.approval.tool,
+                "grant": decided.grant,
+                "also_settled": decided.also_settled,
+            }))
+            .into_response()
         }
         Err(ChoiceError::Decide(e @ DecideError::Unknown(_))) => error(StatusCode::NOT_FOUND, &e.to_string()),
         Err(ChoiceError::Decide(e @ DecideError::AlreadyDecided { .. })) => error(StatusCode::CONFLICT, &e.to_string()),
+        Err(e @ ChoiceError::Invalid(_)) => error(StatusCode::BAD_REQUEST, &e.to_string()),
         Err(e @ ChoiceError::Policy(_)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// `GET /control/grants`: the standing grants in force.
+pub async fn grants(State(gw): State<Arc<Gateway>>) -> Response {
+    Json(gw.gate().approvals.grants.standing.list(crate::gate::now_ms())).into_response()
+}
+
+/// `POST /control/grants/{id}/revoke`.
+pub async fn revoke(State(gw): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
+    if gw.gate().approvals.grants.standing.revoke(&id) {
+        tracing::info!(grant = id, "grant revoked");
+        Json(json!({ "id": id, "revoked": true })).into_response()
+    } else {
+        error(StatusCode::NOT_FOUND, &format!("no grant {id} (it may have expired)"))
     }
 }
 
