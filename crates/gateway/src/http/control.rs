@@ -122,8 +122,11 @@ pub async fn deny(State(gw): State<Arc<Gateway>>, Path(id): Path<String>, body: 
     decide(&gw, &id, choice)
 }
 
-/// `(duration, when)` when the body asks for a standing grant; `None` for a plain decision.
-fn grant_terms(for_: Option<&str>, when: Option<Value>) -> Result<Option<(Option<Duration>, Option<Value>)>, String> {
+/// How long a grant lasts (`None`: until restart) and the condition it is narrowed to.
+type GrantTerms = (Option<Duration>, Option<Value>);
+
+/// The terms when the body asks for a standing grant; `None` for a plain decision.
+fn grant_terms(for_: Option<&str>, when: Option<Value>) -> Result<Option<GrantTerms>, String> {
     if for_.is_none() && when.is_none() {
         return Ok(None);
     }
