@@ -231,7 +231,7 @@ impl Relay {
                 break;
             }
             // Anything else the new session says first is the client's.
-            self.to_client(&next).await;
+            self.write_client(&next).await;
         }
         if let Some(line) = self.initialized.clone() {
             conn.send(&mut self.out_buf, &line).await.map_err(|e| e.to_string())?;
@@ -252,7 +252,7 @@ impl Relay {
             }
             while let Ok(Some(line)) = conn.lines.decode(&mut conn.buf) {
                 self.note_from_gateway(&line);
-                self.to_client(&line).await;
+                self.write_client(&line).await;
             }
             tokio::select! {
                 read = self.stdin.read_buf(&mut self.in_buf) => match read {
@@ -306,7 +306,7 @@ impl Relay {
         }
     }
 
-    async fn to_client(&mut self, line: &[u8]) {
+    async fn write_client(&mut self, line: &[u8]) {
         self.out_buf.clear();
         encode_line_into(&mut self.out_buf, line);
         // A client that closed its stdout is noticed on stdin.
@@ -319,7 +319,7 @@ impl Relay {
         let ids: Vec<RequestId> = self.in_flight.drain().collect();
         for id in ids {
             let answer = Message::error_response(Some(&id), error_code::INTERNAL_ERROR, RESTARTED);
-            self.to_client(answer.bytes()).await;
+            self.write_client(answer.bytes()).await;
         }
     }
 
@@ -338,7 +338,7 @@ impl Relay {
                 if let Ok(msg) = Message::parse(line.clone()) {
                     if msg.is_request() {
                         let answer = Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text);
-                        self.to_client(answer.bytes()).await;
+                        self.write_client(answer.bytes()).await;
                     }
                 }
             }
