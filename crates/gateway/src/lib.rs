@@ -2,7 +2,9 @@
 //!
 //! Follow one call through the files:
 //! 1. [`http`] — the loopback endpoint checks Host, Origin and token, parses the body
-//!    ([`portcullis_wire::Message`]) and finds the [`session::Session`];
+//!    ([`portcullis_wire::Message`]) and finds the [`session::Session`]; or [`local_conn`] — a
+//!    `portcullis connect` connection on the local socket ([`local_socket`]: the platform part),
+//!    which checks the hello's token and drives the same session API, one message per line;
 //! 2. [`session`] — `tools/call` goes to the [`gate`], everything else straight on;
 //! 3. [`gate`] — policy ([`policy_store`]) → rate limit ([`rate_limit`]) → changed tool
 //!    ([`pins`]) → approval ([`approval`]) → audit row committed ([`audit_log`]) → forward or refuse;
