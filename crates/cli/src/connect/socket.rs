@@ -244,7 +244,15 @@ impl Relay {
     async fn pump(&mut self, mut conn: Conn) -> Lost {
         loop {
             // Lines already buffered first, each side.
-            while let Ok(Some(line)) = self.in_lines.decode(&mut self.in_buf) {
+            loop {
+                let line = match self.in_lines.decode(&mut self.in_buf) {
+                    Ok(Some(line)) => line,
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.line_refused(&e).await;
+                        continue;
+                    }
+                };
                 self.note_from_client(&line);
                 if conn.send(&mut self.out_buf, &line).await.is_err() {
                     return Lost::Gateway;
@@ -314,6 +322,12 @@ impl Relay {
         let _ = self.stdout.flush().await;
     }
 
+    /// A stdin line over the limit: skipped, and the client told (its id is not known).
+    async fn line_refused(&mut self, e: &portcullis_wire::LineError) {
+        let answer = Message::error_response(None, error_code::PARSE_ERROR, &format!("[portcullis] {e}"));
+        self.write_client(answer.bytes()).await;
+    }
+
     /// The gateway went away with these requests unanswered: say so, under their ids.
     async fn fail_in_flight(&mut self) {
         let ids: Vec<RequestId> = self.in_flight.drain().collect();
@@ -334,7 +348,15 @@ impl Relay {
         let retry = tokio::time::sleep(RETRY_WITHOUT_GATEWAY);
         tokio::pin!(retry);
         loop {
-            while let Ok(Some(line)) = self.in_lines.decode(&mut self.in_buf) {
+            loop {
+                let line = match self.in_lines.decode(&mut self.in_buf) {
+                    Ok(Some(line)) => line,
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.line_refused(&e).await;
+                        continue;
+                    }
+                };
                 if let Ok(msg) = Message::parse(line.clone()) {
                     if msg.is_request() {
                         let answer = Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text);
