@@ -309,11 +309,13 @@ def main() -> None:
         url_mp = f"http://127.0.0.1:{mp_port}/mcp"
         token = gwf["token"]
         connect = [str(args.bin), "connect", "everything", "--data-dir", str(tmp / "gw/data")]
+        naive = [sys.executable, str(ROOT / "bench/naive_relay.py"), "node", str(EVERYTHING), "stdio"]
         try:
             # -------- stdio and HTTP, alternating ------------------------------------------------
             p = {name: Path_(name) for name in [
                 "stdio direct (python mcp)", "stdio portcullis (python mcp)",
                 "stdio direct (loadgen)", "stdio portcullis (loadgen)",
+                "stdio naive relay (python mcp)", "stdio naive relay (loadgen)",
                 "http portcullis seq (loadgen)", "http mcp-proxy seq (loadgen)",
                 f"http portcullis {in_flight} in flight", f"http mcp-proxy {in_flight} in flight",
                 "http portcullis (python mcp)", "http mcp-proxy (python mcp)"]}
@@ -332,6 +334,10 @@ def main() -> None:
                     loadgen(lg, "stdio", "--calls", str(n_raw), "--", "node", str(EVERYTHING), "stdio")),
                 "stdio portcullis (loadgen)": lambda: p["stdio portcullis (loadgen)"].add(
                     *with_cpu(gw.pid, lambda: loadgen(lg, "stdio", "--calls", str(n_raw), "--", *connect))),
+                "stdio naive relay (python mcp)": lambda: p["stdio naive relay (python mcp)"].add_samples(
+                    asyncio.run(mcp_stdio(naive[0], naive[1:], n_mcp))),
+                "stdio naive relay (loadgen)": lambda: p["stdio naive relay (loadgen)"].add(
+                    loadgen(lg, "stdio", "--calls", str(n_raw), "--", *naive)),
                 "http portcullis seq (loadgen)": lambda: p["http portcullis seq (loadgen)"].add(
                     *with_cpu(gw.pid, lambda: loadgen(lg, "http", url_pc, "--token", token, "--calls", str(n_raw)))),
                 "http mcp-proxy seq (loadgen)": lambda: p["http mcp-proxy seq (loadgen)"].add(
@@ -355,10 +361,13 @@ def main() -> None:
                         steps[name]()
                 print(f"  round {r + 1}/{rounds} done in {time.monotonic() - t:.1f} s", file=sys.stderr)
 
-            print_table("stdio: allowed echo, direct vs through `portcullis connect` (sequential)",
-                        [p["stdio direct (python mcp)"], p["stdio portcullis (python mcp)"]], p["stdio direct (python mcp)"], "p50")
-            print_table("stdio, raw client (loadgen)",
-                        [p["stdio direct (loadgen)"], p["stdio portcullis (loadgen)"]], p["stdio direct (loadgen)"], "p50")
+            print_table("Python mcp client, allowed echo, sequential: every path vs direct stdio",
+                        [p["stdio direct (python mcp)"], p["stdio naive relay (python mcp)"],
+                         p["stdio portcullis (python mcp)"], p["http portcullis (python mcp)"],
+                         p["http mcp-proxy (python mcp)"]], p["stdio direct (python mcp)"], "p50")
+            print_table("stdio, raw client (loadgen): direct, naive line relay, `portcullis connect` (local socket)",
+                        [p["stdio direct (loadgen)"], p["stdio naive relay (loadgen)"], p["stdio portcullis (loadgen)"]],
+                        p["stdio direct (loadgen)"], "p50")
             print_table("HTTP: Portcullis vs mcp-proxy, one session, sequential (loadgen)",
                         [p["http mcp-proxy seq (loadgen)"], p["http portcullis seq (loadgen)"]], p["http mcp-proxy seq (loadgen)"], "calls")
             print_table(f"HTTP throughput: one session, {in_flight} calls in flight (loadgen)",

@@ -67,7 +67,7 @@ fn main() -> ExitCode {
     let data_dir = portcullis_gateway::paths::data_dir(cli.data_dir, &env);
     let result = match cli.command {
         Command::Serve => serve::run(&config, &data_dir),
-        Command::Connect { server } => connect::run(&data_dir, &server),
+        Command::Connect { server } => connect::run(&config, &data_dir, &server),
         Command::Approvals(command) => approvals::run(&data_dir, &command),
         Command::Audit(args) => audit::run(&data_dir, &args),
         Command::Clients(command) => {

@@ -14,6 +14,10 @@ pub struct GatewayFile {
     pub url: String,
     pub token: String,
     pub pid: u32,
+    /// The local socket `portcullis connect` uses ([`crate::local_socket`]); absent where the
+    /// platform has none or it could not be made (then `connect` relays over HTTP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +106,7 @@ mod tests {
             url: "http://127.0.0.1:1".into(),
             token: "t".into(),
             pid: 7,
+            socket: Some(dir.path().join("connect.sock")),
         };
         file.write(dir.path()).unwrap();
         assert_eq!(GatewayFile::read(dir.path()).unwrap(), file);
@@ -130,6 +135,7 @@ mod tests {
             url: "http://127.0.0.1:1".into(),
             token: "secret".into(),
             pid: 7,
+            socket: None,
         };
         file.write(dir.path()).unwrap();
         assert_eq!(

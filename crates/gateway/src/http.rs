@@ -8,7 +8,7 @@ pub mod accept;
 pub mod conn_caps;
 pub mod control;
 pub mod control_tools;
-mod guard;
+pub(crate) mod guard;
 pub mod mcp;
 pub mod peer_user;
 

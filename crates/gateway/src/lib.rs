@@ -2,7 +2,9 @@
 //!
 //! Follow one call through the files:
 //! 1. [`http`] — the loopback endpoint checks Host, Origin and token, parses the body
-//!    ([`portcullis_wire::Message`]) and finds the [`session::Session`];
+//!    ([`portcullis_wire::Message`]) and finds the [`session::Session`]; or [`local_conn`] — a
+//!    `portcullis connect` connection on the local socket ([`local_socket`]: the platform part),
+//!    which checks the hello's token and drives the same session API, one message per line;
 //! 2. [`session`] — `tools/call` goes to the [`gate`], everything else straight on;
 //! 3. [`gate`] — policy ([`policy_store`]) → rate limit ([`rate_limit`]) → changed tool
 //!    ([`pins`]) → approval ([`approval`]) → audit row committed ([`audit_log`]) → forward or refuse;
@@ -23,12 +25,13 @@ pub mod gate;
 pub mod gateway_file;
 pub mod http;
 pub mod limits;
+pub mod local_conn;
+pub mod local_socket;
 pub mod paths;
 pub mod pins;
 pub mod policy_store;
 pub mod queue;
 pub mod rate_limit;
-pub mod relay;
 pub mod risk;
 pub mod server_status;
 pub mod session;
@@ -91,6 +94,8 @@ pub enum StartError {
     Pins(#[from] PinError),
     #[error(transparent)]
     DigestKey(#[from] digest_key::DigestKeyError),
+    #[error(transparent)]
+    LocalSocket(local_socket::BindError),
 }
 
 pub struct Gateway {
@@ -106,6 +111,8 @@ pub struct Gateway {
     events: broadcast::Sender<GatewayEvent>,
     /// Cancelled when the gateway begins to stop; long-lived streams end on it.
     stopping: tokio_util::sync::CancellationToken,
+    /// The local socket [`Gateway::bind`] made, until [`Gateway::serve`] takes it.
+    local: Mutex<Option<local_socket::Listener>>,
     _watcher: Option<notify::RecommendedWatcher>,
 }
 
@@ -155,6 +162,7 @@ impl Gateway {
             stateless: tokio::sync::Mutex::new(HashMap::new()),
             events,
             stopping: tokio_util::sync::CancellationToken::new(),
+            local: Mutex::new(None),
             _watcher: watcher,
         }))
     }
@@ -261,6 +269,12 @@ impl Gateway {
             stopping.cancel();
         });
         let limits = self.config().limits;
+        let local = self
+            .local
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+            .map(|listener| tokio::spawn(local_conn::serve(self.clone(), listener, self.stopping.clone())));
         let server = async {
             http::accept::serve(listener, app, limits, self.stopping.clone()).await;
             Ok(())
@@ -277,6 +291,10 @@ impl Gateway {
             r = drained => r,
         };
         pruner.abort();
+        if let Some(local) = local {
+            // Its connections end on `stopping` at once; bounded all the same.
+            let _ = tokio::time::timeout(SHUTDOWN_DRAIN, local).await;
+        }
         self.stop_all().await;
         result
     }
@@ -303,13 +321,35 @@ impl Gateway {
         let local = listener
             .local_addr()
             .map_err(|source| StartError::Listen { addr, source })?;
+        let socket = self.bind_local(data_dir)?;
         let file = GatewayFile {
             url: format!("http://{local}"),
             token: self.token.clone(),
             pid: std::process::id(),
+            socket,
         };
         file.write(data_dir)?;
         Ok((listener, file))
+    }
+
+    /// Makes the local socket for `portcullis connect`. Something at its path that is not a stale
+    /// socket of ours stops the start; a platform without local sockets (or a path too long for
+    /// one) leaves `connect` on HTTP, with a warning.
+    fn bind_local(&self, data_dir: &Path) -> Result<Option<PathBuf>, StartError> {
+        let path = data_dir.join(local_socket::SOCKET_FILE);
+        match local_socket::Listener::bind(&path) {
+            Ok(listener) => {
+                *self.local.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(listener);
+                Ok(Some(path))
+            }
+            Err(e @ (local_socket::BindError::NotOurs { .. } | local_socket::BindError::InUse { .. })) => {
+                Err(StartError::LocalSocket(e))
+            }
+            Err(e) => {
+                tracing::warn!("{e}; `portcullis connect` will relay over HTTP");
+                Ok(None)
+            }
+        }
     }
 
     pub fn session(&self, server: &str, id: &str) -> Option<Arc<Session>> {

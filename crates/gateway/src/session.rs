@@ -37,6 +37,9 @@ pub enum Reply {
     Json(Message),
     /// An SSE stream of messages, ending after the response.
     Sse(queue::Receiver<Message>),
+    /// Everything about the request goes to the context's [`RequestContext::sink`], which was
+    /// given; nothing more to do here.
+    Sent,
 }
 
 /// What the HTTP layer knows about a request beyond its body.
@@ -50,6 +53,10 @@ pub struct RequestContext {
     pub accepts_sse: bool,
     /// Headers that go on to an HTTP upstream unchanged (2026-07-28 `Mcp-Param-*`).
     pub pass_headers: Vec<(String, String)>,
+    /// A connection's own outgoing queue (the local socket, [`crate::local_conn`]): a streamed
+    /// answer goes straight into it instead of a stream of its own, and the request ends when it
+    /// closes. Refusals and other immediate answers still come back as [`Reply::Json`].
+    pub sink: Option<queue::Sender<Message>>,
 }
 
 pub struct Session {
@@ -150,7 +157,11 @@ impl Session {
             tracing::debug!(server = %self.server, "cancel from a stateless HTTP client ignored");
             return None;
         };
-        if self.gate.approvals.withdraw_request(&caller.session, request_id.as_json()) {
+        if self
+            .gate
+            .approvals
+            .withdraw_request(&caller.session, request_id.as_json())
+        {
             // Still held: the upstream never saw the request, so its cancel stays here too.
             return None;
         }
@@ -259,7 +270,13 @@ impl Session {
                 .held_json(hold, msg, id, ticket, ctx.caller.clone(), ctx.pass_headers.clone())
                 .await;
         }
-        let (tx, rx) = queue::client_stream("held call stream");
+        let (tx, rx) = match &ctx.sink {
+            Some(sink) => (sink.clone(), None),
+            None => {
+                let (tx, rx) = queue::client_stream("held call stream");
+                (tx, Some(rx))
+            }
+        };
         let progress = msg
             .params::<ToolCallParams>()
             .ok()
@@ -288,7 +305,7 @@ impl Session {
                 }
             }
         });
-        Reply::Sse(rx)
+        rx.map_or(Reply::Sent, Reply::Sse)
     }
 
     /// A held call from a client that takes JSON only: no progress, but the wait still runs in
@@ -313,6 +330,7 @@ impl Session {
                         stream_now: false,
                         accepts_sse: false,
                         pass_headers,
+                        sink: None,
                     };
                     PendingReply::new(session, id, ticket, Some(f)).forward(msg, &ctx).await
                 }

@@ -66,8 +66,8 @@ use std::sync::Arc;
 
 pub use condition::CallFacts;
 pub use edit::add_tool_entry;
-pub use pattern::exact_key;
 pub use model::{Risk, ToolClass};
+pub use pattern::exact_key;
 pub use schema::json_schema;
 
 /// The `rule` reported by [`Policy::require_approval_for_all`].

@@ -120,12 +120,19 @@ fn an_exact_key_names_one_tool_even_when_the_name_looks_like_a_glob() {
             }
         }
     }
-    assert_eq!(exact_key("plain_name"), "plain_name", "ordinary names are written as they are");
+    assert_eq!(
+        exact_key("plain_name"),
+        "plain_name",
+        "ordinary names are written as they are"
+    );
 }
 
 #[test]
 fn two_keys_naming_the_same_tool_are_refused() {
-    let err = Policy::from_json_str(r#"{"version":"1","tools":{"get_[*]":{},"get_[*]x":{},"[g]et_[*]":{}}}"#, "t")
-        .expect_err("two keys for get_*");
+    let err = Policy::from_json_str(
+        r#"{"version":"1","tools":{"get_[*]":{},"get_[*]x":{},"[g]et_[*]":{}}}"#,
+        "t",
+    )
+    .expect_err("two keys for get_*");
     assert!(err.to_string().contains("names the same tool"), "{err}");
 }

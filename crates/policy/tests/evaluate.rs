@@ -422,7 +422,10 @@ fn a_key_shadowing_one_the_policy_reads_is_denied(#[case] arguments: Value) {
     let eval = policy.evaluate("read", &arguments);
     assert_eq!(eval.action, Action::Deny, "{arguments}");
     assert!(eval.reason.unwrap().contains("differs only by case"));
-    assert_eq!(policy.evaluate("read", &json!({"path": "/tmp/ok", "other": 1})).action, Action::Allow);
+    assert_eq!(
+        policy.evaluate("read", &json!({"path": "/tmp/ok", "other": 1})).action,
+        Action::Allow
+    );
 }
 
 fn policy_with_rule(when: Value) -> Policy {

@@ -85,13 +85,19 @@ fn unfinished_len(buf: &[u8]) -> usize {
 /// could not read whole (a number beyond `f64`, say) cannot smuggle a second line through.
 pub fn encode_line(message: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(message.len() + 1);
+    encode_line_into(&mut out, message);
+    Bytes::from(out)
+}
+
+/// [`encode_line`] appended to `out`: a writer that frames many messages into one reused buffer
+/// allocates nothing per message.
+pub fn encode_line_into(out: &mut Vec<u8>, message: &[u8]) {
     if message.iter().any(|&b| b == b'\n' || b == b'\r') {
         out.extend(message.iter().map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }));
     } else {
         out.extend_from_slice(message);
     }
     out.push(b'\n');
-    Bytes::from(out)
 }
 
 #[cfg(test)]

@@ -102,7 +102,9 @@ pub enum ParseError {
     Batch,
     #[error("invalid JSON-RPC id {0}: expected a string or an integer")]
     BadId(String),
-    #[error("a request id must be a string or an integer, not null (JSON-RPC libraries disagree on what a null id means)")]
+    #[error(
+        "a request id must be a string or an integer, not null (JSON-RPC libraries disagree on what a null id means)"
+    )]
     NullId,
     #[error("not a JSON-RPC request, notification or response (no method, result or error)")]
     NoKind,
@@ -156,7 +158,9 @@ fn check_call_shape(env: &strict::Envelope, method: &str) -> Result<(), ParseErr
     }
     if env.has_result || env.has_error {
         // Readers that look for `result` first would take it for a response.
-        return Err(ParseError::Ambiguous("a request or notification carrying a result or an error".into()));
+        return Err(ParseError::Ambiguous(
+            "a request or notification carrying a result or an error".into(),
+        ));
     }
     if method == crate::method::TOOLS_CALL {
         let info = &env.params_info;
@@ -463,7 +467,8 @@ mod tests {
 
     #[test]
     fn bytes_are_kept_exactly() {
-        let text = "{\"jsonrpc\":\"2.0\",\"id\":1, \"method\":\"m\",\"params\":{\"z\":1,\"a\":\"\u{2028}\"},\"_x\":true}";
+        let text =
+            "{\"jsonrpc\":\"2.0\",\"id\":1, \"method\":\"m\",\"params\":{\"z\":1,\"a\":\"\u{2028}\"},\"_x\":true}";
         assert_eq!(Message::parse(text).unwrap().bytes().as_ref(), text.as_bytes());
     }
 
@@ -517,7 +522,10 @@ mod tests {
 
     /// Class 1 of the security issue: calls another reader executes must be calls here too.
     #[rstest]
-    #[case(r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"wipe"}}"#, ParseError::NullId)]
+    #[case(
+        r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"wipe"}}"#,
+        ParseError::NullId
+    )]
     #[case(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"wipe"}}"#, ParseError::NotANotification("tools/call".into()))]
     #[case(r#"{"jsonrpc":"2.0","method":"ping"}"#, ParseError::NotANotification("ping".into()))]
     #[case(r#"{"jsonrpc":"2.0","id":1.0,"method":"ping"}"#, ParseError::BadId("1.0".into()))]
@@ -526,11 +534,23 @@ mod tests {
     #[case(r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#, ParseError::BadId("true".into()))]
     #[case(r#"{"id":1,"method":"ping"}"#, ParseError::Version)]
     #[case(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, ParseError::Version)]
-    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["wipe",{}]}"#, ParseError::Params)]
-    #[case(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"wipe"}"#, ParseError::Params)]
-    #[case(r#"{"jsonrpc":"2.0","id":5,"result":null,"error":{"code":1,"message":"m"}}"#, ParseError::ResultAndError)]
+    #[case(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["wipe",{}]}"#,
+        ParseError::Params
+    )]
+    #[case(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"wipe"}"#,
+        ParseError::Params
+    )]
+    #[case(
+        r#"{"jsonrpc":"2.0","id":5,"result":null,"error":{"code":1,"message":"m"}}"#,
+        ParseError::ResultAndError
+    )]
     #[case(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a"},"result":{}}"#, ParseError::Ambiguous("a request or notification carrying a result or an error".into()))]
-    #[case(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a","_meta":1}}"#, ParseError::ToolCall("params._meta must be an object"))]
+    #[case(
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a","_meta":1}}"#,
+        ParseError::ToolCall("params._meta must be an object")
+    )]
     fn messages_other_readers_execute_are_never_notifications(#[case] text: &str, #[case] expected: ParseError) {
         assert_eq!(refused(text), expected);
     }
@@ -557,10 +577,16 @@ mod tests {
     #[test]
     fn many_keys_are_checked_through_the_folded_set() {
         let mut keys: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
-        let ok = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{}}}}}"#, keys.join(","));
+        let ok = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{}}}}}"#,
+            keys.join(",")
+        );
         assert!(Message::parse(ok).is_ok());
         keys.push("\"K7\":0".into());
-        let bad = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{}}}}}"#, keys.join(","));
+        let bad = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{}}}}}"#,
+            keys.join(",")
+        );
         assert!(matches!(refused(&bad), ParseError::Ambiguous(_)));
     }
 
@@ -587,9 +613,15 @@ mod tests {
         assert_eq!(params("null"), None);
         assert_eq!(params(r#"{"a":1}"#), Some(serde_json::json!({"a": 1})));
         let no_name = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}"#;
-        assert_eq!(refused_text(no_name), ParseError::ToolCall("params.name must be a string"));
+        assert_eq!(
+            refused_text(no_name),
+            ParseError::ToolCall("params.name must be a string")
+        );
         let no_params = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#;
-        assert_eq!(refused_text(no_params), ParseError::ToolCall("params.name must be a string"));
+        assert_eq!(
+            refused_text(no_params),
+            ParseError::ToolCall("params.name must be a string")
+        );
     }
 
     fn refused_text(text: &str) -> ParseError {
@@ -637,7 +669,11 @@ mod tests {
         assert!(Message::parse(dup.to_vec()).is_err());
         assert_eq!(refusal_id(dup), Some(RequestId::number(7)));
         assert_eq!(refusal_id(br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#), None);
-        assert_eq!(refusal_id(br#"{"jsonrpc":"2.0","id":7,"result":{},"error":{}}"#), None, "not a request");
+        assert_eq!(
+            refusal_id(br#"{"jsonrpc":"2.0","id":7,"result":{},"error":{}}"#),
+            None,
+            "not a request"
+        );
         assert_eq!(refusal_id(b"not json"), None);
     }
 
@@ -647,6 +683,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay","arguments":{"amount":100000000000000000001}}}"#,
         )
         .unwrap();
-        assert_eq!(msg.raw_arguments().as_deref(), Some(r#"{"amount":100000000000000000001}"#));
+        assert_eq!(
+            msg.raw_arguments().as_deref(),
+            Some(r#"{"amount":100000000000000000001}"#)
+        );
     }
 }

@@ -35,9 +35,7 @@ const SENTINEL_END: &str = "?=";
 /// The header form of `value`: as it is when it is plain printable ASCII without edge spaces,
 /// else base64 in the sentinel.
 pub fn encode_header_value(value: &str) -> String {
-    let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
-        && value.trim() == value
-        && !looks_encoded(value);
+    let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b)) && value.trim() == value && !looks_encoded(value);
     if plain {
         return value.to_owned();
     }
@@ -81,7 +79,15 @@ mod tests {
 
     #[test]
     fn values_round_trip_through_the_header_form() {
-        for v in ["echo", "file:///tmp/a b", "café", " edge", "line\nbreak", "=?base64?eA==?=", ""] {
+        for v in [
+            "echo",
+            "file:///tmp/a b",
+            "café",
+            " edge",
+            "line\nbreak",
+            "=?base64?eA==?=",
+            "",
+        ] {
             let header = encode_header_value(v);
             assert!(header.bytes().all(|b| (0x20..0x7f).contains(&b)), "{header:?}");
             assert_eq!(decode_header_value(&header).as_deref(), Some(v), "{v:?} as {header:?}");

@@ -96,7 +96,9 @@ pub(crate) struct ParamsInfo {
 pub(crate) fn read(raw: &[u8]) -> Result<Envelope, ParseError> {
     let mut de = serde_json::Deserializer::from_slice(raw);
     let envelope = de
-        .deserialize_map(EnvelopeVisitor { base: raw.as_ptr() as usize })
+        .deserialize_map(EnvelopeVisitor {
+            base: raw.as_ptr() as usize,
+        })
         .map_err(into_parse_error)?;
     de.end().map_err(|e| ParseError::Json(e.to_string()))?;
     Ok(envelope)
@@ -206,7 +208,10 @@ struct Walk {
 
 impl Walk {
     fn top() -> Self {
-        Walk { depth: 1, skip_deep: false }
+        Walk {
+            depth: 1,
+            skip_deep: false,
+        }
     }
     fn below(&self) -> Self {
         Walk {
@@ -380,9 +385,17 @@ mod tests {
 
     #[test]
     fn a_server_answer_nested_past_the_check_depth_is_read_and_its_top_is_checked() {
-        let deep = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#, "[".repeat(10_000), "]".repeat(10_000));
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#,
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
         assert!(read(deep.as_bytes()).is_ok());
-        let colliding = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"a":1,"A":{}{}}}}}"#, "[".repeat(500), "]".repeat(500));
+        let colliding = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"a":1,"A":{}{}}}}}"#,
+            "[".repeat(500),
+            "]".repeat(500)
+        );
         assert!(matches!(read(colliding.as_bytes()), Err(ParseError::Ambiguous(_))));
     }
 }

@@ -149,15 +149,20 @@ def test_connect_relays_raw_protocol_untouched(world, gateway):
     assert code == 0, f"connect must exit 0 when its stdin closes: {code} {stderr[-500:]}"
 
 
-def test_connect_without_gateway_exits_2(e2e_tmp):
+def test_connect_without_a_gateway_that_can_start_answers_requests_with_what_to_do(e2e_tmp):
+    """No gateway, and the one `connect` starts on demand cannot run (no config file here): the
+    client's request gets a JSON-RPC error under its id that says what to do; stdout stays protocol."""
     empty = e2e_tmp / f"no-gateway-{uuid.uuid4().hex[:8]}"
     empty.mkdir()
-    r = subprocess.run([str(harness.portcullis_bin()), "connect", "everything", "--data-dir", str(empty)],
-                       input=json.dumps(harness.INITIALIZE_BODY) + "\n", capture_output=True, text=True, timeout=20)
-    assert r.returncode == 2, f"connect with no gateway running must exit 2: {r.returncode} {r.stderr[-500:]}"
-    assert r.stderr.strip(), "and say why on stderr"
-    assert r.stdout == "" or all(json.loads(x).get("jsonrpc") == "2.0" for x in r.stdout.split("\n") if x.strip()), \
-        f"stdout carries protocol bytes only: {r.stdout!r}"
+    r = subprocess.run([str(harness.portcullis_bin()), "connect", "everything", "--data-dir", str(empty),
+                        "--config", str(empty / "missing.json")],
+                       input=json.dumps(harness.INITIALIZE_BODY) + "\n", capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, f"connect ends normally when its stdin closes: {r.returncode} {r.stderr[-500:]}"
+    lines = [json.loads(x) for x in r.stdout.split("\n") if x.strip()]
+    assert len(lines) == 1 and lines[0].get("id") == 1 and "error" in lines[0], f"one error for the request: {r.stdout!r}"
+    text = lines[0]["error"]["message"]
+    assert text.startswith("[portcullis] no gateway is running") and "portcullis serve" in text, text
+    assert "serve.log" in text, f"the reason the start failed is named: {text}"
 
 
 def test_http_request_ids_and_session_header(gateway):

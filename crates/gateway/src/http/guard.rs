@@ -140,7 +140,7 @@ fn token_matches(headers: &HeaderMap, token: &str) -> bool {
 }
 
 /// Compares without an early exit, so timing does not reveal how much of the token matched.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

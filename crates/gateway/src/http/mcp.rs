@@ -89,6 +89,7 @@ pub async fn post(
                 stream_now: headers.contains_key(RELAY_HEADER),
                 accepts_sse: accepts_sse(&headers),
                 pass_headers: param_headers(&headers),
+                sink: None,
             };
             let reply = session.request(msg, ctx).await;
             if new_session && !initialize_succeeded(&reply) {
@@ -174,12 +175,20 @@ fn render(reply: Reply) -> Response {
             )
                 .into_response()
         }
+        // Only a request with a sink is answered so, and HTTP requests have none.
+        Reply::Sent => StatusCode::ACCEPTED.into_response(),
     }
 }
 
 /// The agent session of a request (README, "Sessions"): the gateway session for legacy clients;
 /// for stateless requests the relay's id, else the client's self-reported identity.
 fn caller(session: &Session, headers: &HeaderMap, msg: &Message) -> Caller {
+    caller_for(session, header_str(headers, RELAY_HEADER), msg)
+}
+
+/// [`caller`] for a request whose relay id (if any) is known: the HTTP relay header, or the id
+/// the gateway gave a local-socket connection ([`crate::local_conn`]).
+pub(crate) fn caller_for(session: &Session, relay: Option<&str>, msg: &Message) -> Caller {
     if !session.stateless {
         let (client_name, client_version) = session.client();
         return Caller {
@@ -199,7 +208,7 @@ fn caller(session: &Session, headers: &HeaderMap, msg: &Message) -> Caller {
             .map(str::to_owned)
     };
     let (client_name, client_version) = (field("name"), field("version"));
-    let session_key = match (header_str(headers, RELAY_HEADER), &client_name) {
+    let session_key = match (relay, &client_name) {
         (Some(relay), _) => format!("{RELAY_SESSION_PREFIX}{relay}"),
         (None, Some(name)) => format!("stateless:{name}/{}", client_version.as_deref().unwrap_or("?")),
         (None, None) => "stateless:anonymous".to_owned(),
@@ -245,7 +254,7 @@ fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Option<Response> 
 fn initialize_succeeded(reply: &Reply) -> bool {
     match reply {
         Reply::Json(msg) => !matches!(msg.kind(), Kind::Response { is_error: true, .. }),
-        Reply::Sse(_) => true,
+        Reply::Sse(_) | Reply::Sent => true,
     }
 }
 

@@ -88,6 +88,10 @@ impl PendingReply {
             Ok(exchange) => exchange,
             Err(answer) => return Reply::Json(answer),
         };
+        if let Some(sink) = &ctx.sink {
+            self.stream_into(exchange, sink.clone(), None);
+            return Reply::Sent;
+        }
         if !ctx.accepts_sse || (exchange.framing == Some(Framing::Json) && !ctx.stream_now) {
             return Reply::Json(self.collect(exchange).await);
         }

@@ -1,4 +1,5 @@
-//! `portcullis connect`: a stdio MCP server that relays every line to the gateway over HTTP.
+//! `portcullis connect` over HTTP: the fallback for a gateway that names no local socket in
+//! gateway.json (a platform without one). Relays every line to the gateway's MCP endpoint.
 //!
 //! No policy lives here; the gateway decides. Messages are POSTed strictly in the order they
 //! were read, each after the previous one's response headers arrived (the gateway sends them as
@@ -15,10 +16,10 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-use crate::gateway_file::GatewayFile;
-use crate::http::mcp::{RELAY_HEADER, SESSION_HEADER};
+use portcullis_gateway::gateway_file::GatewayFile;
+use portcullis_gateway::http::mcp::{RELAY_HEADER, SESSION_HEADER};
 
-const MAX_LINE: usize = crate::limits::MAX_MESSAGE;
+const MAX_LINE: usize = portcullis_gateway::limits::MAX_MESSAGE;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RelayError {
@@ -230,9 +231,9 @@ impl Relay {
     }
 }
 
-/// One line from the client: within the limits ([`crate::limits`]), then a JSON-RPC message.
+/// One line from the client: within the limits ([`portcullis_gateway::limits`]), then a JSON-RPC message.
 fn parse_client_line(line: bytes::Bytes) -> Result<Message, (i64, String)> {
-    crate::limits::check_client_message(&line).map_err(|e| (error_code::PARSE_ERROR, e))?;
+    portcullis_gateway::limits::check_client_message(&line).map_err(|e| (error_code::PARSE_ERROR, e))?;
     Message::parse(line).map_err(|e| (e.code(), e.to_string()))
 }
 

@@ -1,0 +1,369 @@
+//! `portcullis connect` over the local socket ([`crate::local_socket`]): one connection, one
+//! client, one JSON-RPC message per line each way.
+//!
+//! The connection opens with one line from the client, a hello naming the server and the token
+//! from gateway.json (`{"portcullis":1,"server":"everything","token":"…"}`); the gateway answers
+//! [`ACK`] or a one-line JSON-RPC error and closes. Then the connection drives the same
+//! [`Session`] API as the HTTP entry ([`crate::http::mcp`]), so no decision is made here:
+//! - `initialize` opens a legacy session owned by this connection (ended when it closes);
+//! - anything else without one goes to the server's stateless session, with the connection as
+//!   the caller (`relay:<random>`, chosen here, so no other client can speak as it);
+//! - messages are handled one at a time in reading order up to their dispatch (a request's
+//!   `session.request` returns once it went upstream, or was held or refused), so nothing read
+//!   later overtakes anything read earlier — a cancel never overtakes its request; answers then
+//!   stream concurrently;
+//! - every answer and server-initiated message goes into one bounded queue ([`queue`]) per
+//!   connection, straight from the session's task ([`RequestContext::sink`]), and one writer
+//!   task writes them out in the order they came;
+//! - closing the socket ends the queue, which every request in flight on it watches: held calls
+//!   are withdrawn and recorded `cancelled`, forwarded ones abandoned; the legacy session ends.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use futures::FutureExt;
+use portcullis_wire::codec::encode_line_into;
+use portcullis_wire::message::refusal_id;
+use portcullis_wire::{error_code, method, Kind, LineDecoder, Message};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::gate::Caller;
+use crate::http::mcp::caller_for;
+use crate::local_socket;
+use crate::queue::{self, Budget, Overflow};
+use crate::session::{Reply, RequestContext, Session};
+use crate::upstream::UpstreamError;
+use crate::Gateway;
+
+/// The protocol version in the hello.
+pub const PROTOCOL: u32 = 1;
+/// The gateway's answer to an accepted hello.
+pub const ACK: &[u8] = b"{\"portcullis\":1,\"ok\":true}\n";
+/// The longest hello read (a server name and a token fit easily).
+const HELLO_MAX: usize = 4096;
+/// How long a client has to send its hello.
+const HELLO_WITHIN: Duration = Duration::from_secs(5);
+/// The connection's outgoing queue: several of the largest messages, or many small ones.
+const OUT_BUDGET: Budget = Budget {
+    bytes: 3 * crate::limits::MAX_MESSAGE,
+    messages: 8192,
+};
+/// The writer gathers what is ready into one write, up to this much.
+const WRITE_BATCH: usize = 256 * 1024;
+
+/// The client's first line.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Hello {
+    pub portcullis: u32,
+    pub server: String,
+    pub token: String,
+}
+
+impl Hello {
+    /// The hello as a line to send.
+    pub fn line(&self) -> Vec<u8> {
+        let mut line = serde_json::to_vec(self).unwrap_or_default();
+        line.push(b'\n');
+        line
+    }
+}
+
+/// Accepts connections on `listener` until `stopping`, then removes the socket file; every open
+/// connection ends on `stopping` too (its client reconnects to the next gateway).
+pub async fn serve(gateway: Arc<Gateway>, listener: local_socket::Listener, stopping: CancellationToken) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            () = stopping.cancelled() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => match accepted {
+                Ok(stream) => {
+                    let (gateway, stopping) = (gateway.clone(), stopping.clone());
+                    connections.spawn(async move { run(gateway, stream, stopping).await });
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "local socket: accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+        }
+    }
+    listener.remove_if_ours();
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+/// One connection, from hello to close.
+pub async fn run<S>(gateway: Arc<Gateway>, stream: S, stopping: CancellationToken)
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (mut rd, mut wr) = tokio::io::split(stream);
+    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let hello = tokio::time::timeout(HELLO_WITHIN, read_hello(&mut rd, &mut buf)).await;
+    let server = match hello
+        .map_err(|_| "no hello within 5 s".to_owned())
+        .and_then(|h| check(&gateway, h))
+    {
+        Ok(server) => server,
+        Err(why) => {
+            tracing::warn!("local socket: connection refused: {why}");
+            let refusal = Message::error_response(None, error_code::INVALID_REQUEST, &format!("[portcullis] {why}"));
+            let mut line = Vec::new();
+            encode_line_into(&mut line, refusal.bytes());
+            let _ = wr.write_all(&line).await;
+            let _ = wr.shutdown().await;
+            return;
+        }
+    };
+    if wr.write_all(ACK).await.is_err() {
+        return;
+    }
+    let (tx, rx) = queue::bounded("local socket connection", OUT_BUDGET, Overflow::End);
+    let writer = tokio::spawn(write_loop(wr, rx));
+    let mut conn = Conn {
+        gateway,
+        server,
+        caller_id: format!("{:016x}{:016x}", rand::random::<u64>(), rand::random::<u64>()),
+        tx,
+        legacy: None,
+        stateless: None,
+    };
+    let mut decoder = LineDecoder::new(crate::limits::MAX_MESSAGE);
+    'read: loop {
+        loop {
+            match decoder.decode(&mut buf) {
+                Ok(Some(line)) => conn.handle(line).await,
+                Ok(None) => break,
+                Err(e) => conn.answer(Message::error_response(
+                    None,
+                    error_code::PARSE_ERROR,
+                    &format!("[portcullis] {e}"),
+                )),
+            }
+        }
+        tokio::select! {
+            read = rd.read_buf(&mut buf) => match read {
+                Ok(0) | Err(_) => break 'read,
+                Ok(_) => {}
+            },
+            () = conn.tx.closed() => break 'read,
+            () = stopping.cancelled() => break 'read,
+        }
+    }
+    // Ending the queue is what every request in flight on this connection watches.
+    writer.abort();
+    let _ = writer.await;
+    if let Some(session) = conn.legacy.take() {
+        conn.gateway.end_session(&session.id).await;
+    }
+}
+
+/// The first line, whatever it holds (checked by [`check`]).
+async fn read_hello<R: AsyncRead + Unpin>(rd: &mut R, buf: &mut BytesMut) -> Result<Hello, String> {
+    let mut decoder = LineDecoder::new(HELLO_MAX);
+    loop {
+        match decoder.decode(buf) {
+            Ok(Some(line)) => {
+                return serde_json::from_slice(&line)
+                    .map_err(|e| format!("the hello line is not a Portcullis hello: {e}"))
+            }
+            Ok(None) => {}
+            Err(e) => return Err(format!("hello: {e}")),
+        }
+        match rd.read_buf(buf).await {
+            Ok(0) => return Err("closed before the hello".into()),
+            Err(e) => return Err(format!("reading the hello: {e}")),
+            Ok(_) => {}
+        }
+    }
+}
+
+fn check(gateway: &Gateway, hello: Result<Hello, String>) -> Result<String, String> {
+    let hello = hello?;
+    if hello.portcullis != PROTOCOL {
+        return Err(format!(
+            "this gateway speaks local-socket protocol {PROTOCOL}, the client {}",
+            hello.portcullis
+        ));
+    }
+    if !crate::http::guard::constant_time_eq(hello.token.as_bytes(), gateway.token().as_bytes()) {
+        return Err("the token does not match this gateway's (is gateway.json from another gateway?)".into());
+    }
+    if !gateway.has_server(&hello.server) {
+        return Err(format!("no server named {:?} in the config", hello.server));
+    }
+    Ok(hello.server)
+}
+
+struct Conn {
+    gateway: Arc<Gateway>,
+    server: String,
+    /// This connection as a sender and caller of stateless requests.
+    caller_id: String,
+    tx: queue::Sender<Message>,
+    /// The legacy session `initialize` opened on this connection.
+    legacy: Option<Arc<Session>>,
+    /// The server's shared stateless session, once used.
+    stateless: Option<Arc<Session>>,
+}
+
+impl Conn {
+    fn answer(&self, msg: Message) {
+        let _ = self.tx.send(msg);
+    }
+
+    async fn handle(&mut self, line: bytes::Bytes) {
+        if let Err(why) = crate::limits::check_client_message(&line) {
+            let id = refusal_id(&line);
+            return self.answer(Message::error_response(
+                id.as_ref(),
+                error_code::PARSE_ERROR,
+                &format!("[portcullis] {why}"),
+            ));
+        }
+        let msg = match Message::parse(line.clone()) {
+            Ok(msg) => msg,
+            Err(e) => {
+                tracing::warn!(server = %self.server, error = %e, "client message refused");
+                let id = refusal_id(&line);
+                return self.answer(Message::error_response(
+                    id.as_ref(),
+                    e.code(),
+                    &format!("[portcullis] {e}"),
+                ));
+            }
+        };
+        let is_initialize = msg.method() == Some(method::INITIALIZE);
+        let session = match self.session_for(&msg, is_initialize).await {
+            Ok(session) => session,
+            Err(answer) => return self.answer(answer),
+        };
+        let relay = self.relay_key();
+        match msg.kind() {
+            Kind::Request { .. } => {
+                let ctx = RequestContext {
+                    caller: caller_for(&session, Some(relay), &msg),
+                    stream_now: !is_initialize,
+                    accepts_sse: !is_initialize,
+                    pass_headers: Vec::new(),
+                    // The initialize answer is looked at here (a failed one ends the session).
+                    sink: (!is_initialize).then(|| self.tx.clone()),
+                };
+                match session.request(msg, ctx).await {
+                    Reply::Sent => {}
+                    Reply::Json(answer) => {
+                        if is_initialize && matches!(answer.kind(), Kind::Response { is_error: true, .. }) {
+                            if let Some(failed) = self.legacy.take() {
+                                self.gateway.end_session(&failed.id).await;
+                            }
+                        }
+                        self.answer(answer);
+                    }
+                    Reply::Sse(mut rx) => {
+                        let tx = self.tx.clone();
+                        tokio::spawn(async move {
+                            while let Some(msg) = rx.recv().await {
+                                if tx.send(msg).is_err() {
+                                    break;
+                                }
+                            }
+                        });
+                    }
+                }
+            }
+            Kind::Notification { .. } | Kind::Response { .. } => {
+                let caller = if msg.method() == Some(method::CANCELLED) {
+                    caller_for(&session, Some(relay), &msg)
+                } else {
+                    Caller::default()
+                };
+                if let Err(e) = session.send(msg, &caller).await {
+                    tracing::warn!(server = %self.server, error = %e, "cannot pass a client message on");
+                }
+            }
+        }
+    }
+
+    fn relay_key(&self) -> &str {
+        &self.caller_id
+    }
+
+    /// The session a message goes to: a new legacy one for `initialize`, this connection's
+    /// legacy one, else the shared stateless one. `Err` is the client's answer.
+    async fn session_for(&mut self, msg: &Message, is_initialize: bool) -> Result<Arc<Session>, Message> {
+        if is_initialize {
+            if let Some(old) = self.legacy.take() {
+                self.gateway.end_session(&old.id).await;
+            }
+            let session = match self.gateway.open_session(&self.server).await {
+                Ok(session) => session,
+                Err(UpstreamError::Full(why)) => {
+                    return Err(Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &why))
+                }
+                Err(e) => return Err(start_failed(msg, &e)),
+            };
+            // Server-initiated messages outside any request (logging, list changes …).
+            let mut events = session.open_event_stream();
+            let tx = self.tx.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        next = events.recv() => match next {
+                            Some(msg) => if tx.send(msg).is_err() { break },
+                            None => break,
+                        },
+                        () = tx.closed() => break,
+                    }
+                }
+            });
+            self.legacy = Some(session.clone());
+            return Ok(session);
+        }
+        if let Some(session) = &self.legacy {
+            session.touch();
+            return Ok(session.clone());
+        }
+        if let Some(session) = self.stateless.as_ref().filter(|s| s.is_alive()) {
+            return Ok(session.clone());
+        }
+        match self.gateway.stateless_session(&self.server).await {
+            Ok(session) => {
+                self.stateless = Some(session.clone());
+                Ok(session)
+            }
+            Err(e) => Err(start_failed(msg, &e)),
+        }
+    }
+}
+
+fn start_failed(msg: &Message, e: &UpstreamError) -> Message {
+    let text = format!("[portcullis] cannot start the upstream server: {e}");
+    Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text)
+}
+
+/// Writes the connection's queue out in order, gathering what is already waiting into one write.
+async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, mut rx: queue::Receiver<Message>) {
+    let mut out = Vec::with_capacity(64 * 1024);
+    while let Some(msg) = rx.recv().await {
+        encode_line_into(&mut out, msg.bytes());
+        drop(msg);
+        while out.len() < WRITE_BATCH {
+            match rx.recv().now_or_never() {
+                Some(Some(msg)) => encode_line_into(&mut out, msg.bytes()),
+                _ => break,
+            }
+        }
+        if wr.write_all(&out).await.is_err() {
+            return;
+        }
+        out.clear();
+        if out.capacity() > 4 * WRITE_BATCH {
+            out = Vec::with_capacity(64 * 1024);
+        }
+    }
+}
