@@ -344,7 +344,11 @@ impl Gate {
                 decision: Decision::Approved,
                 decided_by: DecidedBy::User,
                 rule: Some(rule),
-                reason: Some(format!("approved earlier by a person (grant {})", found.id)),
+                reason: Some(format!(
+                    "approved earlier for {} (grant {})",
+                    if found.session_scoped { "this session" } else { "every session" },
+                    found.id
+                )),
                 message: None,
             },
             Effect::Deny => {

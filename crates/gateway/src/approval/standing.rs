@@ -68,6 +68,8 @@ pub struct Found {
     pub id: String,
     pub effect: Effect,
     pub reason: Option<String>,
+    /// The grant is this session's, not every session's.
+    pub session_scoped: bool,
 }
 
 /// The call a grant is asked about.
@@ -157,6 +159,7 @@ impl Standing {
             id: listed.id.clone(),
             effect: listed.effect,
             reason: listed.reason.clone(),
+            session_scoped: listed.session.is_some(),
         })
     }
 
