@@ -158,6 +158,8 @@ fn existing_session(gw: &Gateway, server: &str, headers: &HeaderMap) -> Result<A
 
 fn render(reply: Reply) -> Response {
     match reply {
+        // A cancelled request gets no answer: the POST ends empty, as for a notification.
+        Reply::Cancelled => StatusCode::ACCEPTED.into_response(),
         Reply::Json(msg) => (
             [(header::CONTENT_TYPE, "application/json")],
             Body::from(msg.bytes().clone()),
@@ -246,6 +248,7 @@ fn initialize_succeeded(reply: &Reply) -> bool {
     match reply {
         Reply::Json(msg) => !matches!(msg.kind(), Kind::Response { is_error: true, .. }),
         Reply::Sse(_) => true,
+        Reply::Cancelled => false,
     }
 }
 

@@ -49,7 +49,9 @@ impl Correlator {
     pub fn register(&self, msg: Message) -> Result<(Message, crate::queue::Receiver<Message>), UpstreamError> {
         let (reply, rx) = crate::queue::exchange();
         let Some(id) = msg.id().cloned() else {
-            return Err(UpstreamError::Refused("a request without an id cannot be matched to its answer".into()));
+            return Err(UpstreamError::Refused(
+                "a request without an id cannot be matched to its answer".into(),
+            ));
         };
         let progress_token = progress_token_of(&msg);
         let (wire_msg, key, original) = match self.ids {
@@ -95,7 +97,8 @@ impl Correlator {
                             // A response always has an id to swap; should that ever fail, the
                             // client gets an error under its own id, never the wire id.
                             Some(original) => msg.with_id(original).unwrap_or_else(|e| {
-                                let text = format!("[portcullis] the server's answer could not be given back its id: {e}");
+                                let text =
+                                    format!("[portcullis] the server's answer could not be given back its id: {e}");
                                 Message::error_response(Some(original), error_code::INTERNAL_ERROR, &text)
                             }),
                             None => msg,
@@ -213,7 +216,9 @@ mod tests {
         let (events_tx, _events) = crate::queue::upstream_events::<Message>();
         let c = Correlator::new(IdMode::Passthrough, events_tx);
         let (_, mut rx) = c
-            .register(msg(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}"#))
+            .register(msg(
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}"#,
+            ))
             .unwrap();
         c.fail_all("upstream exited");
         let reply = rx.recv().await.unwrap();
@@ -226,7 +231,9 @@ mod tests {
     async fn a_second_request_with_a_pending_id_is_refused() {
         let (events_tx, _events) = crate::queue::upstream_events::<Message>();
         let c = Correlator::new(IdMode::Passthrough, events_tx);
-        let _first = c.register(msg(r#"{"jsonrpc":"2.0","id":"\u0061","method":"ping"}"#)).unwrap();
+        let _first = c
+            .register(msg(r#"{"jsonrpc":"2.0","id":"\u0061","method":"ping"}"#))
+            .unwrap();
         let Err(err) = c.register(msg(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#)) else {
             panic!("the same id by value must be refused");
         };
