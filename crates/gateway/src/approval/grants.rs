@@ -148,25 +148,13 @@ mod tests {
     fn a_continuation_is_bound_to_session_tool_digest_and_state_and_used_once() {
         let g = Grants::default();
         g.grant_continuation(key("a", "d1"), Some("\"st\"".into()));
-        assert!(
-            !g.take_continuation(&key("a", "other"), Some("\"st\"")),
-            "other arguments"
-        );
+        assert!(!g.take_continuation(&key("a", "other"), Some("\"st\"")), "other arguments");
         assert!(!g.take_continuation(&key("b", "d1"), Some("\"st\"")), "another session");
-        assert!(
-            !g.take_continuation(&key("a", "d1"), None),
-            "the retry carries the state"
-        );
-        assert!(
-            !g.take_continuation(&key("a", "d1"), Some("\"forged\"")),
-            "another chain"
-        );
+        assert!(!g.take_continuation(&key("a", "d1"), None), "the retry carries the state");
+        assert!(!g.take_continuation(&key("a", "d1"), Some("\"forged\"")), "another chain");
         assert!(g.take_continuation(&key("a", "d1"), Some("\"st\"")));
         assert!(!g.take_continuation(&key("a", "d1"), Some("\"st\"")), "used once");
         g.grant_continuation(key("a", "d1"), None);
-        assert!(
-            g.take_continuation(&key("a", "d1"), None),
-            "no state handed out: the key alone"
-        );
+        assert!(g.take_continuation(&key("a", "d1"), None), "no state handed out: the key alone");
     }
 }

@@ -63,10 +63,7 @@ impl Hold {
             description: info.description,
             annotations: info.annotations,
             arguments: call.arguments.clone(),
-            arguments_json: call
-                .arguments_text
-                .clone()
-                .unwrap_or_else(|| call.arguments.to_string()),
+            arguments_json: call.arguments_text.clone().unwrap_or_else(|| call.arguments.to_string()),
             session: caller.session.clone(),
             client: ClientInfo {
                 name: caller.client_name.clone(),

@@ -59,9 +59,7 @@ impl StreamableHttp {
     pub async fn request(&self, msg: Message, pass_headers: &[(String, String)]) -> Result<Exchange, UpstreamError> {
         let id = msg.id().cloned();
         // Each request has its own response stream here: ids go through as the client wrote them.
-        let wire_id = id
-            .clone()
-            .ok_or_else(|| UpstreamError::Refused("a request without an id".into()))?;
+        let wire_id = id.clone().ok_or_else(|| UpstreamError::Refused("a request without an id".into()))?;
         let is_initialize = msg.method() == Some(method::INITIALIZE);
         let response = self.post(&msg, pass_headers).await?;
         if is_initialize {
