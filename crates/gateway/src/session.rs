@@ -90,7 +90,11 @@ impl Session {
                 if msg.method() == Some(method::TOOLS_LIST_CHANGED) {
                     catalog_gate.catalog.forget(&catalog_server);
                 }
-                pump.deliver(msg, &session_id);
+                // A shared stateless connection has no streams of its own: what belongs to a
+                // request already rode on its response stream (see `upstream::correlator`).
+                if !stateless {
+                    pump.deliver(msg, &session_id);
+                }
             }
         });
         Arc::new(Self {

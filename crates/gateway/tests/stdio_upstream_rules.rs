@@ -159,3 +159,32 @@ async fn a_cancelled_legacy_request_gets_no_answer_and_its_post_ends_at_the_canc
     let body = again.text().await.unwrap();
     assert!(body.contains("echo c2"), "{body}");
 }
+
+/// 2026 era on the shared stdio child: a log message and `tools/list_changed` the server sends
+/// while handling a call name no request, yet belong on that call's response stream — before
+/// its result — as they would reach a client connected directly. They used to be lost.
+#[tokio::test]
+async fn modern_notifications_sent_during_a_call_ride_on_its_response_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(dir.path()).await;
+    let response = gw
+        .post(&call(json!("n1"), "chatty", "m3", true), None)
+        .send()
+        .await
+        .unwrap();
+    let body = tokio::time::timeout(WAIT, response.text()).await.unwrap().unwrap();
+    let got = messages(&body);
+    let methods: Vec<_> = got.iter().map(|m| m.get("method").and_then(Value::as_str)).collect();
+    assert_eq!(
+        methods,
+        [
+            Some("notifications/message"),
+            Some("notifications/tools/list_changed"),
+            None
+        ],
+        "both notifications, then the result: {body}"
+    );
+    assert_eq!(got[0]["params"]["data"], "chatty m3");
+    assert_eq!(got[2]["id"], "n1", "the result under the client's own id: {body}");
+    assert_eq!(got[2]["result"]["content"][0]["text"], "chatty done");
+}

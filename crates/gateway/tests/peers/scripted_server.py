@@ -2,11 +2,12 @@
 
 It answers both eras (initialize, server/discover) and records what it receives to the file named by
 SCRIPTED_LOG, one line per event, flushed at once, so a test can wait for "the server got it":
-  call <wire id> <tool>        a tools/call arrived (under the id the gateway gave it)
+  call <wire id> <tool> <marker>   a tools/call arrived (under the id the gateway gave it)
   cancelled <requestId>        a notifications/cancelled arrived
 
 Tools:
-  slow     never answers on its own; a cancel ends it (recorded as above)
+  slow     never answers on its own; a cancel ends it (recorded as above). With a progressToken it
+           first sends one notifications/progress
   chatty   first sends notifications/message (data: "chatty <marker>") and
            notifications/tools/list_changed, neither naming the request, then answers "chatty done"
   echo     answers "echo <marker>" at once
@@ -62,7 +63,7 @@ for line in sys.stdin:
     elif method == "tools/call":
         tool = params.get("name")
         marker = (params.get("arguments") or {}).get("marker", "")
-        record(f"call {json.dumps(id_)} {tool}")
+        record(f"call {json.dumps(id_)} {tool} {marker}")
         if tool == "chatty":
             send({"jsonrpc": "2.0", "method": "notifications/message",
                   "params": {"level": "info", "data": f"chatty {marker}"}})
@@ -70,6 +71,9 @@ for line in sys.stdin:
             text(id_, "chatty done")
         elif tool == "echo":
             text(id_, f"echo {marker}")
+        elif tool == "slow" and "progressToken" in (params.get("_meta") or {}):
+            send({"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": params["_meta"]["progressToken"], "progress": 1}})
         # slow: no answer
     elif id_ is not None:
         send({"jsonrpc": "2.0", "id": id_, "error": {"code": -32601, "message": "no such method"}})
