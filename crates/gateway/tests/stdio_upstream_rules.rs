@@ -188,3 +188,60 @@ async fn modern_notifications_sent_during_a_call_ride_on_its_response_stream() {
     assert_eq!(got[2]["id"], "n1", "the result under the client's own id: {body}");
     assert_eq!(got[2]["result"]["content"][0]["text"], "chatty done");
 }
+
+/// The wire id a logged `call <id> <tool>` line names.
+fn wire_id(line: &str) -> &str {
+    line.split(' ').nth(1).unwrap()
+}
+
+/// 2026 era, HTTP entry, stdio upstream: a client that closes its response stream cancels the
+/// call — the child gets `notifications/cancelled` under the id the gateway gave the call.
+#[tokio::test]
+async fn closing_a_modern_response_stream_cancels_the_call_on_the_stdio_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(dir.path()).await;
+    let mut body = call(json!(1), "slow", "s1", true);
+    body["params"]["_meta"]["progressToken"] = json!("p1");
+    let response = gw.post(&body, None).send().await.unwrap();
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"),
+        "progress came first, so the answer is a stream"
+    );
+    let mut stream = response.bytes_stream();
+    let first = tokio::time::timeout(WAIT, futures::StreamExt::next(&mut stream))
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&first.unwrap().unwrap()).contains("notifications/progress"));
+    let line = gw.server_logged("slow").await;
+    drop(stream);
+    gw.server_logged(&format!("cancelled {}", wire_id(&line))).await;
+}
+
+/// The same for a client that hangs up while its answer is pending and no stream is open yet:
+/// one that takes JSON only, and one that takes either (the gateway waits for the first message
+/// to choose). The gateway cancels upstream (and records the call as cancelled) rather than wait
+/// on for nobody.
+#[tokio::test]
+async fn hanging_up_on_a_pending_modern_answer_cancels_the_call_on_the_stdio_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(dir.path()).await;
+    for (n, accept) in ["application/json", "application/json, text/event-stream"]
+        .into_iter()
+        .enumerate()
+    {
+        let marker = format!("hang{n}");
+        let request = reqwest::Client::new()
+            .post(&gw.url)
+            .bearer_auth(&gw.token)
+            .header("accept", accept)
+            .json(&call(json!(n), "slow", &marker, true));
+        let pending = tokio::spawn(request.send());
+        let line = gw.server_logged(&format!("slow {marker}")).await;
+        pending.abort();
+        assert!(pending.await.unwrap_err().is_cancelled());
+        gw.server_logged(&format!("cancelled {}", wire_id(&line))).await;
+    }
+}
