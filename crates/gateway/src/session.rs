@@ -35,6 +35,9 @@ use reply::{Finish, PendingReply};
 pub enum Reply {
     /// One JSON body.
     Json(Message),
+    /// One JSON body under the upstream's own (non-2xx) HTTP status: its JSON-RPC error as it
+    /// sent it (2026 era).
+    JsonStatus(u16, Message),
     /// An SSE stream of messages, ending after the response.
     Sse(queue::Receiver<Message>),
     /// No answer: the sender cancelled the request (the HTTP entry ends the POST with 202).

@@ -34,6 +34,9 @@ pub struct Exchange {
     /// name this id, so they reach this request and no other client's.
     pub wire_id: RequestId,
     pub messages: crate::queue::Receiver<Message>,
+    /// The HTTP status (not 2xx) that carried the upstream's own JSON-RPC answer to a 2026-era
+    /// request, for the HTTP entry to mirror; `None` otherwise.
+    pub status: Option<u16>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -226,3 +226,42 @@ async fn a_hung_http_upstream_that_also_ignores_the_cancel_is_bounded_by_the_cal
     assert!(answer.contains("did not answer within 1 s"), "{answer}");
     assert!(waited < std::time::Duration::from_secs(4), "answered after {waited:?}");
 }
+
+/// 2026 era: an upstream's JSON-RPC error passes through as that error, whatever HTTP status
+/// carried it — a 404 with -32601 used to come back as HTTP 200 with the gateway's -32603.
+#[tokio::test]
+async fn an_upstream_json_rpc_error_on_a_non_2xx_status_passes_through_unchanged() {
+    let app = Router::new().route(
+        "/mcp",
+        post(|Json(body): Json<Value>| async move {
+            let error = json!({ "jsonrpc": "2.0", "id": body["id"], "error": {
+                "code": -32601, "message": "Method not found: nope/nothing", "data": { "why": "upstream's own" } } });
+            (axum::http::StatusCode::NOT_FOUND, Json(error))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let dir = tempfile::tempdir().unwrap();
+    let (url, token) = start_gateway(dir.path(), &upstream, r#"{"version":"1","default":"allow"}"#).await;
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                       "io.modelcontextprotocol/clientCapabilities": {} });
+    let request = json!({ "jsonrpc": "2.0", "id": "q1", "method": "nope/nothing", "params": { "_meta": meta } });
+    let response = reqwest::Client::new()
+        .post(&url)
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-method", "nope/nothing")
+        .json(&request)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404, "the upstream's status is mirrored to a 2026 client");
+    let reply: Value = response.json().await.unwrap();
+    assert_eq!(
+        reply,
+        json!({ "jsonrpc": "2.0", "id": "q1", "error": {
+            "code": -32601, "message": "Method not found: nope/nothing", "data": { "why": "upstream's own" } } }),
+        "the upstream's own error, unchanged"
+    );
+}

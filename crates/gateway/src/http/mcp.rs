@@ -165,6 +165,10 @@ fn render(reply: Reply) -> Response {
             Body::from(msg.bytes().clone()),
         )
             .into_response(),
+        Reply::JsonStatus(status, msg) => json_response(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+            &msg,
+        ),
         Reply::Sse(rx) => {
             let stream = rx.map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
             (
@@ -247,6 +251,7 @@ fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Option<Response> 
 fn initialize_succeeded(reply: &Reply) -> bool {
     match reply {
         Reply::Json(msg) => !matches!(msg.kind(), Kind::Response { is_error: true, .. }),
+        Reply::JsonStatus(..) => false,
         Reply::Sse(_) => true,
         Reply::Cancelled => false,
     }

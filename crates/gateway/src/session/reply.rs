@@ -127,7 +127,11 @@ impl PendingReply {
             Err(answer) => return Reply::answer(answer),
         };
         if !ctx.accepts_sse || (exchange.framing == Some(Framing::Json) && !ctx.stream_now) {
-            return Reply::answer(self.collect(exchange).await);
+            let status = exchange.status;
+            return match (status, self.collect(exchange).await) {
+                (Some(status), Some(answer)) => Reply::JsonStatus(status, answer),
+                (_, answer) => Reply::answer(answer),
+            };
         }
         if ctx.stream_now || exchange.framing == Some(Framing::Sse) {
             let (tx, rx) = queue::client_stream("response stream");

@@ -116,6 +116,7 @@ impl ChildProcess {
             framing: None,
             wire_id,
             messages,
+            status: None,
         })
     }
 

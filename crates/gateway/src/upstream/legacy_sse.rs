@@ -94,6 +94,7 @@ impl LegacySse {
             framing: None,
             wire_id,
             messages,
+            status: None,
         })
     }
 
