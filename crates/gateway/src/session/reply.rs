@@ -122,6 +122,28 @@ impl PendingReply {
 
     /// Sends the request upstream and answers the way the upstream (or the client) wants.
     pub(super) async fn forward(mut self, msg: Message, ctx: &RequestContext) -> Reply {
+        if ctx.stream_now && ctx.accepts_sse {
+            // The `connect` relay waits for each POST's headers to keep message order: give them
+            // at once and feed the stream when the upstream answers, so the relay's next request
+            // (and its cancel) need not wait for this one's upstream headers.
+            let (tx, rx) = queue::client_stream("response stream");
+            let pass_headers = ctx.pass_headers.clone();
+            tokio::spawn(async move {
+                let sent = tokio::select! {
+                    // The relay closed the stream: `Drop` gives the request up.
+                    () = tx.closed() => return,
+                    sent = self.send_upstream(msg, &pass_headers) => sent,
+                };
+                match sent {
+                    Ok(exchange) => self.stream_into(exchange, tx, None),
+                    Err(Some(answer)) => {
+                        let _ = tx.send(answer);
+                    }
+                    Err(None) => {}
+                }
+            });
+            return Reply::Sse(rx);
+        }
         let exchange = match self.send_upstream(msg, &ctx.pass_headers).await {
             Ok(exchange) => exchange,
             Err(answer) => return Reply::answer(answer),
