@@ -255,7 +255,9 @@ impl Conn {
                     sink: (!is_initialize).then(|| self.tx.clone()),
                 };
                 match session.request(msg, ctx).await {
-                    Reply::Sent => {}
+                    // A cancelled request gets no answer.
+                    Reply::Sent | Reply::Cancelled => {}
+                    Reply::JsonStatus(_, answer) => self.answer(answer),
                     Reply::Json(answer) => {
                         if is_initialize && matches!(answer.kind(), Kind::Response { is_error: true, .. }) {
                             if let Some(failed) = self.legacy.take() {

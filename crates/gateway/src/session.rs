@@ -35,11 +35,16 @@ use reply::{Finish, PendingReply};
 pub enum Reply {
     /// One JSON body.
     Json(Message),
+    /// One JSON body under the upstream's own (non-2xx) HTTP status: its JSON-RPC error as it
+    /// sent it (2026 era).
+    JsonStatus(u16, Message),
     /// An SSE stream of messages, ending after the response.
     Sse(queue::Receiver<Message>),
     /// Everything about the request goes to the context's [`RequestContext::sink`], which was
     /// given; nothing more to do here.
     Sent,
+    /// No answer: the sender cancelled the request (the HTTP entry ends the POST with 202).
+    Cancelled,
 }
 
 /// What the HTTP layer knows about a request beyond its body.
@@ -95,7 +100,11 @@ impl Session {
                 if msg.method() == Some(method::TOOLS_LIST_CHANGED) {
                     catalog_gate.catalog.forget(&catalog_server);
                 }
-                pump.deliver(msg, &session_id);
+                // A shared stateless connection has no streams of its own: what belongs to a
+                // request already rode on its response stream (see `upstream::correlator`).
+                if !stateless {
+                    pump.deliver(msg, &session_id);
+                }
             }
         });
         Arc::new(Self {
@@ -157,6 +166,8 @@ impl Session {
             tracing::debug!(server = %self.server, "cancel from a stateless HTTP client ignored");
             return None;
         };
+        // Marked first: whatever answer the request would get from now on is withheld.
+        let wire_id = self.in_flight.cancel(&sender, &request_id)?;
         if self
             .gate
             .approvals
@@ -165,7 +176,7 @@ impl Session {
             // Still held: the upstream never saw the request, so its cancel stays here too.
             return None;
         }
-        match self.in_flight.cancel(&sender, &request_id)? {
+        match wire_id {
             Some(wire_id) if wire_id != request_id => Some(with_request_id(&cancel, &wire_id)),
             Some(_) => Some(cancel),
             // Not sent upstream yet: it is answered with nothing and recorded as cancelled.
@@ -219,7 +230,9 @@ impl Session {
         match msg.method() {
             Some(method::TOOLS_CALL) => match self.gate_call(&msg, &id, &ctx.caller).await {
                 Ok(Verdict::Forward(f)) => forwarded = Some(f),
-                Ok(Verdict::Refuse(result)) => return Reply::Json(Message::response(&id, &result)),
+                Ok(Verdict::Refuse(result)) => {
+                    return Reply::answer(in_flight::answer(ticket, Message::response(&id, &result)))
+                }
                 Ok(Verdict::Hold(hold)) => return self.held(hold, msg, id, ticket, &ctx).await,
                 Err(reply) => return reply,
             },
@@ -292,16 +305,19 @@ impl Session {
                     let mut pending = PendingReply::new(session.clone(), id, ticket, Some(f));
                     match pending.send_upstream(msg, &pass_headers).await {
                         Ok(exchange) => pending.stream_into(exchange, tx, None),
-                        Err(answer) => {
+                        Err(Some(answer)) => {
                             let _ = tx.send(answer);
                         }
+                        Err(None) => {}
                     }
                 }
                 // A withdrawn request gets no answer (MCP: do not respond to a cancelled request);
                 // the stream just ends.
                 Err(_) if end.withdrawn => {}
                 Err(result) => {
-                    let _ = tx.send(Message::response(&id, &result));
+                    if let Some(answer) = in_flight::answer(ticket, Message::response(&id, &result)) {
+                        let _ = tx.send(answer);
+                    }
                 }
             }
         });
@@ -334,7 +350,8 @@ impl Session {
                     };
                     PendingReply::new(session, id, ticket, Some(f)).forward(msg, &ctx).await
                 }
-                Err(result) => Reply::Json(Message::response(&id, &result)),
+                Err(_) if end.withdrawn => Reply::Cancelled,
+                Err(result) => Reply::answer(in_flight::answer(ticket, Message::response(&id, &result))),
             };
             let _ = tx.send(reply);
         });

@@ -34,6 +34,9 @@ pub struct Exchange {
     /// name this id, so they reach this request and no other client's.
     pub wire_id: RequestId,
     pub messages: crate::queue::Receiver<Message>,
+    /// The HTTP status (not 2xx) that carried the upstream's own JSON-RPC answer to a 2026-era
+    /// request, for the HTTP entry to mirror; `None` otherwise.
+    pub status: Option<u16>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,19 +123,21 @@ impl Upstream {
         }
     }
 
-    /// The client gave up on the request sent as `id` (its [`Exchange::wire_id`]; 2026 era: it
-    /// closed the response stream). Tell the server.
-    pub async fn abandon(&self, id: &RequestId) {
+    /// Stops waiting for the request sent as `id` without telling the server: the client's own
+    /// `notifications/cancelled` already went there. A late answer is dropped.
+    pub fn forget(&self, id: &RequestId) {
         match self {
-            Self::Stdio(c) => c.abandon(id).await,
-            Self::Http(_) => {} // dropping the response stream already told the server
-            Self::Sse(c) => c.abandon(id).await,
+            Self::Stdio(c) => c.forget(id),
+            Self::Http(_) => {} // the exchange's receiver is dropped: its response stream ends
+            Self::Sse(c) => c.forget(id),
         }
     }
 
-    /// The gateway gave up on the request sent as `id` (call timeout): tell the server as a
-    /// well-behaved client would, so it can stop the work. `id` is the wire id, as for
-    /// [`abandon`](Self::abandon).
+    /// Nobody waits for the request sent as `id` (its [`Exchange::wire_id`]) any more — call
+    /// timeout, a 2026 client that closed its response stream: tell the server as a well-behaved
+    /// client would, so it can stop the work. stdio and legacy SSE: `notifications/cancelled`
+    /// under the wire id; Streamable HTTP: the dropped response stream (plus the notification in
+    /// a legacy session).
     pub async fn cancel(&self, id: &RequestId, reason: &str) {
         match self {
             Self::Stdio(c) => c.cancel(id, reason),

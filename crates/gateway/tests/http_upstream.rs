@@ -226,3 +226,117 @@ async fn a_hung_http_upstream_that_also_ignores_the_cancel_is_bounded_by_the_cal
     assert!(answer.contains("did not answer within 1 s"), "{answer}");
     assert!(waited < std::time::Duration::from_secs(4), "answered after {waited:?}");
 }
+
+/// 2026 era: an upstream's JSON-RPC error passes through as that error, whatever HTTP status
+/// carried it — a 404 with -32601 used to come back as HTTP 200 with the gateway's -32603.
+#[tokio::test]
+async fn an_upstream_json_rpc_error_on_a_non_2xx_status_passes_through_unchanged() {
+    let app = Router::new().route(
+        "/mcp",
+        post(|Json(body): Json<Value>| async move {
+            let error = json!({ "jsonrpc": "2.0", "id": body["id"], "error": {
+                "code": -32601, "message": "Method not found: nope/nothing", "data": { "why": "upstream's own" } } });
+            (axum::http::StatusCode::NOT_FOUND, Json(error))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let dir = tempfile::tempdir().unwrap();
+    let (url, token) = start_gateway(dir.path(), &upstream, r#"{"version":"1","default":"allow"}"#).await;
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                       "io.modelcontextprotocol/clientCapabilities": {} });
+    let request = json!({ "jsonrpc": "2.0", "id": "q1", "method": "nope/nothing", "params": { "_meta": meta } });
+    let response = reqwest::Client::new()
+        .post(&url)
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-method", "nope/nothing")
+        .json(&request)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404, "the upstream's status is mirrored to a 2026 client");
+    let reply: Value = response.json().await.unwrap();
+    assert_eq!(
+        reply,
+        json!({ "jsonrpc": "2.0", "id": "q1", "error": {
+            "code": -32601, "message": "Method not found: nope/nothing", "data": { "why": "upstream's own" } } }),
+        "the upstream's own error, unchanged"
+    );
+}
+
+/// Signals when dropped: an upstream handler's future is dropped when its client goes away.
+struct OnDrop(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// 2026 era through `portcullis connect` (its POSTs carry the relay header and wait for headers
+/// before the next line is read): a slow call must not hold back the relay's next request, and
+/// the relay's cancel must reach the HTTP upstream (the upstream's request is dropped). The
+/// gateway used to answer the relay's POST only once the upstream's headers came, so calls were
+/// served one at a time and a cancel found nothing to cancel.
+#[tokio::test]
+async fn relay_requests_to_an_http_upstream_run_concurrently_and_the_relays_cancel_reaches_it() {
+    let (dropped_tx, dropped_rx) = tokio::sync::oneshot::channel::<()>();
+    let dropped_tx = Arc::new(Mutex::new(Some(dropped_tx)));
+    let app = Router::new().route(
+        "/mcp",
+        post(move |Json(body): Json<Value>| {
+            let dropped_tx = dropped_tx.clone();
+            async move {
+                if body["params"]["name"] == "slow" {
+                    let _guard = OnDrop(dropped_tx.lock().unwrap().take());
+                    std::future::pending::<()>().await;
+                }
+                if body["method"] == "notifications/cancelled" {
+                    return (axum::http::StatusCode::ACCEPTED, Json(Value::Null));
+                }
+                let result = json!({ "jsonrpc": "2.0", "id": body["id"], "result": {
+                    "content": [{ "type": "text", "text": "quick" }], "resultType": "complete" } });
+                (axum::http::StatusCode::OK, Json(result))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let dir = tempfile::tempdir().unwrap();
+    let (url, token) = start_gateway(dir.path(), &upstream, r#"{"version":"1","default":"allow"}"#).await;
+    let relay = |body: Value| {
+        reqwest::Client::new()
+            .post(&url)
+            .bearer_auth(&token)
+            .header("accept", "application/json, text/event-stream")
+            .header("x-portcullis-relay", "relay-test-1")
+            .json(&body)
+            .send()
+    };
+    let wait = std::time::Duration::from_secs(10);
+
+    let slow = tokio::time::timeout(wait, relay(modern_call(1, "slow")))
+        .await
+        .expect("the relay's POST gets its headers at once, before the upstream answers")
+        .unwrap();
+    assert!(slow.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    let quick = tokio::time::timeout(wait, async { relay(modern_call(2, "quick")).await.unwrap().text().await })
+        .await
+        .expect("a second request is served while the first is still running")
+        .unwrap();
+    assert!(quick.contains("\"quick\""), "{quick}");
+
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 1 } });
+    assert_eq!(relay(cancel).await.unwrap().status(), 202);
+    tokio::time::timeout(wait, dropped_rx)
+        .await
+        .expect("the relay's cancel must reach the upstream: its request is dropped")
+        .unwrap();
+    let rest = tokio::time::timeout(wait, slow.text()).await.expect("the cancelled stream ends").unwrap();
+    assert!(!rest.contains("\"id\":1"), "a cancelled request gets no answer: {rest}");
+}

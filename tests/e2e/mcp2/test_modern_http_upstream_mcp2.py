@@ -24,6 +24,7 @@ import harness
 
 ROUTES = ["http", "stdio"]
 SERVER = "modern_http"
+QUIET = "modern_http_quiet"  # the same server without early keepalives (see quiet_spec)
 LEGACY_WITH_PRIMING = "2025-11-25"  # the SDK sends priming events to clients at this version or later
 POLICY = {
     "version": "1",
@@ -67,9 +68,24 @@ def spec(server_log: Path):
 
 
 @pytest.fixture(scope="module")
-def gw(e2e_tmp: Path, spec):
+def quiet_spec(server_log: Path):
+    """The same server with the SDK's own keepalive (15 s): a slow 2026 answer sends no headers before
+    its result, as most servers do."""
+    proc = harness.Proc("modern_http_server_quiet", [sys.executable, str(harness.PEERS_DIR / "modern_http_server.py")],
+                        env={"MODERN_SERVER_LOG": str(server_log), "MODERN_HTTP_PING_SECS": "15"})
+    try:
+        port = int(proc.wait_for_line(r"listening on port (\d+)", harness.READY_TIMEOUT).group(1))
+        harness.wait_until(lambda: harness.port_accepts("127.0.0.1", port), 10.0, f"port {port} to accept")
+        yield {"url": f"http://127.0.0.1:{port}/mcp"}
+    finally:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def gw(e2e_tmp: Path, spec, quiet_spec):
     root = e2e_tmp / f"modern-http-{uuid.uuid4().hex[:8]}"
-    config = harness.write_config(root, {SERVER: {"type": "http", **spec}}, {SERVER: POLICY})
+    config = harness.write_config(root, {SERVER: {"type": "http", **spec}, QUIET: {"type": "http", **quiet_spec}},
+                                  {SERVER: POLICY, QUIET: POLICY})
     gateway = harness.start_gateway(config, root / "data")
     yield gateway
     harness.log(f"portcullis serve (modern http upstream) exited with {gateway.stop()}")
@@ -254,3 +270,49 @@ def test_legacy_client_through_priming_events(spec, gw, server_log, route):
 
     (row,) = gw.audit_rows_for(SERVER, "echo", m, settled=True)
     assert (row["decision"], row["outcome"]) == ("allowed", "ok"), row.raw
+
+
+async def wait_logged(path: Path, needle: str, timeout: float = 10.0) -> None:
+    import anyio
+    with anyio.fail_after(timeout):
+        while needle not in log_text(path):
+            await anyio.sleep(0.05)
+
+
+@pytest.mark.gateway
+def test_connect_serves_modern_http_calls_concurrently_and_cancels_them(quiet_spec, gw, server_log):
+    """`portcullis connect` in the 2026 era in front of the HTTP upstream: an echo sent while a 3 s call
+    runs is answered at once (it used to wait for the slow call: the relay waits for each POST's headers,
+    and the gateway gave them only after the upstream's), and cancelling a call (the client's cancel scope:
+    notifications/cancelled through the relay) stops it on the upstream."""
+    import anyio
+    m = marker()
+
+    async def body():
+        async with open_client("stdio", QUIET, quiet_spec, gw) as c:
+            assert c.protocol_version == MODERN
+            slow_done = anyio.Event()
+
+            async def slow():
+                await c.call_tool("slow_echo", {"message": f"{m}-slow", "seconds": 3})
+                slow_done.set()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slow)
+                await wait_logged(server_log, f"slow_echo started {m}-slow")
+                echo = await c.call_tool("echo", {"message": m})
+                overlapped = not slow_done.is_set()
+            async with anyio.create_task_group() as tg:
+                async def doomed():
+                    await c.call_tool("slow_echo", {"message": f"{m}-doomed", "seconds": 30})
+                tg.start_soon(doomed)
+                await wait_logged(server_log, f"slow_echo started {m}-doomed")
+                tg.cancel_scope.cancel()
+            await wait_logged(server_log, f"slow_echo cancelled {m}-doomed")
+            after = await c.call_tool("echo", {"message": f"{m}-after"})
+            return echo, overlapped, after
+
+    echo, overlapped, after = run(body)
+    assert first_text(echo) == f"Echo: {m}"
+    assert overlapped, "the echo must be answered while the 3 s call still runs"
+    assert first_text(after) == f"Echo: {m}-after", "the connection still works after the cancel"

@@ -4,7 +4,7 @@ Used by tests/e2e/mcp2/test_modern_http_upstream_mcp2.py as an `http` upstream o
 127.0.0.1 port 0 itself (no race for a free port) and prints `listening on port N` to stderr once the
 socket is bound. Endpoint: http://127.0.0.1:N/mcp. Same tools as modern_server.py (echo, greet with
 elicitation / MRTR, delete_everything, internal_debug; MODERN_SERVER_LOG records invocations), plus:
-  slow_echo(message, seconds) -> sleeps, then "Echo: <message>"
+  slow_echo(message, seconds) -> sleeps, then "Echo: <message>" (logs its start and its cancellation)
 
 SSE framing the upstream produces (what a proxy must parse without choking):
   * legacy era (initialize handshake, protocol >= 2025-11-25): an in-memory event store makes every
@@ -38,8 +38,10 @@ modern_http._SSE_PING_INTERVAL = float(os.environ.get("MODERN_HTTP_PING_SECS", "
 
 @server.tool()
 async def slow_echo(message: str, seconds: float = 1.0) -> str:
-    """Echo the message back after `seconds` (long enough for SSE keepalive comments). A cancelled call
-    appends `slow_echo cancelled <message>` to MODERN_SERVER_LOG."""
+    """Echo the message back after `seconds` (long enough for SSE keepalive comments). Appends
+    `slow_echo started <message>` to MODERN_SERVER_LOG when it begins and `slow_echo cancelled <message>`
+    when it is cancelled."""
+    _log_line(f"slow_echo started {message}")
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():

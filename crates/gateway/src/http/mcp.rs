@@ -159,11 +159,17 @@ fn existing_session(gw: &Gateway, server: &str, headers: &HeaderMap) -> Result<A
 
 fn render(reply: Reply) -> Response {
     match reply {
+        // A cancelled request gets no answer: the POST ends empty, as for a notification.
+        Reply::Cancelled => StatusCode::ACCEPTED.into_response(),
         Reply::Json(msg) => (
             [(header::CONTENT_TYPE, "application/json")],
             Body::from(msg.bytes().clone()),
         )
             .into_response(),
+        Reply::JsonStatus(status, msg) => json_response(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+            &msg,
+        ),
         Reply::Sse(rx) => {
             let stream = rx.map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
             (
@@ -254,6 +260,7 @@ fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Option<Response> 
 fn initialize_succeeded(reply: &Reply) -> bool {
     match reply {
         Reply::Json(msg) => !matches!(msg.kind(), Kind::Response { is_error: true, .. }),
+        Reply::JsonStatus(..) | Reply::Cancelled => false,
         Reply::Sse(_) | Reply::Sent => true,
     }
 }

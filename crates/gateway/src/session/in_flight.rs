@@ -18,7 +18,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use portcullis_wire::RequestId;
+use portcullis_wire::{Message, RequestId};
+use tokio_util::sync::CancellationToken;
 
 /// Requests one session may have in flight at once. Far above what a client does (SDKs send a
 /// few at a time); a bound so that a client that never reads its answers cannot grow the map.
@@ -31,7 +32,8 @@ pub(super) struct InFlight {
 
 #[derive(Default)]
 struct Entry {
-    cancelled: bool,
+    /// Cancelled when the sender cancels the request; whoever waits for its answer stops.
+    cancelled: CancellationToken,
     /// The request's id on the wire, once it was sent upstream.
     wire_id: Option<RequestId>,
 }
@@ -48,6 +50,7 @@ pub(crate) enum Refused {
 pub(super) struct Ticket {
     table: Arc<InFlight>,
     key: (Arc<str>, RequestId),
+    cancelled: CancellationToken,
 }
 
 impl InFlight {
@@ -65,19 +68,22 @@ impl InFlight {
         if map.len() >= MAX_IN_FLIGHT {
             return Err(Refused::Full);
         }
-        map.insert(key.clone(), Entry::default());
+        let entry = Entry::default();
+        let cancelled = entry.cancelled.clone();
+        map.insert(key.clone(), entry);
         Ok(Ticket {
             table: self.clone(),
             key,
+            cancelled,
         })
     }
 
     /// The sender cancelled `id`. `None`: no such request in flight, the cancel counts for
     /// nothing; else the id to name upstream, when the request was sent there.
     pub(super) fn cancel(&self, sender: &Arc<str>, id: &RequestId) -> Option<Option<RequestId>> {
-        let mut map = self.lock();
-        let entry = map.get_mut(&(sender.clone(), id.clone()))?;
-        entry.cancelled = true;
+        let map = self.lock();
+        let entry = map.get(&(sender.clone(), id.clone()))?;
+        entry.cancelled.cancel();
         Some(entry.wire_id.clone())
     }
 }
@@ -92,7 +98,23 @@ impl Ticket {
 
     /// Whether the sender cancelled the request.
     pub(super) fn is_cancelled(&self) -> bool {
-        self.table.lock().get(&self.key).is_some_and(|e| e.cancelled)
+        self.cancelled.is_cancelled()
+    }
+
+    /// Fires when the sender cancels the request (a clone: it outlives the ticket).
+    pub(super) fn cancellation(&self) -> CancellationToken {
+        self.cancelled.clone()
+    }
+}
+
+/// The one rule for answers: a request its sender cancelled gets none (MCP: "the receiver …
+/// SHOULD NOT send a response for the cancelled request"), whoever produced the answer — the
+/// server, a refusal, a timeout, an upstream that went away or a session that closed. Every
+/// answer to a tracked request passes here, and its ticket ends here.
+pub(super) fn answer(ticket: Option<Ticket>, msg: Message) -> Option<Message> {
+    match ticket {
+        Some(ticket) if ticket.is_cancelled() => None,
+        _ => Some(msg),
     }
 }
 

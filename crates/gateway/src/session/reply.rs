@@ -1,12 +1,21 @@
 //! A forwarded request waiting for its answer, and how the answer reaches the client.
+//!
+//! Two rules hold on every path here:
+//! - a request its sender cancelled gets no answer ([`in_flight::answer`] is the one check, in
+//!   [`PendingReply::complete`]); waiting for it stops at the cancel and the stream just ends;
+//! - a request nobody waits for any more is cancelled upstream by the one path,
+//!   [`PendingReply`]'s `Drop` (a 2026 client that closed its response stream or hung up on a
+//!   JSON answer, a task that gave up): the audit row is completed as `cancelled` and the server
+//!   is told under the request's wire id, as its transport understands it.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use portcullis_wire::{error_code, Message, RequestId};
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
-use super::in_flight::Ticket;
+use super::in_flight::{self, Ticket};
 use super::{Reply, RequestContext, Session};
 use crate::gate::Forwarded;
 use crate::queue;
@@ -24,15 +33,19 @@ pub(super) struct PendingReply {
     pub(super) id: RequestId,
     /// The request's entry among the session's requests in flight, if its sender is tracked.
     ticket: Option<Ticket>,
-    /// The id it went upstream under, once sent (cancels name it).
+    /// Fires when the sender cancels the request (its ticket's token; never for an untracked one).
+    cancelled: CancellationToken,
+    /// The id it went upstream under, once sent and until answered (cancels name it).
     wire_id: Option<RequestId>,
     pub(super) forwarded: Option<Forwarded>,
     pub(super) finish: Finish,
     /// When a forwarded `tools/call` is given up on (the call timeout); `None` for other requests.
     deadline: Option<Instant>,
+    /// Answered, or given up on with everything told: nothing left for `Drop` to do.
+    settled: bool,
 }
 
-/// How long telling the upstream about a timed-out call may take.
+/// How long telling the upstream about a call given up on may take.
 const CANCEL_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// `fut`, unless `deadline` passes first (`None`).
@@ -40,6 +53,23 @@ async fn until<F: Future>(deadline: Option<Instant>, fut: F) -> Option<F::Output
     match deadline {
         Some(deadline) => tokio::time::timeout_at(deadline, fut).await.ok(),
         None => Some(fut.await),
+    }
+}
+
+/// What waiting on an exchange gave.
+enum Next {
+    Message(Message),
+    /// The exchange ended without the response (the upstream went away).
+    Ended,
+    TimedOut,
+    /// The sender cancelled the request.
+    Cancelled,
+}
+
+impl Reply {
+    /// The answer, or none: the sender cancelled the request.
+    pub(super) fn answer(answer: Option<Message>) -> Self {
+        answer.map_or(Self::Cancelled, Self::Json)
     }
 }
 
@@ -51,14 +81,17 @@ impl PendingReply {
         forwarded: Option<Forwarded>,
     ) -> Self {
         let deadline = forwarded.as_ref().map(|_| Instant::now() + session.call_timeout);
+        let cancelled = ticket.as_ref().map(Ticket::cancellation).unwrap_or_default();
         Self {
             session,
             id,
             ticket,
+            cancelled,
             wire_id: None,
             forwarded,
             finish: Finish::Plain,
             deadline,
+            settled: false,
         }
     }
 
@@ -66,34 +99,72 @@ impl PendingReply {
         msg.is_response() && msg.id() == Some(&self.id)
     }
 
-    fn complete(&mut self, response: Message) -> Message {
+    /// Every answer this request gets passes here — the server's, or one of the gateway's own
+    /// (timed out, unreachable, refused, upstream gone): recorded, and withheld when the sender
+    /// cancelled the request.
+    fn complete(&mut self, response: Message) -> Option<Message> {
+        self.settled = true;
+        self.wire_id = None;
         // The ticket ends here: the id is free again for the client's next request.
-        let cancelled = self.ticket.take().is_some_and(|t| t.is_cancelled());
+        let answer = in_flight::answer(self.ticket.take(), response);
         if let Some(f) = self.forwarded.take() {
-            if cancelled {
-                f.abandon();
-            } else {
-                f.finish(&response);
+            match &answer {
+                Some(response) => f.finish(response),
+                None => f.abandon(),
             }
         }
-        match self.finish {
-            Finish::Plain => response,
-            Finish::FilterHidden => self.session.filter_hidden(response),
-        }
+        let answer = answer?;
+        Some(match self.finish {
+            Finish::Plain => answer,
+            Finish::FilterHidden => self.session.filter_hidden(answer),
+        })
     }
 
     /// Sends the request upstream and answers the way the upstream (or the client) wants.
     pub(super) async fn forward(mut self, msg: Message, ctx: &RequestContext) -> Reply {
+        if ctx.stream_now && ctx.accepts_sse {
+            // The `connect` relay waits for each POST's headers to keep message order: give them
+            // at once and feed the stream when the upstream answers, so the relay's next request
+            // (and its cancel) need not wait for this one's upstream headers.
+            // The local-socket entry gives its connection's queue (`sink`): no stream of our own.
+            let (tx, rx) = match &ctx.sink {
+                Some(sink) => (sink.clone(), None),
+                None => {
+                    let (tx, rx) = queue::client_stream("response stream");
+                    (tx, Some(rx))
+                }
+            };
+            let pass_headers = ctx.pass_headers.clone();
+            tokio::spawn(async move {
+                let sent = tokio::select! {
+                    // The relay closed the stream: `Drop` gives the request up.
+                    () = tx.closed() => return,
+                    sent = self.send_upstream(msg, &pass_headers) => sent,
+                };
+                match sent {
+                    Ok(exchange) => self.stream_into(exchange, tx, None),
+                    Err(Some(answer)) => {
+                        let _ = tx.send(answer);
+                    }
+                    Err(None) => {}
+                }
+            });
+            return rx.map_or(Reply::Sent, Reply::Sse);
+        }
         let exchange = match self.send_upstream(msg, &ctx.pass_headers).await {
             Ok(exchange) => exchange,
-            Err(answer) => return Reply::Json(answer),
+            Err(answer) => return Reply::answer(answer),
         };
         if let Some(sink) = &ctx.sink {
             self.stream_into(exchange, sink.clone(), None);
             return Reply::Sent;
         }
         if !ctx.accepts_sse || (exchange.framing == Some(Framing::Json) && !ctx.stream_now) {
-            return Reply::Json(self.collect(exchange).await);
+            let status = exchange.status;
+            return match (status, self.collect(exchange).await) {
+                (Some(status), Some(answer)) => Reply::JsonStatus(status, answer),
+                (_, answer) => Reply::answer(answer),
+            };
         }
         if ctx.stream_now || exchange.framing == Some(Framing::Sse) {
             let (tx, rx) = queue::client_stream("response stream");
@@ -106,13 +177,23 @@ impl PendingReply {
     }
 
     /// Sends the request upstream (an HTTP upstream may already answer here), within the
-    /// deadline. `Err` is the client's answer: unreachable or timed out.
+    /// deadline. `Err` is the client's answer (unreachable, timed out), or none when the sender
+    /// cancelled the request first — then it is not sent at all.
     pub(super) async fn send_upstream(
         &mut self,
         msg: Message,
         pass_headers: &[(String, String)],
-    ) -> Result<Exchange, Message> {
-        match until(self.deadline, self.session.upstream.request(msg, pass_headers)).await {
+    ) -> Result<Exchange, Option<Message>> {
+        if self.cancelled.is_cancelled() {
+            return Err(self.cancelled_by_sender());
+        }
+        let cancelled = self.cancelled.clone();
+        let sent = tokio::select! {
+            biased;
+            () = cancelled.cancelled() => return Err(self.cancelled_by_sender()),
+            sent = until(self.deadline, self.session.upstream.request(msg, pass_headers)) => sent,
+        };
+        match sent {
             Some(Ok(exchange)) => {
                 if let Some(ticket) = &self.ticket {
                     ticket.sent_as(&exchange.wire_id);
@@ -126,22 +207,69 @@ impl PendingReply {
         }
     }
 
-    /// The call timeout passed: cancel the request upstream, fail it, record the failure.
-    fn timed_out(&mut self) -> Message {
-        let secs = self.session.call_timeout.as_secs();
-        let server = &*self.session.server;
-        tracing::warn!(server, id = %self.id, secs, "upstream did not answer a tools/call within the call timeout; cancelled");
-        let reason = format!("no answer within {secs} s (Portcullis call timeout)");
-        // In the background and bounded: telling a hung HTTP server may hang too, and the client's
-        // answer must not wait for it.
-        let id = self.wire_id.clone().unwrap_or_else(|| self.id.clone());
+    /// The next message of the exchange, unless it ended, the deadline passed or the sender
+    /// cancelled (which wins a tie: its answer must not go out).
+    async fn next(&self, exchange: &mut Exchange) -> Next {
+        tokio::select! {
+            biased;
+            () = self.cancelled.cancelled() => Next::Cancelled,
+            got = until(self.deadline, exchange.messages.recv()) => match got {
+                Some(Some(msg)) => Next::Message(msg),
+                Some(None) => Next::Ended,
+                None => Next::TimedOut,
+            },
+        }
+    }
+
+    /// The answer when the exchange ends without the server's response.
+    fn ended(&mut self, next: Next) -> Option<Message> {
+        match next {
+            Next::Message(msg) => self.complete(msg),
+            Next::Ended => self.lost(),
+            Next::TimedOut => self.timed_out(),
+            Next::Cancelled => self.cancelled_by_sender(),
+        }
+    }
+
+    /// The sender cancelled the request: its own `notifications/cancelled` already went upstream
+    /// (translated to the wire id), so the gateway only stops waiting; no answer, the audit row
+    /// says `cancelled`.
+    fn cancelled_by_sender(&mut self) -> Option<Message> {
+        if let Some(wire_id) = self.wire_id.take() {
+            self.session.upstream.forget(&wire_id);
+        }
+        self.settled = true;
+        self.ticket = None;
+        if let Some(f) = self.forwarded.take() {
+            f.abandon();
+        }
+        None
+    }
+
+    /// The gateway gives up on the request: tell the server under the wire id, in the
+    /// background and bounded (telling a hung HTTP server may hang too).
+    fn cancel_upstream(&mut self, reason: String) {
+        let Some(id) = self.wire_id.take() else {
+            return;
+        };
         let upstream = self.session.upstream.clone();
-        tokio::spawn(async move {
-            let cancelled = tokio::time::timeout(CANCEL_WITHIN, upstream.cancel(&id, &reason)).await;
-            if cancelled.is_err() {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let told = tokio::time::timeout(CANCEL_WITHIN, upstream.cancel(&id, &reason)).await;
+            if told.is_err() {
                 tracing::debug!(%id, "the upstream did not take the cancel in time");
             }
         });
+    }
+
+    /// The call timeout passed: cancel the request upstream, fail it, record the failure.
+    fn timed_out(&mut self) -> Option<Message> {
+        let secs = self.session.call_timeout.as_secs();
+        let server = self.session.server.clone();
+        tracing::warn!(server = &*server, id = %self.id, secs, "upstream did not answer a tools/call within the call timeout; cancelled");
+        self.cancel_upstream(format!("no answer within {secs} s (Portcullis call timeout)"));
         let text = format!(
             "[portcullis] upstream {server:?} did not answer within {secs} s (the call timeout, \
              upstream.call_timeout_secs); the call was cancelled"
@@ -151,40 +279,35 @@ impl PendingReply {
     }
 
     /// Not sent: its answer could have reached another request ([`crate::upstream::UpstreamError::Refused`]).
-    fn refused(&mut self, e: &crate::upstream::UpstreamError) -> Message {
+    fn refused(&mut self, e: &crate::upstream::UpstreamError) -> Option<Message> {
         let text = format!("[portcullis] request not forwarded: {e}");
         let reply = Message::error_response(Some(&self.id), error_code::INVALID_REQUEST, &text);
         self.complete(reply)
     }
 
-    pub(super) fn unreachable(&mut self, e: &crate::upstream::UpstreamError) -> Message {
+    pub(super) fn unreachable(&mut self, e: &crate::upstream::UpstreamError) -> Option<Message> {
         let text = format!("[portcullis] cannot reach upstream {:?}: {e}", &*self.session.server);
         let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, &text);
         self.complete(reply)
     }
 
     /// JSON answer: wait for the response; anything before it has nowhere to go but the outlets.
-    async fn collect(mut self, mut exchange: Exchange) -> Message {
+    /// A client that hangs up drops this future, and with it the pending reply (see `Drop`).
+    async fn collect(mut self, mut exchange: Exchange) -> Option<Message> {
         loop {
-            match until(self.deadline, exchange.messages.recv()).await {
-                Some(Some(msg)) if self.is_final(&msg) => return self.complete(msg),
-                Some(Some(msg)) => self.session.outlets.deliver(msg, &self.session.id),
-                Some(None) => return self.lost(),
-                None => return self.timed_out(),
+            match self.next(&mut exchange).await {
+                Next::Message(msg) if !self.is_final(&msg) => self.session.outlets.deliver(msg, &self.session.id),
+                next => return self.ended(next),
             }
         }
     }
 
     /// Waits for the first message: the response alone → JSON; anything else → a stream.
     async fn adaptive(mut self, mut exchange: Exchange) -> Reply {
-        let first = match until(self.deadline, exchange.messages.recv()).await {
-            Some(Some(first)) => first,
-            Some(None) => return Reply::Json(self.lost()),
-            None => return Reply::Json(self.timed_out()),
+        let first = match self.next(&mut exchange).await {
+            Next::Message(first) if !self.is_final(&first) => first,
+            next => return Reply::answer(self.ended(next)),
         };
-        if self.is_final(&first) {
-            return Reply::Json(self.complete(first));
-        }
         let (tx, rx) = queue::client_stream("response stream");
         self.stream_into(exchange, tx, Some(first));
         Reply::Sse(rx)
@@ -198,41 +321,32 @@ impl PendingReply {
         }
         tokio::spawn(async move {
             loop {
-                tokio::select! {
-                    () = tx.closed() => {
-                        // Ended for overflow by whoever fed it last (this task or the outlets).
-                        if tx.overflowed() {
-                            self.client_not_reading().await;
-                        } else {
-                            self.client_gone().await;
-                        }
-                        break;
-                    }
-                    next = until(self.deadline, exchange.messages.recv()) => {
-                        let msg = match next {
-                            Some(Some(msg)) => msg,
-                            Some(None) => {
-                                let _ = tx.send(self.lost());
-                                break;
-                            }
-                            None => {
-                                let _ = tx.send(self.timed_out());
-                                break;
-                            }
-                        };
-                        if self.is_final(&msg) {
-                            if let Some(outlet) = outlet {
-                                self.session.outlets.close(outlet);
-                            }
-                            let _ = tx.send(self.complete(msg));
-                            break;
-                        }
+                let next = tokio::select! {
+                    () = tx.closed() => None,
+                    next = self.next(&mut exchange) => Some(next),
+                };
+                match next {
+                    // Ended for overflow by whoever fed it last (this task or the outlets).
+                    None if tx.overflowed() => self.client_not_reading(),
+                    // The client closed the stream: `Drop` gives the request up.
+                    None => {}
+                    Some(Next::Message(msg)) if !self.is_final(&msg) => {
                         if let Err(queue::SendError::Full(_)) = tx.send(msg) {
-                            self.client_not_reading().await;
-                            break;
+                            self.client_not_reading();
+                        } else {
+                            continue;
+                        }
+                    }
+                    Some(next) => {
+                        if let Some(outlet) = outlet {
+                            self.session.outlets.close(outlet);
+                        }
+                        if let Some(answer) = self.ended(next) {
+                            let _ = tx.send(answer);
                         }
                     }
                 }
+                break;
             }
             if let Some(outlet) = outlet {
                 self.session.outlets.close(outlet);
@@ -243,34 +357,43 @@ impl PendingReply {
     /// The client stopped reading its response stream, which the queue ended rather than buffer
     /// on: its answer can no longer reach it, so the exchange ends too and the server is told,
     /// in every era, so it stops producing for nobody.
-    async fn client_not_reading(&mut self) {
+    fn client_not_reading(&mut self) {
         let server = &*self.session.server;
         tracing::warn!(server, session = %self.session.id, id = %self.id,
             "client is not reading its response stream; ended the stream and cancelled the request");
+        self.settled = true;
         if let Some(f) = self.forwarded.take() {
             f.abandon();
         }
-        let upstream = self.session.upstream.clone();
-        let id = self.wire_id.clone().unwrap_or_else(|| self.id.clone());
-        let reason = "[portcullis] the client stopped reading the response";
-        let _ = tokio::time::timeout(CANCEL_WITHIN, upstream.cancel(&id, reason)).await;
+        self.cancel_upstream("[portcullis] the client stopped reading the response".to_owned());
     }
 
-    /// The client closed the response stream. In the 2026 era that is cancellation.
-    async fn client_gone(&mut self) {
+    fn lost(&mut self) -> Option<Message> {
+        let text = "[portcullis] the upstream connection ended before answering";
+        let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, text);
+        self.complete(reply)
+    }
+}
+
+/// Nobody waits for the answer any more: the client closed its response stream or hung up on a
+/// JSON answer (its handler was dropped), or the task carrying the request ended. The audit row
+/// says `cancelled`; in the 2026 era (and for the `connect` relay's stateless requests) closing
+/// the stream is cancellation, so the server is told. A legacy client's disconnect is not a
+/// cancel (MCP 2025-03-26 on), so the request runs on there.
+impl Drop for PendingReply {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        if self.cancelled.is_cancelled() {
+            self.cancelled_by_sender();
+            return;
+        }
         if let Some(f) = self.forwarded.take() {
             f.abandon();
         }
         if self.session.stateless {
-            if let Some(wire_id) = self.wire_id.take() {
-                self.session.upstream.abandon(&wire_id).await;
-            }
+            self.cancel_upstream("[portcullis] the client closed the response stream".to_owned());
         }
-    }
-
-    fn lost(&mut self) -> Message {
-        let text = "[portcullis] the upstream connection ended before answering";
-        let reply = Message::error_response(Some(&self.id), error_code::INTERNAL_ERROR, text);
-        self.complete(reply)
     }
 }

@@ -116,6 +116,7 @@ impl ChildProcess {
             framing: None,
             wire_id,
             messages,
+            status: None,
         })
     }
 
@@ -125,8 +126,9 @@ impl ChildProcess {
         self.write(&msg)
     }
 
-    pub async fn abandon(&self, wire_id: &RequestId) {
-        self.cancel(wire_id, "client closed the response stream");
+    /// Stops waiting for the request sent as `wire_id`; the server is not told.
+    pub fn forget(&self, wire_id: &RequestId) {
+        self.correlator.forget(wire_id);
     }
 
     /// Stops waiting for the request sent as `wire_id` and sends the server

@@ -2,6 +2,15 @@
 //!
 //! Ids are scoped per sender: the server's request id 1 and the client's id 1 coexist, so only
 //! *responses* are matched against our pending map; server requests go to `events`.
+//!
+//! Notifications: progress goes to the request whose token it names. Any other notification names
+//! no request on a pipe (stdio has no place for "related to"). On a connection of one legacy
+//! session it goes to `events`, and the session's open streams carry it. On a connection shared
+//! by stateless (2026-07-28) requests ([`IdMode::Remap`]) there are no such streams: a
+//! notification related to a request rides on that request's response stream, so it goes to the
+//! request in flight here — the newest, when several are — in the order the server wrote it
+//! (before the response), and is dropped when none is. `events` still gets a copy, for the
+//! gateway's own watchers (`tools/list_changed` invalidates the tool catalog).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +33,8 @@ struct Pending {
     /// The client's own id when remapped.
     original: Option<RequestId>,
     progress_token: Option<String>,
+    /// Order of registration: the newest pending request has the largest.
+    seq: u64,
 }
 
 pub struct Correlator {
@@ -31,6 +42,7 @@ pub struct Correlator {
     events: crate::queue::Sender<Message>,
     ids: IdMode,
     next_id: AtomicU64,
+    next_seq: AtomicU64,
 }
 
 impl Correlator {
@@ -40,6 +52,7 @@ impl Correlator {
             events,
             ids,
             next_id: AtomicU64::new(1),
+            next_seq: AtomicU64::new(0),
         }
     }
 
@@ -76,6 +89,7 @@ impl Correlator {
                 reply,
                 original,
                 progress_token,
+                seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
             },
         );
         Ok((wire_msg, rx))
@@ -117,6 +131,19 @@ impl Correlator {
                         let _ = p.reply.send(msg);
                         return;
                     }
+                }
+                let _ = self.events.send(msg);
+            }
+            Kind::Notification { .. } if self.ids == IdMode::Remap => {
+                let newest = self.lock().values().max_by_key(|p| p.seq).map(|p| p.reply.clone());
+                match newest {
+                    Some(reply) => {
+                        let _ = reply.send(msg.clone());
+                    }
+                    None => tracing::debug!(
+                        method = msg.method().unwrap_or_default(),
+                        "server notification while no request is in flight on the shared connection; dropped"
+                    ),
                 }
                 let _ = self.events.send(msg);
             }
@@ -224,6 +251,28 @@ mod tests {
         let reply = rx.recv().await.unwrap();
         assert!(matches!(reply.kind(), Kind::Response { is_error: true, .. }));
         assert!(String::from_utf8_lossy(reply.bytes()).contains("upstream exited"));
+    }
+
+    /// A shared (stateless) pipe: a notification naming no request goes to the newest request in
+    /// flight, before that request's response; none in flight, only `events` sees it.
+    #[tokio::test]
+    async fn on_a_shared_pipe_unrelated_notifications_ride_on_the_newest_request() {
+        let (events_tx, mut events) = crate::queue::upstream_events();
+        let c = Correlator::new(IdMode::Remap, events_tx);
+        let log = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
+        c.dispatch(msg(log));
+        assert_eq!(events.recv().await.unwrap().method(), Some("notifications/message"));
+        let (_, mut older) = c.register(msg(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#)).unwrap();
+        let (wire, mut newer) = c.register(msg(r#"{"jsonrpc":"2.0","id":"b","method":"ping"}"#)).unwrap();
+        c.dispatch(msg(log));
+        c.dispatch(msg(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, wire.id().unwrap().as_json())));
+        assert_eq!(newer.recv().await.unwrap().method(), Some("notifications/message"));
+        assert_eq!(newer.recv().await.unwrap().id().unwrap().as_json(), "\"b\"");
+        assert!(
+            futures::FutureExt::now_or_never(older.recv()).is_none(),
+            "the older request got nothing"
+        );
+        assert_eq!(events.recv().await.unwrap().method(), Some("notifications/message"));
     }
 
     /// Two requests with one id on one pipe would share one answer: the second is refused.

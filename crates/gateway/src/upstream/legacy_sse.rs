@@ -94,6 +94,7 @@ impl LegacySse {
             framing: None,
             wire_id,
             messages,
+            status: None,
         })
     }
 
@@ -101,8 +102,9 @@ impl LegacySse {
         self.post(&msg).await
     }
 
-    pub async fn abandon(&self, id: &RequestId) {
-        self.cancel(id, "client closed the response stream").await;
+    /// Stops waiting for the request sent as `id`; the server is not told.
+    pub fn forget(&self, id: &RequestId) {
+        self.correlator.forget(id);
     }
 
     pub async fn cancel(&self, id: &RequestId, reason: &str) {

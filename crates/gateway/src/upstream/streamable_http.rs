@@ -73,10 +73,21 @@ impl StreamableHttp {
         let status = response.status();
         if !status.is_success() {
             let expired = status == reqwest::StatusCode::NOT_FOUND && self.state().id.is_some();
-            let body = read_capped(response, 64 * 1024)
-                .await
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
+            let body = read_capped(response, MAX_EVENT).await.unwrap_or_default();
+            // The upstream's JSON-RPC answer passes through as that answer, whatever status carried
+            // it (a 2026 server says "no such method" as HTTP 404 with -32601); only a body that is
+            // not one becomes the gateway's own error.
+            let own = Message::parse(body.clone()).ok();
+            if let Some(answer) = own.filter(|m| m.is_response() && m.id() == id.as_ref()) {
+                let _ = tx.send(answer);
+                return Ok(Exchange {
+                    framing: Some(Framing::Json),
+                    wire_id,
+                    messages,
+                    status: modern_headers(&msg).map(|_| status.as_u16()),
+                });
+            }
+            let body = String::from_utf8_lossy(&body);
             let text = if expired {
                 format!(
                     "[portcullis] upstream {:?} no longer knows this session (HTTP 404)",
@@ -94,6 +105,7 @@ impl StreamableHttp {
                 framing: Some(Framing::Json),
                 wire_id,
                 messages,
+                status: None,
             });
         }
         let framing = if is_event_stream(response.headers()) {
@@ -138,6 +150,7 @@ impl StreamableHttp {
             framing: Some(framing),
             wire_id,
             messages,
+            status: None,
         })
     }
 
