@@ -31,7 +31,7 @@ describe('policy schema check', () => {
       '$.hide[1]: expected a string, found the number 3',
       '$.tools["get-sum"].rate_limit.max: must be at least 1, found 0',
       '$.tools["get-sum"].reason: expected a string, found null',
-      '$.tools["q"].rules[0].when["query"]: key "query" does not match ^arguments(\\.[^.]+)+$',
+      '$.tools["q"].rules[0].when["query"]: key "query" does not match ^(arguments(\\.[^.]+)+|client\\.(name|version))$',
       '$.tools["q"].rules[1].when: needs at least 1 entry',
     ]);
   });
