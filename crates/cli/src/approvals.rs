@@ -60,6 +60,15 @@ pub enum Command {
         #[arg(long, value_name = "JSON")]
         when: Option<String>,
     },
+    /// Give a person more time to decide a held call: move its deadline later, never past
+    /// `approval.max_hold_secs` from when it was held
+    Extend {
+        /// The approval id, as `approvals list` shows it
+        id: String,
+        /// How much later (90s, 2m …)
+        #[arg(long, value_name = "DURATION", default_value = "60s")]
+        by: String,
+    },
     /// List the standing grants (timed, session and every-session approvals and denials)
     Grants {
         /// Print the gateway's JSON array instead of a table
@@ -98,6 +107,7 @@ pub fn run(data_dir: &Path, command: &Command) -> Outcome {
                 let reason = reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
                 deny(&api, id, reason, *always, for_.as_deref(), when.as_deref()).await
             }
+            Command::Extend { id, by } => extend(&api, id, by).await,
             Command::Grants { json } => grants(&api, *json).await,
             Command::Revoke { id } => revoke(&api, id).await,
             Command::Watch => watch::run(&api, width()).await,
@@ -136,7 +146,11 @@ async fn approve(api: &ControlClient, id: &str, scope: Scope, for_: Option<&str>
     let call = pending(api, id).await?;
     let body = serde_json::json!({ "scope": scope.as_str(), "for": for_, "when": parse_when(when)? });
     let answer = api.decide(id, "approve", &body).await?;
-    write_stdout(&format::approved_line(id, &scope_words(scope.as_str(), for_, when), call.as_ref()));
+    write_stdout(&format::approved_line(
+        id,
+        &scope_words(scope.as_str(), for_, when),
+        call.as_ref(),
+    ));
     settled_lines(&answer);
     Ok(())
 }
@@ -159,10 +173,8 @@ async fn deny(
 
 /// `--when` as JSON; its meaning is checked by the gateway, which knows the policy format.
 fn parse_when(when: Option<&str>) -> Result<Option<serde_json::Value>, Failure> {
-    when.map(|text| {
-        serde_json::from_str(text).map_err(|e| Failure::user(format!("--when is not JSON: {e}")))
-    })
-    .transpose()
+    when.map(|text| serde_json::from_str(text).map_err(|e| Failure::user(format!("--when is not JSON: {e}"))))
+        .transpose()
 }
 
 fn scope_words(scope: &str, for_: Option<&str>, when: Option<&str>) -> String {
@@ -179,7 +191,10 @@ fn scope_words(scope: &str, for_: Option<&str>, when: Option<&str>) -> String {
 /// "also settled" for every other held call the decision covered (DESIGN §7).
 fn settled_lines(answer: &serde_json::Value) {
     if let Some(grant) = answer.get("grant").and_then(serde_json::Value::as_str) {
-        write_stdout(&format!("grant {} (list: portcullis approvals grants)", format::clean(grant)));
+        write_stdout(&format!(
+            "grant {} (list: portcullis approvals grants)",
+            format::clean(grant)
+        ));
     }
     let ids: Vec<&str> = answer
         .get("also_settled")
@@ -188,8 +203,38 @@ fn settled_lines(answer: &serde_json::Value) {
         .unwrap_or_default();
     if !ids.is_empty() {
         let ids: Vec<String> = ids.into_iter().map(format::clean).collect();
-        write_stdout(&format!("also settled {} waiting call(s): {}", ids.len(), ids.join(", ")));
+        write_stdout(&format!(
+            "also settled {} waiting call(s): {}",
+            ids.len(),
+            ids.join(", ")
+        ));
     }
+}
+
+async fn extend(api: &ControlClient, id: &str, by: &str) -> Outcome {
+    let by = humantime::parse_duration(by.trim())
+        .map_err(|e| Failure::user(format!("--by {by:?} is not a duration like 60s or 2m ({e})")))?;
+    if by < std::time::Duration::from_secs(1) {
+        return Err(Failure::user("--by must be at least a second"));
+    }
+    let body = serde_json::json!({ "by_secs": by.as_secs() });
+    let answer = api.decide(id, "extend", &body).await?;
+    let text = |k: &str| answer.get(k).and_then(serde_json::Value::as_str).map(format::clean);
+    let mut line = format!(
+        "extended {id}: the call now waits until {}",
+        text("expires_at").unwrap_or_default()
+    );
+    if answer.get("clamped").and_then(serde_json::Value::as_bool) == Some(true) {
+        let max = answer
+            .get("max_hold_secs")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or_default();
+        line.push_str(&format!(
+            " (cut short: approval.max_hold_secs allows {max} s from when it was held)"
+        ));
+    }
+    write_stdout(&line);
+    Ok(())
 }
 
 async fn grants(api: &ControlClient, json: bool) -> Outcome {
@@ -206,10 +251,10 @@ async fn grants(api: &ControlClient, json: bool) -> Outcome {
     for g in rows {
         let text = |k: &str| g.get(k).and_then(serde_json::Value::as_str).map(format::clean);
         let whose = text("session").map_or_else(|| "every session".to_owned(), |s| format!("session {s}"));
-        let until = g
-            .get("expires_at_ms")
-            .and_then(serde_json::Value::as_i64)
-            .map_or_else(|| "until restart".to_owned(), |ms| format!("until {}", format::rfc3339_ms(ms)));
+        let until = g.get("expires_at_ms").and_then(serde_json::Value::as_i64).map_or_else(
+            || "until restart".to_owned(),
+            |ms| format!("until {}", format::rfc3339_ms(ms)),
+        );
         let which = match text("which").as_deref() {
             Some("when") => format!("when {}", format::clean(&g["when"].to_string())),
             Some("exact") => "this exact call".to_owned(),
@@ -228,9 +273,12 @@ async fn grants(api: &ControlClient, json: bool) -> Outcome {
 
 async fn revoke(api: &ControlClient, id: &str) -> Outcome {
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(Failure::user(format!("{id:?} is not a grant id (see `portcullis approvals grants`)")));
+        return Err(Failure::user(format!(
+            "{id:?} is not a grant id (see `portcullis approvals grants`)"
+        )));
     }
-    api.post_json(&["control", "grants", id, "revoke"], &serde_json::json!({})).await?;
+    api.post_json(&["control", "grants", id, "revoke"], &serde_json::json!({}))
+        .await?;
     write_stdout(&format!("revoked {id}"));
     Ok(())
 }

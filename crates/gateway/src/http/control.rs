@@ -122,6 +122,48 @@ pub async fn deny(State(gw): State<Arc<Gateway>>, Path(id): Path<String>, body: 
     decide(&gw, &id, choice)
 }
 
+/// `POST /control/approvals/{id}/extend`: more time for a person to decide.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ExtendBody {
+    /// Seconds to add to the deadline (default 60).
+    #[serde(default)]
+    by_secs: Option<u64>,
+}
+
+/// What "Extend" adds when the body names no amount.
+const DEFAULT_EXTEND_SECS: u64 = 60;
+
+/// Moves the held call's deadline (bounded by `approval.max_hold_secs` from when it was held);
+/// answers the new `expires_at`, which `GET /control/approvals` lists too.
+pub async fn extend(
+    State(gw): State<Arc<Gateway>>,
+    Path(id): Path<String>,
+    body: Option<Json<ExtendBody>>,
+) -> Response {
+    let Json(body) = body.unwrap_or_default();
+    let by = body.by_secs.unwrap_or(DEFAULT_EXTEND_SECS);
+    if by == 0 || by > 86_400 {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!("\"by_secs\" must be between 1 and 86400, found {by}"),
+        );
+    }
+    let gate = gw.gate();
+    match gate.extend(&id, Duration::from_secs(by)) {
+        Ok(extended) => Json(json!({
+            "id": id,
+            "expires_at": extended.approval.expires_at,
+            "expires_at_ms": extended.approval.expires_at_ms,
+            "clamped": extended.clamped,
+            "max_hold_secs": gate.max_hold_secs,
+        }))
+        .into_response(),
+        Err(e @ DecideError::Unknown(_)) => error(StatusCode::NOT_FOUND, &e.to_string()),
+        Err(e @ DecideError::AlreadyDecided { .. }) => error(StatusCode::CONFLICT, &e.to_string()),
+    }
+}
+
 /// How long a grant lasts (`None`: until restart) and the condition it is narrowed to.
 type GrantTerms = (Option<Duration>, Option<Value>);
 
