@@ -248,11 +248,7 @@ impl ApprovalBroker {
         let mut state = self.lock();
         let held = id.parse::<u64>().ok().and_then(|key| state.pending.get_mut(&key));
         let Some(held) = held else {
-            let how = state.recent.iter().find(|(i, _)| i == id).map(|(_, how)| how.clone());
-            return Err(match how {
-                Some(how) => DecideError::AlreadyDecided { id: id.to_owned(), how },
-                None => DecideError::Unknown(id.to_owned()),
-            });
+            return Err(missing(&state, id));
         };
         let current = *held.deadline.borrow();
         let wanted = current.saturating_add(by);
@@ -277,6 +273,15 @@ impl ApprovalBroker {
 
     pub fn pending(&self) -> Vec<PendingApproval> {
         self.lock().pending.values().map(|h| h.approval.clone()).collect()
+    }
+
+    /// The held call `id`, or why there is none (unknown, or already decided and how).
+    pub fn lookup(&self, id: &str) -> Result<PendingApproval, DecideError> {
+        let state = self.lock();
+        match id.parse::<u64>().ok().and_then(|key| state.pending.get(&key)) {
+            Some(held) => Ok(held.approval.clone()),
+            None => Err(missing(&state, id)),
+        }
     }
 
     pub fn get(&self, id: &str) -> Option<PendingApproval> {
@@ -358,6 +363,17 @@ impl ApprovalBroker {
                 .is_ok(),
             None => false,
         }
+    }
+}
+
+/// Why `id` is not pending: decided recently (and how), or never known.
+fn missing(state: &State, id: &str) -> DecideError {
+    match state.recent.iter().find(|(i, _)| i == id) {
+        Some((_, how)) => DecideError::AlreadyDecided {
+            id: id.to_owned(),
+            how: how.clone(),
+        },
+        None => DecideError::Unknown(id.to_owned()),
     }
 }
 

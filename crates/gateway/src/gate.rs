@@ -1,6 +1,7 @@
 //! The decision on one `tools/call`: policy → rate limit → approval → audit row, committed
 //! before anything is forwarded or answered.
 
+pub mod dry_run;
 pub(crate) mod hold;
 mod pin_check;
 

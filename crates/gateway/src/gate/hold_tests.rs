@@ -16,7 +16,7 @@ use crate::policy_store::PolicyStore;
 use crate::rate_limit::RateLimits;
 use crate::tool_catalog::ToolCatalog;
 
-fn gate(dir: &tempfile::TempDir, max_hold_secs: u64) -> Arc<Gate> {
+pub(super) fn gate(dir: &tempfile::TempDir, max_hold_secs: u64) -> Arc<Gate> {
     let policies = dir.path().join("policies");
     std::fs::create_dir_all(&policies).unwrap();
     let policy = r#"{"version": "1", "tools": {"ask": {"action": "require_approval", "approval_timeout": 1}}}"#;
