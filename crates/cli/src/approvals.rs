@@ -40,6 +40,10 @@ pub enum Command {
         /// '{"arguments.path":{"path_under":"/tmp/x"}}'
         #[arg(long, value_name = "JSON")]
         when: Option<String>,
+        /// Print the grant or rule this would make and how many earlier audited calls it would
+        /// have matched; decide nothing
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Refuse a held call; the agent is told it was rejected
     Deny {
@@ -59,6 +63,10 @@ pub enum Command {
         /// Only calls whose arguments match this policy `when` object
         #[arg(long, value_name = "JSON")]
         when: Option<String>,
+        /// Print the grant or rule this would make and how many earlier audited calls it would
+        /// have matched; decide nothing
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Give a person more time to decide a held call: move its deadline later, never past
     /// `approval.max_hold_secs` from when it was held
@@ -94,17 +102,32 @@ pub fn run(data_dir: &Path, command: &Command) -> Outcome {
     runtime.block_on(async {
         match command {
             Command::List { json } => list(&api, *json).await,
-            Command::Approve { id, scope, for_, when } => {
-                approve(&api, id, *scope, for_.as_deref(), when.as_deref()).await
+            Command::Approve {
+                id,
+                scope,
+                for_,
+                when,
+                dry_run: true,
+            } => {
+                let body = serde_json::json!({ "scope": scope.as_str(), "for": for_, "when": parse_when(when.as_deref())?, "dry_run": true });
+                dry_run(&api, id, "approve", &body).await
             }
+            Command::Approve {
+                id, scope, for_, when, ..
+            } => approve(&api, id, *scope, for_.as_deref(), when.as_deref()).await,
             Command::Deny {
                 id,
                 reason,
                 always,
                 for_,
                 when,
+                dry_run: wanted,
             } => {
                 let reason = reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+                if *wanted {
+                    let body = serde_json::json!({ "reason": reason, "always": always, "for": for_, "when": parse_when(when.as_deref())?, "dry_run": true });
+                    return dry_run(&api, id, "deny", &body).await;
+                }
                 deny(&api, id, reason, *always, for_.as_deref(), when.as_deref()).await
             }
             Command::Extend { id, by } => extend(&api, id, by).await,
@@ -209,6 +232,95 @@ fn settled_lines(answer: &serde_json::Value) {
             ids.join(", ")
         ));
     }
+}
+
+/// `--dry-run`: what the decision would make and match; nothing is decided.
+async fn dry_run(api: &ControlClient, id: &str, verb: &str, body: &serde_json::Value) -> Outcome {
+    let answer = api.decide(id, verb, body).await?;
+    for line in dry_run_lines(id, &answer) {
+        write_stdout(&line);
+    }
+    Ok(())
+}
+
+fn dry_run_lines(id: &str, answer: &serde_json::Value) -> Vec<String> {
+    use serde_json::Value;
+    let text = |k: &str| {
+        answer
+            .get(k)
+            .and_then(Value::as_str)
+            .map(format::clean)
+            .unwrap_or_default()
+    };
+    let number = |k: &str| answer.get(k).and_then(Value::as_u64).unwrap_or_default();
+    let (server, tool) = (text("server"), text("tool"));
+    let verb = if text("decision") == "deny" {
+        "denying"
+    } else {
+        "approving"
+    };
+    let mut lines = Vec::new();
+    match text("writes").as_str() {
+        "grant" => {
+            let grant = &answer["grant"];
+            let g = |k: &str| grant.get(k).and_then(Value::as_str).map(format::clean);
+            let which = match g("which").as_deref() {
+                Some("when") => format!(
+                    "calls whose arguments match {}",
+                    format::clean(&grant["when"].to_string())
+                ),
+                Some("exact") => "this exact call (same arguments)".to_owned(),
+                _ => "any arguments".to_owned(),
+            };
+            let whose = g("session").map_or_else(|| "every session".to_owned(), |s| format!("session {s}"));
+            let until = grant.get("for_secs").and_then(Value::as_u64).map_or_else(
+                || "until the session ends or the gateway restarts".to_owned(),
+                |s| format!("for {s} s"),
+            );
+            lines.push(format!(
+                "dry run: {verb} {id} would make a grant: {} {server}/{tool}, {which}, {whose}, {until}",
+                g("effect").unwrap_or_default()
+            ));
+        }
+        "policy" => {
+            let rule = &answer["rule"];
+            lines.push(format!(
+                "dry run: {verb} {id} would write into {server}'s policy file: \"{}\": {}",
+                format::clean(rule["key"].as_str().unwrap_or_default()),
+                format::clean(&rule["entry"].to_string())
+            ));
+        }
+        "pin" => lines.push(format!(
+            "dry run: {verb} {id} would trust {server}/{tool}'s changed definition"
+        )),
+        _ => lines.push(format!(
+            "dry run: {verb} {id} would decide only this call and make no grant or rule"
+        )),
+    }
+    let (compared, limit) = (number("compared"), number("limit"));
+    let scope = if compared >= limit && limit > 0 {
+        format!("the newest {compared} compared")
+    } else {
+        format!("{compared} in the audit")
+    };
+    lines.push(format!(
+        "it would have matched {} of the earlier audited calls of {server}/{tool} ({scope})",
+        number("matched")
+    ));
+    let redacted = number("redacted");
+    if redacted > 0 {
+        lines.push(format!(
+            "{redacted} of them had a redacted value where this reads the arguments; the audit keeps \
+             secrets redacted, so those were compared as [redacted] and the count may be off"
+        ));
+    }
+    let pending = answer.get("pending").and_then(Value::as_bool) == Some(true);
+    lines.push(if pending {
+        format!("nothing was decided: {id} is still pending")
+    } else {
+        format!("nothing was decided by this dry run ({id} is no longer pending)")
+    });
+    lines
 }
 
 async fn extend(api: &ControlClient, id: &str, by: &str) -> Outcome {
