@@ -74,6 +74,17 @@ impl AuditStore {
         Ok(out)
     }
 
+    /// The latest `limit` calls of one tool of one server, newest first: what a decision about
+    /// that tool would have matched (a dry run counts them).
+    pub fn calls_of(&self, server: &str, tool: &str, limit: usize) -> Result<Vec<AuditRow>, AuditError> {
+        let filter = AuditFilter {
+            server: Some(server.to_owned()),
+            tool: Some(tool.to_owned()),
+            ..AuditFilter::default()
+        };
+        self.query(&filter, limit)
+    }
+
     /// The row with this id, if there is one.
     pub fn get(&self, id: i64) -> Result<Option<AuditRow>, AuditError> {
         let conn = self.lock();

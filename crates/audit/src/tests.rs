@@ -197,6 +197,17 @@ fn limit_caps_the_page() {
     assert!(store.query(&AuditFilter::default(), 0).unwrap().is_empty());
 }
 
+#[test]
+fn calls_of_one_tool_come_newest_first_and_bounded() {
+    let (_writer, store, row_ids) = filter_fixture();
+    assert_eq!(
+        ids(&store.calls_of("github", "create_issue", 10).unwrap()),
+        vec![row_ids[6], row_ids[1], row_ids[0]]
+    );
+    assert_eq!(ids(&store.calls_of("github", "create_issue", 2).unwrap()), vec![row_ids[6], row_ids[1]]);
+    assert!(store.calls_of("fs", "create_issue", 10).unwrap().is_empty(), "another server's tool");
+}
+
 #[rstest]
 #[case::no_filter(AuditFilter::default())]
 #[case::server_decision(AuditFilter { server: Some("a".into()), decision: Some(Decision::Denied), ..Default::default() })]

@@ -40,6 +40,10 @@ pub enum Command {
         /// '{"arguments.path":{"path_under":"/tmp/x"}}'
         #[arg(long, value_name = "JSON")]
         when: Option<String>,
+        /// Print the grant or rule this would make and how many earlier audited calls it would
+        /// have matched; decide nothing
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Refuse a held call; the agent is told it was rejected
     Deny {
@@ -59,6 +63,19 @@ pub enum Command {
         /// Only calls whose arguments match this policy `when` object
         #[arg(long, value_name = "JSON")]
         when: Option<String>,
+        /// Print the grant or rule this would make and how many earlier audited calls it would
+        /// have matched; decide nothing
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Give a person more time to decide a held call: move its deadline later, never past
+    /// `approval.max_hold_secs` from when it was held
+    Extend {
+        /// The approval id, as `approvals list` shows it
+        id: String,
+        /// How much later (90s, 2m …)
+        #[arg(long, value_name = "DURATION", default_value = "60s")]
+        by: String,
     },
     /// List the standing grants (timed, session and every-session approvals and denials)
     Grants {
@@ -85,19 +102,35 @@ pub fn run(data_dir: &Path, command: &Command) -> Outcome {
     runtime.block_on(async {
         match command {
             Command::List { json } => list(&api, *json).await,
-            Command::Approve { id, scope, for_, when } => {
-                approve(&api, id, *scope, for_.as_deref(), when.as_deref()).await
+            Command::Approve {
+                id,
+                scope,
+                for_,
+                when,
+                dry_run: true,
+            } => {
+                let body = serde_json::json!({ "scope": scope.as_str(), "for": for_, "when": parse_when(when.as_deref())?, "dry_run": true });
+                dry_run(&api, id, "approve", &body).await
             }
+            Command::Approve {
+                id, scope, for_, when, ..
+            } => approve(&api, id, *scope, for_.as_deref(), when.as_deref()).await,
             Command::Deny {
                 id,
                 reason,
                 always,
                 for_,
                 when,
+                dry_run: wanted,
             } => {
                 let reason = reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+                if *wanted {
+                    let body = serde_json::json!({ "reason": reason, "always": always, "for": for_, "when": parse_when(when.as_deref())?, "dry_run": true });
+                    return dry_run(&api, id, "deny", &body).await;
+                }
                 deny(&api, id, reason, *always, for_.as_deref(), when.as_deref()).await
             }
+            Command::Extend { id, by } => extend(&api, id, by).await,
             Command::Grants { json } => grants(&api, *json).await,
             Command::Revoke { id } => revoke(&api, id).await,
             Command::Watch => watch::run(&api, width()).await,
@@ -136,7 +169,11 @@ async fn approve(api: &ControlClient, id: &str, scope: Scope, for_: Option<&str>
     let call = pending(api, id).await?;
     let body = serde_json::json!({ "scope": scope.as_str(), "for": for_, "when": parse_when(when)? });
     let answer = api.decide(id, "approve", &body).await?;
-    write_stdout(&format::approved_line(id, &scope_words(scope.as_str(), for_, when), call.as_ref()));
+    write_stdout(&format::approved_line(
+        id,
+        &scope_words(scope.as_str(), for_, when),
+        call.as_ref(),
+    ));
     settled_lines(&answer);
     Ok(())
 }
@@ -159,10 +196,8 @@ async fn deny(
 
 /// `--when` as JSON; its meaning is checked by the gateway, which knows the policy format.
 fn parse_when(when: Option<&str>) -> Result<Option<serde_json::Value>, Failure> {
-    when.map(|text| {
-        serde_json::from_str(text).map_err(|e| Failure::user(format!("--when is not JSON: {e}")))
-    })
-    .transpose()
+    when.map(|text| serde_json::from_str(text).map_err(|e| Failure::user(format!("--when is not JSON: {e}"))))
+        .transpose()
 }
 
 fn scope_words(scope: &str, for_: Option<&str>, when: Option<&str>) -> String {
@@ -179,7 +214,10 @@ fn scope_words(scope: &str, for_: Option<&str>, when: Option<&str>) -> String {
 /// "also settled" for every other held call the decision covered (DESIGN §7).
 fn settled_lines(answer: &serde_json::Value) {
     if let Some(grant) = answer.get("grant").and_then(serde_json::Value::as_str) {
-        write_stdout(&format!("grant {} (list: portcullis approvals grants)", format::clean(grant)));
+        write_stdout(&format!(
+            "grant {} (list: portcullis approvals grants)",
+            format::clean(grant)
+        ));
     }
     let ids: Vec<&str> = answer
         .get("also_settled")
@@ -188,8 +226,127 @@ fn settled_lines(answer: &serde_json::Value) {
         .unwrap_or_default();
     if !ids.is_empty() {
         let ids: Vec<String> = ids.into_iter().map(format::clean).collect();
-        write_stdout(&format!("also settled {} waiting call(s): {}", ids.len(), ids.join(", ")));
+        write_stdout(&format!(
+            "also settled {} waiting call(s): {}",
+            ids.len(),
+            ids.join(", ")
+        ));
     }
+}
+
+/// `--dry-run`: what the decision would make and match; nothing is decided.
+async fn dry_run(api: &ControlClient, id: &str, verb: &str, body: &serde_json::Value) -> Outcome {
+    let answer = api.decide(id, verb, body).await?;
+    for line in dry_run_lines(id, &answer) {
+        write_stdout(&line);
+    }
+    Ok(())
+}
+
+fn dry_run_lines(id: &str, answer: &serde_json::Value) -> Vec<String> {
+    use serde_json::Value;
+    let text = |k: &str| {
+        answer
+            .get(k)
+            .and_then(Value::as_str)
+            .map(format::clean)
+            .unwrap_or_default()
+    };
+    let number = |k: &str| answer.get(k).and_then(Value::as_u64).unwrap_or_default();
+    let (server, tool) = (text("server"), text("tool"));
+    let verb = if text("decision") == "deny" {
+        "denying"
+    } else {
+        "approving"
+    };
+    let mut lines = Vec::new();
+    match text("writes").as_str() {
+        "grant" => {
+            let grant = &answer["grant"];
+            let g = |k: &str| grant.get(k).and_then(Value::as_str).map(format::clean);
+            let which = match g("which").as_deref() {
+                Some("when") => format!(
+                    "calls whose arguments match {}",
+                    format::clean(&grant["when"].to_string())
+                ),
+                Some("exact") => "this exact call (same arguments)".to_owned(),
+                _ => "any arguments".to_owned(),
+            };
+            let whose = g("session").map_or_else(|| "every session".to_owned(), |s| format!("session {s}"));
+            let until = grant.get("for_secs").and_then(Value::as_u64).map_or_else(
+                || "until the session ends or the gateway restarts".to_owned(),
+                |s| format!("for {s} s"),
+            );
+            lines.push(format!(
+                "dry run: {verb} {id} would make a grant: {} {server}/{tool}, {which}, {whose}, {until}",
+                g("effect").unwrap_or_default()
+            ));
+        }
+        "policy" => {
+            let rule = &answer["rule"];
+            lines.push(format!(
+                "dry run: {verb} {id} would write into {server}'s policy file: \"{}\": {}",
+                format::clean(rule["key"].as_str().unwrap_or_default()),
+                format::clean(&rule["entry"].to_string())
+            ));
+        }
+        "pin" => lines.push(format!(
+            "dry run: {verb} {id} would trust {server}/{tool}'s changed definition"
+        )),
+        _ => lines.push(format!(
+            "dry run: {verb} {id} would decide only this call and make no grant or rule"
+        )),
+    }
+    let (compared, limit) = (number("compared"), number("limit"));
+    let scope = if compared >= limit && limit > 0 {
+        format!("the newest {compared} compared")
+    } else {
+        format!("{compared} in the audit")
+    };
+    lines.push(format!(
+        "it would have matched {} of the earlier audited calls of {server}/{tool} ({scope})",
+        number("matched")
+    ));
+    let redacted = number("redacted");
+    if redacted > 0 {
+        lines.push(format!(
+            "{redacted} of them had a redacted value where this reads the arguments; the audit keeps \
+             secrets redacted, so those were compared as [redacted] and the count may be off"
+        ));
+    }
+    let pending = answer.get("pending").and_then(Value::as_bool) == Some(true);
+    lines.push(if pending {
+        format!("nothing was decided: {id} is still pending")
+    } else {
+        format!("nothing was decided by this dry run ({id} is no longer pending)")
+    });
+    lines
+}
+
+async fn extend(api: &ControlClient, id: &str, by: &str) -> Outcome {
+    let by = humantime::parse_duration(by.trim())
+        .map_err(|e| Failure::user(format!("--by {by:?} is not a duration like 60s or 2m ({e})")))?;
+    if by < std::time::Duration::from_secs(1) {
+        return Err(Failure::user("--by must be at least a second"));
+    }
+    let body = serde_json::json!({ "by_secs": by.as_secs() });
+    let answer = api.decide(id, "extend", &body).await?;
+    let text = |k: &str| answer.get(k).and_then(serde_json::Value::as_str).map(format::clean);
+    let mut line = format!(
+        "extended {id}: the call now waits until {}",
+        text("expires_at").unwrap_or_default()
+    );
+    if answer.get("clamped").and_then(serde_json::Value::as_bool) == Some(true) {
+        let max = answer
+            .get("max_hold_secs")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or_default();
+        line.push_str(&format!(
+            " (cut short: approval.max_hold_secs allows {max} s from when it was held)"
+        ));
+    }
+    write_stdout(&line);
+    Ok(())
 }
 
 async fn grants(api: &ControlClient, json: bool) -> Outcome {
@@ -206,10 +363,10 @@ async fn grants(api: &ControlClient, json: bool) -> Outcome {
     for g in rows {
         let text = |k: &str| g.get(k).and_then(serde_json::Value::as_str).map(format::clean);
         let whose = text("session").map_or_else(|| "every session".to_owned(), |s| format!("session {s}"));
-        let until = g
-            .get("expires_at_ms")
-            .and_then(serde_json::Value::as_i64)
-            .map_or_else(|| "until restart".to_owned(), |ms| format!("until {}", format::rfc3339_ms(ms)));
+        let until = g.get("expires_at_ms").and_then(serde_json::Value::as_i64).map_or_else(
+            || "until restart".to_owned(),
+            |ms| format!("until {}", format::rfc3339_ms(ms)),
+        );
         let which = match text("which").as_deref() {
             Some("when") => format!("when {}", format::clean(&g["when"].to_string())),
             Some("exact") => "this exact call".to_owned(),
@@ -228,9 +385,12 @@ async fn grants(api: &ControlClient, json: bool) -> Outcome {
 
 async fn revoke(api: &ControlClient, id: &str) -> Outcome {
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(Failure::user(format!("{id:?} is not a grant id (see `portcullis approvals grants`)")));
+        return Err(Failure::user(format!(
+            "{id:?} is not a grant id (see `portcullis approvals grants`)"
+        )));
     }
-    api.post_json(&["control", "grants", id, "revoke"], &serde_json::json!({})).await?;
+    api.post_json(&["control", "grants", id, "revoke"], &serde_json::json!({}))
+        .await?;
     write_stdout(&format!("revoked {id}"));
     Ok(())
 }

@@ -1,5 +1,7 @@
-//! `portcullis policy check FILE...`, `portcullis policy init SERVER` and `portcullis policy schema`.
+//! `portcullis policy check FILE...`, `portcullis policy init SERVER`, `portcullis policy explain
+//! SERVER TOOL` and `portcullis policy schema`.
 
+mod explain;
 mod init;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +21,9 @@ pub enum Command {
     /// Write a starter policy from the server's live tool list: read tools allowed, write tools
     /// rate-limited, execute, delete and unknown tools require approval
     Init(init::Args),
+    /// Say which entry or rule of the server's policy decides a call, and why (offline: reads
+    /// the policy file the config names, no gateway needed)
+    Explain(explain::Args),
     /// Print the JSON Schema of the policy format
     Schema,
 }
@@ -27,6 +32,7 @@ pub fn run(config: &Path, command: &Command) -> Outcome {
     match command {
         Command::Check { files } => check(files),
         Command::Init(args) => init::run(config, args),
+        Command::Explain(args) => explain::run(config, args),
         Command::Schema => {
             let schema = serde_json::to_string_pretty(&portcullis_policy::json_schema()).map_err(Failure::user)?;
             write_stdout(&schema);

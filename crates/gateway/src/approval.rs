@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{broadcast, oneshot, watch};
 
 use crate::events::GatewayEvent;
 use crate::risk::Risk;
@@ -121,6 +121,18 @@ struct Held {
     /// The agent session's key, for withdrawing everything of a session that ends.
     session_key: String,
     resolve: oneshot::Sender<Resolution>,
+    /// How long after it was held the call times out; the waiting [`crate::gate::Hold`]
+    /// follows every change ([`ApprovalBroker::extend`]).
+    deadline: watch::Sender<Duration>,
+}
+
+/// A held call's deadline after [`ApprovalBroker::extend`].
+#[derive(Debug, Clone)]
+pub struct Extended {
+    /// The call as now listed, with the new `expires_at` / `expires_at_ms`.
+    pub approval: PendingApproval,
+    /// The extension was cut short by `approval.max_hold_secs`.
+    pub clamped: bool,
 }
 
 /// How many resolved ids are remembered to tell "already decided" from "unknown".
@@ -147,6 +159,9 @@ pub struct Ticket {
     pub id: String,
     pub approval: PendingApproval,
     pub resolution: oneshot::Receiver<Resolution>,
+    /// How long after it was held the call times out: starts at its timeout, moved by
+    /// [`ApprovalBroker::extend`].
+    pub deadline: watch::Receiver<Duration>,
 }
 
 impl ApprovalBroker {
@@ -188,9 +203,12 @@ impl ApprovalBroker {
         ApproverGuard { broker: self.clone() }
     }
 
-    /// Holds a call; `approval.id` is filled in here.
+    /// Holds a call; `approval.id` is filled in here. Its deadline is `expires_at_ms`, counted
+    /// from `requested_at_ms`.
     pub fn hold(&self, mut approval: PendingApproval, session_key: &str) -> Ticket {
         let (tx, rx) = oneshot::channel();
+        let timeout = u64::try_from(approval.expires_at_ms.saturating_sub(approval.requested_at_ms)).unwrap_or(0);
+        let (deadline_tx, deadline_rx) = watch::channel(Duration::from_millis(timeout));
         let mut state = self.lock();
         state.next_id += 1;
         let id = state.next_id;
@@ -201,6 +219,7 @@ impl ApprovalBroker {
                 approval: approval.clone(),
                 session_key: session_key.to_owned(),
                 resolve: tx,
+                deadline: deadline_tx,
             },
         );
         drop(state);
@@ -217,11 +236,52 @@ impl ApprovalBroker {
             id: id.to_string(),
             approval,
             resolution: rx,
+            deadline: deadline_rx,
         }
+    }
+
+    /// Moves a held call's deadline `by` later, but never past `max_hold` from when it was held
+    /// (a deadline already beyond that, from a longer policy timeout, is kept, never shortened).
+    /// The waiting call's timer follows; the stored copy — what `GET /control/approvals` lists —
+    /// shows the new `expires_at`.
+    pub fn extend(&self, id: &str, by: Duration, max_hold: Duration) -> Result<Extended, DecideError> {
+        let mut state = self.lock();
+        let held = id.parse::<u64>().ok().and_then(|key| state.pending.get_mut(&key));
+        let Some(held) = held else {
+            return Err(missing(&state, id));
+        };
+        let current = *held.deadline.borrow();
+        let wanted = current.saturating_add(by);
+        let new = wanted.min(max_hold).max(current);
+        let clamped = new < wanted;
+        let approval = &mut held.approval;
+        approval.expires_at_ms = approval
+            .requested_at_ms
+            .saturating_add(i64::try_from(new.as_millis()).unwrap_or(i64::MAX));
+        approval.expires_at = crate::gate::hold::rfc3339(approval.expires_at_ms);
+        let _ = held.deadline.send(new);
+        let approval = approval.clone();
+        drop(state);
+        tracing::info!(
+            id,
+            expires_at = approval.expires_at,
+            clamped,
+            "approval deadline extended"
+        );
+        Ok(Extended { approval, clamped })
     }
 
     pub fn pending(&self) -> Vec<PendingApproval> {
         self.lock().pending.values().map(|h| h.approval.clone()).collect()
+    }
+
+    /// The held call `id`, or why there is none (unknown, or already decided and how).
+    pub fn lookup(&self, id: &str) -> Result<PendingApproval, DecideError> {
+        let state = self.lock();
+        match id.parse::<u64>().ok().and_then(|key| state.pending.get(&key)) {
+            Some(held) => Ok(held.approval.clone()),
+            None => Err(missing(&state, id)),
+        }
     }
 
     pub fn get(&self, id: &str) -> Option<PendingApproval> {
@@ -303,6 +363,17 @@ impl ApprovalBroker {
                 .is_ok(),
             None => false,
         }
+    }
+}
+
+/// Why `id` is not pending: decided recently (and how), or never known.
+fn missing(state: &State, id: &str) -> DecideError {
+    match state.recent.iter().find(|(i, _)| i == id) {
+        Some((_, how)) => DecideError::AlreadyDecided {
+            id: id.to_owned(),
+            how: how.clone(),
+        },
+        None => DecideError::Unknown(id.to_owned()),
     }
 }
 
@@ -410,6 +481,48 @@ mod tests {
         assert!(matches!(a.resolution.await.unwrap(), Resolution::Cancelled { .. }));
         assert_eq!(broker.pending().len(), 1);
         assert_eq!(broker.pending()[0].id, b.id);
+    }
+
+    #[tokio::test]
+    async fn extending_moves_the_deadline_up_to_the_maximum_hold() {
+        let (events, _rx) = broadcast::channel(16);
+        let broker = ApprovalBroker::new(events);
+        let mut held = approval();
+        held.requested_at_ms = 1_000_000;
+        held.expires_at_ms = 1_002_000;
+        let ticket = broker.hold(held, "s1");
+        let mut deadline = ticket.deadline.clone();
+        assert_eq!(*deadline.borrow(), Duration::from_secs(2));
+        let max = Duration::from_secs(10);
+        let e = broker.extend(&ticket.id, Duration::from_secs(3), max).unwrap();
+        assert!(!e.clamped);
+        assert_eq!(e.approval.expires_at_ms, 1_005_000);
+        assert!(deadline.has_changed().unwrap(), "the waiting call hears of it");
+        assert_eq!(*deadline.borrow_and_update(), Duration::from_secs(5));
+        assert_eq!(broker.get(&ticket.id).unwrap().expires_at_ms, 1_005_000, "listed");
+        assert_eq!(broker.get(&ticket.id).unwrap().expires_at, "1970-01-01T00:16:45Z");
+        let e = broker.extend(&ticket.id, Duration::from_secs(60), max).unwrap();
+        assert!(e.clamped);
+        assert_eq!(
+            e.approval.expires_at_ms, 1_010_000,
+            "never past max_hold from when it was held"
+        );
+        assert_eq!(*deadline.borrow(), max);
+        // A deadline already beyond the maximum (a long policy timeout) is not shortened.
+        let e = broker
+            .extend(&ticket.id, Duration::from_secs(1), Duration::from_secs(4))
+            .unwrap();
+        assert!(e.clamped);
+        assert_eq!(e.approval.expires_at_ms, 1_010_000);
+        broker.resolve(&ticket.id, Resolution::TimedOut).unwrap();
+        assert!(matches!(
+            broker.extend(&ticket.id, Duration::from_secs(1), max),
+            Err(DecideError::AlreadyDecided { .. })
+        ));
+        assert!(matches!(
+            broker.extend("77", Duration::from_secs(1), max),
+            Err(DecideError::Unknown(_))
+        ));
     }
 
     #[test]

@@ -30,6 +30,11 @@ impl AuditLog {
         self.writer.complete(id, outcome, upstream_ms, None);
     }
 
+    /// A reader on the same database (its own read-only connection).
+    pub fn store(&self) -> Result<portcullis_audit::AuditStore, AuditError> {
+        self.writer.store()
+    }
+
     /// Why the audit cannot be written right now, if it cannot.
     pub fn fault(&self) -> Option<AuditFault> {
         self.writer.fault()

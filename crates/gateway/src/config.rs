@@ -18,6 +18,8 @@ pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u64 = 45;
 /// minutes; short enough that a hung server does not hold a call, its audit row and its memory
 /// forever when the client never gives up. Set per server for tools known to take longer.
 pub const DEFAULT_CALL_TIMEOUT_SECS: u64 = 300;
+/// `approval.max_hold_secs`: ten minutes of "Extend" at most.
+pub const DEFAULT_MAX_HOLD_SECS: u64 = 600;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -58,6 +60,8 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawApproval {
     timeout_secs: Option<u64>,
+    /// The longest a call may be held, extensions included, counted from when it was held.
+    max_hold_secs: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -99,6 +103,8 @@ pub struct Config {
     pub listen: SocketAddr,
     pub policies_dir: PathBuf,
     pub approval_timeout_secs: u64,
+    /// `approval.max_hold_secs`: how far a person may extend a held call's deadline.
+    pub max_hold_secs: u64,
     /// `upstream.call_timeout_secs`, for servers without their own.
     pub call_timeout_secs: u64,
     /// Per-server `call_timeout_secs` overrides.
@@ -176,6 +182,8 @@ impl Config {
         } else {
             base.join(raw.policies)
         };
+        let max_hold_secs = raw.approval.max_hold_secs.unwrap_or(DEFAULT_MAX_HOLD_SECS);
+        check_call_timeout(max_hold_secs).map_err(|m| invalid("$.approval.max_hold_secs".into(), m))?;
         let call_timeout_secs = raw.upstream.call_timeout_secs.unwrap_or(DEFAULT_CALL_TIMEOUT_SECS);
         check_call_timeout(call_timeout_secs).map_err(|m| invalid("$.upstream.call_timeout_secs".into(), m))?;
         let limits = raw
@@ -209,6 +217,7 @@ impl Config {
             listen,
             policies_dir,
             approval_timeout_secs: raw.approval.timeout_secs.unwrap_or(DEFAULT_APPROVAL_TIMEOUT_SECS),
+            max_hold_secs,
             call_timeout_secs,
             call_timeouts,
             servers,
@@ -314,9 +323,21 @@ mod tests {
         .unwrap();
         assert_eq!(cfg.policies_dir, PathBuf::from("/etc/p/policies"));
         assert_eq!(cfg.approval_timeout_secs, 30);
+        assert_eq!(cfg.max_hold_secs, DEFAULT_MAX_HOLD_SECS);
         assert_eq!(cfg.servers["everything"].transport(), "stdio");
         assert_eq!(cfg.servers["remote"].transport(), "http");
         assert_eq!(cfg.servers["old"].transport(), "sse");
+    }
+
+    #[test]
+    fn max_hold_is_read_and_bounded() {
+        let cfg = load(r#"{"approval": {"timeout_secs": 5, "max_hold_secs": 90}}"#).unwrap();
+        assert_eq!(cfg.max_hold_secs, 90);
+        let err = load(r#"{"approval": {"max_hold_secs": 0}}"#).unwrap_err().to_string();
+        assert!(
+            err.contains("$.approval.max_hold_secs") && err.contains("between 1 and"),
+            "{err}"
+        );
     }
 
     #[test]

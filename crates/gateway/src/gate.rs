@@ -1,11 +1,14 @@
 //! The decision on one `tools/call`: policy → rate limit → approval → audit row, committed
 //! before anything is forwarded or answered.
 
-mod hold;
+pub mod dry_run;
+pub(crate) mod hold;
 mod pin_check;
 
 #[cfg(test)]
 mod audit_fault_tests;
+#[cfg(test)]
+mod hold_tests;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -108,7 +111,10 @@ impl Forwarded {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice {
     Approve(Scope),
-    Deny { reason: Option<String>, always: bool },
+    Deny {
+        reason: Option<String>,
+        always: bool,
+    },
     /// A yes or no that also stands for later calls, in memory only ([`GrantChoice`]).
     Grant(GrantChoice),
 }
@@ -159,6 +165,8 @@ pub struct Gate {
     pub events: broadcast::Sender<GatewayEvent>,
     /// The config's approval timeout, used when the policy sets none.
     pub approval_timeout_secs: u64,
+    /// `approval.max_hold_secs`: no extension takes a hold past this, from when it was held.
+    pub max_hold_secs: u64,
     /// Keyed digests of call arguments, for audit rows and continuation grants (`digest_key.rs`).
     pub digester: canonical::ArgumentDigester,
 }
@@ -346,7 +354,11 @@ impl Gate {
                 rule: Some(rule),
                 reason: Some(format!(
                     "approved earlier for {} (grant {})",
-                    if found.session_scoped { "this session" } else { "every session" },
+                    if found.session_scoped {
+                        "this session"
+                    } else {
+                        "every session"
+                    },
                     found.id
                 )),
                 message: None,
@@ -427,6 +439,13 @@ impl Gate {
         }
     }
 
+    /// A person asks for more time on a held call: its deadline moves `by` later, bounded by
+    /// `approval.max_hold_secs` from when it was held, and the waiting call's timer follows.
+    pub fn extend(&self, id: &str, by: std::time::Duration) -> Result<crate::approval::Extended, DecideError> {
+        let max_hold = std::time::Duration::from_secs(self.max_hold_secs);
+        self.approvals.extend(id, by, max_hold)
+    }
+
     /// A person decides a held call (control API, desktop app). "Always" choices write the
     /// policy file first, so the rule is in force before the call goes on.
     pub fn choose(&self, id: &str, choice: Choice) -> Result<Decided, ChoiceError> {
@@ -479,7 +498,11 @@ impl Gate {
     fn add_grant(&self, p: &crate::approval::PendingApproval, g: &GrantChoice) -> Result<String, ChoiceError> {
         use crate::approval::standing::{Effect, NewGrant, Which};
         let which = match (&g.when, g.exact) {
-            (Some(_), true) => return Err(ChoiceError::Invalid("a grant is for this exact call or for a condition, not both".into())),
+            (Some(_), true) => {
+                return Err(ChoiceError::Invalid(
+                    "a grant is for this exact call or for a condition, not both".into(),
+                ))
+            }
             (Some(when), false) => Which::When(std::sync::Arc::new(
                 portcullis_policy::When::parse(when).map_err(|e| ChoiceError::Invalid(e.to_string()))?,
             )),

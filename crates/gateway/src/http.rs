@@ -30,6 +30,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/control/approvals", get(control::list))
         .route("/control/approvals/{id}/approve", post(control::approve))
         .route("/control/approvals/{id}/deny", post(control::deny))
+        .route("/control/approvals/{id}/extend", post(control::extend))
         .route("/control/events", get(control::events))
         .route("/control/grants", get(control::grants))
         .route("/control/grants/{id}/revoke", post(control::revoke))

@@ -150,6 +150,7 @@ impl Gateway {
             pins,
             events: events.clone(),
             approval_timeout_secs: config.approval_timeout_secs,
+            max_hold_secs: config.max_hold_secs,
             digester,
         });
         Ok(Arc::new(Self {

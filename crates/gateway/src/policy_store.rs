@@ -207,6 +207,18 @@ impl PolicyStore {
     /// default still asks a person.
     pub fn write_entry(&self, server: &str, tool: &str, entry: serde_json::Value) -> Result<(), WriteError> {
         let path = self.path(server);
+        let new_text = self.preview_entry(server, tool, entry)?;
+        write_atomically(&path, new_text.as_bytes()).map_err(|source| WriteError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        self.reload(server);
+        Ok(())
+    }
+
+    /// The text [`PolicyStore::write_entry`] would write, without writing it (a dry run).
+    pub fn preview_entry(&self, server: &str, tool: &str, entry: serde_json::Value) -> Result<String, WriteError> {
+        let path = self.path(server);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -216,16 +228,10 @@ impl PolicyStore {
         };
         // The tool's exact name, escaped: a tool called `get_*` must not become a pattern.
         let key = portcullis_policy::exact_key(tool);
-        let new_text = portcullis_policy::add_tool_entry(&text, &key, entry).map_err(|e| WriteError::Invalid {
+        portcullis_policy::add_tool_entry(&text, &key, entry).map_err(|e| WriteError::Invalid {
             path: path.clone(),
             problems: e.to_string(),
-        })?;
-        write_atomically(&path, new_text.as_bytes()).map_err(|source| WriteError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        self.reload(server);
-        Ok(())
+        })
     }
 }
 

@@ -72,6 +72,8 @@ pub(crate) struct Entry {
 pub(crate) struct Rule {
     /// `"tools.<key>.rules[<i>]"`.
     pub(crate) name: String,
+    /// The `when` object as written, for explanations.
+    pub(crate) when: Value,
     pub(crate) conditions: Vec<Condition>,
     pub(crate) action: Action,
     pub(crate) reason: Option<String>,
@@ -103,14 +105,27 @@ impl Compiled {
         self.hide.set.first_match(tool)
     }
 
-    /// The entry deciding `tool`: the exact key, else the most specific matching glob.
-    pub(crate) fn entry_for(&self, tool: &str) -> Option<&Entry> {
+    /// What decides `tool` before any rule is tried: a `hide` pattern, an entry (found by its
+    /// exact key, or as the most specific matching glob), or the default.
+    pub(crate) fn lookup(&self, tool: &str) -> Lookup<'_> {
+        if let Some(index) = self.hidden_by(tool) {
+            return Lookup::Hidden(index);
+        }
         let table = &self.tools;
-        let index = match table.exact.get(tool) {
-            Some(&index) => index,
-            None => *table.glob_entries.get(table.globs.first_match(tool)?)?,
+        let (index, glob) = match table.exact.get(tool) {
+            Some(&index) => (index, None),
+            None => match table.globs.first_match(tool) {
+                Some(glob) => match table.glob_entries.get(glob) {
+                    Some(&index) => (index, Some(glob)),
+                    None => return Lookup::Default,
+                },
+                None => return Lookup::Default,
+            },
         };
-        table.entries.get(index)
+        match table.entries.get(index) {
+            Some(entry) => Lookup::Entry { entry, glob },
+            None => Lookup::Default,
+        }
     }
 
     /// The entry whose key is exactly `key`, as reported in [`Evaluation::entry`].
@@ -122,19 +137,29 @@ impl Compiled {
     }
 
     pub(crate) fn evaluate(&self, tool: &str, facts: &CallFacts<'_>) -> Evaluation {
-        if let Some(index) = self.hidden_by(tool) {
-            return Evaluation {
+        self.conclude(self.lookup(tool), facts, &mut |_| {})
+    }
+
+    /// The decision once `lookup` found what decides; every step taken is told to `trace`
+    /// (nothing, for [`Compiled::evaluate`]; the explanation's record, for `explain`). The one
+    /// place a decision is made.
+    pub(crate) fn conclude(
+        &self,
+        lookup: Lookup<'_>,
+        facts: &CallFacts<'_>,
+        trace: &mut dyn FnMut(Step),
+    ) -> Evaluation {
+        match lookup {
+            Lookup::Hidden(index) => Evaluation {
                 action: Action::Hide,
                 rule: self.hide.rules.get(index).cloned().unwrap_or_default(),
                 entry: None,
                 reason: None,
                 rate_limit: None,
                 approval_timeout_secs: None,
-            };
-        }
-        match self.entry_for(tool) {
-            Some(entry) => self.decide(entry, facts),
-            None => Evaluation {
+            },
+            Lookup::Entry { entry, .. } => self.decide(entry, facts, trace),
+            Lookup::Default => Evaluation {
                 action: self.default,
                 rule: self.default_rule.clone(),
                 entry: None,
@@ -145,16 +170,18 @@ impl Compiled {
         }
     }
 
-    fn decide(&self, entry: &Entry, facts: &CallFacts<'_>) -> Evaluation {
+    fn decide(&self, entry: &Entry, facts: &CallFacts<'_>, trace: &mut dyn FnMut(Step)) -> Evaluation {
         if let Some(refusal) = shadowed(entry, facts.arguments) {
+            trace(Step::Shadowed);
             return refusal;
         }
-        let matched = entry
-            .rules
-            .iter()
-            .find(|rule| rule.conditions.iter().all(|c| c.holds(facts)));
+        let matched = entry.rules.iter().enumerate().find(|(index, rule)| {
+            let held = rule.conditions.iter().all(|c| c.holds(facts));
+            trace(Step::Rule { index: *index, held });
+            held
+        });
         let (action, rule, reason) = match matched {
-            Some(rule) => (rule.action, &rule.name, &rule.reason),
+            Some((_, rule)) => (rule.action, &rule.name, &rule.reason),
             None => (entry.action, &entry.rule, &entry.reason),
         };
         Evaluation {
@@ -179,6 +206,28 @@ impl Compiled {
             None
         }
     }
+}
+
+/// What decides a tool before its entry's rules: see [`Compiled::lookup`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Lookup<'a> {
+    /// The `hide` pattern at this index.
+    Hidden(usize),
+    /// A `tools` entry; `glob`: its index in the glob precedence order when a glob key matched.
+    Entry {
+        entry: &'a Entry,
+        glob: Option<usize>,
+    },
+    Default,
+}
+
+/// One step of deciding a call within an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// The arguments hold a key that shadows one the rules read: refused before any rule.
+    Shadowed,
+    /// Rule `index` was tried; `held`: its `when` held (and it decided).
+    Rule { index: usize, held: bool },
 }
 
 impl Entry {

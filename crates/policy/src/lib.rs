@@ -53,6 +53,7 @@
 mod condition;
 mod edit;
 mod eval;
+mod explain;
 mod load;
 pub mod model;
 mod path_under;
@@ -66,6 +67,7 @@ use std::sync::Arc;
 
 pub use condition::CallFacts;
 pub use edit::add_tool_entry;
+pub use explain::{Explanation, GlobKey, Matched, RuleTried};
 pub use model::{Risk, ToolClass};
 pub use pattern::exact_key;
 pub use schema::json_schema;
@@ -128,6 +130,13 @@ impl Policy {
         self.compiled.evaluate(tool, facts)
     }
 
+    /// Why a call is decided as [`Policy::evaluate_call`] decides it: the hide pattern, the
+    /// exact key or the winning glob (and the globs it beat), each rule tried, or the default.
+    /// The decision in it is the evaluator's own, made by the same code.
+    pub fn explain(&self, tool: &str, facts: &CallFacts<'_>) -> Explanation {
+        self.compiled.explain(tool, facts)
+    }
+
     /// Whether `tool` matches a `hide` pattern: leave it out of `tools/list`.
     pub fn is_hidden(&self, tool: &str) -> bool {
         self.compiled.hidden_by(tool).is_some()
@@ -169,7 +178,9 @@ impl When {
 
     /// Whether every condition holds for the call.
     pub fn holds(&self, facts: &CallFacts<'_>) -> bool {
-        self.conditions.iter().all(|c| c.holds(facts) && c.shadowed_key(facts.arguments).is_none())
+        self.conditions
+            .iter()
+            .all(|c| c.holds(facts) && c.shadowed_key(facts.arguments).is_none())
     }
 
     /// The object as written.
@@ -193,7 +204,7 @@ pub enum Action {
 }
 
 /// The decision for one call and what produced it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Evaluation {
     pub action: Action,
     /// What decided, stable for logs and the audit record: `"tools.<key>"`,
@@ -211,7 +222,7 @@ pub struct Evaluation {
 }
 
 /// At most `max` calls per `window_secs`, per session and entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct RateLimit {
     pub max: NonZeroU32,
     pub window_secs: NonZeroU64,

@@ -501,6 +501,7 @@ impl Loader<'_> {
         }
         Some(Rule {
             name,
+            when: map.get("when").cloned().unwrap_or_default(),
             conditions: conditions?,
             action: action??,
             reason,

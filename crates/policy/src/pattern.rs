@@ -257,6 +257,18 @@ impl PatternSet {
     pub(crate) fn first_match(&self, name: &str) -> Option<usize> {
         self.patterns.iter().position(|pattern| pattern.matches(name))
     }
+
+    pub(crate) fn get(&self, index: usize) -> Option<&Pattern> {
+        self.patterns.get(index)
+    }
+
+    /// Every pattern that matches `name`, in precedence order (for explanations).
+    pub(crate) fn all_matches<'s>(&'s self, name: &'s str) -> impl Iterator<Item = (usize, &'s Pattern)> + 's {
+        self.patterns
+            .iter()
+            .enumerate()
+            .filter(move |(_, pattern)| pattern.matches(name))
+    }
 }
 
 #[cfg(test)]

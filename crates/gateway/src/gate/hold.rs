@@ -109,7 +109,10 @@ impl Hold {
         } = self;
         let id = ticket.id.clone();
         let mut resolution = ticket.resolution;
-        let deadline = tokio::time::sleep(timeout);
+        // The deadline, counted from `started`, moves when a person extends it.
+        let mut moved = ticket.deadline;
+        let mut timeout = (*moved.borrow_and_update()).max(timeout);
+        let deadline = tokio::time::sleep_until(tokio::time::Instant::from_std(started + timeout));
         tokio::pin!(deadline, client_gone);
         let mut ticks = tokio::time::interval(PROGRESS_EVERY);
         let mut step = 0u64;
@@ -121,6 +124,10 @@ impl Hold {
                 () = &mut deadline, if !timed_out => {
                     timed_out = true;
                     let _ = gate.approvals.resolve(&id, Resolution::TimedOut);
+                }
+                Ok(()) = moved.changed(), if !timed_out => {
+                    timeout = *moved.borrow_and_update();
+                    deadline.as_mut().reset(tokio::time::Instant::from_std(started + timeout));
                 }
                 () = &mut client_gone, if !gone => {
                     gone = true;
@@ -200,7 +207,7 @@ fn progress_note(token: &Value, step: u64, call: &Call, left_secs: u64) -> Messa
     )
 }
 
-fn rfc3339(ms: i64) -> String {
+pub(crate) fn rfc3339(ms: i64) -> String {
     let t = std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0));
     humantime::format_rfc3339_seconds(t).to_string()
 }

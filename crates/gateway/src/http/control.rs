@@ -55,6 +55,9 @@ pub struct ApproveBody {
     for_: Option<String>,
     #[serde(default)]
     when: Option<Value>,
+    /// Say what the choice would write and match in the audit; decide nothing.
+    #[serde(default)]
+    dry_run: bool,
 }
 
 /// `POST /control/approvals/{id}/deny`: as approve; `always` without `for`/`when` writes a deny
@@ -70,6 +73,8 @@ pub struct DenyBody {
     for_: Option<String>,
     #[serde(default)]
     when: Option<Value>,
+    #[serde(default)]
+    dry_run: bool,
 }
 
 pub async fn approve(
@@ -99,6 +104,9 @@ pub async fn approve(
         }
         Err(why) => return error(StatusCode::BAD_REQUEST, &why),
     };
+    if body.dry_run {
+        return dry_run(gw, id, choice).await;
+    }
     decide(&gw, &id, choice)
 }
 
@@ -119,7 +127,75 @@ pub async fn deny(State(gw): State<Arc<Gateway>>, Path(id): Path<String>, body: 
         }),
         Err(why) => return error(StatusCode::BAD_REQUEST, &why),
     };
+    if body.dry_run {
+        return dry_run(gw, id, choice).await;
+    }
     decide(&gw, &id, choice)
+}
+
+/// What the choice would write and how many earlier audited calls it would have matched; the
+/// call stays pending. The audit is read off the async threads.
+async fn dry_run(gw: Arc<Gateway>, id: String, choice: Choice) -> Response {
+    let gate = gw.gate().clone();
+    let answer = tokio::task::spawn_blocking(move || {
+        let planned = gate.dry_run(&id, &choice);
+        (planned, gate.approvals.get(&id).is_some())
+    })
+    .await;
+    match answer {
+        Ok((Ok(planned), still_pending)) => {
+            let mut body = serde_json::to_value(&planned).unwrap_or_default();
+            if let Value::Object(map) = &mut body {
+                map.insert("dry_run".into(), Value::Bool(true));
+                map.insert("pending".into(), Value::Bool(still_pending));
+            }
+            Json(body).into_response()
+        }
+        Ok((Err(e), _)) => choice_error(e),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &format!("the dry run failed: {e}")),
+    }
+}
+
+/// `POST /control/approvals/{id}/extend`: more time for a person to decide.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ExtendBody {
+    /// Seconds to add to the deadline (default 60).
+    #[serde(default)]
+    by_secs: Option<u64>,
+}
+
+/// What "Extend" adds when the body names no amount.
+const DEFAULT_EXTEND_SECS: u64 = 60;
+
+/// Moves the held call's deadline (bounded by `approval.max_hold_secs` from when it was held);
+/// answers the new `expires_at`, which `GET /control/approvals` lists too.
+pub async fn extend(
+    State(gw): State<Arc<Gateway>>,
+    Path(id): Path<String>,
+    body: Option<Json<ExtendBody>>,
+) -> Response {
+    let Json(body) = body.unwrap_or_default();
+    let by = body.by_secs.unwrap_or(DEFAULT_EXTEND_SECS);
+    if by == 0 || by > 86_400 {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!("\"by_secs\" must be between 1 and 86400, found {by}"),
+        );
+    }
+    let gate = gw.gate();
+    match gate.extend(&id, Duration::from_secs(by)) {
+        Ok(extended) => Json(json!({
+            "id": id,
+            "expires_at": extended.approval.expires_at,
+            "expires_at_ms": extended.approval.expires_at_ms,
+            "clamped": extended.clamped,
+            "max_hold_secs": gate.max_hold_secs,
+        }))
+        .into_response(),
+        Err(e @ DecideError::Unknown(_)) => error(StatusCode::NOT_FOUND, &e.to_string()),
+        Err(e @ DecideError::AlreadyDecided { .. }) => error(StatusCode::CONFLICT, &e.to_string()),
+    }
 }
 
 /// How long a grant lasts (`None`: until restart) and the condition it is narrowed to.
@@ -171,10 +247,16 @@ fn decide(gw: &Gateway, id: &str, choice: Choice) -> Response {
             }))
             .into_response()
         }
-        Err(ChoiceError::Decide(e @ DecideError::Unknown(_))) => error(StatusCode::NOT_FOUND, &e.to_string()),
-        Err(ChoiceError::Decide(e @ DecideError::AlreadyDecided { .. })) => error(StatusCode::CONFLICT, &e.to_string()),
-        Err(e @ ChoiceError::Invalid(_)) => error(StatusCode::BAD_REQUEST, &e.to_string()),
-        Err(e @ ChoiceError::Policy(_)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => choice_error(e),
+    }
+}
+
+fn choice_error(e: ChoiceError) -> Response {
+    match e {
+        ChoiceError::Decide(e @ DecideError::Unknown(_)) => error(StatusCode::NOT_FOUND, &e.to_string()),
+        ChoiceError::Decide(e @ DecideError::AlreadyDecided { .. }) => error(StatusCode::CONFLICT, &e.to_string()),
+        e @ ChoiceError::Invalid(_) => error(StatusCode::BAD_REQUEST, &e.to_string()),
+        e @ ChoiceError::Policy(_) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
 }
 

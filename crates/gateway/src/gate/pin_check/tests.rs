@@ -42,6 +42,7 @@ fn gate(dir: &tempfile::TempDir) -> Arc<Gate> {
         pins: PinStore::open(dir.path()).unwrap(),
         events,
         approval_timeout_secs: 30,
+        max_hold_secs: 600,
         digester: portcullis_wire::canonical::ArgumentDigester::new([9; 32]),
     })
 }

@@ -1,0 +1,120 @@
+//! A held call's timer follows its deadline: "Extend" really moves the time-out.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use portcullis_audit::AuditWriter;
+use portcullis_wire::RequestId;
+use serde_json::json;
+use tokio::sync::broadcast;
+
+use super::{Call, Caller, Gate, Verdict};
+use crate::approval::ApprovalBroker;
+use crate::audit_log::AuditLog;
+use crate::pins::PinStore;
+use crate::policy_store::PolicyStore;
+use crate::rate_limit::RateLimits;
+use crate::tool_catalog::ToolCatalog;
+
+pub(super) fn gate(dir: &tempfile::TempDir, max_hold_secs: u64) -> Arc<Gate> {
+    let policies = dir.path().join("policies");
+    std::fs::create_dir_all(&policies).unwrap();
+    let policy = r#"{"version": "1", "tools": {"ask": {"action": "require_approval", "approval_timeout": 1}}}"#;
+    std::fs::write(policies.join("srv.json"), policy).unwrap();
+    let (events, _) = broadcast::channel(64);
+    Arc::new(Gate {
+        policies: Arc::new(PolicyStore::load(&policies, ["srv".to_owned()], events.clone())),
+        rate_limits: RateLimits::default(),
+        audit: AuditLog::new(AuditWriter::open_in_memory().unwrap()),
+        approvals: Arc::new(ApprovalBroker::new(events.clone())),
+        catalog: ToolCatalog::default(),
+        pins: PinStore::open(dir.path()).unwrap(),
+        events,
+        approval_timeout_secs: 30,
+        max_hold_secs,
+        digester: portcullis_wire::canonical::ArgumentDigester::new([9; 32]),
+    })
+}
+
+fn call() -> Call {
+    Call {
+        server: "srv".into(),
+        tool: "ask".into(),
+        arguments: json!({}),
+        arguments_text: None,
+        request_id: RequestId::from_value(&json!(1)).unwrap(),
+        modern: false,
+        request_state: None,
+    }
+}
+
+/// Holds one call and waits for it in a task; the approval id, when it was held, the task.
+async fn held(gate: &Arc<Gate>) -> (String, Instant, tokio::task::JoinHandle<String>) {
+    let caller = Caller {
+        session: "a".into(),
+        ..Caller::default()
+    };
+    let Verdict::Hold(hold) = gate.decide(call(), &caller).await else {
+        panic!("the call must be held");
+    };
+    let id = hold.id().to_owned();
+    let task = tokio::spawn(async move {
+        let end = hold.wait(None, std::future::pending::<()>()).await;
+        match end.settled {
+            Err(result) => result["content"][0]["text"].as_str().unwrap_or_default().to_owned(),
+            Ok(_) => "forwarded".to_owned(),
+        }
+    });
+    (id, Instant::now(), task)
+}
+
+#[tokio::test]
+async fn an_extended_hold_times_out_at_its_new_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = gate(&dir, 600);
+    let _approver = gate.approvals.attach_approver();
+    let (id, start, mut task) = held(&gate).await;
+    let extended = gate.extend(&id, Duration::from_secs(1)).unwrap();
+    assert!(!extended.clamped);
+    let listed = gate.approvals.get(&id).unwrap();
+    assert_eq!(
+        listed.expires_at_ms - listed.requested_at_ms,
+        2_000,
+        "the list shows the new deadline"
+    );
+    // Past the original 1 s deadline, the call still waits…
+    let early = tokio::time::timeout(Duration::from_millis(1_500).saturating_sub(start.elapsed()), &mut task).await;
+    assert!(early.is_err(), "timed out at the old deadline: {early:?}");
+    assert!(gate.approvals.get(&id).is_some(), "still pending");
+    // …and times out at the new one.
+    let text = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .unwrap()
+        .unwrap();
+    let waited = start.elapsed();
+    assert!(text.contains("no decision within 2 s"), "{text}");
+    assert!(
+        waited >= Duration::from_millis(1_900) && waited < Duration::from_secs(4),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_extension_past_the_maximum_hold_is_cut_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = gate(&dir, 2);
+    let _approver = gate.approvals.attach_approver();
+    let (id, start, task) = held(&gate).await;
+    let extended = gate.extend(&id, Duration::from_secs(60)).unwrap();
+    assert!(extended.clamped);
+    assert_eq!(
+        extended.approval.expires_at_ms - extended.approval.requested_at_ms,
+        2_000
+    );
+    let text = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(text.contains("no decision within 2 s"), "{text}");
+    assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
+}
