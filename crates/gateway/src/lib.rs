@@ -39,6 +39,7 @@ pub mod session_caps;
 pub mod starter_policy;
 pub mod tool_catalog;
 pub mod tool_listing;
+pub mod tools_filter;
 pub mod upstream;
 
 use std::collections::HashMap;

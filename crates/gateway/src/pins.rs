@@ -24,11 +24,13 @@
 
 mod diff;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use portcullis_wire::canonical;
+
+use crate::tools_filter::Listed;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -133,6 +135,11 @@ impl Default for PinFile {
 pub struct PinStore {
     path: PathBuf,
     state: Mutex<PinFile>,
+    /// Per server and tool, the exact text of the definition last observed in a `tools/list`
+    /// page ([`PinStore::observe_listed`]): a page that repeats it changes nothing, so it is not
+    /// digested again. Cleared when a pin is accepted (then the same text may be a change).
+    /// Locked before `state` wherever both are held.
+    seen: Mutex<HashMap<String, HashMap<String, Box<str>>>>,
 }
 
 impl PinStore {
@@ -150,6 +157,7 @@ impl PinStore {
         Ok(Self {
             path,
             state: Mutex::new(state),
+            seen: Mutex::default(),
         })
     }
 
@@ -160,6 +168,32 @@ impl PinStore {
     /// Compares the tools of one `tools/list` page with the pins: new tools are pinned, changed
     /// ones recorded. Returns the names of tools found changed by this page.
     pub fn observe(&self, server: &str, tools: &[Value]) -> Vec<String> {
+        self.observe_each(server, tools)
+    }
+
+    /// [`PinStore::observe`] for a page read from its bytes: a tool whose text is exactly what
+    /// this store last observed for it is skipped (observing the same definition again changes
+    /// nothing), so a repeated list costs a comparison per tool. `None` when a tool to observe
+    /// cannot be read as a JSON value; then nothing is observed.
+    pub fn observe_listed(&self, server: &str, tools: &[Listed<'_>]) -> Option<Vec<String>> {
+        let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let known = seen.entry(server.to_owned()).or_default();
+        let fresh: Vec<&Listed<'_>> = tools
+            .iter()
+            .filter(|t| known.get(&*t.name).map(|raw| &**raw) != Some(t.raw))
+            .collect();
+        if fresh.is_empty() {
+            return Some(Vec::new());
+        }
+        let values = fresh.iter().map(|t| t.value()).collect::<Option<Vec<&Value>>>()?;
+        let changed = self.observe_each(server, values);
+        for tool in fresh {
+            known.insert(tool.name.to_string(), Box::from(tool.raw));
+        }
+        Some(changed)
+    }
+
+    fn observe_each<'v>(&self, server: &str, tools: impl IntoIterator<Item = &'v Value>) -> Vec<String> {
         let now = now_text();
         let mut state = self.lock();
         let known = state.servers.entry(server.to_owned()).or_default();
@@ -238,7 +272,10 @@ impl PinStore {
             server: server.to_owned(),
             tool: tool.to_owned(),
         };
+        let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut state = self.lock();
+        // What was observed may be a change again once another definition is the pin.
+        seen.clear();
         let pin = state
             .servers
             .get(server)

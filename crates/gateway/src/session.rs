@@ -372,49 +372,19 @@ impl Session {
         }
     }
 
-    /// Removes hidden tools from a `tools/list` page. Untouched bytes when nothing is hidden.
-    /// A page that cannot be read as a JSON value (nested beyond serde_json's limit) cannot be
-    /// filtered, so it is not passed on: an error is safer than showing a hidden tool.
+    /// Removes hidden tools from a `tools/list` page ([`crate::tools_filter`]).
     fn filter_hidden(&self, response: Message) -> Message {
-        let Ok(mut value) = response.to_value() else {
-            return unreadable_tools_list(&response);
+        let policy = match self.gate.policies.get(&self.server) {
+            Some(InForce::Policy(policy)) => Some(policy),
+            _ => None,
         };
-        let Some(InForce::Policy(policy)) = self.gate.policies.get(&self.server) else {
-            if let Some(tools) = value.pointer("/result/tools").and_then(Value::as_array) {
-                self.gate.learn_tools(&self.server, tools);
-            }
-            return response;
+        let learn = crate::tools_filter::Learn {
+            server: &self.server,
+            catalog: &self.gate.catalog,
+            pins: &self.gate.pins,
         };
-        let Some(tools) = value.pointer_mut("/result/tools").and_then(Value::as_array_mut) else {
-            return response;
-        };
-        self.gate.learn_tools(&self.server, tools);
-        let before = tools.len();
-        tools.retain(|tool| !tool_names(tool).any(|name| policy.is_hidden(name)));
-        if tools.len() == before {
-            return response;
-        }
-        Message::from_value(&value).unwrap_or_else(|_| unreadable_tools_list(&response))
+        crate::tools_filter::filter(response, policy.as_ref(), &learn)
     }
-}
-
-/// The names a client could read for a listed tool: `name`, and any key a case-insensitive
-/// reader takes for it (`"Name"` alone is `name` to Go's encoding/json).
-fn tool_names(tool: &Value) -> impl Iterator<Item = &str> {
-    tool.as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(key, _)| portcullis_wire::strict::same_under_folding(key, "name"))
-        .filter_map(|(_, value)| value.as_str())
-}
-
-fn unreadable_tools_list(response: &Message) -> Message {
-    Message::error_response(
-        response.id(),
-        error_code::INTERNAL_ERROR,
-        "[portcullis] the server's tools/list answer could not be read (nested too deeply), so it \
-         cannot be checked for hidden tools and is not passed on",
-    )
 }
 
 fn has_float(value: &Value) -> bool {

@@ -2,8 +2,12 @@
 //! `tools/list` answers passing through and forgotten on `notifications/tools/list_changed`.
 //! The approval prompt shows it; nothing here decides anything.
 
+use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::hash::BuildHasher;
+use std::sync::{Mutex, RwLock};
+
+use crate::tools_filter::Listed;
 
 use serde_json::Value;
 
@@ -17,11 +21,42 @@ pub struct ToolInfo {
 #[derive(Default)]
 pub struct ToolCatalog {
     servers: RwLock<HashMap<String, HashMap<String, ToolInfo>>>,
+    /// Per server and tool, a keyed hash of the definition's text last learnt from a page
+    /// ([`ToolCatalog::learn_listed`]), so a repeated list is not read again.
+    seen: Mutex<HashMap<String, HashMap<String, u64>>>,
+    hasher: RandomState,
 }
 
 impl ToolCatalog {
     /// Records the tools of one `tools/list` page (pages add up; a changed list clears first).
     pub fn learn(&self, server: &str, tools: &[Value]) {
+        self.learn_each(server, tools);
+    }
+
+    /// [`ToolCatalog::learn`] for a page read from its bytes: a tool whose text is the one last
+    /// learnt is not read again. `None` when a tool to learn cannot be read as a JSON value.
+    pub fn learn_listed(&self, server: &str, tools: &[Listed<'_>]) -> Option<()> {
+        let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let known = seen.entry(server.to_owned()).or_default();
+        let mut fresh = Vec::new();
+        for tool in tools {
+            let hash = self.hasher.hash_one(tool.raw);
+            if known.get(&*tool.name) != Some(&hash) {
+                fresh.push((tool, hash));
+            }
+        }
+        if fresh.is_empty() {
+            return Some(());
+        }
+        let values = fresh.iter().map(|(t, _)| t.value()).collect::<Option<Vec<&Value>>>()?;
+        self.learn_each(server, values);
+        for (tool, hash) in fresh {
+            known.insert(tool.name.to_string(), hash);
+        }
+        Some(())
+    }
+
+    fn learn_each<'v>(&self, server: &str, tools: impl IntoIterator<Item = &'v Value>) {
         let mut servers = self.servers.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         let known = servers.entry(server.to_owned()).or_default();
         for tool in tools {
@@ -42,6 +77,9 @@ impl ToolCatalog {
     }
 
     pub fn forget(&self, server: &str) {
+        // Held while the tools go too, so a page learnt meanwhile is not left marked as learnt.
+        let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        seen.remove(server);
         self.servers
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

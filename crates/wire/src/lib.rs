@@ -20,6 +20,7 @@ pub mod method;
 pub mod mirror;
 pub mod sse;
 pub mod strict;
+pub mod tools_page;
 
 pub use codec::{LineDecoder, LineError};
 pub use message::{Kind, Message, ParseError, RequestId};

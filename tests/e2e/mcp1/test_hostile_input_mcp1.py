@@ -301,17 +301,23 @@ def test_invalid_utf8_from_an_http_client_is_a_parse_error(hgw):
 
 
 def test_huge_tools_list_is_filtered_and_passed_on(hgw):
+    """The first list pins all 20000 tools; a repeated one is only compared with what was learnt. Both
+    times are logged (the figures are in BENCHMARKS.md; crates/gateway/benches/tools_list.rs measures
+    the gateway's share alone)."""
     headers = session_headers(hgw, "many")
     before = memory(hgw.pid)
-    started = time.monotonic()
-    reply = post_raw(hgw, "many", json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}).encode(), headers)
-    took = time.monotonic() - started
+    for rid, sight in ((4, "first sight"), (5, "repeated")):
+        started = time.monotonic()
+        body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list"}).encode()
+        reply = post_raw(hgw, "many", body, headers)
+        took = time.monotonic() - started
+        (msg,) = [m for m in harness.sse_json_messages(reply.body) if m.get("id") == rid]
+        names = [t["name"] for t in msg["result"]["tools"]]
+        harness.log(f"[hostile] tools/list of 20000 ({sight}): {len(reply.body) / MIB:.1f} MiB in {took:.3f} s "
+                    "(server, gateway and client)")
+        assert len(names) == 19_999 and "tool_00007" not in names and "tool_19995" in names
     after = memory(hgw.pid)
-    report("tools/list of 20000 tools (one hidden)", before, after)
-    (msg,) = [m for m in harness.sse_json_messages(reply.body) if m.get("id") == 4]
-    names = [t["name"] for t in msg["result"]["tools"]]
-    harness.log(f"[hostile] tools/list of 20000: {len(reply.body) / MIB:.1f} MiB in {took:.2f} s")
-    assert len(names) == 19_999 and "tool_00007" not in names and "tool_19995" in names
+    report("tools/list of 20000 tools (one hidden), twice", before, after)
     assert after["VmRSS"] - before["VmRSS"] < 128
 
 

@@ -1,0 +1,173 @@
+"""Many clients at once (issue 14, point 6): 200 concurrent `portcullis connect`-style sessions on the
+gateway's local socket against one stdio server, two rounds. Each client speaks the socket protocol
+directly (the hello line of crates/gateway/src/local_conn.rs, then one JSON-RPC message per line), so the
+figures are the gateway's and not 200 relay processes'.
+
+Asserted: every call of every client is answered with its own echo; after each round the gateway's open
+descriptors come back to where they started (bounded wait: each legacy session's child is stopped when
+its connection closes); the second round does not grow the gateway's RSS by much more than noise (a leak
+per session would show as megabytes per round). Latency p50/p99 and calls/s are logged (`-s`), not
+asserted; BENCHMARKS.md has a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+import harness
+
+pytestmark = pytest.mark.gateway
+
+CLIENTS = 200
+CALLS = 20  # per client and round
+ROUNDS = 3
+LAZY_FDS = 4  # a second audit.db connection: the database, its -wal and -shm files
+MIB = 1024 * 1024
+HOSTILE = harness.PEERS_DIR / "hostile_server.py"
+
+
+def status(pid: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = int(value.split()[0]) / 1024
+    return out
+
+
+def fds(pid: int) -> int:
+    return len(list(Path(f"/proc/{pid}/fd").iterdir()))
+
+
+def children(pid: int) -> list[str]:
+    """The gateway's child processes (its stdio servers), from every thread's list."""
+    out: list[str] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out += (task / "children").read_text().split()
+        except OSError:
+            continue
+    return out
+
+
+def fd_kinds(pid: int) -> dict[str, int]:
+    """Open descriptors by kind (socket, pipe, anon_inode:…, file), for a failure message."""
+    kinds: dict[str, int] = {}
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = str(fd.readlink())
+        except OSError:
+            continue
+        kind = target.split(":[", 1)[0] if ":[" in target else (Path(target).name if target.startswith("/") else target)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
+@pytest.fixture(scope="module")
+def many_gw(e2e_tmp: Path):
+    root = e2e_tmp / f"many-{uuid.uuid4().hex[:8]}"
+    servers = {"echo": harness.python_stdio(Path(sys.executable), HOSTILE)}
+    policies = {"echo": {"version": "1", "default": "allow"}}
+    # One legacy session (and child) per client: raise the per-server cap (32 by default).
+    extra = {"limits": {"max_sessions_per_server": CLIENTS + 16, "max_sessions": CLIENTS + 32}}
+    config = harness.write_config(root, servers, policies, extra=extra)
+    gateway = harness.start_gateway(config, root / "data")
+    yield gateway
+    harness.log(f"portcullis serve (many clients) exited with {gateway.stop()}")
+
+
+def socket_path(gw) -> str:
+    info = json.loads((gw.data_dir / "gateway.json").read_text())
+    assert info.get("socket"), f"the gateway made no local socket: {info}"
+    return info["socket"]
+
+
+async def one_client(path: str, token: str, n: int, latencies: list[float]) -> None:
+    reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(path, limit=1 << 20), 30)
+
+    async def send(msg: dict) -> None:
+        writer.write(json.dumps(msg).encode() + b"\n")
+        await writer.drain()
+
+    async def answer(rid: int) -> dict:
+        while True:
+            line = await asyncio.wait_for(reader.readline(), 60)
+            assert line, f"client {n}: the gateway closed the connection waiting for id {rid}"
+            msg = json.loads(line)
+            if msg.get("id") == rid:
+                return msg
+
+    try:
+        writer.write(json.dumps({"portcullis": 1, "server": "echo", "token": token}).encode() + b"\n")
+        await writer.drain()
+        ack = json.loads(await asyncio.wait_for(reader.readline(), 30))
+        assert ack.get("ok") is True, ack
+        await send(harness.INITIALIZE_BODY)
+        init = await answer(1)
+        assert "result" in init, init
+        await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for i in range(CALLS):
+            rid = 100 + i
+            text = f"c{n} call {i}"
+            started = time.perf_counter()
+            await send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                        "params": {"name": "echo", "arguments": {"message": text}}})
+            msg = await answer(rid)
+            latencies.append(time.perf_counter() - started)
+            assert msg["result"]["content"][0]["text"] == f"Echo: {text}", msg
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+async def round_of(gw, path: str) -> tuple[list[float], float]:
+    latencies: list[float] = []
+    started = time.perf_counter()
+    await asyncio.gather(*(one_client(path, gw.token, n, latencies) for n in range(CLIENTS)))
+    return latencies, time.perf_counter() - started
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
+
+
+def test_200_concurrent_connect_sessions_end_without_leaving_descriptors_or_memory(many_gw):
+    gw = many_gw
+    path = socket_path(gw)
+    # One session first: the audit database opens its WAL files at the first write, for good.
+    asyncio.run(one_client(path, gw.token, -1, []))
+    harness.wait_until(lambda: not children(gw.pid), 30, "the warm-up session's server to stop")
+    start_fds = fds(gw.pid)
+    start_kinds = fd_kinds(gw.pid)
+    rss: list[float] = []
+    after: list[int] = []
+    for rnd in range(ROUNDS):
+        latencies, took = asyncio.run(round_of(gw, path))
+        assert len(latencies) == CLIENTS * CALLS
+        harness.log(f"[many] round {rnd}: {CLIENTS} sessions x {CALLS} echo calls in {took:.2f} s: "
+                    f"p50 {percentile(latencies, 0.5) * 1000:.2f} ms, p99 {percentile(latencies, 0.99) * 1000:.2f} ms, "
+                    f"{len(latencies) / took:.0f} calls/s")
+        # Each session's child is stopped once its connection closes; bounded wait for the last ones.
+        harness.wait_until(lambda: not children(gw.pid), 60, "every session's server to stop")
+        # Under load the audit database may open one more connection (its files stay open, once):
+        # the first round may end a few above the start, and every later round where it ended.
+        bound = start_fds + LAZY_FDS if rnd == 0 else after[0]
+        try:
+            harness.wait_until(lambda: fds(gw.pid) <= bound, 60, f"gateway descriptors back to {bound}")
+        except harness.HarnessError as e:
+            pytest.fail(f"{e}: {fds(gw.pid)} open, by kind {fd_kinds(gw.pid)} (at start {start_kinds})")
+        after.append(fds(gw.pid))
+        mem = status(gw.pid)
+        rss.append(mem["VmRSS"])
+        harness.log(f"[many] after round {rnd}: fds {fds(gw.pid)} (start {start_fds}), "
+                    f"RSS {mem['VmRSS']:.1f} MiB, peak {mem['VmHWM']:.1f} MiB")
+    # The first rounds size the allocator's arenas; the last identical round must not add as much again.
+    assert rss[-1] - rss[-2] < 8, f"RSS grew {rss[-1] - rss[-2]:.1f} MiB in a repeated round: {rss}"
