@@ -6,7 +6,7 @@
 #   tests/.peers/venv1         python venv from tests/requirements-mcp1.txt (mcp 1.x, mcp-server-git, pytest)
 #   tests/.peers/venv2         python venv from tests/requirements-mcp2.txt (mcp 2.3.0, pytest)
 #   tests/.peers/proxmox       python venv from tests/requirements-proxmox.txt (proxmox-mcp-server, fakepve)
-#   go (golang-go)             Debian's Go for tests/differential/go (apt-get, only when missing and root);
+#   go (golang-go)             Debian's Go for tests/differential/go (apt-get, sudo unless root, only when missing);
 #                              the differential test builds that server offline with caches in tests/.peers/go
 #
 # Idempotent: each part keeps a stamp holding the hash of its inputs and is skipped while the stamp
@@ -72,12 +72,14 @@ install_go() {
         log "go present ($(go version))"
         return
     fi
-    if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null; then
-        log "installing golang-go with apt-get"
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go </dev/null >/dev/null
+    local sudo=""
+    [[ "$(id -u)" -eq 0 ]] || sudo="sudo"
+    if command -v apt-get >/dev/null && { [[ -z "$sudo" ]] || command -v sudo >/dev/null; }; then
+        log "installing golang-go with apt-get${sudo:+ (sudo)}"
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq </dev/null
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq golang-go </dev/null >/dev/null
     else
-        log "go not found and not root: the differential test will be skipped (install golang-go)"
+        log "go not found and no apt-get: install Go 1.19+ for the differential test (tests/differential)"
     fi
 }
 
