@@ -81,6 +81,7 @@ mod tests {
             outcome: None,
             upstream_ms: None,
             request_id: Some("1".into()),
+            original_arguments: None,
         }
     }
 
@@ -95,7 +96,7 @@ mod tests {
             "{line}"
         );
         assert!(line.contains(r#""{""path"":"#), "arguments are quoted JSON: {line}");
-        assert!(line.ends_with("d,approved,user,default,,1200,,,1"), "{line}");
+        assert!(line.ends_with("d,approved,user,default,,1200,,,1,"), "{line} (no original_arguments)");
         assert_eq!(csv(&[]), AuditRow::COLUMNS.join(","), "no rows: the header alone");
     }
 

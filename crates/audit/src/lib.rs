@@ -30,6 +30,7 @@
 //! | `rule`, `reason`, `wait_ms` | TEXT, TEXT, INTEGER | why, and how long it was held; NULL if none |
 //! | `outcome`, `upstream_ms` | TEXT, INTEGER | [`Outcome`]; NULL until the forwarded call returns |
 //! | `request_id` | TEXT | the JSON-RPC id as JSON text (`7` vs `"7"`) |
+//! | `original_arguments` | TEXT | redacted JSON of what the agent asked, when a person approved with edits (`arguments` is what ran) |
 //!
 //! Indexes, each ending in `(time_ms, id)` so every filter below is an index range read backwards
 //! with no sort, and keyset pagination (`(time_ms, id) < (?, ?)`) costs the same on page 1000 as

@@ -63,6 +63,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
         CREATE INDEX decisions_server_tool ON decisions (server, tool, time_ms, id);
         CREATE INDEX decisions_decision ON decisions (decision, time_ms, id);
     ",
+}, Migration {
+    version: 2,
+    name: "original arguments of calls approved with edits",
+    // NULL for every call that ran as it was asked; `arguments` holds what ran.
+    sql: "ALTER TABLE decisions ADD COLUMN original_arguments TEXT;",
 }];
 
 /// The schema version this build writes and reads.

@@ -158,6 +158,9 @@ pub struct NewDecision {
     pub wait_ms: Option<i64>,
     /// The JSON-RPC request id as JSON text (`7` or `"abc"`), so numbers and strings stay distinct.
     pub request_id: Option<String>,
+    /// The arguments as the agent sent them, when a person approved the call with edits
+    /// (`arguments` is then what ran). UNREDACTED; the store redacts them like `arguments`.
+    pub original_arguments: Option<serde_json::Value>,
     /// Extra secret key names from the server's policy, added to the built-in rule ([`crate::is_secret_key`]).
     pub extra_redact_keys: Vec<String>,
 }
@@ -187,6 +190,10 @@ pub struct AuditRow {
     pub outcome: Option<Outcome>,
     pub upstream_ms: Option<i64>,
     pub request_id: Option<String>,
+    /// Redacted; set only for a call approved with edited arguments (`arguments` is what ran).
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "unknown", optional))]
+    pub original_arguments: Option<serde_json::Value>,
 }
 
 impl AuditRow {
@@ -209,6 +216,7 @@ impl AuditRow {
         "outcome",
         "upstream_ms",
         "request_id",
+        "original_arguments",
     ];
 
     /// The keyset cursor for the page after this row: pass it as [`crate::AuditFilter::before`].

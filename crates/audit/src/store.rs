@@ -46,7 +46,7 @@ impl std::fmt::Debug for AuditStore {
 }
 
 const COLUMNS: &str = "id, time_ms, session, client_name, client_version, server, tool, arguments, \
-     arguments_digest, decision, decided_by, rule, reason, wait_ms, outcome, upstream_ms, request_id";
+     arguments_digest, decision, decided_by, rule, reason, wait_ms, outcome, upstream_ms, request_id, original_arguments";
 
 impl AuditStore {
     /// Opens the database at `path` read-only. A missing file is [`AuditError::Missing`]; the
@@ -219,6 +219,15 @@ fn decode(row: &Row<'_>) -> Result<AuditRow, AuditError> {
             .map_err(|err| AuditError::invalid(id, "outcome", &err))?,
         upstream_ms: row.get(15)?,
         request_id: row.get(16)?,
+        original_arguments: row
+            .get::<_, Option<String>>(17)?
+            .map(|text| serde_json::from_str(&text))
+            .transpose()
+            .map_err(|err| AuditError::InvalidRow {
+                id,
+                column: "original_arguments",
+                detail: err.to_string(),
+            })?,
     })
 }
 

@@ -32,6 +32,7 @@ pub(crate) fn sample(server: &str, tool: &str, decision: Decision, time_ms: i64)
         reason: None,
         wait_ms: None,
         request_id: Some(time_ms.to_string()),
+        original_arguments: None,
         extra_redact_keys: Vec::new(),
     }
 }
@@ -77,6 +78,7 @@ fn record_then_query_roundtrips_every_column_with_arguments_redacted() {
         outcome: None,
         upstream_ms: None,
         request_id: Some("\"req-7\"".to_owned()),
+        original_arguments: None,
     };
     assert_eq!(
         store.query(&AuditFilter::default(), 10).unwrap(),

@@ -59,8 +59,8 @@ const PROBE_EVERY: Duration = Duration::from_secs(1);
 const FAILING_BUSY_TIMEOUT: Duration = Duration::from_millis(200);
 
 const INSERT_SQL: &str = "INSERT INTO decisions (time_ms, session, client_name, client_version, server, tool, \
-     arguments, arguments_digest, decision, decided_by, rule, reason, wait_ms, request_id) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+     arguments, arguments_digest, decision, decided_by, rule, reason, wait_ms, request_id, original_arguments) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 
 /// The first outcome wins: an outcome, once recorded, is never rewritten.
 const COMPLETE_SQL: &str = "UPDATE decisions SET outcome = ?2, upstream_ms = ?3 WHERE id = ?1 AND outcome IS NULL";
@@ -78,6 +78,7 @@ enum Write {
     Record {
         row: Box<NewDecision>,
         arguments_json: String,
+        original_json: Option<String>,
         done: RecordDone,
     },
     Complete {
@@ -219,11 +220,19 @@ impl AuditWriter {
             Ok(json) => json,
             Err(err) => return done(Err(AuditError::Encode(Arc::new(err)))),
         };
+        let original_json = match row.original_arguments.take().map(|original| {
+            serde_json::to_string(&redact(&original, &row.extra_redact_keys))
+        }) {
+            Some(Err(err)) => return done(Err(AuditError::Encode(Arc::new(err)))),
+            Some(Ok(json)) => Some(json),
+            None => None,
+        };
         // The unredacted value must not travel further than this function.
         row.arguments = serde_json::Value::Null;
         let write = Write::Record {
             row: Box::new(row),
             arguments_json,
+            original_json,
             done,
         };
         if let Err(Command::Write(Write::Record { done, .. })) = self.send(Command::Write(write)) {
@@ -568,7 +577,10 @@ impl Write {
 fn execute(conn: &Connection, write: &Write) -> Result<i64, AuditError> {
     match write {
         Write::Record {
-            row, arguments_json, ..
+            row,
+            arguments_json,
+            original_json,
+            ..
         } => {
             let mut stmt = conn.prepare_cached(INSERT_SQL)?;
             stmt.execute(params![
@@ -586,6 +598,7 @@ fn execute(conn: &Connection, write: &Write) -> Result<i64, AuditError> {
                 row.reason,
                 row.wait_ms,
                 row.request_id,
+                original_json,
             ])?;
             Ok(conn.last_insert_rowid())
         }

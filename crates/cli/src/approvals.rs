@@ -44,6 +44,10 @@ pub enum Command {
         /// have matched; decide nothing
         #[arg(long)]
         dry_run: bool,
+        /// Approve this call once with these arguments instead of the agent's (a JSON object).
+        /// The policy decides the edited call again and may refuse it; the audit keeps both.
+        #[arg(long, value_name = "JSON", conflicts_with_all = ["for_", "when", "dry_run"])]
+        arguments: Option<String>,
     },
     /// Refuse a held call; the agent is told it was rejected
     Deny {
@@ -108,10 +112,16 @@ pub fn run(data_dir: &Path, command: &Command) -> Outcome {
                 for_,
                 when,
                 dry_run: true,
+                ..
             } => {
                 let body = serde_json::json!({ "scope": scope.as_str(), "for": for_, "when": parse_when(when.as_deref())?, "dry_run": true });
                 dry_run(&api, id, "approve", &body).await
             }
+            Command::Approve {
+                id,
+                arguments: Some(arguments),
+                ..
+            } => approve_edited(&api, id, arguments).await,
             Command::Approve {
                 id, scope, for_, when, ..
             } => approve(&api, id, *scope, for_.as_deref(), when.as_deref()).await,
@@ -175,6 +185,15 @@ async fn approve(api: &ControlClient, id: &str, scope: Scope, for_: Option<&str>
         call.as_ref(),
     ));
     settled_lines(&answer);
+    Ok(())
+}
+
+async fn approve_edited(api: &ControlClient, id: &str, arguments: &str) -> Outcome {
+    let call = pending(api, id).await?;
+    let arguments: serde_json::Value =
+        serde_json::from_str(arguments).map_err(|e| Failure::user(format!("--arguments is not JSON: {e}")))?;
+    api.decide(id, "approve", &serde_json::json!({ "arguments": arguments })).await?;
+    write_stdout(&format::approved_line(id, "once, with edited arguments", call.as_ref()));
     Ok(())
 }
 

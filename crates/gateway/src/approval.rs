@@ -42,6 +42,9 @@ pub enum Scope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
     Approved(Scope),
+    /// Approved once, to run with these arguments instead of the agent's (already decided
+    /// again by the policy, [`crate::gate::Gate::choose`]).
+    Edited(Value),
     Rejected {
         reason: Option<String>,
         always: bool,
@@ -59,7 +62,7 @@ impl Resolution {
     pub fn audit(&self) -> (portcullis_audit::Decision, portcullis_audit::DecidedBy) {
         use portcullis_audit::{DecidedBy, Decision};
         match self {
-            Self::Approved(_) => (Decision::Approved, DecidedBy::User),
+            Self::Approved(_) | Self::Edited(_) => (Decision::Approved, DecidedBy::User),
             Self::Rejected { .. } => (Decision::Rejected, DecidedBy::User),
             Self::TimedOut => (Decision::TimedOut, DecidedBy::Timeout),
             Self::Cancelled { .. } => (Decision::Cancelled, DecidedBy::Client),
@@ -310,6 +313,7 @@ impl ApprovalBroker {
         drop(state);
         let scope = match &resolution {
             Resolution::Approved(scope) => Some(*scope),
+            Resolution::Edited(_) => Some(Scope::Once),
             _ => None,
         };
         tracing::info!(id, %decision, %decided_by, "approval resolved");

@@ -47,6 +47,9 @@ pub struct Call {
     /// The arguments exactly as the client wrote them, when they are worth keeping: a `Value`
     /// rounds integers past 64 bits, and the person must see the digits the server will get.
     pub arguments_text: Option<String>,
+    /// The arguments as the agent sent them, when a person approved the call with edits
+    /// (`arguments` is then what runs); recorded beside them in the audit row.
+    pub original_arguments: Option<Value>,
     pub request_id: RequestId,
     /// 2026-07-28 request: refusals carry `resultType`.
     pub modern: bool,
@@ -117,6 +120,9 @@ pub enum Choice {
     },
     /// A yes or no that also stands for later calls, in memory only ([`GrantChoice`]).
     Grant(GrantChoice),
+    /// Approve once with these arguments instead (DESIGN §5 "approve with edits"): decided again
+    /// by the policy, never loosened by the edit.
+    Edit { arguments: Value },
 }
 
 /// A standing grant cut from a held call (DESIGN §5): which calls, whose, how long.
@@ -435,6 +441,7 @@ impl Gate {
             reason: ruling.reason.clone(),
             wait_ms,
             request_id: Some(call.request_id.as_json().to_owned()),
+            original_arguments: call.original_arguments.clone(),
             extra_redact_keys: redact,
         }
     }
@@ -450,6 +457,9 @@ impl Gate {
     /// policy file first, so the rule is in force before the call goes on.
     pub fn choose(&self, id: &str, choice: Choice) -> Result<Decided, ChoiceError> {
         let pending = self.approvals.get(id);
+        if let (Choice::Edit { arguments }, Some(p)) = (&choice, &pending) {
+            self.check_edit(p, arguments)?;
+        }
         let resolution = resolution_of(&choice);
         let mut grant = None;
         if let Some(p) = &pending {
@@ -492,6 +502,48 @@ impl Gate {
             grant,
             also_settled,
         })
+    }
+
+    /// Edited arguments may only make a call the policy would still hold or allow: an edit that the
+    /// policy (or a standing deny) refuses is refused here, and the call keeps waiting.
+    fn check_edit(&self, p: &crate::approval::PendingApproval, arguments: &Value) -> Result<(), ChoiceError> {
+        if !arguments.is_object() {
+            return Err(ChoiceError::Invalid("edited arguments must be a JSON object".into()));
+        }
+        // The edited call must read back strictly, as the agent's had to.
+        let probe = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "tools/call",
+            "params": {"name": p.tool, "arguments": arguments}});
+        if let Err(e) = portcullis_wire::Message::from_value(&probe) {
+            return Err(ChoiceError::Invalid(format!("edited arguments refused: {e}")));
+        }
+        let facts = portcullis_policy::CallFacts {
+            arguments,
+            client_name: p.client.name.as_deref(),
+            client_version: p.client.version.as_deref(),
+        };
+        if let Some(InForce::Policy(policy)) = self.policies.get(&p.server) {
+            let eval = policy.evaluate_call(&p.tool, &facts);
+            if matches!(eval.action, portcullis_policy::Action::Deny | portcullis_policy::Action::Hide) {
+                let why = eval.reason.unwrap_or_else(|| "denied".into());
+                return Err(ChoiceError::Invalid(format!(
+                    "the policy refuses the edited arguments (rule {}: {why}); the call keeps waiting",
+                    eval.rule
+                )));
+            }
+        }
+        let edited = crate::approval::PendingApproval {
+            arguments: arguments.clone(),
+            ..p.clone()
+        };
+        if let Some(found) = self.standing_grant_for(&edited) {
+            if found.effect == crate::approval::standing::Effect::Deny {
+                return Err(ChoiceError::Invalid(format!(
+                    "a standing deny ({}) covers the edited arguments; the call keeps waiting",
+                    found.id
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Turns a [`GrantChoice`] on `p` into a standing grant; returns its id.
@@ -538,7 +590,7 @@ impl Gate {
         let mut settled = Vec::new();
         for p in self.approvals.pending().into_iter().filter(same_tool) {
             let outcome = match choice {
-                Choice::Approve(Scope::Once) | Choice::Deny { always: false, .. } => None,
+                Choice::Approve(Scope::Once) | Choice::Deny { always: false, .. } | Choice::Edit { .. } => None,
                 Choice::Approve(Scope::Session) => (p.session == decided.session).then(|| resolution.clone()),
                 Choice::Grant(_) => self.standing_grant_for(&p).map(|found| match found.effect {
                     crate::approval::standing::Effect::Allow => Resolution::Approved(Scope::Once),
@@ -604,6 +656,7 @@ fn resolution_of(choice: &Choice) -> Resolution {
             reason: reason.clone(),
             always: *always,
         },
+        Choice::Edit { arguments } => Resolution::Edited(arguments.clone()),
         Choice::Grant(g) if g.allow => Resolution::Approved(Scope::Once),
         Choice::Grant(g) => Resolution::Rejected {
             reason: g.reason.clone(),

@@ -263,6 +263,7 @@ impl Session {
             tool: params.name,
             arguments,
             arguments_text,
+            original_arguments: None,
             request_id: id.clone(),
         };
         Ok(self.gate.decide(call, caller).await)
@@ -300,7 +301,17 @@ impl Session {
         tokio::spawn(async move {
             let watcher = tx.clone();
             let end = hold.wait(progress, async move { watcher.closed().await }).await;
-            match end.settled {
+            let ((msg, pass_headers), settled) = match (approved_call(msg, pass_headers, end.edited.as_ref()), end.settled) {
+                (Ok(call), settled) => (call, settled),
+                (Err(answer), settled) => {
+                    if let Ok(f) = settled {
+                        f.abandon();
+                    }
+                    let _ = tx.send(answer);
+                    return;
+                }
+            };
+            match settled {
                 Ok(f) => {
                     let mut pending = PendingReply::new(session.clone(), id, ticket, Some(f));
                     match pending.send_upstream(msg, &pass_headers).await {
@@ -339,6 +350,16 @@ impl Session {
         let session = self.clone();
         tokio::spawn(async move {
             let end = hold.wait(None, tx.closed()).await;
+            let (msg, pass_headers) = match (approved_call(msg, pass_headers, end.edited.as_ref()), &end.settled) {
+                (Ok(call), _) => call,
+                (Err(answer), _) => {
+                    if let Ok(f) = end.settled {
+                        f.abandon();
+                    }
+                    let _ = tx.send(Reply::Json(answer));
+                    return;
+                }
+            };
             let reply = match end.settled {
                 Ok(f) => {
                     let ctx = RequestContext {
@@ -394,6 +415,26 @@ fn has_float(value: &Value) -> bool {
         Value::Object(map) => map.values().any(has_float),
         _ => false,
     }
+}
+
+/// The call to forward once approved: as it came, or with the arguments a person edited. Headers
+/// that mirror the arguments (`Mcp-Param-*`) described the agent's arguments, so they go; the
+/// gate checked the edit (`Gate::check_edit`), including that it reads back strictly.
+/// `Err` is the client's answer: the edit could not be applied (unreachable after `check_edit`),
+/// and the agent's own call must not run instead.
+fn approved_call(
+    msg: Message,
+    pass_headers: Vec<(String, String)>,
+    edited: Option<&Value>,
+) -> Result<(Message, Vec<(String, String)>), Message> {
+    let Some(arguments) = edited else {
+        return Ok((msg, pass_headers));
+    };
+    msg.with_arguments(arguments).map(|edited| (edited, Vec::new())).map_err(|e| {
+        tracing::error!(error = %e, "edited arguments could not be applied; the call is not forwarded");
+        let text = format!("[portcullis] the call approved with edits could not be built ({e}); it was not forwarded");
+        Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text)
+    })
 }
 
 /// The request a `notifications/cancelled` names.

@@ -31,6 +31,7 @@ async fn recorded_digest(gateway: &Gateway, dir: &Path) -> String {
         tool: "transfer".into(),
         arguments: json!({ "pin": "4821", "to": "savings" }),
         arguments_text: None,
+        original_arguments: None,
         request_id: RequestId::from_value(&json!(1)).unwrap(),
         modern: false,
         request_state: None,

@@ -338,6 +338,18 @@ impl Message {
             .map_err(|e| ParseError::Json(e.to_string()))
     }
 
+    /// A copy of this `tools/call` with `params.arguments` replaced (approve with edits). Read
+    /// back strictly, like any message: edits that another reader could take differently fail.
+    pub fn with_arguments(&self, arguments: &Value) -> Result<Self, ParseError> {
+        let mut value = self.to_value()?;
+        let params = value
+            .get_mut("params")
+            .and_then(Value::as_object_mut)
+            .ok_or(ParseError::ToolCall("params.name must be a string"))?;
+        params.insert("arguments".into(), arguments.clone());
+        Self::from_value(&value)
+    }
+
     /// `params.arguments` exactly as written (numbers keep every digit), when present.
     pub fn raw_arguments(&self) -> Option<String> {
         #[derive(Deserialize)]

@@ -159,3 +159,37 @@ def test_a_bad_condition_is_refused_with_the_reason_and_decides_nothing(ggw, api
     bad_for = api.request("POST", f"/control/approvals/{aid}/approve", {"scope": "session", "for": "soon"})
     assert bad_for.status == 400 and "duration" in bad_for.text(), bad_for
     assert aid in {p["id"] for p in api.pending()}, "still waiting for a person"
+
+
+def test_approve_with_edits_runs_the_edit_records_both_and_never_loosens(e2e_tmp: Path):
+    """DESIGN §5 "approve with edits": the upstream gets the edited arguments; the audit row keeps what
+    ran and what the agent asked; an edit the policy denies is refused and the call keeps waiting."""
+    root = e2e_tmp / f"edits-{uuid.uuid4().hex[:8]}"
+    servers = {"held": harness.python_stdio(Path(sys.executable), HOSTILE)}
+    policies = {"held": {"version": "1", "default": "allow", "tools": {"echo": {
+        "action": "require_approval",
+        "rules": [{"when": {"arguments.message": {"contains": "rm -rf"}}, "action": "deny", "reason": "no rm"}]}}}}
+    gw = harness.start_gateway(harness.write_config(root, servers, policies, approval_timeout_secs=60), root / "data")
+    api = ControlApi.of(gw)
+    stream = api.subscribe()
+    stream.wait_attached()
+    try:
+        m = uuid.uuid4().hex[:6]
+        call = Call(gw, session(gw), f"asked {m}")
+        (aid,) = held(api, call)
+        loosened = cli(gw, "approve", aid, "--arguments", json.dumps({"message": f"rm -rf / {m}"}))
+        assert loosened.returncode == 1 and "no rm" in loosened.stderr, loosened
+        assert aid in {p["id"] for p in api.pending()}, "a refused edit decides nothing"
+        colliding = api.request("POST", f"/control/approvals/{aid}/approve",
+                                {"arguments": {"message": "x", "MESSAGE": "y"}})
+        assert colliding.status == 400, colliding
+        ok = cli(gw, "approve", aid, "--arguments", json.dumps({"message": f"edited {m}"}))
+        assert ok.returncode == 0 and "edited arguments" in ok.stdout, ok
+        assert call.result()["content"][0]["text"] == f"Echo: edited {m}"
+        (row,) = gw.audit_rows_for("held", "echo", f"edited {m}", settled=True)
+        assert row["decision"] == "approved" and row["outcome"] == "ok", row.raw
+        assert row["arguments"] == {"message": f"edited {m}"}, row.raw
+        assert row.raw["original_arguments"] == {"message": f"asked {m}"}, row.raw
+    finally:
+        stream.close()
+        gw.stop()

@@ -101,7 +101,11 @@ arguments: unknown, arguments_digest: string, decision: Decision, decided_by: De
 /**
  * `None` until the forwarded call returns (and always `None` for calls that were not forwarded).
  */
-outcome: Outcome | null, upstream_ms: number | null, request_id: string | null, };
+outcome: Outcome | null, upstream_ms: number | null, request_id: string | null, 
+/**
+ * Redacted; set only for a call approved with edited arguments (`arguments` is what ran).
+ */
+original_arguments?: unknown, };
 
 export type IpcError = { code: string, message: string, };
 

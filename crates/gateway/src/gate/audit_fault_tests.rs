@@ -46,6 +46,7 @@ fn call() -> Call {
         tool: "echo".into(),
         arguments: json!({"message": "hi"}),
         arguments_text: None,
+        original_arguments: None,
         request_id: RequestId::from_value(&json!(1)).unwrap(),
         modern: false,
         request_state: None,

@@ -112,7 +112,9 @@ impl Gate {
         let session_grant =
             |effect: &str| json!({"effect": effect, "which": "any", "session": p.session, "expires_at_ms": null});
         Ok(match (choice, &p.pin_change) {
-            (Choice::Approve(Scope::Once), _) => ("approve", "nothing", None, None, Cover::Nothing, None),
+            (Choice::Approve(Scope::Once) | Choice::Edit { .. }, _) => {
+                ("approve", "nothing", None, None, Cover::Nothing, None)
+            }
             (Choice::Deny { always: false, .. }, _) => ("deny", "nothing", None, None, Cover::Nothing, None),
             (Choice::Approve(Scope::Always), Some(_)) => ("approve", "pin", None, None, Cover::Nothing, None),
             (Choice::Approve(Scope::Session), _) => (
@@ -276,6 +278,7 @@ mod tests {
             reason: None,
             wait_ms: None,
             request_id: None,
+            original_arguments: None,
             extra_redact_keys: Vec::new(),
         };
         gate.audit.record(row).await.unwrap();
@@ -307,6 +310,7 @@ mod tests {
             tool: "ask".into(),
             arguments: json!({"path": "/tmp/x/new"}),
             arguments_text: None,
+            original_arguments: None,
             request_id: RequestId::from_value(&json!(1)).unwrap(),
             modern: false,
             request_state: None,

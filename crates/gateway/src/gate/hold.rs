@@ -24,6 +24,8 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 pub struct HoldEnd {
     pub settled: Result<Forwarded, Value>,
     pub withdrawn: bool,
+    /// The arguments a person approved instead of the agent's: the forwarded call carries these.
+    pub edited: Option<Value>,
 }
 
 /// Where progress notifications for a held call go.
@@ -145,9 +147,20 @@ impl Hold {
         let wait_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let ruling = ruling_for(&resolved, &call, &rule, timeout);
         let withdrawn = matches!(resolved, Resolution::Cancelled { .. });
+        let mut call = call;
+        let edited = match resolved {
+            Resolution::Edited(arguments) => {
+                // The row records what runs, and what the agent asked for beside it.
+                call.original_arguments = Some(std::mem::replace(&mut call.arguments, arguments.clone()));
+                call.arguments_text = None;
+                Some(arguments)
+            }
+            _ => None,
+        };
         HoldEnd {
             settled: gate.settle(&call, &caller, ruling, Some(wait_ms)).await,
             withdrawn,
+            edited,
         }
     }
 }
@@ -157,6 +170,7 @@ fn ruling_for(resolution: &Resolution, call: &Call, rule: &str, timeout: Duratio
     let tool = &call.tool;
     let (reason, message) = match resolution {
         Resolution::Approved(scope) => (Some(format!("approved ({})", scope_text(*scope))), None),
+        Resolution::Edited(_) => (Some("approved with edited arguments".to_owned()), None),
         Resolution::Rejected { reason, .. } => {
             let text = match reason {
                 Some(r) => format!("call to {tool:?} was denied by the user: {r}"),

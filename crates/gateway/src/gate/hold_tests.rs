@@ -42,6 +42,7 @@ fn call() -> Call {
         tool: "ask".into(),
         arguments: json!({}),
         arguments_text: None,
+        original_arguments: None,
         request_id: RequestId::from_value(&json!(1)).unwrap(),
         modern: false,
         request_state: None,

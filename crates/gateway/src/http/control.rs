@@ -55,6 +55,9 @@ pub struct ApproveBody {
     for_: Option<String>,
     #[serde(default)]
     when: Option<Value>,
+    /// Approve once with these arguments instead of the agent's ("approve with edits").
+    #[serde(default)]
+    arguments: Option<Value>,
     /// Say what the choice would write and match in the audit; decide nothing.
     #[serde(default)]
     dry_run: bool,
@@ -84,6 +87,15 @@ pub async fn approve(
 ) -> Response {
     let Json(body) = body.unwrap_or_default();
     let scope = body.scope.unwrap_or(Scope::Once);
+    if let Some(arguments) = body.arguments {
+        if scope != Scope::Once || body.for_.is_some() || body.when.is_some() || body.dry_run {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "edited \"arguments\" approve this call once; they do not combine with a scope, \"for\", \"when\" or a dry run",
+            );
+        }
+        return decide(&gw, &id, Choice::Edit { arguments });
+    }
     let choice = match grant_terms(body.for_.as_deref(), body.when) {
         Ok(None) => Choice::Approve(scope),
         Ok(Some((duration, when))) => {
@@ -225,7 +237,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 fn decide(gw: &Gateway, id: &str, choice: Choice) -> Response {
     let approved = match &choice {
-        Choice::Approve(_) => true,
+        Choice::Approve(_) | Choice::Edit { .. } => true,
         Choice::Deny { .. } => false,
         Choice::Grant(g) => g.allow,
     };

@@ -53,6 +53,7 @@ fn call(tool: &str) -> Call {
         tool: tool.into(),
         arguments: json!({}),
         arguments_text: None,
+        original_arguments: None,
         request_id: RequestId::from_value(&json!(1)).unwrap(),
         modern: false,
         request_state: None,
