@@ -8,44 +8,33 @@ before. No extension takes a hold past `approval.max_hold_secs` from when it was
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 from approvals import ControlApi
-from test_grants_mcp1 import Call, held, session
+import held_calls
+from held_calls import Call, held, session
 
 import harness
 
 pytestmark = pytest.mark.gateway
 
-HOSTILE = harness.PEERS_DIR / "hostile_server.py"
 MAX_HOLD = 8
 
 
 @pytest.fixture(scope="module")
 def dgw(e2e_tmp: Path):
-    root = e2e_tmp / f"deadline-{uuid.uuid4().hex[:8]}"
-    servers = {"held": harness.python_stdio(Path(sys.executable), HOSTILE)}
-    policies = {"held": {"version": "1", "default": "allow", "tools": {"echo": {"action": "require_approval"}}}}
-    config = harness.write_config(root, servers, policies,
-                                  extra={"approval": {"timeout_secs": 2, "max_hold_secs": MAX_HOLD}})
-    gateway = harness.start_gateway(config, root / "data")
+    gateway = held_calls.start(e2e_tmp, "deadline",
+                               extra={"approval": {"timeout_secs": 2, "max_hold_secs": MAX_HOLD}})
     yield gateway
     gateway.stop()
 
 
 @pytest.fixture
 def api(dgw):
-    api = ControlApi.of(dgw)
-    stream = api.subscribe()
-    stream.wait_attached()
-    yield api
-    stream.close()
-    for p in api.pending():
-        api.deny(p["id"], "test cleanup")
+    yield from held_calls.approver(dgw)
 
 
 def listed(api: ControlApi, aid: str) -> dict | None:

@@ -6,41 +6,29 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from approvals import ControlApi
-from test_grants_mcp1 import Call, held, session
+import held_calls
+from held_calls import Call, held, session
 
 import harness
 
 pytestmark = pytest.mark.gateway
 
-HOSTILE = harness.PEERS_DIR / "hostile_server.py"
 
 
 @pytest.fixture(scope="module")
 def rgw(e2e_tmp: Path):
-    root = e2e_tmp / f"dry-run-{uuid.uuid4().hex[:8]}"
-    servers = {"held": harness.python_stdio(Path(sys.executable), HOSTILE)}
-    policies = {"held": {"version": "1", "default": "allow", "tools": {"echo": {"action": "require_approval"}}}}
-    gateway = harness.start_gateway(harness.write_config(root, servers, policies, approval_timeout_secs=60),
-                                    root / "data")
+    gateway = held_calls.start(e2e_tmp, "dry-run", approval_timeout_secs=60)
     yield gateway
     gateway.stop()
 
 
 @pytest.fixture
 def api(rgw):
-    api = ControlApi.of(rgw)
-    stream = api.subscribe()
-    stream.wait_attached()
-    yield api
-    stream.close()
-    for p in api.pending():
-        api.deny(p["id"], "test cleanup")
+    yield from held_calls.approver(rgw)
 
 
 def cli(gw, *args: str) -> subprocess.CompletedProcess:

@@ -8,94 +8,27 @@ peers/hostile_server.py under `require_approval`; conditions read its `message` 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import threading
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
-from approvals import ControlApi
-
 import harness
+import held_calls
+from held_calls import Call, cli, held, session
 
 pytestmark = pytest.mark.gateway
-
-HOSTILE = harness.PEERS_DIR / "hostile_server.py"
 
 
 @pytest.fixture(scope="module")
 def ggw(e2e_tmp: Path):
-    root = e2e_tmp / f"grants-{uuid.uuid4().hex[:8]}"
-    servers = {"held": harness.python_stdio(Path(sys.executable), HOSTILE)}
-    policies = {"held": {"version": "1", "default": "allow", "tools": {"echo": {"action": "require_approval"}}}}
-    gateway = harness.start_gateway(harness.write_config(root, servers, policies, approval_timeout_secs=60),
-                                    root / "data")
+    gateway = held_calls.start(e2e_tmp, "grants", approval_timeout_secs=60)
     yield gateway
     gateway.stop()
 
 
 @pytest.fixture
 def api(ggw):
-    api = ControlApi.of(ggw)
-    stream = api.subscribe()  # an approver, so calls are held rather than refused
-    stream.wait_attached()
-    yield api
-    stream.close()
-    for p in api.pending():  # leave nothing held for the next test
-        api.deny(p["id"], "test cleanup")
-
-
-def session(gw) -> dict[str, str]:
-    init = harness.http_post(gw.mcp_url("held"), harness.INITIALIZE_BODY, gw.auth_headers())
-    sid = {k.lower(): v for k, v in init.headers.items()}["mcp-session-id"]
-    headers = {**gw.auth_headers(), "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
-    harness.http_post(gw.mcp_url("held"), {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
-    return headers
-
-
-_ids = iter(range(100, 1_000_000))
-
-
-class Call:
-    """One echo call in the background (its own request id); `.result()` waits (bounded) for its answer."""
-
-    def __init__(self, gw, headers: dict[str, str], message: str, rid: int | None = None) -> None:
-        rid = next(_ids) if rid is None else rid
-        self.message = message
-        self.out: dict[str, Any] = {}
-        body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                "params": {"name": "echo", "arguments": {"message": message}}}
-
-        def run() -> None:
-            reply = harness.http_post(gw.mcp_url("held"), body, headers, timeout=60)
-            msgs = [m for m in harness.sse_json_messages(reply.body) if m.get("id") == rid] \
-                if reply.body.lstrip()[:1] != b"{" else [json.loads(reply.body)]
-            self.out["answer"] = msgs[0]
-
-        self.thread = threading.Thread(target=run, daemon=True)
-        self.thread.start()
-
-    def result(self, timeout: float = 20) -> dict[str, Any]:
-        self.thread.join(timeout)
-        assert "answer" in self.out, f"no answer for {self.message!r}"
-        return self.out["answer"]["result"]
-
-
-def held(api: ControlApi, *calls: Call) -> list[str]:
-    """Wait until each call is held; its approval ids in the same order."""
-    def ids() -> list[str] | None:
-        pending = api.pending()
-        found = [next((p["id"] for p in pending if p["arguments"].get("message") == c.message), None)
-                 for c in calls]
-        return found if all(found) else None
-    return harness.wait_until(ids, 15, "the calls to be held")
-
-
-def cli(gw, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(harness.portcullis_bin()), "approvals", *args, "--data-dir", str(gw.data_dir)],
-                          capture_output=True, text=True, timeout=30)
+    yield from held_calls.approver(ggw)
 
 
 def test_a_scoped_session_grant_settles_what_it_covers_and_stands_for_later_calls(ggw, api):
@@ -164,15 +97,12 @@ def test_a_bad_condition_is_refused_with_the_reason_and_decides_nothing(ggw, api
 def test_approve_with_edits_runs_the_edit_records_both_and_never_loosens(e2e_tmp: Path):
     """DESIGN §5 "approve with edits": the upstream gets the edited arguments; the audit row keeps what
     ran and what the agent asked; an edit the policy denies is refused and the call keeps waiting."""
-    root = e2e_tmp / f"edits-{uuid.uuid4().hex[:8]}"
-    servers = {"held": harness.python_stdio(Path(sys.executable), HOSTILE)}
-    policies = {"held": {"version": "1", "default": "allow", "tools": {"echo": {
+    policy = {"version": "1", "default": "allow", "tools": {"echo": {
         "action": "require_approval",
-        "rules": [{"when": {"arguments.message": {"contains": "rm -rf"}}, "action": "deny", "reason": "no rm"}]}}}}
-    gw = harness.start_gateway(harness.write_config(root, servers, policies, approval_timeout_secs=60), root / "data")
-    api = ControlApi.of(gw)
-    stream = api.subscribe()
-    stream.wait_attached()
+        "rules": [{"when": {"arguments.message": {"contains": "rm -rf"}}, "action": "deny", "reason": "no rm"}]}}}
+    gw = held_calls.start(e2e_tmp, "edits", policy, approval_timeout_secs=60)
+    approver = held_calls.approver(gw)
+    api = next(approver)
     try:
         m = uuid.uuid4().hex[:6]
         call = Call(gw, session(gw), f"asked {m}")
@@ -191,5 +121,5 @@ def test_approve_with_edits_runs_the_edit_records_both_and_never_loosens(e2e_tmp
         assert row["arguments"] == {"message": f"edited {m}"}, row.raw
         assert row.raw["original_arguments"] == {"message": f"asked {m}"}, row.raw
     finally:
-        stream.close()
+        approver.close()
         gw.stop()
