@@ -37,17 +37,7 @@ pub struct Args {
 pub fn run(config_path: &Path, args: &Args) -> Outcome {
     let config = Config::load(config_path).map_err(Failure::user)?;
     if !config.servers.contains_key(&args.server) {
-        let known: Vec<&str> = config.servers.keys().map(String::as_str).collect();
-        return Err(Failure::user(format!(
-            "no server {:?} in {} (configured: {})",
-            args.server,
-            config_path.display(),
-            if known.is_empty() {
-                "none".to_owned()
-            } else {
-                known.join(", ")
-            }
-        )));
+        return Err(super::unknown_server(&config, config_path, &args.server));
     }
     let arguments = match args.arguments.as_deref() {
         None => Value::Null,
