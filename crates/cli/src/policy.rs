@@ -56,15 +56,22 @@ fn check(files: &[PathBuf]) -> Outcome {
     }
 }
 
-/// The one place the CLI writes results to stdout.
-#[allow(clippy::print_stdout)]
 /// "No server X in the config (configured: …)", for the commands that name one.
 fn unknown_server(config: &portcullis_gateway::config::Config, config_path: &Path, server: &str) -> Failure {
     let known: Vec<&str> = config.servers.keys().map(String::as_str).collect();
-    let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
-    Failure::user(format!("no server {server:?} in {} (configured: {known})", config_path.display()))
+    let known = if known.is_empty() {
+        "none".to_owned()
+    } else {
+        known.join(", ")
+    };
+    Failure::user(format!(
+        "no server {server:?} in {} (configured: {known})",
+        config_path.display()
+    ))
 }
 
+/// The one place the CLI writes results to stdout.
+#[allow(clippy::print_stdout)]
 pub fn write_stdout(text: &str) {
     println!("{text}");
 }

@@ -245,13 +245,8 @@ impl Relay {
         loop {
             // Lines already buffered first, each side.
             loop {
-                let line = match self.in_lines.decode(&mut self.in_buf) {
-                    Ok(Some(line)) => line,
-                    Ok(None) => break,
-                    Err(e) => {
-                        self.line_refused(&e).await;
-                        continue;
-                    }
+                let Some(line) = self.next_client_line().await else {
+                    break;
                 };
                 self.note_from_client(&line);
                 if conn.send(&mut self.out_buf, &line).await.is_err() {
@@ -323,6 +318,17 @@ impl Relay {
     }
 
     /// A stdin line over the limit: skipped, and the client told (its id is not known).
+    /// The next whole line the client already sent, answering the ones over the limit; `None`
+    /// when more must be read first.
+    async fn next_client_line(&mut self) -> Option<bytes::Bytes> {
+        loop {
+            match self.in_lines.decode(&mut self.in_buf) {
+                Ok(line) => return line,
+                Err(e) => self.line_refused(&e).await,
+            }
+        }
+    }
+
     async fn line_refused(&mut self, e: &portcullis_wire::LineError) {
         let answer = Message::error_response(None, error_code::PARSE_ERROR, &format!("[portcullis] {e}"));
         self.write_client(answer.bytes()).await;
@@ -349,13 +355,8 @@ impl Relay {
         tokio::pin!(retry);
         loop {
             loop {
-                let line = match self.in_lines.decode(&mut self.in_buf) {
-                    Ok(Some(line)) => line,
-                    Ok(None) => break,
-                    Err(e) => {
-                        self.line_refused(&e).await;
-                        continue;
-                    }
+                let Some(line) = self.next_client_line().await else {
+                    break;
                 };
                 if let Ok(msg) = Message::parse(line.clone()) {
                     if msg.is_request() {
