@@ -111,6 +111,17 @@ pub struct ClientInfo {
     pub version: Option<String>,
 }
 
+impl ClientInfo {
+    /// What a policy may read of this client's call with `arguments`.
+    pub fn facts<'a>(&'a self, arguments: &'a Value) -> portcullis_policy::CallFacts<'a> {
+        portcullis_policy::CallFacts {
+            arguments,
+            client_name: self.name.as_deref(),
+            client_version: self.version.as_deref(),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DecideError {
     #[error("no pending approval {0}")]

@@ -38,6 +38,17 @@ pub struct Caller {
     pub client_version: Option<String>,
 }
 
+impl Caller {
+    /// What a policy may read of this caller's call with `arguments`.
+    pub fn facts<'a>(&'a self, arguments: &'a Value) -> portcullis_policy::CallFacts<'a> {
+        portcullis_policy::CallFacts {
+            arguments,
+            client_name: self.client_name.as_deref(),
+            client_version: self.client_version.as_deref(),
+        }
+    }
+}
+
 /// One call as the gate sees it.
 #[derive(Debug, Clone)]
 pub struct Call {
@@ -203,11 +214,7 @@ impl Gate {
         let eval = match self.policies.get(&call.server) {
             Some(InForce::Policy(policy)) => policy.evaluate_call(
                 &call.tool,
-                &portcullis_policy::CallFacts {
-                    arguments: &call.arguments,
-                    client_name: caller.client_name.as_deref(),
-                    client_version: caller.client_version.as_deref(),
-                },
+                &caller.facts(&call.arguments),
             ),
             Some(InForce::Broken(why)) => {
                 let ruling = refused(
@@ -330,17 +337,24 @@ impl Gate {
 
     /// The standing grant that decides this call, if a person left one.
     fn standing_grant(&self, call: &Call, caller: &Caller) -> Option<crate::approval::standing::Found> {
-        let digest = self.digester.digest(&call.arguments);
+        self.find_standing(&call.server, &call.tool, &caller.session, caller.facts(&call.arguments))
+    }
+
+    /// The standing grant covering a call of `tool` on `server` from `session`.
+    fn find_standing(
+        &self,
+        server: &str,
+        tool: &str,
+        session: &str,
+        facts: portcullis_policy::CallFacts<'_>,
+    ) -> Option<crate::approval::standing::Found> {
+        let digest = self.digester.digest(facts.arguments);
         let asked = crate::approval::standing::Asked {
-            server: &call.server,
-            tool: &call.tool,
-            session: &caller.session,
+            server,
+            tool,
+            session,
             digest: &digest,
-            facts: portcullis_policy::CallFacts {
-                arguments: &call.arguments,
-                client_name: caller.client_name.as_deref(),
-                client_version: caller.client_version.as_deref(),
-            },
+            facts,
         };
         self.approvals.grants.standing.find(&asked, now_ms())
     }
@@ -516,11 +530,7 @@ impl Gate {
         if let Err(e) = portcullis_wire::Message::from_value(&probe) {
             return Err(ChoiceError::Invalid(format!("edited arguments refused: {e}")));
         }
-        let facts = portcullis_policy::CallFacts {
-            arguments,
-            client_name: p.client.name.as_deref(),
-            client_version: p.client.version.as_deref(),
-        };
+        let facts = p.client.facts(arguments);
         if let Some(InForce::Policy(policy)) = self.policies.get(&p.server) {
             let eval = policy.evaluate_call(&p.tool, &facts);
             if matches!(eval.action, portcullis_policy::Action::Deny | portcullis_policy::Action::Hide) {
@@ -611,19 +621,7 @@ impl Gate {
     }
 
     fn standing_grant_for(&self, p: &crate::approval::PendingApproval) -> Option<crate::approval::standing::Found> {
-        let digest = self.digester.digest(&p.arguments);
-        let asked = crate::approval::standing::Asked {
-            server: &p.server,
-            tool: &p.tool,
-            session: &p.session,
-            digest: &digest,
-            facts: portcullis_policy::CallFacts {
-                arguments: &p.arguments,
-                client_name: p.client.name.as_deref(),
-                client_version: p.client.version.as_deref(),
-            },
-        };
-        self.approvals.grants.standing.find(&asked, now_ms())
+        self.find_standing(&p.server, &p.tool, &p.session, p.client.facts(&p.arguments))
     }
 
     /// What the policy in force says of a held call now that a rule was written: settled when it
@@ -632,11 +630,7 @@ impl Gate {
         let Some(InForce::Policy(policy)) = self.policies.get(&p.server) else {
             return None;
         };
-        let facts = portcullis_policy::CallFacts {
-            arguments: &p.arguments,
-            client_name: p.client.name.as_deref(),
-            client_version: p.client.version.as_deref(),
-        };
+        let facts = p.client.facts(&p.arguments);
         match policy.evaluate_call(&p.tool, &facts).action {
             portcullis_policy::Action::Allow => Some(Resolution::Approved(Scope::Once)),
             portcullis_policy::Action::Deny | portcullis_policy::Action::Hide => Some(Resolution::Rejected {
