@@ -10,11 +10,12 @@ use portcullis_audit::{AuditRow, DecidedBy, Decision, Outcome};
 use portcullis_gateway::approval::{ClientInfo, PendingApproval, Scope};
 use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::pins::{DiffEntry, DiffKind, PinChange};
+use portcullis_gateway::policy_store::PolicyWrite;
 use portcullis_gateway::risk::Risk;
 use portcullis_gateway::server_status::ServerReport;
 use ts_rs::{Config, TS};
 
-use crate::commands::approvals::ChoiceArg;
+use crate::commands::approvals::{ChoiceArg, DecisionAnswer};
 use crate::commands::audit::FilterArg;
 use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
 use crate::commands::pins::ChangedTool;
@@ -60,6 +61,8 @@ pub fn render() -> String {
         // The commands' own arguments and results.
         decl::<IpcError>(&cfg),
         decl::<ChoiceArg>(&cfg),
+        decl::<DecisionAnswer>(&cfg),
+        decl::<PolicyWrite>(&cfg),
         decl::<FilterArg>(&cfg),
         decl::<Format>(&cfg),
         decl::<Bucket>(&cfg),

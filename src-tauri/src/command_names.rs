@@ -6,6 +6,7 @@
 pub const COMMANDS: &[&str] = &[
     "list_approvals",
     "decide_approval",
+    "undo_policy_write",
     "query_audit",
     "export_audit",
     "audit_histogram",

@@ -20,7 +20,6 @@ pub mod command_names;
 pub mod commands;
 pub mod events;
 mod export;
-mod fs;
 mod histogram;
 pub mod host;
 pub mod ipc;
@@ -79,6 +78,7 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
         .invoke_handler(tauri::generate_handler![
             commands::approvals::list_approvals,
             commands::approvals::decide_approval,
+            commands::approvals::undo_policy_write,
             commands::audit::query_audit,
             commands::audit::export_audit,
             commands::audit::audit_histogram,

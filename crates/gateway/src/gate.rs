@@ -2,6 +2,7 @@
 //! before anything is forwarded or answered.
 
 pub mod dry_run;
+mod asked;
 pub(crate) mod hold;
 mod pin_check;
 

@@ -368,28 +368,16 @@ fn parse(text: &str) -> Result<PinFile, String> {
     Ok(file)
 }
 
-/// Temp file beside it, mode 0600, fsync, rename: a reader sees the old file or the new one.
+/// Replaced whole, mode 0600 (`portcullis-atomic-file`): a reader sees the old file or the new one.
 fn write_file(path: &Path, file: &PinFile) -> Result<(), PinError> {
-    use std::io::Write;
     let err = |source| PinError::Write {
         path: path.to_owned(),
         source,
     };
-    let text = serde_json::to_string_pretty(file).map_err(|e| err(std::io::Error::other(e)))?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".{PINS_FILE}.{}.tmp", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut out = options.open(&tmp)?;
-        out.write_all(text.as_bytes())?;
-        out.write_all(b"\n")?;
-        out.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(err)
+    let mut text = serde_json::to_string_pretty(file).map_err(|e| err(std::io::Error::other(e)))?;
+    text.push('\n');
+    let private = portcullis_atomic_file::Options::new(portcullis_atomic_file::Permissions::Private);
+    portcullis_atomic_file::write(path, text.as_bytes(), private).map_err(err)
 }
 
 fn now_text() -> String {
