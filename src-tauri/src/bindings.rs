@@ -7,7 +7,7 @@
 //! Regenerate: `PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings`.
 
 use portcullis_audit::{AuditRow, DecidedBy, Decision, Outcome};
-use portcullis_gateway::approval::{ClientInfo, PendingApproval, Scope};
+use portcullis_gateway::approval::{ClientInfo, PendingApproval, RiskBasis, RiskLevel, Scope};
 use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::pins::{DiffEntry, DiffKind, PinChange};
 use portcullis_gateway::policy_store::PolicyWrite;
@@ -46,6 +46,8 @@ pub fn render() -> String {
         // The gateway's vocabulary and events.
         decl::<Risk>(&cfg),
         decl::<Scope>(&cfg),
+        decl::<RiskLevel>(&cfg),
+        decl::<RiskBasis>(&cfg),
         decl::<ClientInfo>(&cfg),
         decl::<PendingApproval>(&cfg),
         decl::<PinChange>(&cfg),

@@ -10,6 +10,7 @@ import type {
   AuditRow,
   ChangedTool,
   ClientState,
+  DecisionAnswer,
   EntryProblem,
   EventMap,
   EventName,
@@ -18,6 +19,7 @@ import type {
   InstallPreview,
   PendingApproval,
   PolicyFile,
+  PolicyWrite,
   ServerEntry,
   ServerStatus,
   Settings,
@@ -31,7 +33,9 @@ export type Unlisten = () => void;
 
 export interface Backend {
   listApprovals(): Promise<PendingApproval[]>;
-  decideApproval(id: string, choice: ApprovalChoice): Promise<void>;
+  decideApproval(id: string, choice: ApprovalChoice): Promise<DecisionAnswer>;
+  /** Takes back the policy write of an "always" (`DecisionAnswer.policy_write.write_id`), within 30 s. */
+  undoPolicyWrite(writeId: string): Promise<PolicyWrite>;
 
   queryAudit(filter: AuditFilter, limit: number): Promise<AuditRow[]>;
   exportAudit(filter: AuditFilter, format: ExportFormat): Promise<string>;
@@ -82,6 +86,7 @@ export interface Backend {
 export const COMMANDS = {
   listApprovals: 'list_approvals',
   decideApproval: 'decide_approval',
+  undoPolicyWrite: 'undo_policy_write',
   queryAudit: 'query_audit',
   exportAudit: 'export_audit',
   auditHistogram: 'audit_histogram',
@@ -150,7 +155,10 @@ export class TauriBackend implements Backend {
     return call<PendingApproval[]>(COMMANDS.listApprovals);
   }
   decideApproval(id: string, choice: ApprovalChoice) {
-    return call<void>(COMMANDS.decideApproval, { id, choice });
+    return call<DecisionAnswer>(COMMANDS.decideApproval, { id, choice });
+  }
+  undoPolicyWrite(writeId: string) {
+    return call<PolicyWrite>(COMMANDS.undoPolicyWrite, { write_id: writeId });
   }
   queryAudit(filter: AuditFilter, limit: number) {
     return call<AuditRow[]>(COMMANDS.queryAudit, { filter, limit });

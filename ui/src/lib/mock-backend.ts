@@ -9,6 +9,8 @@ import { setToolState, type PolicyDoc } from './policy-model';
 import { stringifyPretty } from './json-doc';
 import type {
   ApprovalChoice,
+  DecisionAnswer,
+  PolicyWrite,
   AuditFilter,
   AuditRow,
   ChangedTool,
@@ -232,7 +234,7 @@ export class MockBackend implements Backend {
     return clone(this.data.approvals).sort((a, b) => a.requested_at_ms - b.requested_at_ms);
   }
 
-  async decideApproval(id: string, choice: ApprovalChoice): Promise<void> {
+  async decideApproval(id: string, choice: ApprovalChoice): Promise<DecisionAnswer> {
     this.record(COMMANDS.decideApproval, { id, choice });
     const a = this.take(id);
     if (!a) throw new BackendError('unknown_approval', `no pending approval ${id}`);
@@ -246,6 +248,12 @@ export class MockBackend implements Backend {
       this.emit('ApprovalResolved', { id, decision: 'rejected', decided_by: 'user', scope: null });
       this.appendAudit(a, 'rejected', 'user', reason);
     }
+    return { also_settled: [], grant: null, policy_write: null };
+  }
+
+  async undoPolicyWrite(writeId: string): Promise<PolicyWrite> {
+    this.record(COMMANDS.undoPolicyWrite, { write_id: writeId });
+    throw new BackendError('unknown_write', `no policy write ${writeId} to undo`);
   }
 
   private select(filter: AuditFilter): AuditRow[] {
