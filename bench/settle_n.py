@@ -52,11 +52,12 @@ def main() -> None:
     os.environ["PORTCULLIS_BIN"] = str(Path(args.bin).resolve())
     with tempfile.TemporaryDirectory() as tmp:
         gw = held_calls.start(Path(tmp), "settle-n", approval_timeout_secs=60)
+        approver = held_calls.approver(gw)
         try:
-            approver = held_calls.approver(gw)
             api = next(approver)
             times = [one_round(gw, api, args.n, f"settle-{r}") for r in range(args.rounds)]
         finally:
+            approver.close()
             gw.stop()
     ms = sorted(t * 1000 for t in times)
     print(f"settle {args.n}: decision -> last answer, {args.rounds} rounds: "

@@ -88,8 +88,8 @@ def test_always_changes_only_its_lines_and_undo_restores_the_file(e2e_tmp: Path)
     path = gw.config.parent / "policies" / "held.json"
     hand = '{\n    "version":  "1",\n    "default":  "require_approval",\n    "tools": {\n        "other": {}\n    }\n}\n'
     path.write_text(hand)
+    api_iter = held_calls.approver(gw)
     try:
-        api_iter = held_calls.approver(gw)
         api = next(api_iter)
         harness.wait_until(lambda: cli(gw, "list", "--json").returncode == 0, 10, "the CLI to reach the gateway")
         call = Call(gw, session(gw), "undo-1")
@@ -108,14 +108,15 @@ def test_always_changes_only_its_lines_and_undo_restores_the_file(e2e_tmp: Path)
         again = cli(gw, "undo", match.group(1))
         assert again.returncode == 1 and "no policy write" in again.stderr, again
     finally:
+        api_iter.close()
         gw.stop()
 
 
 def test_undo_after_an_external_edit_is_refused(e2e_tmp: Path):
     gw = held_calls.start(e2e_tmp, "undo-edit", {"version": "1", "default": "require_approval", "tools": {}})
     path = gw.config.parent / "policies" / "held.json"
+    api_iter = held_calls.approver(gw)
     try:
-        api_iter = held_calls.approver(gw)
         api = next(api_iter)
         call = Call(gw, session(gw), "undo-2")
         [aid] = held(api, call)
@@ -129,6 +130,7 @@ def test_undo_after_an_external_edit_is_refused(e2e_tmp: Path):
         assert reply.status == 409 and "changed since" in reply.json()["error"], reply
         assert path.read_text() == edited, "the person's edit stays"
     finally:
+        api_iter.close()
         gw.stop()
 
 
