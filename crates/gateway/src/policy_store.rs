@@ -552,4 +552,13 @@ mod tests {
         }
         assert!(text.starts_with("{\n    \"version\": \"1\",\n    \"default\":   \"require_approval\",\n"), "{text}");
     }
+
+    #[test]
+    fn a_file_that_cannot_be_edited_safely_is_left_untouched() {
+        let broken = "{\n  \"version\": \"1\",\n  \"tools\": {\"a\": {}, \"a\": {}}\n}\n";
+        let (dir, store) = store_with(broken);
+        let err = store.write_entry("s", "b", json!({})).expect_err("a repeated key is refused");
+        assert!(matches!(err, WriteError::Invalid { .. }), "{err}");
+        assert_eq!(std::fs::read_to_string(dir.path().join("s.json")).unwrap(), broken, "not a byte changed");
+    }
 }
