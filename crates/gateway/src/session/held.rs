@@ -134,6 +134,9 @@ impl Session {
             }
         };
         match end.settled {
+            // Approved while nobody waited (a stream closed in its re-attach grace): not
+            // forwarded, since no one would get the answer; recorded as cancelled.
+            Ok(f) if tx.is_closed() => f.abandon(),
             Ok(f) => {
                 let mut pending = PendingReply::new(self.clone(), id, ticket, Some(f));
                 match pending.send_upstream(msg, &pass_headers).await {

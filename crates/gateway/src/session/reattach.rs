@@ -3,7 +3,7 @@
 //!
 //! 2026-07-28 removed stream resumability: a client whose response stream broke re-issues the
 //! request under a new id. For a call held for a person that would raise a second prompt, so a
-//! held call whose stream closed waits a short grace for its re-issue — same caller, server,
+//! held call whose stream closed waits a short grace ([`GRACE`]) for its re-issue — same caller, server,
 //! tool and argument digest — before it counts as cancelled. The re-issued request takes over:
 //! the decision, and the forwarded call's answer, go to it under its own id.
 
@@ -17,8 +17,11 @@ use tokio::sync::Notify;
 use super::in_flight::Ticket;
 use crate::queue;
 
-/// How long a held call whose stream closed waits to be re-issued before it is withdrawn.
-pub(super) const GRACE: Duration = Duration::from_secs(30);
+/// How long a held call whose stream closed waits to be re-issued before it is withdrawn. On the
+/// wire a broken stream and a cancel look the same (closing the stream is how a 2026 client
+/// cancels), so this is short: long enough for an SDK to reconnect and re-issue at once, short
+/// enough that a cancelled call's prompt goes away while the person still remembers it.
+pub(super) const GRACE: Duration = Duration::from_secs(3);
 
 /// What identifies a held call for its re-issue: caller, tool and argument digest (the session
 /// is the server's).
