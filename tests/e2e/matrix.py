@@ -19,6 +19,7 @@ Axes:
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from dataclasses import dataclass
@@ -133,9 +134,19 @@ def mask(value: Any) -> Any:
     return value
 
 
+# Text the direct session must have seen, so that two equally broken sessions cannot pass.
+SANITY = {
+    "everything": "Echo: matrix",
+    "filesystem": "hello from the matrix",
+    "fastmcp": "said: matrix",
+    "mrtr": "Echo: matrix",
+}
+
+
 def assert_same(cell: Cell, direct: dict[str, Any], via: dict[str, Any]) -> None:
     """Every observation of the session matches, key by key, after masking."""
     assert direct, f"{cell.id}: the direct session observed nothing"
+    assert SANITY[cell.server] in json.dumps(direct), f"{cell.id}: the direct session is broken: {str(direct)[:1500]}"
     assert set(via) == set(direct), f"{cell.id}: observations differ: {sorted(set(via) ^ set(direct))}"
     for key in direct:
         d, v = mask(direct[key]), mask(via[key])
