@@ -504,6 +504,32 @@ mod tests {
         assert_eq!(kind, expected);
     }
 
+    #[test]
+    fn a_call_asks_for_a_task_by_its_eras_sign_and_the_forwarded_copy_asks_for_none() {
+        let legacy = Message::parse(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","arguments":{},"task":{"ttl":5}}}"#.to_owned(),
+        )
+        .unwrap();
+        let modern = Message::parse(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"e","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{},"x/other":{}}}}}}"#.to_owned(),
+        )
+        .unwrap();
+        let plain = Message::parse(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"e","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"task":{}}}"#.to_owned(),
+        )
+        .unwrap();
+        let ask = |m: &Message| m.params::<ToolCallParams>().unwrap().task_ask();
+        assert_eq!(ask(&legacy), Some(TaskAsk::Legacy));
+        assert_eq!(ask(&modern), Some(TaskAsk::Extension));
+        assert_eq!(ask(&plain), None, "a 2026 request asks only through the extension");
+        assert_eq!(ask(&legacy.without_task_ask().unwrap()), None);
+        let stripped = modern.without_task_ask().unwrap();
+        assert_eq!(ask(&stripped), None);
+        let value = stripped.to_value().unwrap();
+        let extensions = &value["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"];
+        assert!(extensions.get("x/other").is_some(), "other extensions stay: {extensions}");
+    }
+
     #[rstest]
     #[case("not json", "not valid JSON")]
     #[case("[1,2]", "batches")]

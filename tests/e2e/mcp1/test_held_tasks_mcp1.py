@@ -15,6 +15,7 @@ both for a client blocked in `tasks/result` and for one polling `tasks/get` at t
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from typing import Any
@@ -122,6 +123,65 @@ def test_tasks_cancel_withdraws_the_approval(tgw, api):
                        10, "the cancelled task's approval to be withdrawn")
     rows = tgw.audit_rows_for("held", "echo", message)
     assert [(r["decision"], r["decided_by"]) for r in rows] == [("cancelled", "client")], [r.raw for r in rows]
+
+
+@pytest.fixture(scope="module")
+def egw(e2e_tmp):
+    """server-everything, whose `simulate-research-query` runs only as a task (taskSupport required):
+    `ev_held` holds it, `ev_free` allows it."""
+    root = e2e_tmp / f"tasks-everything-{uuid.uuid4().hex[:8]}"
+    held = {"version": "1", "default": "allow", "tools": {"simulate-research-query": {"action": "require_approval"}}}
+    servers = {"ev_held": harness.everything_stdio(), "ev_free": harness.everything_stdio()}
+    config = harness.write_config(root, servers, {"ev_held": held, "ev_free": {"version": "1", "default": "allow"}},
+                                  extra={"approval": {"timeout_secs": TIMEOUT, "max_hold_secs": MAX_HOLD}})
+    gw = harness.start_gateway(config, root / "data")
+    yield gw
+    gw.stop()
+
+
+@pytest.fixture
+def eapi(egw):
+    yield from held_calls.approver(egw)
+
+
+async def research(session, topic: str):
+    return await session.experimental.call_tool_as_task("simulate-research-query", {"topic": topic}, ttl=60_000)
+
+
+def test_a_task_the_upstream_created_passes_through(egw, eapi):
+    topic = f"free-{uuid.uuid4().hex[:8]}"
+
+    async def body():
+        async with open_session("http", "ev_free", {}, egw) as (session, _):
+            created = await research(session, topic)
+            assert not created.task.taskId.startswith("portcullis-"), "the upstream's own task"
+            statuses = [s.status async for s in session.experimental.poll_task(created.task.taskId)]
+            result = await session.experimental.get_task_result(created.task.taskId, types.CallToolResult)
+            return statuses, result
+
+    statuses, result = run(body)
+    assert statuses[-1] == "completed", statuses
+    assert topic in first_text(result) or topic in json.dumps(result.model_dump(mode="json")), result
+
+
+def test_an_approved_task_on_a_task_only_tool_completes_with_the_upstreams_task_result(egw, eapi):
+    """The approved call goes upstream with its task request; the upstream's task is followed with
+    tasks/result and completes the gateway's task."""
+    topic = f"held-{uuid.uuid4().hex[:8]}"
+
+    async def body():
+        async with open_session("http", "ev_held", {}, egw) as (session, _):
+            created = await research(session, topic)
+            assert created.task.taskId.startswith("portcullis-"), created
+            approval = await anyio.to_thread.run_sync(
+                lambda: eapi.wait_pending(lambda ps: next((p for p in ps if p["arguments"].get("topic") == topic), None),
+                                          15, "the research call to be held"))
+            await anyio.to_thread.run_sync(eapi.approve, approval["id"])
+            return await session.experimental.get_task_result(created.task.taskId, types.CallToolResult)
+
+    result = run(body)
+    text = json.dumps(result.model_dump(mode="json"))
+    assert not result.isError and topic in text, text[:2000]
 
 
 def test_upstream_task_ids_pass_through_untouched(tgw, api):

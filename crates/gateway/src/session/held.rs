@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::in_flight::{self, Ticket};
 use super::reattach::{self, Waiter};
 use super::reply::PendingReply;
-use super::tasks::{GatewayTask, TaskState};
+use super::tasks::{self, GatewayTask, TaskState};
 use super::{Reply, RequestContext, Session};
 use crate::approval::Resolution;
 use crate::gate::{Caller, Hold, ProgressSink};
@@ -250,7 +250,11 @@ impl Session {
     /// The decision completes the task: the approved call's real result, or the refusal.
     async fn run_task(self: &Arc<Self>, end: crate::gate::HoldEnd, msg: Message, pass_headers: Vec<(String, String)>, task: &GatewayTask) {
         let call = approved_call(msg, pass_headers, end.edited.as_ref()).and_then(|(msg, headers)| {
-            let msg = msg.without_task_ask().and_then(|m| m.with_id(&task.wire_id())).map_err(|e| {
+            let msg = match task.ask() {
+                TaskAsk::Legacy => Ok(msg),
+                TaskAsk::Extension => msg.without_task_ask(),
+            };
+            let msg = msg.and_then(|m| m.with_id(&task.wire_id())).map_err(|e| {
                 let text = format!("[portcullis] the approved call could not be built ({e}); it was not forwarded");
                 Message::error_response(None, error_code::INTERNAL_ERROR, &text)
             })?;
@@ -261,8 +265,12 @@ impl Session {
                 task.set(TaskState::Running);
                 self.announce(task);
                 let pending = PendingReply::new(self.clone(), task.wire_id(), None, Some(f));
-                if let Some(answer) = pending.answer_for_task(msg, &headers, task.cancel.clone()).await {
-                    task.finish_with(&answer);
+                let Some(answer) = pending.answer_for_task(msg, &headers, task.cancel.clone()).await else {
+                    return;
+                };
+                match tasks::upstream_task(&answer) {
+                    Some(upstream_id) => self.follow_upstream_task(task, &upstream_id).await,
+                    None => task.finish_with(&answer),
                 }
             }
             (Ok(f), Err(answer)) => {
@@ -271,6 +279,28 @@ impl Session {
             }
             (Err(_), _) if end.withdrawn => task.set(TaskState::Cancelled("the approval was withdrawn".into())),
             (Err(result), _) => task.set(TaskState::Completed(result)),
+        }
+    }
+
+    /// The approved call became the upstream's own task (2025-11-25): its `tasks/result`, within
+    /// the call timeout, completes the gateway's task.
+    async fn follow_upstream_task(self: &Arc<Self>, task: &GatewayTask, upstream_id: &str) {
+        let id = RequestId::from_value(&Value::String(format!("{}:result", task.id))).unwrap_or_else(|| RequestId::number(0));
+        let Some(request) = tasks::result_request(&id, upstream_id) else {
+            return;
+        };
+        let pending = PendingReply::new(self.clone(), id.clone(), None, None);
+        let waited = tokio::time::timeout(self.call_timeout, pending.answer_for_task(request, &[], task.cancel.clone())).await;
+        match waited {
+            Ok(Some(answer)) => task.finish_with(&answer),
+            Ok(None) => {}
+            Err(_) => {
+                let text = format!(
+                    "[portcullis] the upstream's task {upstream_id} gave no result within {} s (the call timeout)",
+                    self.call_timeout.as_secs()
+                );
+                task.finish_with(&Message::error_response(Some(&id), error_code::INTERNAL_ERROR, &text));
+            }
         }
     }
 

@@ -12,10 +12,14 @@
 //! another session's nor can be guessed by it — on a shared stateless upstream the id is the only
 //! scope a task has (SEP-2663).
 //!
-//! On approval the call goes upstream without the task request: the client's task is the
-//! gateway's, so the upstream answers with the result itself (a server that supports tasks must
-//! also run a call that asks for none, MCP 2025-11-25 "tool-level negotiation" `optional`), and
-//! the gateway never has to drive a second task on the client's behalf.
+//! On approval:
+//! - 2025-11-25: the call goes upstream as the client sent it, `task` included. A server without
+//!   tasks ignores it and answers with the result; one with tasks (a tool whose `taskSupport` is
+//!   `required` would refuse the call without it) answers with its own task, which the gateway
+//!   then follows with `tasks/result` upstream — the client's task completes with that result.
+//! - 2026-07-28: the call goes upstream without the extension in its capabilities, so the server
+//!   answers with the result itself (SEP-2663: never a task to a client that did not declare the
+//!   extension); the gateway does not drive a second task on the client's behalf.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -333,6 +337,24 @@ impl GatewayTask {
     pub(super) fn approval(&self) -> &str {
         &self.approval
     }
+
+    pub(super) fn ask(&self) -> TaskAsk {
+        self.ask
+    }
+}
+
+/// The upstream's own task id, when it answered a 2025-11-25 call with a task (`{task: {taskId}}`).
+pub(super) fn upstream_task(response: &Message) -> Option<String> {
+    let value = response.to_value().ok()?;
+    let id = value.get("result")?.get("task")?.get("taskId")?.as_str()?;
+    Some(id.to_owned())
+}
+
+/// `tasks/result` for the upstream's task `upstream_id`, under an id of the gateway's own.
+pub(super) fn result_request(id: &RequestId, upstream_id: &str) -> Option<Message> {
+    let value = json!({"jsonrpc": "2.0", "id": id.to_value(), "method": method::TASKS_RESULT,
+                       "params": {"taskId": upstream_id}});
+    Message::from_value(&value).ok()
 }
 
 #[cfg(test)]
