@@ -9,6 +9,10 @@
 //!
 //! Requests are answered on their own response stream ([`Reply`]); server-initiated messages
 //! (sampling, elicitation, roots, logging …) go to an [`Outlets`] choice of open streams.
+//!
+//! A `tools/call` held for a person ([`held`]) is answered as a task of the gateway's own when the
+//! client takes tasks ([`tasks`]), and a 2026-era held call whose stream broke can be re-issued
+//! and join its pending approval ([`reattach`]).
 
 mod held;
 mod in_flight;
