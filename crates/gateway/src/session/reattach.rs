@@ -132,3 +132,49 @@ impl Reattach {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> Key {
+        Key {
+            caller: "stateless:agent/1".into(),
+            tool: "echo".into(),
+            digest: "d".into(),
+        }
+    }
+
+    fn waiter(id: u64) -> (Waiter, queue::Receiver<Message>) {
+        let (tx, rx) = queue::client_stream("test");
+        let msg = Message::parse(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo"}}}}"#)).unwrap();
+        let waiter = Waiter {
+            msg,
+            id: RequestId::number(id),
+            tx,
+            ticket: None,
+        };
+        (waiter, rx)
+    }
+
+    #[test]
+    fn a_reissue_joins_only_a_held_call_whose_stream_closed_and_answers_in_its_place() {
+        let table = Reattach::default();
+        let (first, first_rx) = waiter(1);
+        let slot = table.register(key(), first).map_err(|_| ()).expect("registered");
+        let (second, _second_rx) = waiter(2);
+        let Err(second) = table.join(&key(), second) else {
+            panic!("the first stream is still open: no join");
+        };
+        let (twin, _twin_rx) = waiter(9);
+        assert!(table.register(key(), twin).is_err(), "an identical held call cannot be registered twice");
+        drop(first_rx); // the first stream breaks
+        assert!(table.join(&key(), second).is_ok(), "the re-issue joins");
+        let (third, _rx3) = waiter(3);
+        assert!(table.join(&key(), third).is_err(), "the re-issued stream is open: no second join");
+        let latest = table.finish(&key(), slot);
+        assert_eq!(latest.id, RequestId::number(2), "the decision answers the re-issued request");
+        let (late, _rx4) = waiter(4);
+        assert!(table.join(&key(), late).is_err(), "nothing to join once the hold ended");
+    }
+}
