@@ -4,7 +4,7 @@ Per cell the same scripted session runs direct and through Portcullis (entry `co
 entry) and every observation must match after masking: initialize, every tools/list page, the server's
 calls (text, structured, image, audio, links, embedded resources, isError, bad arguments), sampling,
 elicitation and roots through server-everything's trigger tools, progress, resources (list, templates,
-read, subscribe), prompts, completion, logging and ping. The direct baseline of a server/transport is
+read, subscribe), prompts, completion, logging, ping, and a task the server creates (2025-11-25). The direct baseline of a server/transport is
 run once and shared by both entries.
 """
 
@@ -20,7 +20,8 @@ from v1client import Callbacks, open_session, run
 
 import matrix
 
-pytestmark = pytest.mark.gateway
+pytestmark = [pytest.mark.gateway,
+              pytest.mark.filterwarnings("ignore:The experimental tasks API is deprecated:DeprecationWarning")]
 
 IMPLEMENTED = {"mcp1"}
 _baselines: dict[str, dict[str, Any]] = {}
@@ -80,6 +81,8 @@ async def script(session, init: types.InitializeResult, cell: matrix.Cell, world
         obs["sampling"] = await attempt(session.call_tool("trigger-sampling-request", {"prompt": "hi", "maxTokens": 5}))
         obs["elicitation"] = await attempt(session.call_tool("trigger-elicitation-request", {}))
         obs["roots"] = await attempt(session.call_tool("get-roots-list", {}))
+        if "simulate-research-query" in names:
+            obs["task"] = await upstream_task(session)
         obs["client saw"] = {"sampling": len(callbacks.sampling), "elicitation": len(callbacks.elicitation),
                              "roots": callbacks.roots > 0}
     if caps.resources:
@@ -105,6 +108,17 @@ async def script(session, init: types.InitializeResult, cell: matrix.Cell, world
         obs["logging/setLevel"] = await attempt(session.set_logging_level("error"))
     obs["ping"] = await attempt(session.send_ping())
     return obs
+
+
+async def upstream_task(session) -> dict[str, Any]:
+    """A 2025-11-25 task the server creates (its task-only tool), polled to the end and read."""
+    created = await session.experimental.call_tool_as_task("simulate-research-query", {"topic": "matrix"}, ttl=60_000)
+    last = None
+    async for status in session.experimental.poll_task(created.task.taskId):
+        last = status.status
+    result = await attempt(session.experimental.get_task_result(created.task.taskId, types.CallToolResult))
+    assert last == "completed" and "matrix" in str(result), (last, result)
+    return {"created": created.task.status, "final": last, "result": result}
 
 
 async def observe(route: str, cell: matrix.Cell, world: matrix.World) -> dict[str, Any]:
