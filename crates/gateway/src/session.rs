@@ -243,7 +243,7 @@ impl Session {
             Some(method::TOOLS_CALL) => {
                 let (msg, ticket) = match self.rejoin(msg, &id, ticket, &ctx) {
                     Ok(reply) => return reply,
-                    Err(back) => back,
+                    Err(back) => *back,
                 };
                 return self.tools_call(msg, id, ticket, ctx).await;
             }

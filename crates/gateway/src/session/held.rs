@@ -66,7 +66,7 @@ impl Session {
                         let end = hold.wait(progress, slot.abandoned()).await;
                         (end, session.reattach.finish(&key, slot))
                     }
-                    Err(waiter) => wait_on_stream(hold, progress, waiter).await,
+                    Err(waiter) => wait_on_stream(hold, progress, *waiter).await,
                 },
                 None => wait_on_stream(hold, progress, waiter).await,
             };
@@ -97,13 +97,13 @@ impl Session {
         id: &RequestId,
         ticket: Option<Ticket>,
         ctx: &RequestContext,
-    ) -> Result<Reply, (Message, Option<Ticket>)> {
+    ) -> Result<Reply, Box<(Message, Option<Ticket>)>> {
         let key = match msg.params::<ToolCallParams>() {
             Ok(params) if ctx.accepts_sse && params.task_ask().is_none() => self.reattach_key(&params, &ctx.caller),
             _ => None,
         };
         let Some(key) = key else {
-            return Err((msg, ticket));
+            return Err(Box::new((msg, ticket)));
         };
         let (tx, rx) = match &ctx.sink {
             Some(sink) => (sink.clone(), None),
@@ -115,7 +115,7 @@ impl Session {
         let waiter = Waiter { msg, id: id.clone(), tx, ticket };
         match self.reattach.join(&key, waiter) {
             Ok(()) => Ok(rx.map_or(Reply::Sent, Reply::Sse)),
-            Err(waiter) => Err((waiter.msg, waiter.ticket)),
+            Err(waiter) => Err(Box::new((waiter.msg, waiter.ticket))),
         }
     }
 

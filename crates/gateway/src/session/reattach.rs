@@ -81,10 +81,10 @@ impl Reattach {
 
     /// Registers a held call; `None` when an identical one is already held (then this one is
     /// held on its own and cannot be joined).
-    pub(super) fn register(&self, key: Key, waiter: Waiter) -> Result<Arc<Slot>, Waiter> {
+    pub(super) fn register(&self, key: Key, waiter: Waiter) -> Result<Arc<Slot>, Box<Waiter>> {
         let mut map = self.lock();
         if map.contains_key(&key) {
-            return Err(waiter);
+            return Err(Box::new(waiter));
         }
         let slot = Arc::new(Slot {
             waiter: Mutex::new(waiter),
@@ -96,14 +96,14 @@ impl Reattach {
 
     /// A re-issued call joins the held one with `key` whose stream closed. `Err` gives the
     /// request back: nothing to join (none held, or its stream is still open).
-    pub(super) fn join(&self, key: &Key, waiter: Waiter) -> Result<(), Waiter> {
+    pub(super) fn join(&self, key: &Key, waiter: Waiter) -> Result<(), Box<Waiter>> {
         let map = self.lock();
         let Some(slot) = map.get(key) else {
-            return Err(waiter);
+            return Err(Box::new(waiter));
         };
         let mut current = slot.lock();
         if !current.tx.is_closed() {
-            return Err(waiter);
+            return Err(Box::new(waiter));
         }
         tracing::info!(id = %waiter.id, tool = key.tool, "re-issued held call joined its pending approval");
         *current = waiter;
@@ -169,7 +169,7 @@ mod tests {
         let (twin, _twin_rx) = waiter(9);
         assert!(table.register(key(), twin).is_err(), "an identical held call cannot be registered twice");
         drop(first_rx); // the first stream breaks
-        assert!(table.join(&key(), second).is_ok(), "the re-issue joins");
+        assert!(table.join(&key(), *second).is_ok(), "the re-issue joins");
         let (third, _rx3) = waiter(3);
         assert!(table.join(&key(), third).is_err(), "the re-issued stream is open: no second join");
         let latest = table.finish(&key(), slot);
