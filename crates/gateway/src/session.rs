@@ -9,10 +9,17 @@
 //!
 //! Requests are answered on their own response stream ([`Reply`]); server-initiated messages
 //! (sampling, elicitation, roots, logging …) go to an [`Outlets`] choice of open streams.
+//!
+//! A `tools/call` held for a person ([`held`]) is answered as a task of the gateway's own when the
+//! client takes tasks ([`tasks`]), and a 2026-era held call whose stream broke can be re-issued
+//! and join its pending approval ([`reattach`]).
 
+mod held;
 mod in_flight;
 mod outlets;
+mod reattach;
 mod reply;
+mod tasks;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,7 +29,7 @@ use portcullis_wire::message::ToolCallParams;
 use portcullis_wire::{error_code, method, Message, RequestId};
 use serde_json::Value;
 
-use crate::gate::{Call, Caller, Gate, Hold, ProgressSink, Verdict};
+use crate::gate::{Call, Caller, Gate, Verdict};
 use crate::policy_store::InForce;
 use crate::queue;
 use crate::upstream::Upstream;
@@ -79,6 +86,10 @@ pub struct Session {
     in_flight: Arc<InFlight>,
     /// How long a forwarded `tools/call` may go unanswered (config `call_timeout_secs`).
     call_timeout: Duration,
+    /// The tasks the gateway minted for this session's held calls.
+    tasks: tasks::TaskBoard,
+    /// Held 2026-era calls a re-issued request can join.
+    reattach: reattach::Reattach,
 }
 
 impl Session {
@@ -120,6 +131,8 @@ impl Session {
             last_seen_ms: AtomicI64::new(crate::gate::now_ms()),
             in_flight: Arc::default(),
             call_timeout,
+            tasks: tasks::TaskBoard::default(),
+            reattach: reattach::Reattach::default(),
         })
     }
 
@@ -227,24 +240,41 @@ impl Session {
             Ok(ticket) => ticket,
             Err(reply) => return reply,
         };
-        let mut forwarded = None;
         let mut finish = Finish::Plain;
         match msg.method() {
-            Some(method::TOOLS_CALL) => match self.gate_call(&msg, &id, &ctx.caller).await {
-                Ok(Verdict::Forward(f)) => forwarded = Some(f),
-                Ok(Verdict::Refuse(result)) => {
-                    return Reply::answer(in_flight::answer(ticket, Message::response(&id, &result)))
+            Some(method::TOOLS_CALL) => {
+                let (msg, ticket) = match self.rejoin(msg, &id, ticket, &ctx) {
+                    Ok(reply) => return reply,
+                    Err(back) => *back,
+                };
+                return self.tools_call(msg, id, ticket, ctx).await;
+            }
+            Some(name) if tasks::is_task_method(name) => {
+                if let Some(task) = self.tasks.named_by(&msg) {
+                    return self.answer_task(&task, name, &id, ticket).await;
                 }
-                Ok(Verdict::Hold(hold)) => return self.held(hold, msg, id, ticket, &ctx).await,
-                Err(reply) => return reply,
-            },
+            }
             Some(method::TOOLS_LIST) => finish = Finish::FilterHidden,
             Some(method::INITIALIZE) => self.remember_client(&msg),
             _ => {}
         }
-        let mut pending = PendingReply::new(self.clone(), id, ticket, forwarded);
+        let mut pending = PendingReply::new(self.clone(), id, ticket, None);
         pending.finish = finish;
         pending.forward(msg, &ctx).await
+    }
+
+    /// A `tools/call`: decided by the gate, then forwarded, refused or held.
+    async fn tools_call(self: &Arc<Self>, msg: Message, id: RequestId, ticket: Option<Ticket>, ctx: RequestContext) -> Reply {
+        let forwarded = match self.gate_call(&msg, &id, &ctx.caller).await {
+            Ok(Verdict::Forward(f)) => f,
+            Ok(Verdict::Refuse(result)) => {
+                let result = self.refusal_answer(&msg, result);
+                return Reply::answer(in_flight::answer(ticket, Message::response(&id, &result)));
+            }
+            Ok(Verdict::Hold(hold)) => return self.held(hold, msg, id, ticket, &ctx).await,
+            Err(reply) => return reply,
+        };
+        PendingReply::new(self.clone(), id, ticket, Some(forwarded)).forward(msg, &ctx).await
     }
 
     async fn gate_call(&self, msg: &Message, id: &RequestId, caller: &Caller) -> Result<Verdict, Reply> {
@@ -269,119 +299,6 @@ impl Session {
             request_id: id.clone(),
         };
         Ok(self.gate.decide(call, caller).await)
-    }
-
-    /// A held call: answer on a stream at once so progress can flow while a person decides;
-    /// forward only once approved.
-    async fn held(
-        self: &Arc<Self>,
-        hold: Box<Hold>,
-        msg: Message,
-        id: RequestId,
-        ticket: Option<Ticket>,
-        ctx: &RequestContext,
-    ) -> Reply {
-        if !ctx.accepts_sse {
-            return self
-                .held_json(hold, msg, id, ticket, ctx.caller.clone(), ctx.pass_headers.clone())
-                .await;
-        }
-        let (tx, rx) = match &ctx.sink {
-            Some(sink) => (sink.clone(), None),
-            None => {
-                let (tx, rx) = queue::client_stream("held call stream");
-                (tx, Some(rx))
-            }
-        };
-        let progress = msg
-            .params::<ToolCallParams>()
-            .ok()
-            .and_then(|p| p.progress_token().cloned())
-            .map(|token| ProgressSink { token, tx: tx.clone() });
-        let session = self.clone();
-        let pass_headers = ctx.pass_headers.clone();
-        tokio::spawn(async move {
-            let watcher = tx.clone();
-            let end = hold.wait(progress, async move { watcher.closed().await }).await;
-            let ((msg, pass_headers), settled) = match (approved_call(msg, pass_headers, end.edited.as_ref()), end.settled) {
-                (Ok(call), settled) => (call, settled),
-                (Err(answer), settled) => {
-                    if let Ok(f) = settled {
-                        f.abandon();
-                    }
-                    let _ = tx.send(answer);
-                    return;
-                }
-            };
-            match settled {
-                Ok(f) => {
-                    let mut pending = PendingReply::new(session.clone(), id, ticket, Some(f));
-                    match pending.send_upstream(msg, &pass_headers).await {
-                        Ok(exchange) => pending.stream_into(exchange, tx, None),
-                        Err(Some(answer)) => {
-                            let _ = tx.send(answer);
-                        }
-                        Err(None) => {}
-                    }
-                }
-                // A withdrawn request gets no answer (MCP: do not respond to a cancelled request);
-                // the stream just ends.
-                Err(_) if end.withdrawn => {}
-                Err(result) => {
-                    if let Some(answer) = in_flight::answer(ticket, Message::response(&id, &result)) {
-                        let _ = tx.send(answer);
-                    }
-                }
-            }
-        });
-        rx.map_or(Reply::Sent, Reply::Sse)
-    }
-
-    /// A held call from a client that takes JSON only: no progress, but the wait still runs in
-    /// its own task, so a client that hangs up withdraws the call and the decision is recorded.
-    async fn held_json(
-        self: &Arc<Self>,
-        hold: Box<Hold>,
-        msg: Message,
-        id: RequestId,
-        ticket: Option<Ticket>,
-        caller: Caller,
-        pass_headers: Vec<(String, String)>,
-    ) -> Reply {
-        let (mut tx, rx) = tokio::sync::oneshot::channel();
-        let session = self.clone();
-        tokio::spawn(async move {
-            let end = hold.wait(None, tx.closed()).await;
-            let (msg, pass_headers) = match (approved_call(msg, pass_headers, end.edited.as_ref()), &end.settled) {
-                (Ok(call), _) => call,
-                (Err(answer), _) => {
-                    if let Ok(f) = end.settled {
-                        f.abandon();
-                    }
-                    let _ = tx.send(Reply::Json(answer));
-                    return;
-                }
-            };
-            let reply = match end.settled {
-                Ok(f) => {
-                    let ctx = RequestContext {
-                        caller,
-                        stream_now: false,
-                        accepts_sse: false,
-                        pass_headers,
-                        sink: None,
-                    };
-                    PendingReply::new(session, id, ticket, Some(f)).forward(msg, &ctx).await
-                }
-                Err(_) if end.withdrawn => Reply::Cancelled,
-                Err(result) => Reply::answer(in_flight::answer(ticket, Message::response(&id, &result))),
-            };
-            let _ = tx.send(reply);
-        });
-        rx.await.unwrap_or_else(|_| {
-            let text = "[portcullis] the held call ended without an answer";
-            Reply::Json(Message::error_response(None, error_code::INTERNAL_ERROR, text))
-        })
     }
 
     fn remember_client(&self, msg: &Message) {
@@ -418,26 +335,6 @@ fn has_float(value: &Value) -> bool {
         Value::Object(map) => map.values().any(has_float),
         _ => false,
     }
-}
-
-/// The call to forward once approved: as it came, or with the arguments a person edited. Headers
-/// that mirror the arguments (`Mcp-Param-*`) described the agent's arguments, so they go; the
-/// gate checked the edit (`Gate::check_edit`), including that it reads back strictly.
-/// `Err` is the client's answer: the edit could not be applied (unreachable after `check_edit`),
-/// and the agent's own call must not run instead.
-fn approved_call(
-    msg: Message,
-    pass_headers: Vec<(String, String)>,
-    edited: Option<&Value>,
-) -> Result<(Message, Vec<(String, String)>), Message> {
-    let Some(arguments) = edited else {
-        return Ok((msg, pass_headers));
-    };
-    msg.with_arguments(arguments).map(|edited| (edited, Vec::new())).map_err(|e| {
-        tracing::error!(error = %e, "edited arguments could not be applied; the call is not forwarded");
-        let text = format!("[portcullis] the call approved with edits could not be built ({e}); it was not forwarded");
-        Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text)
-    })
 }
 
 /// The request a `notifications/cancelled` names.

@@ -350,6 +350,26 @@ impl Message {
         Self::from_value(&value)
     }
 
+    /// A copy of this `tools/call` that asks for no task: without the 2025-11-25 `task` param and
+    /// without the tasks extension among the 2026-07-28 request capabilities. For a call the
+    /// gateway already answered with a task of its own, so the upstream answers with the result.
+    pub fn without_task_ask(&self) -> Result<Self, ParseError> {
+        let mut value = self.to_value()?;
+        let Some(params) = value.get_mut("params").and_then(Value::as_object_mut) else {
+            return Ok(self.clone());
+        };
+        params.remove("task");
+        let extensions = params
+            .get_mut("_meta")
+            .and_then(|m| m.get_mut(crate::method::META_CLIENT_CAPABILITIES))
+            .and_then(|c| c.get_mut("extensions"))
+            .and_then(Value::as_object_mut);
+        if let Some(extensions) = extensions {
+            extensions.remove(crate::method::TASKS_EXTENSION);
+        }
+        Self::from_value(&value)
+    }
+
     /// `params.arguments` exactly as written (numbers keep every digit), when present.
     pub fn raw_arguments(&self) -> Option<String> {
         #[derive(Deserialize)]
@@ -417,6 +437,19 @@ pub struct ToolCallParams {
     /// 2026-07-28 MRTR: the opaque state of a multi-round-trip call.
     #[serde(default, rename = "requestState")]
     pub request_state: Option<Value>,
+    /// 2025-11-25: the call asks to run as a task (`{ttl?}`).
+    #[serde(default)]
+    pub task: Option<Value>,
+}
+
+/// Which tasks flavour a `tools/call` asked for, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskAsk {
+    /// 2025-11-25: a `task` param; answered with `{task: Task}`, results by `tasks/result`.
+    Legacy,
+    /// 2026-07-28 tasks extension declared in the request's client capabilities; answered with
+    /// `resultType: "task"`, results inline in `tasks/get`.
+    Extension,
 }
 
 fn object_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
@@ -426,6 +459,21 @@ fn object_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value
 impl ToolCallParams {
     pub fn progress_token(&self) -> Option<&Value> {
         self.meta.as_ref()?.get("progressToken")
+    }
+
+    /// Whether the client would take a task for this call instead of its result.
+    pub fn task_ask(&self) -> Option<TaskAsk> {
+        if self.is_modern() {
+            let declared = self
+                .meta
+                .as_ref()?
+                .get(crate::method::META_CLIENT_CAPABILITIES)?
+                .get("extensions")?
+                .get(crate::method::TASKS_EXTENSION)
+                .is_some_and(Value::is_object);
+            return declared.then_some(TaskAsk::Extension);
+        }
+        self.task.as_ref().is_some_and(Value::is_object).then_some(TaskAsk::Legacy)
     }
 
     /// True when the request carries the 2026-07-28 per-request protocol version.
@@ -454,6 +502,32 @@ mod tests {
             Kind::Response { .. } => "response",
         };
         assert_eq!(kind, expected);
+    }
+
+    #[test]
+    fn a_call_asks_for_a_task_by_its_eras_sign_and_the_forwarded_copy_asks_for_none() {
+        let legacy = Message::parse(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","arguments":{},"task":{"ttl":5}}}"#.to_owned(),
+        )
+        .unwrap();
+        let modern = Message::parse(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"e","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{},"x/other":{}}}}}}"#.to_owned(),
+        )
+        .unwrap();
+        let plain = Message::parse(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"e","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"task":{}}}"#.to_owned(),
+        )
+        .unwrap();
+        let ask = |m: &Message| m.params::<ToolCallParams>().unwrap().task_ask();
+        assert_eq!(ask(&legacy), Some(TaskAsk::Legacy));
+        assert_eq!(ask(&modern), Some(TaskAsk::Extension));
+        assert_eq!(ask(&plain), None, "a 2026 request asks only through the extension");
+        assert_eq!(ask(&legacy.without_task_ask().unwrap()), None);
+        let stripped = modern.without_task_ask().unwrap();
+        assert_eq!(ask(&stripped), None);
+        let value = stripped.to_value().unwrap();
+        let extensions = &value["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"];
+        assert!(extensions.get("x/other").is_some(), "other extensions stay: {extensions}");
     }
 
     #[rstest]

@@ -14,3 +14,18 @@ pub const PING: &str = "ping";
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key carrying the client's self-reported identity on stateless requests.
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key carrying a stateless request's own capabilities (2026-07-28).
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The tasks extension's identifier (SEP-2663), under `clientCapabilities.extensions`.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+/// `_meta` key tying a 2025-11-25 task's result to its task.
+pub const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+pub const TASKS_GET: &str = "tasks/get";
+/// 2025-11-25 only: waits for the task's result.
+pub const TASKS_RESULT: &str = "tasks/result";
+pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// 2026-07-28 extension only: answers a task's input requests.
+pub const TASKS_UPDATE: &str = "tasks/update";
+/// 2025-11-25: a task's status changed.
+pub const TASK_STATUS: &str = "notifications/tasks/status";

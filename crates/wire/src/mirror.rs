@@ -20,6 +20,8 @@ pub fn name_param(method: &str) -> Option<&'static str> {
     match method {
         crate::method::TOOLS_CALL | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        // SEP-2663 (tasks extension): requests about a task route on its id.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     }
 }
@@ -75,6 +77,9 @@ mod tests {
         assert_eq!(mirrored_name("prompts/get", &p), Some("echo"));
         assert_eq!(mirrored_name("resources/read", &p), Some("file:///a"));
         assert_eq!(mirrored_name("tools/list", &p), None);
+        let task = json!({"taskId": "t-1"});
+        assert_eq!(mirrored_name("tasks/get", &task), Some("t-1"));
+        assert_eq!(mirrored_name("tasks/cancel", &task), Some("t-1"));
     }
 
     #[test]

@@ -354,6 +354,50 @@ impl PendingReply {
         });
     }
 
+    /// Runs an approved call for a gateway task ([`super::tasks`]): the answer is the task's,
+    /// not a stream's. Messages the upstream sends about the call (sampling, elicitation,
+    /// logging) reach a legacy session's open streams; a stateless caller has none. `None`: the
+    /// client cancelled the task first, and the server is told.
+    pub(super) async fn answer_for_task(
+        mut self,
+        msg: Message,
+        pass_headers: &[(String, String)],
+        cancelled: CancellationToken,
+    ) -> Option<Message> {
+        let sent = tokio::select! {
+            () = cancelled.cancelled() => return self.given_up_for_task(),
+            sent = self.send_upstream(msg, pass_headers) => sent,
+        };
+        let mut exchange = match sent {
+            Ok(exchange) => exchange,
+            Err(answer) => return answer,
+        };
+        loop {
+            let next = tokio::select! {
+                () = cancelled.cancelled() => return self.given_up_for_task(),
+                next = self.next(&mut exchange) => next,
+            };
+            match next {
+                Next::Message(msg) if !self.is_final(&msg) => {
+                    if !self.session.stateless {
+                        self.session.outlets.deliver(msg, &self.session.id);
+                    }
+                }
+                next => return self.ended(next),
+            }
+        }
+    }
+
+    /// `tasks/cancel` on a task whose call is running: recorded as cancelled, the server told.
+    fn given_up_for_task(&mut self) -> Option<Message> {
+        self.settled = true;
+        if let Some(f) = self.forwarded.take() {
+            f.abandon();
+        }
+        self.cancel_upstream("[portcullis] the client cancelled the task".to_owned());
+        None
+    }
+
     /// The client stopped reading its response stream, which the queue ended rather than buffer
     /// on: its answer can no longer reach it, so the exchange ends too and the server is told,
     /// in every era, so it stops producing for nobody.

@@ -1,0 +1,379 @@
+//! A `tools/call` held for a person, answered one of three ways:
+//! - as a task of the gateway's own, when the client takes tasks ([`super::tasks`]);
+//! - on a stream opened at once, so progress can flow while a person decides — a 2026-era call
+//!   whose stream breaks can be re-issued and joins the same approval ([`super::reattach`]);
+//! - as one JSON body, for a client that takes nothing else.
+//!
+//! The call is forwarded only once approved.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use portcullis_wire::message::{TaskAsk, ToolCallParams};
+use portcullis_wire::{error_code, Message, RequestId};
+use serde_json::Value;
+
+use super::in_flight::{self, Ticket};
+use super::reattach::{self, Waiter};
+use super::reply::PendingReply;
+use super::tasks::{self, GatewayTask, TaskState};
+use super::{Reply, RequestContext, Session};
+use crate::approval::Resolution;
+use crate::gate::{Caller, Hold, ProgressSink};
+use crate::queue;
+
+impl Session {
+    /// A held call: as a task when the client takes one, else on a stream (or JSON).
+    pub(super) async fn held(
+        self: &Arc<Self>,
+        hold: Box<Hold>,
+        msg: Message,
+        id: RequestId,
+        ticket: Option<Ticket>,
+        ctx: &RequestContext,
+    ) -> Reply {
+        let params = msg.params::<ToolCallParams>().ok();
+        if let Some(ask) = params.as_ref().and_then(ToolCallParams::task_ask) {
+            let tool = params.as_ref().map_or("", |p| p.name.as_str());
+            if let Some(task) = self.mint_held_task(&hold, tool, ask) {
+                return self.held_as_task(hold, msg, id, ticket, ctx, task);
+            }
+        }
+        if !ctx.accepts_sse {
+            return self
+                .held_json(hold, msg, id, ticket, ctx.caller.clone(), ctx.pass_headers.clone())
+                .await;
+        }
+        let (tx, rx) = match &ctx.sink {
+            Some(sink) => (sink.clone(), None),
+            None => {
+                let (tx, rx) = queue::client_stream("held call stream");
+                (tx, Some(rx))
+            }
+        };
+        let progress = params
+            .as_ref()
+            .and_then(|p| p.progress_token().cloned())
+            .map(|token| ProgressSink { token, tx: tx.clone() });
+        let key = params.as_ref().and_then(|p| self.reattach_key(p, &ctx.caller));
+        let waiter = Waiter { msg, id, tx, ticket };
+        let session = self.clone();
+        let pass_headers = ctx.pass_headers.clone();
+        tokio::spawn(async move {
+            let (end, waiter) = match key {
+                Some(key) => match session.reattach.register(key.clone(), waiter) {
+                    Ok(slot) => {
+                        let end = hold.wait(progress, slot.abandoned()).await;
+                        (end, session.reattach.finish(&key, slot))
+                    }
+                    Err(waiter) => wait_on_stream(hold, progress, *waiter).await,
+                },
+                None => wait_on_stream(hold, progress, waiter).await,
+            };
+            session.after_stream_hold(end, waiter, pass_headers).await;
+        });
+        rx.map_or(Reply::Sent, Reply::Sse)
+    }
+
+    /// Where a held call that a re-issue could join is registered: 2026-era calls of stateless
+    /// clients, whose broken stream is otherwise the end of the call.
+    fn reattach_key(&self, params: &ToolCallParams, caller: &Caller) -> Option<reattach::Key> {
+        if !self.stateless || !params.is_modern() {
+            return None;
+        }
+        let empty = Value::Object(serde_json::Map::new());
+        Some(reattach::Key {
+            caller: caller.session.clone(),
+            tool: params.name.clone(),
+            digest: self.gate.digester.digest(params.arguments.as_ref().unwrap_or(&empty)),
+        })
+    }
+
+    /// A 2026-era `tools/call` that re-issues a held call whose stream broke joins it: one
+    /// prompt, and the decision answers this request. `Err` gives the request back to be gated.
+    pub(super) fn rejoin(
+        &self,
+        msg: Message,
+        id: &RequestId,
+        ticket: Option<Ticket>,
+        ctx: &RequestContext,
+    ) -> Result<Reply, Box<(Message, Option<Ticket>)>> {
+        let key = match msg.params::<ToolCallParams>() {
+            Ok(params) if ctx.accepts_sse && params.task_ask().is_none() => self.reattach_key(&params, &ctx.caller),
+            _ => None,
+        };
+        let Some(key) = key else {
+            return Err(Box::new((msg, ticket)));
+        };
+        let (tx, rx) = match &ctx.sink {
+            Some(sink) => (sink.clone(), None),
+            None => {
+                let (tx, rx) = queue::client_stream("re-attached held call stream");
+                (tx, Some(rx))
+            }
+        };
+        let waiter = Waiter { msg, id: id.clone(), tx, ticket };
+        match self.reattach.join(&key, waiter) {
+            Ok(()) => Ok(rx.map_or(Reply::Sent, Reply::Sse)),
+            Err(waiter) => Err(Box::new((waiter.msg, waiter.ticket))),
+        }
+    }
+
+    /// The hold of a streamed call ended: forward the approved call into the (latest) waiter's
+    /// stream, or answer with the refusal, or nothing if it was withdrawn.
+    async fn after_stream_hold(self: Arc<Self>, end: crate::gate::HoldEnd, waiter: Waiter, pass_headers: Vec<(String, String)>) {
+        let Waiter { msg, id, tx, ticket } = waiter;
+        let (msg, pass_headers) = match approved_call(msg, pass_headers, end.edited.as_ref()) {
+            Ok(call) => call,
+            Err(answer) => {
+                if let Ok(f) = end.settled {
+                    f.abandon();
+                }
+                let _ = tx.send(answer);
+                return;
+            }
+        };
+        match end.settled {
+            // Approved while nobody waited (a stream closed in its re-attach grace): not
+            // forwarded, since no one would get the answer; recorded as cancelled.
+            Ok(f) if tx.is_closed() => f.abandon(),
+            Ok(f) => {
+                let mut pending = PendingReply::new(self.clone(), id, ticket, Some(f));
+                match pending.send_upstream(msg, &pass_headers).await {
+                    Ok(exchange) => pending.stream_into(exchange, tx, None),
+                    Err(Some(answer)) => {
+                        let _ = tx.send(answer);
+                    }
+                    Err(None) => {}
+                }
+            }
+            // A withdrawn request gets no answer (MCP: do not respond to a cancelled request);
+            // the stream just ends.
+            Err(_) if end.withdrawn => {}
+            Err(result) => {
+                if let Some(answer) = in_flight::answer(ticket, Message::response(&id, &result)) {
+                    let _ = tx.send(answer);
+                }
+            }
+        }
+    }
+
+    /// A held call from a client that takes JSON only: no progress, but the wait still runs in
+    /// its own task, so a client that hangs up withdraws the call and the decision is recorded.
+    async fn held_json(
+        self: &Arc<Self>,
+        hold: Box<Hold>,
+        msg: Message,
+        id: RequestId,
+        ticket: Option<Ticket>,
+        caller: Caller,
+        pass_headers: Vec<(String, String)>,
+    ) -> Reply {
+        let (mut tx, rx) = tokio::sync::oneshot::channel();
+        let session = self.clone();
+        tokio::spawn(async move {
+            let end = hold.wait(None, tx.closed()).await;
+            let (msg, pass_headers) = match (approved_call(msg, pass_headers, end.edited.as_ref()), &end.settled) {
+                (Ok(call), _) => call,
+                (Err(answer), _) => {
+                    if let Ok(f) = end.settled {
+                        f.abandon();
+                    }
+                    let _ = tx.send(Reply::Json(answer));
+                    return;
+                }
+            };
+            let reply = match end.settled {
+                Ok(f) => {
+                    let ctx = RequestContext {
+                        caller,
+                        stream_now: false,
+                        accepts_sse: false,
+                        pass_headers,
+                        sink: None,
+                    };
+                    PendingReply::new(session, id, ticket, Some(f)).forward(msg, &ctx).await
+                }
+                Err(_) if end.withdrawn => Reply::Cancelled,
+                Err(result) => Reply::answer(in_flight::answer(ticket, Message::response(&id, &result))),
+            };
+            let _ = tx.send(reply);
+        });
+        rx.await.unwrap_or_else(|_| {
+            let text = "[portcullis] the held call ended without an answer";
+            Reply::Json(Message::error_response(None, error_code::INTERNAL_ERROR, text))
+        })
+    }
+
+    /// A task for a held call, if the board has room. The hold then lasts up to
+    /// `approval.max_hold_secs`: the client no longer waits on a request, so its timeout is not
+    /// the limit; the prompt shows the new deadline.
+    fn mint_held_task(&self, hold: &Hold, tool: &str, ask: TaskAsk) -> Option<Arc<GatewayTask>> {
+        let max_hold = Duration::from_secs(self.gate.max_hold_secs);
+        let label = format!("{}/{tool}", self.server);
+        let task = self.tasks.mint(
+            ask,
+            label,
+            hold.id().to_owned(),
+            max_hold.saturating_add(self.call_timeout),
+            TaskState::Held,
+        )?;
+        if let Err(e) = self.gate.extend(hold.id(), max_hold) {
+            tracing::debug!(error = %e, "held call decided before it became a task");
+        }
+        Some(task)
+    }
+
+    /// Answers the held call with its task at once; the hold, and the approved call, run on.
+    fn held_as_task(
+        self: &Arc<Self>,
+        hold: Box<Hold>,
+        msg: Message,
+        id: RequestId,
+        ticket: Option<Ticket>,
+        ctx: &RequestContext,
+        task: Arc<GatewayTask>,
+    ) -> Reply {
+        let created = task.created(self.hold_deadline(&task));
+        tracing::info!(server = %self.server, task = task.id, approval = hold.id(), "held call answered with a task");
+        let session = self.clone();
+        let pass_headers = ctx.pass_headers.clone();
+        tokio::spawn(async move {
+            let cancel = task.cancel.clone();
+            let end = hold.wait(None, async move { cancel.cancelled().await }).await;
+            session.run_task(end, msg, pass_headers, &task).await;
+            session.announce(&task);
+        });
+        Reply::answer(in_flight::answer(ticket, Message::response(&id, &created)))
+    }
+
+    /// The decision completes the task: the approved call's real result, or the refusal.
+    async fn run_task(self: &Arc<Self>, end: crate::gate::HoldEnd, msg: Message, pass_headers: Vec<(String, String)>, task: &GatewayTask) {
+        let call = approved_call(msg, pass_headers, end.edited.as_ref()).and_then(|(msg, headers)| {
+            let msg = match task.ask() {
+                TaskAsk::Legacy => Ok(msg),
+                TaskAsk::Extension => msg.without_task_ask(),
+            };
+            let msg = msg.and_then(|m| m.with_id(&task.wire_id())).map_err(|e| {
+                let text = format!("[portcullis] the approved call could not be built ({e}); it was not forwarded");
+                Message::error_response(None, error_code::INTERNAL_ERROR, &text)
+            })?;
+            Ok((msg, headers))
+        });
+        match (end.settled, call) {
+            (Ok(f), Ok((msg, headers))) => {
+                task.set(TaskState::Running);
+                self.announce(task);
+                let pending = PendingReply::new(self.clone(), task.wire_id(), None, Some(f));
+                let Some(answer) = pending.answer_for_task(msg, &headers, task.cancel.clone()).await else {
+                    return;
+                };
+                match tasks::upstream_task(&answer) {
+                    Some(upstream_id) => self.follow_upstream_task(task, &upstream_id).await,
+                    None => task.finish_with(&answer),
+                }
+            }
+            (Ok(f), Err(answer)) => {
+                f.abandon();
+                task.finish_with(&answer);
+            }
+            (Err(_), _) if end.withdrawn => task.set(TaskState::Cancelled("the approval was withdrawn".into())),
+            (Err(result), _) => task.set(TaskState::Completed(result)),
+        }
+    }
+
+    /// The approved call became the upstream's own task (2025-11-25): its `tasks/result`, within
+    /// the call timeout, completes the gateway's task.
+    async fn follow_upstream_task(self: &Arc<Self>, task: &GatewayTask, upstream_id: &str) {
+        let id = RequestId::from_value(&Value::String(format!("{}:result", task.id))).unwrap_or_else(|| RequestId::number(0));
+        let Some(request) = tasks::result_request(&id, upstream_id) else {
+            return;
+        };
+        let pending = PendingReply::new(self.clone(), id.clone(), None, None);
+        let waited = tokio::time::timeout(self.call_timeout, pending.answer_for_task(request, &[], task.cancel.clone())).await;
+        match waited {
+            Ok(Some(answer)) => task.finish_with(&answer),
+            Ok(None) => {}
+            Err(_) => {
+                let text = format!(
+                    "[portcullis] the upstream's task {upstream_id} gave no result within {} s (the call timeout)",
+                    self.call_timeout.as_secs()
+                );
+                task.finish_with(&Message::error_response(Some(&id), error_code::INTERNAL_ERROR, &text));
+            }
+        }
+    }
+
+    /// Tells a legacy session a task's status changed (`notifications/tasks/status`).
+    fn announce(&self, task: &GatewayTask) {
+        if self.stateless {
+            return;
+        }
+        if let Some(note) = task.status_note() {
+            self.outlets.deliver(note, &self.id);
+        }
+    }
+
+    /// The deadline of the approval a task waits on, while it waits.
+    fn hold_deadline(&self, task: &GatewayTask) -> Option<i64> {
+        self.gate.approvals.get(task.approval()).map(|a| a.expires_at_ms)
+    }
+
+    /// A `tasks/*` request about one of the gateway's own tasks. `tasks/cancel` withdraws the
+    /// approval (recorded as `cancelled` by the client) or gives the running call up.
+    pub(super) async fn answer_task(&self, task: &GatewayTask, request: &str, id: &RequestId, ticket: Option<Ticket>) -> Reply {
+        if request == portcullis_wire::method::TASKS_CANCEL {
+            let why = "the client cancelled the task".to_owned();
+            let _ = self.gate.approvals.resolve(task.approval(), Resolution::Cancelled { why });
+        }
+        let given_up = ticket.as_ref().map(Ticket::cancellation).unwrap_or_default();
+        let answer = task.answer(request, id, self.hold_deadline(task), given_up).await;
+        match answer {
+            Some(answer) => Reply::answer(in_flight::answer(ticket, answer)),
+            None => Reply::Cancelled,
+        }
+    }
+
+    /// The answer to a refused call: the refusal, or for a client that asked for a task
+    /// (2025-11-25, where the answer must be a task) a task already completed with it.
+    pub(super) fn refusal_answer(&self, msg: &Message, refusal: Value) -> Value {
+        let params = msg.params::<ToolCallParams>().ok();
+        if params.as_ref().and_then(ToolCallParams::task_ask) != Some(TaskAsk::Legacy) {
+            return refusal;
+        }
+        let tool = params.as_ref().map_or("", |p| p.name.as_str());
+        let label = format!("{}/{tool}", self.server);
+        let done = TaskState::Completed(refusal.clone());
+        match self.tasks.mint(TaskAsk::Legacy, label, String::new(), Duration::ZERO, done) {
+            Some(task) => task.created(None),
+            None => refusal,
+        }
+    }
+}
+
+/// Waits on a held call whose stream is its only waiter: closing it withdraws the call.
+async fn wait_on_stream(hold: Box<Hold>, progress: Option<ProgressSink>, waiter: Waiter) -> (crate::gate::HoldEnd, Waiter) {
+    let watcher = waiter.tx.clone();
+    (hold.wait(progress, async move { watcher.closed().await }).await, waiter)
+}
+
+/// The call to forward once approved: as it came, or with the arguments a person edited. Headers
+/// that mirror the arguments (`Mcp-Param-*`) described the agent's arguments, so they go; the
+/// gate checked the edit (`Gate::check_edit`), including that it reads back strictly.
+/// `Err` is the client's answer: the edit could not be applied (unreachable after `check_edit`),
+/// and the agent's own call must not run instead.
+fn approved_call(
+    msg: Message,
+    pass_headers: Vec<(String, String)>,
+    edited: Option<&Value>,
+) -> Result<(Message, Vec<(String, String)>), Message> {
+    let Some(arguments) = edited else {
+        return Ok((msg, pass_headers));
+    };
+    msg.with_arguments(arguments).map(|edited| (edited, Vec::new())).map_err(|e| {
+        tracing::error!(error = %e, "edited arguments could not be applied; the call is not forwarded");
+        let text = format!("[portcullis] the call approved with edits could not be built ({e}); it was not forwarded");
+        Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text)
+    })
+}
+

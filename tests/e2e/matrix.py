@@ -1,0 +1,269 @@
+"""The interop matrix (issue 12): one scripted session per cell, run direct and through Portcullis,
+the answers compared after masking volatile values.
+
+A cell is data: client driver × server × entry × upstream transport. `cells(client)` lists every cell
+of a client with the reason it is skipped, or None when it runs; the drivers (mcp1/test_matrix_mcp1.py,
+mcp2/test_matrix_mcp2.py) run the scripts. One gateway serves every server/transport pair of a module
+(`start_world`), named `<server>_<transport>` there.
+
+Axes:
+  clients     mcp1 (Python mcp 1.x), mcp2-legacy / mcp2-2026 (Python mcp 2.3, mode "legacy" / pinned
+              "2026-07-28"), ts2-legacy / ts2-auto (`@modelcontextprotocol/client` 2.4 via ts/client.mjs),
+              ts1 (TS SDK 1.x), inspector (inspector CLI)
+  servers     everything (server-everything), filesystem (server-filesystem), time (mcp-server-time),
+              fastmcp (peers/fastmcp_server.py), ts-features (a TS SDK server with sampling/elicitation/
+              roots/subscriptions), mrtr (peers/modern_server.py, mcp 2.3 MCPServer)
+  entries     connect (`portcullis connect`, stdio), http (the Streamable HTTP entry)
+  transports  stdio, http (Streamable HTTP), sse (legacy HTTP+SSE)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import harness
+
+CLIENTS = ["mcp1", "mcp2-legacy", "mcp2-2026", "ts2-legacy", "ts2-auto", "ts1", "inspector"]
+SERVERS = ["everything", "filesystem", "time", "fastmcp", "ts-features", "mrtr"]
+ENTRIES = ["connect", "http"]
+TRANSPORTS = ["stdio", "http", "sse"]
+
+# The transports each server offers as a peer here.
+OFFERED = {
+    "everything": ["stdio", "http", "sse"],
+    "filesystem": ["stdio"],
+    "time": ["stdio"],
+    "fastmcp": ["stdio", "http"],
+    "ts-features": ["stdio"],
+    "mrtr": ["stdio"],
+}
+
+# Transports a peer could serve but the matrix does not start it on yet.
+NOT_STARTED = {
+    ("fastmcp", "sse"): "FastMCP can serve SSE, but the matrix starts it over stdio and Streamable HTTP only (not yet)",
+    ("mrtr", "http"): "the MRTR peer (MCPServer) is started over stdio only (its Streamable HTTP is not wired up yet)",
+    ("mrtr", "sse"): "the MRTR peer is a 2026-era server; 2026-07-28 has no SSE transport",
+}
+
+# Whole rows or columns that cannot run here, and why.
+CLIENT_SKIPS = {
+    "ts1": "no TS SDK 1.x driver yet (only @modelcontextprotocol/client 2.x has one: tests/e2e/ts/client.mjs)",
+    "inspector": "@modelcontextprotocol/inspector is not among the npm peers scripts/test-peers.sh installs",
+}
+SERVER_SKIPS = {
+    "time": "mcp-server-time is not in tests/requirements-mcp1.txt (scripts/test-peers.sh does not install it)",
+    "ts-features": "no separate peer: server-everything is the TS SDK server with sampling/elicitation/roots/"
+                   "subscriptions and is the `everything` row",
+}
+@dataclass(frozen=True)
+class Cell:
+    client: str
+    server: str
+    entry: str
+    transport: str
+
+    @property
+    def gateway_server(self) -> str:
+        return f"{self.server}_{self.transport}"
+
+    @property
+    def id(self) -> str:
+        return f"{self.client}-{self.server}-{self.transport}-via-{self.entry}"
+
+
+def skip_reason(cell: Cell, implemented: set[str]) -> str | None:
+    """Why `cell` cannot be green here, or None when it runs."""
+    if cell.client in CLIENT_SKIPS:
+        return CLIENT_SKIPS[cell.client]
+    if cell.client not in implemented:
+        return f"client {cell.client} is driven by another test module"
+    if cell.server in SERVER_SKIPS:
+        return SERVER_SKIPS[cell.server]
+    if (cell.server, cell.transport) in NOT_STARTED:
+        return NOT_STARTED[(cell.server, cell.transport)]
+    if cell.transport not in OFFERED[cell.server]:
+        return f"{cell.server} has no {cell.transport} transport"
+    if cell.client == "mcp2-2026" and cell.server != "mrtr":
+        return (f"{cell.server} is a legacy-era server and a client pinned to 2026-07-28 does not fall back "
+                "to initialize, so there is no direct baseline (the legacy and auto rows cover it)")
+    if cell.client.startswith("ts2") and cell.transport == "sse":
+        return "ts/client.mjs speaks Streamable HTTP and stdio only, so there is no direct SSE baseline"
+    return None
+
+
+def cells(implemented: set[str]) -> Iterator[tuple[Cell, str | None]]:
+    for client in CLIENTS:
+        for server in SERVERS:
+            for transport in TRANSPORTS:
+                for entry in ENTRIES:
+                    cell = Cell(client, server, entry, transport)
+                    yield cell, skip_reason(cell, implemented)
+
+
+def params(implemented: set[str], client_prefix: str) -> list[Any]:
+    """pytest params for the cells of the clients starting with `client_prefix`."""
+    import pytest
+
+    out = []
+    for cell, why in cells(implemented):
+        if not cell.client.startswith(client_prefix):
+            continue
+        marks = [pytest.mark.skip(reason=why)] if why else []
+        out.append(pytest.param(cell, id=cell.id, marks=marks))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Masking: what legitimately differs between two runs of the same session
+
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\b")
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}:\d{2}(\s?[AP]M)?\b")
+_PORT = re.compile(r"(127\.0\.0\.1|localhost):\d+")
+_LONG_HEX = re.compile(r"\b[0-9a-f]{24,}\b", re.I)
+_EPOCH_MS = re.compile(r"\b1[6-9]\d{11}\b")
+VOLATILE_KEYS = {"sessionId", "requestId", "progressToken", "_meta", "timestamp"}
+
+
+def mask(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: ("<volatile>" if k in VOLATILE_KEYS else mask(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask(v) for v in value]
+    if isinstance(value, str):
+        for pattern, token in ((_UUID, "<uuid>"), (_TIME, "<time>"), (_CLOCK, "<clock>"), (_PORT, "<host:port>"),
+                               (_LONG_HEX, "<hex>"), (_EPOCH_MS, "<epoch-ms>")):
+            value = pattern.sub(token, value)
+        return value
+    return value
+
+
+# Text the direct session must have seen, so that two equally broken sessions cannot pass.
+SANITY = {
+    "everything": "Echo: matrix",
+    "filesystem": "hello from the matrix",
+    "fastmcp": "said: matrix",
+    "mrtr": "Echo: matrix",
+}
+
+
+def assert_same(cell: Cell, direct: dict[str, Any], via: dict[str, Any]) -> None:
+    """Every observation of the session matches, key by key, after masking."""
+    assert direct, f"{cell.id}: the direct session observed nothing"
+    assert SANITY[cell.server] in json.dumps(direct), f"{cell.id}: the direct session is broken: {str(direct)[:1500]}"
+    assert set(via) == set(direct), f"{cell.id}: observations differ: {sorted(set(via) ^ set(direct))}"
+    for key in direct:
+        d, v = mask(direct[key]), mask(via[key])
+        assert v == d, f"{cell.id}: {key!r} differs through Portcullis\n direct: {str(d)[:1500]}\n    via: {str(v)[:1500]}"
+
+
+# --------------------------------------------------------------------------------------------------
+# The servers of one module, and one gateway for all of them
+
+
+@dataclass
+class World:
+    servers: dict[str, dict[str, Any]]  # gateway server name -> upstream spec
+    gateway: harness.Gateway
+    procs: list[Any]
+    fs_root: Path
+
+    def arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """`arguments` with `$FS` standing for the filesystem server's root."""
+        return {k: v.replace("$FS", str(self.fs_root)) if isinstance(v, str) else v for k, v in arguments.items()}
+
+    def spec(self, cell: Cell) -> dict[str, Any]:
+        return self.servers[cell.gateway_server]
+
+    def stop(self) -> None:
+        self.gateway.stop()
+        for proc in self.procs:
+            proc.stop()
+
+
+VENV1_PYTHON = harness.VENV1 / "bin" / "python"
+VENV2_PYTHON = harness.VENV2 / "bin" / "python"
+
+
+def start_fastmcp_http() -> tuple[Any, str]:
+    port = harness.free_port()
+    proc = harness.Proc("fastmcp[http]", [str(VENV1_PYTHON), str(harness.PEERS_DIR / "fastmcp_server.py")],
+                        env={"FASTMCP_HTTP_PORT": str(port)})
+    harness.wait_until(lambda: harness.port_accepts("127.0.0.1", port), harness.READY_TIMEOUT,
+                       f"fastmcp on port {port}")
+    return proc, f"http://127.0.0.1:{port}/mcp"
+
+
+def start_world(root: Path, everything_http: Any, everything_sse: Any) -> World:
+    """Every offered server/transport pair, allowed by policy, behind one gateway."""
+    root = root / f"matrix-{uuid.uuid4().hex[:8]}"
+    fs_root = root / "fsroot"
+    fs_root.mkdir(parents=True)
+    (fs_root / "hello.txt").write_text("hello from the matrix\n")
+    fast_proc, fast_url = start_fastmcp_http()
+    servers = {
+        "everything_stdio": harness.everything_stdio(),
+        "everything_http": {"url": everything_http.url},
+        "everything_sse": {"type": "sse", "url": everything_sse.url},
+        "filesystem_stdio": harness.filesystem_stdio(fs_root),
+        "fastmcp_stdio": harness.python_stdio(VENV1_PYTHON, harness.PEERS_DIR / "fastmcp_server.py"),
+        "fastmcp_http": {"url": fast_url},
+        "mrtr_stdio": harness.python_stdio(VENV2_PYTHON, harness.PEERS_DIR / "modern_server.py"),
+    }
+    allow = {"version": "1", "default": "allow"}
+    config = harness.write_config(root / "gateway", servers, {name: allow for name in servers})
+    try:
+        gateway = harness.start_gateway(config, root / "data")
+    except BaseException:
+        fast_proc.stop()
+        raise
+    return World(servers=servers, gateway=gateway, procs=[fast_proc], fs_root=fs_root)
+
+
+# --------------------------------------------------------------------------------------------------
+# What each server's script calls (only tools the server lists are called)
+
+CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "everything": [
+        ("echo", {"message": "matrix"}),
+        ("get-sum", {"a": 2, "b": 3}),
+        ("get-tiny-image", {}),
+        ("get-structured-content", {"location": "New York"}),
+        ("get-resource-links", {"count": 2}),
+        ("get-resource-reference", {"resourceType": "Text", "resourceId": 1}),
+        ("get-annotated-message", {"messageType": "error", "includeImage": False}),
+        ("echo", {"wrong": "arguments"}),
+    ],
+    "filesystem": [
+        ("list_allowed_directories", {}),
+        ("read_text_file", {"path": "$FS/hello.txt"}),
+        ("read_text_file", {"path": "/definitely/outside"}),
+    ],
+    "fastmcp": [
+        ("say", {"text": "matrix"}),
+        ("weather", {"city": "Oslo"}),
+        ("pixel", {}),
+        ("tone", {}),
+        ("linked", {}),
+        ("embedded", {}),
+        ("fail", {"why": "matrix"}),
+    ],
+    "mrtr": [
+        ("echo", {"message": "matrix"}),
+    ],
+}
+
+# Prompt and completion requests per server, where it offers them.
+PROMPTS = {
+    "everything": ("args-prompt", {"city": "Oslo"}),
+    "fastmcp": ("greet", {"name": "Ada"}),
+}
+COMPLETIONS = {
+    "everything": ("completable-prompt", "department", "E"),
+    "fastmcp": ("greet", "name", "A"),
+}
