@@ -17,6 +17,7 @@ use ts_rs::{Config, TS};
 use crate::commands::approvals::ChoiceArg;
 use crate::commands::audit::FilterArg;
 use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
+use crate::commands::first_run::GettingStarted;
 use crate::commands::pins::ChangedTool;
 use crate::commands::policy::{PolicyFile, Problem, Validation};
 use crate::commands::servers::{PolicyHealth, ServerStatus, ToolInfo};
@@ -77,6 +78,7 @@ pub fn render() -> String {
         decl::<ClientState>(&cfg),
         decl::<InstallPreview>(&cfg),
         decl::<UninstallReport>(&cfg),
+        decl::<GettingStarted>(&cfg),
         decl::<Theme>(&cfg),
         decl::<Settings>(&cfg),
         // The app's own events.

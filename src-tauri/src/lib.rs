@@ -103,6 +103,8 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::clients::install_client,
             commands::clients::preview_client_uninstall,
             commands::clients::uninstall_client,
+            commands::first_run::getting_started,
+            commands::first_run::try_held_call,
         ])
         .on_window_event(|window, event| {
             // The prompt is hidden, never destroyed: it must appear at once for the next call.

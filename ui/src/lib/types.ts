@@ -20,6 +20,7 @@ export type {
   EntryProblem,
   ExportFormat,
   GatewayEvent,
+  GettingStarted,
   HistogramBucket,
   InstallPreview,
   IpcError,
