@@ -135,7 +135,9 @@ impl McpClient {
             "capabilities": {},
             "clientInfo": { "name": "portcullis-desktop-try", "version": env!("CARGO_PKG_VERSION") },
         });
-        let reply = client.post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})).await?;
+        let reply = client
+            .post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))
+            .await?;
         client.session = reply
             .headers()
             .get("mcp-session-id")
@@ -156,11 +158,19 @@ impl McpClient {
             .header("Accept", "application/json, text/event-stream")
             .json(&body);
         if !self.session.is_empty() {
-            req = req.header("Mcp-Session-Id", &self.session).header("MCP-Protocol-Version", PROTOCOL);
+            req = req
+                .header("Mcp-Session-Id", &self.session)
+                .header("MCP-Protocol-Version", PROTOCOL);
         }
-        let reply = req.send().await.map_err(|e| IpcError::new("demo_failed", e.to_string()))?;
+        let reply = req
+            .send()
+            .await
+            .map_err(|e| IpcError::new("demo_failed", e.to_string()))?;
         if !reply.status().is_success() {
-            return Err(IpcError::new("demo_failed", format!("the gateway answered {}", reply.status())));
+            return Err(IpcError::new(
+                "demo_failed",
+                format!("the gateway answered {}", reply.status()),
+            ));
         }
         Ok(reply)
     }
@@ -174,8 +184,15 @@ impl McpClient {
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|t| t.starts_with("text/event-stream"));
-        let body = reply.text().await.map_err(|e| IpcError::new("demo_failed", e.to_string()))?;
-        let answer = if sse { sse_answer(&body) } else { serde_json::from_str(&body).ok() };
+        let body = reply
+            .text()
+            .await
+            .map_err(|e| IpcError::new("demo_failed", e.to_string()))?;
+        let answer = if sse {
+            sse_answer(&body)
+        } else {
+            serde_json::from_str(&body).ok()
+        };
         answer.ok_or_else(|| IpcError::new("demo_failed", "the gateway's answer could not be read"))
     }
 }
@@ -204,7 +221,9 @@ mod tests {
         assert_eq!(tool_text(&ok), "wrote x");
         let err = json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -1, "message": "no"}});
         assert_eq!(tool_text(&err), "no");
-        let stream = format!("event: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}}\n\ndata: {ok}\n\n");
+        let stream = format!(
+            "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}}\n\ndata: {ok}\n\n"
+        );
         assert_eq!(sse_answer(&stream), Some(ok));
         assert_eq!(sse_answer("data: not json\n"), None);
     }
