@@ -21,6 +21,7 @@ pub mod commands;
 pub mod events;
 mod export;
 mod fs;
+mod handover;
 mod histogram;
 pub mod host;
 pub mod ipc;
@@ -47,6 +48,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let paths = Paths::resolve(&args, &ProcessEnv);
     let log = logging::init(&paths.data_dir);
     tracing::info!(config = %paths.config.display(), data_dir = %paths.data_dir.display(), log = ?log, "starting portcullis-desktop");
+    if handover::to_running_app(&paths) {
+        return Ok(());
+    }
     let host = Arc::new(Host::new(paths));
     let show_at_start = args.show;
     let app = configure(tauri::Builder::default(), host)

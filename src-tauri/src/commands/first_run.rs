@@ -120,7 +120,9 @@ struct McpClient {
 
 impl McpClient {
     async fn open(url: &str, token: &str) -> IpcResult<Self> {
+        // No proxy: the gateway is on loopback, and a proxy from the environment would see the token.
         let http = reqwest::Client::builder()
+            .no_proxy()
             .timeout(CALL_DEADLINE)
             .build()
             .map_err(|e| IpcError::internal("cannot make an HTTP client", &e))?;
