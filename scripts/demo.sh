@@ -70,22 +70,18 @@ running_gateway() {
     printf '%s %s %s\n' "$pid" "$(basename "$(readlink "/proc/$pid/exe" 2>/dev/null || echo unknown)")" "$url"
 }
 
-# Another demo already serves this data dir: bring the running app forward rather than fail.
+# Another demo already serves this data dir: the app brings the running one forward by itself
+# (even from another D-Bus session); anything else is named rather than failing on the port.
 read -r other_pid other_exe other_url < <(running_gateway) || true
-if [[ -n "${other_pid:-}" ]]; then
-    if [[ "$other_exe" == portcullis-desktop && -z "$headless" ]]; then
-        log "Portcullis is already running on $data (pid $other_pid, $other_url): opening its window"
-        # The app is single-instance per D-Bus session: a second start on the running app's bus
-        # shows its window and exits.
-        bus="$(tr '\0' '\n' <"/proc/$other_pid/environ" 2>/dev/null | sed -n 's/^DBUS_SESSION_BUS_ADDRESS=//p')"
-        exec env ${bus:+DBUS_SESSION_BUS_ADDRESS="$bus"} "$(readlink "/proc/$other_pid/exe")" --show
-    fi
+if [[ -n "${other_pid:-}" && ! ( "$other_exe" == portcullis-desktop && -z "$headless" ) ]]; then
     cat >&2 <<TEXT
 demo: a gateway already serves $data: $other_exe, pid $other_pid, at $other_url.
       Use it, stop it (kill $other_pid), or start a second demo beside it with its own data dir:
         PORTCULLIS_HOME=/tmp/demo2 bash scripts/demo.sh --headless --listen 127.0.0.1:0
 TEXT
     exit 1
+elif [[ -n "${other_pid:-}" ]]; then
+    log "Portcullis is already running on $data (pid $other_pid): the app will bring its window forward"
 fi
 
 step "1/4 the demo's data dir: $data"
