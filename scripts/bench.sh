@@ -11,19 +11,24 @@
 #   5. end to end, in one run, alternating: bench/e2e.py (direct / portcullis connect / portcullis
 #      HTTP / mcp-proxy; 50 sessions x 1,000 calls; held call → ApprovalRequested; idle RSS)
 #   6. with --profile: bench/profile.py (perf record on the gateway under load, CPU per call by part)
+#   7. with --desktop: the desktop app's footprint on its release build (PSS of the app and its WebKit
+#      processes, from /proc/*/smaps_rollup: idle in the tray, a prompt shown, the main window on
+#      1,000 audit rows, that window closed again), src-tauri/tests/e2e/test_memory.py under Xvfb;
+#      the desktop packages, tauri-driver and the Selenium venv come from scripts/test-desktop.sh
 #
-# Usage: scripts/bench.sh [--smoke] [--profile] [--no-criterion] [--no-e2e]
+# Usage: scripts/bench.sh [--smoke] [--profile] [--desktop] [--no-criterion] [--no-e2e]
 # Figures: printed, and written to target/bench/{criterion.json,audit.json,e2e.json,profile/}.
 # The machine is shared: cargo waits for the build lock by itself; nothing here builds in parallel.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-smoke=0 profile=0 criterion=1 e2e=1
+smoke=0 profile=0 desktop=0 criterion=1 e2e=1
 for arg in "$@"; do
     case "$arg" in
         --smoke) smoke=1 ;;
         --profile) profile=1 ;;
+        --desktop) desktop=1 ;;
         --no-criterion) criterion=0 ;;
         --no-e2e) e2e=0 ;;
         -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
@@ -100,4 +105,16 @@ if [[ $profile -eq 1 ]]; then
     fi
     tests/.peers/venv1/bin/python bench/profile.py --bin "$root/target/release/portcullis" --loadgen "$loadgen" \
         --out "$out/profile"
+fi
+
+if [[ $desktop -eq 1 ]]; then
+    log "desktop footprint (release build)"
+    npm --prefix ui ci --no-audit --no-fund --loglevel=error </dev/null
+    npm --prefix ui run build
+    cargo build --release -p portcullis-desktop --features tauri/custom-protocol
+    [[ -x tests/.peers/desktop/bin/pytest ]] || { echo "bench: run scripts/test-desktop.sh once first (Selenium venv)" >&2; exit 1; }
+    PORTCULLIS_DESKTOP_BIN="$root/target/release/portcullis-desktop" PORTCULLIS_FOOTPRINT_OUT="$out/footprint.json" \
+        PORTCULLIS_SCREENSHOTS="$out/screenshots" \
+        xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
+        tests/.peers/desktop/bin/pytest -q -s -c src-tauri/tests/e2e/pytest.ini src-tauri/tests/e2e/test_memory.py
 fi

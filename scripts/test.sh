@@ -51,4 +51,10 @@ tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
 step "desktop app: Rust tests and end-to-end on the real binary (Xvfb, D-Bus, tauri-driver)"
 bash scripts/test-desktop.sh
 
+step "package: build the .deb (scripts/package.sh, release build) and test it by installing it"
+t=$SECONDS
+bash scripts/package.sh
+bash scripts/test-package.sh
+printf '(package build and test: %s s)\n' "$((SECONDS - t))"
+
 step "all tests passed"

@@ -18,6 +18,7 @@ use ts_rs::{Config, TS};
 use crate::commands::approvals::{ChoiceArg, DecisionAnswer};
 use crate::commands::audit::FilterArg;
 use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
+use crate::commands::first_run::GettingStarted;
 use crate::commands::pins::ChangedTool;
 use crate::commands::policy::{PolicyFile, Problem, Validation};
 use crate::commands::servers::{PolicyHealth, ServerStatus, ToolInfo};
@@ -82,6 +83,7 @@ pub fn render() -> String {
         decl::<ClientState>(&cfg),
         decl::<InstallPreview>(&cfg),
         decl::<UninstallReport>(&cfg),
+        decl::<GettingStarted>(&cfg),
         decl::<Theme>(&cfg),
         decl::<Settings>(&cfg),
         // The app's own events.

@@ -31,4 +31,6 @@ pub const COMMANDS: &[&str] = &[
     "install_client",
     "preview_client_uninstall",
     "uninstall_client",
+    "getting_started",
+    "try_held_call",
 ];

@@ -6,6 +6,7 @@
 pub mod approvals;
 pub mod audit;
 pub mod clients;
+pub mod first_run;
 pub mod pins;
 pub mod policy;
 pub mod prompt;

@@ -20,6 +20,7 @@ pub mod command_names;
 pub mod commands;
 pub mod events;
 mod export;
+mod handover;
 mod histogram;
 pub mod host;
 pub mod ipc;
@@ -46,6 +47,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let paths = Paths::resolve(&args, &ProcessEnv);
     let log = logging::init(&paths.data_dir);
     tracing::info!(config = %paths.config.display(), data_dir = %paths.data_dir.display(), log = ?log, "starting portcullis-desktop");
+    if handover::to_running_app(&paths) {
+        return Ok(());
+    }
     let host = Arc::new(Host::new(paths));
     let show_at_start = args.show;
     let app = configure(tauri::Builder::default(), host)
@@ -103,6 +107,8 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::clients::install_client,
             commands::clients::preview_client_uninstall,
             commands::clients::uninstall_client,
+            commands::first_run::getting_started,
+            commands::first_run::try_held_call,
         ])
         .on_window_event(|window, event| {
             // The prompt is hidden, never destroyed: it must appear at once for the next call.

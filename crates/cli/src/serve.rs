@@ -1,5 +1,6 @@
 //! `portcullis serve`: the headless gateway.
 
+use std::net::SocketAddr;
 use std::path::Path;
 
 use portcullis_gateway::config::Config;
@@ -8,9 +9,12 @@ use portcullis_gateway::Gateway;
 
 use crate::exit::{Failure, Outcome};
 
-pub fn run(config_path: &Path, data_dir: &Path) -> Outcome {
+pub fn run(config_path: &Path, data_dir: &Path, listen: Option<SocketAddr>) -> Outcome {
     init_logging();
-    let config = Config::load(config_path).map_err(Failure::user)?;
+    let mut config = Config::load(config_path).map_err(Failure::user)?;
+    if let Some(addr) = listen {
+        config.listen = loopback_only(addr)?;
+    }
     let runtime = tokio::runtime::Runtime::new().map_err(Failure::user)?;
     runtime.block_on(async {
         let gateway = Gateway::open(config, data_dir).map_err(Failure::user)?;
@@ -30,6 +34,18 @@ pub fn run(config_path: &Path, data_dir: &Path) -> Outcome {
         GatewayFile::remove_if_ours(data_dir);
         served.map_err(Failure::user)
     })
+}
+
+/// `--listen` never exposes the gateway: a remote address needs `"allow_remote": true` in the
+/// config, where the choice is written down.
+fn loopback_only(addr: SocketAddr) -> Result<SocketAddr, Failure> {
+    if addr.ip().is_loopback() {
+        Ok(addr)
+    } else {
+        Err(Failure::user(format!(
+            "--listen {addr}: not a loopback address; put it in the config's \"listen\" with \"allow_remote\": true to expose the gateway"
+        )))
+    }
 }
 
 async fn shutdown_signal() {

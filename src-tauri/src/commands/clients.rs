@@ -72,7 +72,7 @@ fn places(env: &dyn Environment) -> IpcResult<Places> {
 
 /// The `portcullis` command the client will launch: `$PORTCULLIS_BIN`, else beside this app (the
 /// package puts both in /usr/bin; a build puts both in target/), else the first on `PATH`.
-fn portcullis_binary(env: &dyn Environment) -> IpcResult<PathBuf> {
+pub(crate) fn portcullis_binary(env: &dyn Environment) -> IpcResult<PathBuf> {
     let name = format!("portcullis{}", std::env::consts::EXE_SUFFIX);
     let chosen = env.var(BIN_ENV).map(PathBuf::from);
     let beside = std::env::current_exe()

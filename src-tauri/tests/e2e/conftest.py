@@ -10,6 +10,8 @@ started here are stopped by pid.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import json
 import os
 import re
@@ -154,6 +156,43 @@ def x_geometry(window_id: str | None) -> str | None:
     info = subprocess.run(["xwininfo", "-id", window_id], capture_output=True, text=True, timeout=10).stdout
     field = dict(re.findall(r"^\s*(Absolute upper-left [XY]|Width|Height):\s*(-?\d+)", info, re.M))
     return f"{field['Width']}x{field['Height']}+{field['Absolute upper-left X']}+{field['Absolute upper-left Y']}"
+
+
+class _XClientMessage(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("serial", ctypes.c_ulong), ("send_event", ctypes.c_int),
+                ("display", ctypes.c_void_p), ("window", ctypes.c_ulong), ("message_type", ctypes.c_ulong),
+                ("format", ctypes.c_int), ("data", ctypes.c_long * 5)]
+
+
+class _XEvent(ctypes.Union):
+    _fields_ = [("xclient", _XClientMessage), ("pad", ctypes.c_long * 24)]
+
+
+def x_close(window_id: str) -> None:
+    """Asks a window to close as a window manager's close button does (WM_DELETE_WINDOW): bare
+    Xvfb has no window manager, and WebDriver's close bypasses the app's own window handling."""
+    x11 = ctypes.CDLL(ctypes.util.find_library("X11"))
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x11.XInternAtom.restype = ctypes.c_ulong
+    x11.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    x11.XSendEvent.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_long, ctypes.POINTER(_XEvent)]
+    x11.XFlush.argtypes = [ctypes.c_void_p]
+    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    display = x11.XOpenDisplay(None)
+    assert display, "cannot open the X display"
+    try:
+        event = _XEvent()
+        event.xclient.type = 33  # ClientMessage
+        event.xclient.window = int(window_id, 16)
+        event.xclient.message_type = x11.XInternAtom(display, b"WM_PROTOCOLS", 0)
+        event.xclient.format = 32
+        event.xclient.data[0] = x11.XInternAtom(display, b"WM_DELETE_WINDOW", 0)
+        event.xclient.data[1] = 0  # CurrentTime
+        assert x11.XSendEvent(display, event.xclient.window, 0, 0, ctypes.byref(event)), "XSendEvent failed"
+        x11.XFlush(display)
+    finally:
+        x11.XCloseDisplay(display)
 
 
 def x_viewable(window_id: str) -> bool:

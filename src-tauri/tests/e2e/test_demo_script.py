@@ -1,6 +1,7 @@
 """scripts/demo.sh, the README's first command, on the path a new user takes: with no display it
 says what to do instead of failing somewhere in GTK; with one it starts the desktop app on
-demo/portcullis.json, whose gateway serves the demo servers and whose main window is on screen.
+the demo config (copied into its data dir), whose gateway serves the demo servers and whose main
+window is on screen.
 
 The app is already built by scripts/test-desktop.sh, so the script's builds are no-ops here."""
 
@@ -18,7 +19,7 @@ import pytest
 from conftest import MAIN_TITLE, ROOT, McpClient, wait_until, x_viewable, x_window_id
 
 DEMO = ROOT / "scripts/demo.sh"
-DEMO_PORT = 7470  # demo/portcullis.json listens here
+DEMO_PORT = 7470  # demo/portcullis.template.json listens here
 
 
 def test_without_a_display_the_demo_says_what_to_do(tmp_path: Path) -> None:
@@ -46,7 +47,7 @@ def test_the_demo_starts_the_desktop_app_on_the_demo_config(tmp_path: Path) -> N
         info = json.loads(gateway.read_text())
         cmdline = Path(f"/proc/{info['pid']}/cmdline").read_bytes().split(b"\0")
         assert cmdline[0].endswith(b"portcullis-desktop"), cmdline
-        assert str(ROOT / "demo/portcullis.json").encode() in cmdline, cmdline
+        assert str(tmp_path / "data/portcullis.json").encode() in cmdline, cmdline
         assert info["url"] == f"http://127.0.0.1:{DEMO_PORT}"
         tools = McpClient(info["url"], info["token"], "everything").request("tools/list", {}, timeout=60)
         names = {t["name"] for t in tools["result"]["tools"]}

@@ -4,12 +4,15 @@ app dying, and the app recovers by itself once the cause is gone."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 from pathlib import Path
 
 from selenium.webdriver.common.by import By
 
-from conftest import CLI_BIN, MAIN_TITLE, App, launch, refresh_handles, stop_process, wait_until, write_config
+from conftest import (APP_BIN, CLI_BIN, MAIN_TITLE, App, launch, refresh_handles, stop_process, wait_until, write_config,
+                      x_viewable, x_window_id)
 
 
 def main_window_opens_by_itself(app: App) -> None:
@@ -75,3 +78,32 @@ def test_an_invalid_policy_opens_the_servers_view_on_it(scratch: Path) -> None:
         card = wait_until(lambda: "policy invalid" in app.find("server-card").text and app.find("server-card"), 15,
                           "the server's policy shown invalid")
         assert "default" in card.text, f"the problem is shown: {card.text}"
+
+
+def test_a_second_start_from_another_dbus_session_shows_the_running_app(scratch: Path) -> None:
+    """The single-instance plugin sees only its own D-Bus session; a start from another one (a
+    second `dbus-run-session`, as scripts/demo.sh makes) must bring the running app forward, not
+    open a window that says "already running"."""
+    config = write_config(scratch)
+    data = scratch / "data"
+    first_log = open(scratch / "first.log", "w")
+    first = subprocess.Popen(["dbus-run-session", "--", str(APP_BIN), "--config", str(config), "--data-dir", str(data)],
+                             stdout=first_log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        info = wait_until(lambda: json.loads((data / "gateway.json").read_text()), 30, "the first app's gateway")
+        assert x_window_id(MAIN_TITLE) is None, "the first app starts in the tray"
+        second = subprocess.run([str(APP_BIN), "--config", str(config), "--data-dir", str(data), "--show"],
+                                capture_output=True, text=True, timeout=40)
+        assert second.returncode == 0, second
+        wait_until(lambda: (wid := x_window_id(MAIN_TITLE)) and x_viewable(wid), 20, "the first app's main window")
+        assert json.loads((data / "gateway.json").read_text())["pid"] == info["pid"], "the first app still serves"
+        assert "already running: showed its window" in (data / "desktop.log").read_text()
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGTERM)
+        try:
+            first.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait(5)
+        first_log.close()

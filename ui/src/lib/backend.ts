@@ -15,6 +15,7 @@ import type {
   EventMap,
   EventName,
   ExportFormat,
+  GettingStarted,
   HistogramBucket,
   InstallPreview,
   PendingApproval,
@@ -78,6 +79,11 @@ export interface Backend {
   previewClientUninstall(client: string): Promise<UninstallReport>;
   uninstallClient(client: string): Promise<UninstallReport>;
 
+  /** The first screen's commands (route a client, connect one server) and the demo server, if configured. */
+  gettingStarted(): Promise<GettingStarted>;
+  /** Calls the demo's `write_note` through the gateway; resolves with the tool's answer once the person decided. */
+  tryHeldCall(): Promise<string>;
+
   /** Subscribes to a gateway event; resolves to the function that ends the subscription. */
   on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten>;
 }
@@ -111,6 +117,8 @@ export const COMMANDS = {
   installClient: 'install_client',
   previewClientUninstall: 'preview_client_uninstall',
   uninstallClient: 'uninstall_client',
+  gettingStarted: 'getting_started',
+  tryHeldCall: 'try_held_call',
 } as const;
 
 /** An IPC error as the Rust side sends it (`{ code, message }`), or anything else it threw. */
@@ -231,6 +239,12 @@ export class TauriBackend implements Backend {
   }
   uninstallClient(client: string) {
     return call<UninstallReport>(COMMANDS.uninstallClient, { client });
+  }
+  gettingStarted() {
+    return call<GettingStarted>(COMMANDS.gettingStarted);
+  }
+  tryHeldCall() {
+    return call<string>(COMMANDS.tryHeldCall);
   }
   async on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten> {
     return listen<EventMap[E]>(event, (e) => handler(e.payload));

@@ -327,6 +327,23 @@ skipped: Array<[string, string]>, };
  */
 export type UninstallReport = { description: string, };
 
+/**
+ * What the first screen shows.
+ */
+export type GettingStarted = { 
+/**
+ * Routes a client's servers through Portcullis, e.g. `portcullis clients install claude-desktop`.
+ */
+install_command: string, 
+/**
+ * What a client launches for one server (`SERVER` is a placeholder).
+ */
+connect_command: string, 
+/**
+ * The demo server to try a held call on, when the config has it.
+ */
+demo_server: string | null, };
+
 export type Theme = "system" | "light" | "dark";
 
 /**

@@ -19,6 +19,7 @@ import type {
   EventMap,
   EventName,
   ExportFormat,
+  GettingStarted,
   HistogramBucket,
   InstallPreview,
   PendingApproval,
@@ -51,6 +52,9 @@ export interface MockData {
   /** The MCP clients and, by client id, what install would route (absent: nothing to route). */
   clients?: ClientState[];
   installs?: Record<string, InstallPreview>;
+  /** What the first screen shows; `tryCall` is the call "Try a held call" holds (with demo_server set). */
+  gettingStarted?: GettingStarted;
+  tryCall?: PendingApproval;
 }
 
 export interface MockOptions {
@@ -462,6 +466,32 @@ export class MockBackend implements Backend {
     c.installed = false;
     c.routed = 0;
     return report;
+  }
+
+  async gettingStarted(): Promise<GettingStarted> {
+    this.record(COMMANDS.gettingStarted);
+    return clone(
+      this.data.gettingStarted ?? {
+        install_command: 'portcullis clients install claude-desktop',
+        connect_command: 'portcullis connect SERVER',
+        demo_server: null,
+      },
+    );
+  }
+
+  /** Like the app: holds the demo call and answers once it was decided. */
+  async tryHeldCall(): Promise<string> {
+    this.record(COMMANDS.tryHeldCall);
+    const call = this.data.tryCall;
+    if (!this.data.gettingStarted?.demo_server || !call) throw new BackendError('unknown_server', 'no demo server');
+    const answer = new Promise<string>((resolve) => {
+      void this.on('ApprovalResolved', (r) => {
+        if (r.id !== call.id) return;
+        resolve(r.decision === 'approved' ? 'wrote notes/first-held-call.txt' : '[portcullis] denied by you');
+      });
+    });
+    this.hold(call);
+    return answer;
   }
 
   async on<E extends EventName>(event: E, handler: (payload: EventMap[E]) => void): Promise<Unlisten> {

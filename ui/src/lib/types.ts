@@ -21,6 +21,7 @@ export type {
   EntryProblem,
   ExportFormat,
   GatewayEvent,
+  GettingStarted,
   HistogramBucket,
   InstallPreview,
   IpcError,

@@ -7,6 +7,8 @@ import type { AuditRow } from '../lib/types';
 export class RecentDecisions {
   rows = $state<AuditRow[]>([]);
   error = $state<string | null>(null);
+  /** The first answer came: an empty list means nothing was audited yet, not "still loading". */
+  loaded = $state(false);
   private unlisten: Unlisten[] = [];
 
   constructor(
@@ -29,6 +31,7 @@ export class RecentDecisions {
       const head = await this.backend.queryAudit({}, this.limit);
       this.rows = mergeNewer(this.rows, head).slice(0, this.limit);
       this.error = null;
+      this.loaded = true;
     } catch (e) {
       this.error = errorText(e);
     }

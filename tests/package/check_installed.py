@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The installed package at work (run by scripts/test-package.sh under Xvfb and a D-Bus session):
+the app from /usr/bin starts on a scratch config, opens its main window, hosts the gateway
+(gateway.json appears, GET /control/status answers), and an MCP client reaches a server through
+the installed `portcullis connect`. Standard library only; every wait is bounded.
+
+    check_installed.py SCRATCH_DIR NOTES_SERVER_PY"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+APP = "/usr/bin/portcullis-desktop"
+CLI = "/usr/bin/portcullis"
+START_WAIT = 60.0
+
+
+def wait_until(check, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise SystemExit(f"check_installed: timed out after {timeout:.0f} s waiting for {what}")
+
+
+def gateway_info(data: Path):
+    try:
+        info = json.loads((data / "gateway.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return info if info.get("url") and info.get("token") else None
+
+
+def main_window_shown() -> bool:
+    tree = subprocess.run(["xwininfo", "-root", "-tree"], capture_output=True, text=True, timeout=10).stdout
+    return any('"Portcullis":' in line for line in tree.splitlines())
+
+
+def mcp_through_connect(data: Path) -> str:
+    """initialize, initialized and tools/call list_notes through `portcullis connect notes`."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pkg-test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_notes", "arguments": {}}},
+    ]
+    relay = subprocess.Popen([CLI, "connect", "notes", "--data-dir", str(data)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for msg in lines:
+            relay.stdin.write(json.dumps(msg) + "\n")
+        relay.stdin.flush()
+        for _ in range(2):
+            answer = json.loads(relay.stdout.readline())
+        return answer["result"]["content"][0]["text"]
+    finally:
+        relay.stdin.close()
+        try:
+            relay.wait(10)
+        except subprocess.TimeoutExpired:
+            relay.kill()
+
+
+def main() -> int:
+    scratch, notes_server = Path(sys.argv[1]), sys.argv[2]
+    data = scratch / "data"
+    (scratch / "policies").mkdir(parents=True, exist_ok=True)
+    (scratch / "policies/notes.json").write_text(json.dumps({"version": "1", "default": "allow"}))
+    config = scratch / "portcullis.json"
+    config.write_text(json.dumps({
+        "listen": "127.0.0.1:0", "policies": "policies",
+        "mcpServers": {"notes": {"command": "python3", "args": [notes_server, str(scratch / "notes")]}},
+    }))
+    started = time.monotonic()
+    app = subprocess.Popen([APP, "--config", str(config), "--data-dir", str(data), "--show"],
+                           stdout=open(scratch / "app.log", "w"), stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        info = wait_until(lambda: app.poll() is None and gateway_info(data) or app.poll() is not None, START_WAIT,
+                          "the installed app's gateway.json")
+        if app.poll() is not None:
+            raise SystemExit(f"check_installed: the app exited {app.returncode}:\n{(scratch / 'app.log').read_text()}")
+        assert info["pid"] == app.pid, f"gateway.json names pid {info['pid']}, not the app's {app.pid}"
+        print(f"check_installed: gateway up in {time.monotonic() - started:.1f} s at {info['url']}")
+        req = urllib.request.Request(f"{info['url']}/control/status", headers={"Authorization": f"Bearer {info['token']}"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            status = json.loads(resp.read())
+        assert status["audit"]["ok"] is True, status
+        wait_until(main_window_shown, 30, "the main window on the X display")
+        print("check_installed: main window on screen")
+        text = mcp_through_connect(data)
+        assert text == "no notes yet", f"list_notes through the installed connect answered {text!r}"
+        print("check_installed: an MCP call through /usr/bin/portcullis connect reached the server")
+    finally:
+        if app.poll() is None:
+            os.kill(app.pid, signal.SIGTERM)
+        try:
+            app.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(app.pid, signal.SIGKILL)
+            app.wait(5)
+    assert not (data / "gateway.json").exists(), "quitting the app removes gateway.json"
+    print("check_installed: the app quit cleanly")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
