@@ -15,7 +15,7 @@ mod imp;
 #[path = "local_socket/other.rs"]
 mod imp;
 
-pub use imp::{connect, Listener, Stream};
+pub use imp::{connect, hang_up, Listener, Stream};
 
 /// The socket's file name in the data dir.
 pub const SOCKET_FILE: &str = "connect.sock";
