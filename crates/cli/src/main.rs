@@ -36,7 +36,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the gateway headless; prints a ready line on stderr
-    Serve,
+    Serve(serve::Args),
     /// Relay stdio to the running gateway, for clients that launch a command
     Connect {
         /// Server name from the config's mcpServers
@@ -66,7 +66,7 @@ fn main() -> ExitCode {
         || portcullis_gateway::paths::Environment::var(&env, portcullis_gateway::paths::HOME_ENV).is_some();
     let data_dir = portcullis_gateway::paths::data_dir(cli.data_dir, &env);
     let result = match cli.command {
-        Command::Serve => serve::run(&config, &data_dir),
+        Command::Serve(args) => serve::run(&config, &data_dir, &args),
         Command::Connect { server } => connect::run(&config, &data_dir, &server),
         Command::Approvals(command) => approvals::run(&data_dir, &command),
         Command::Audit(args) => audit::run(&data_dir, &args),

@@ -291,7 +291,7 @@ pub enum WriteError {
 }
 
 /// Temp file in the same directory, fsync, rename: readers see the old file or the new one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
