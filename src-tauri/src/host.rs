@@ -17,7 +17,7 @@ use tokio::sync::{watch, Notify};
 
 use crate::args::Paths;
 use crate::ipc::{IpcError, IpcResult};
-use crate::settings::SettingsStore;
+use crate::settings::{Autostart, SettingsStore};
 
 /// How long a command waits for the gateway to finish starting.
 const START_WAIT: Duration = Duration::from_secs(15);
@@ -25,6 +25,8 @@ const START_WAIT: Duration = Duration::from_secs(15);
 pub struct Host {
     pub paths: Paths,
     pub settings: SettingsStore,
+    /// Start at login; tests point it at a temporary config dir.
+    pub autostart: Autostart,
     paused: AtomicBool,
     phase: watch::Sender<Phase>,
     /// Problems of policy changes the gateway refused (the last good policy stays in force).
@@ -86,6 +88,7 @@ impl Host {
         Self {
             paths,
             settings,
+            autostart: Autostart::new(Box::new(portcullis_gateway::paths::ProcessEnv)),
             paused: AtomicBool::new(false),
             phase: watch::channel(Phase::Starting).0,
             rejected: Mutex::new(HashMap::new()),
