@@ -65,7 +65,7 @@ pub enum StartupError {
     NoConfig(PathBuf),
     #[error("The config file is invalid: {0}. Portcullis starts the gateway as soon as the file is fixed.")]
     Config(ConfigError),
-    #[error("Another Portcullis gateway is already running for this data dir (pid {pid}, {url}): `portcullis serve` or another copy of this app. Its calls cannot be approved here; stop it and Portcullis takes over.")]
+    #[error("Another Portcullis gateway is already running for this data dir (pid {pid}, {url}), and it is not a `portcullis serve` this app can stop (or it did not stop in time). Stop it and Portcullis takes over.")]
     AlreadyRunning { pid: u32, url: String },
     #[error("The gateway could not start: {0}. Portcullis tries again every few seconds.")]
     Start(StartError),
@@ -188,10 +188,13 @@ impl Host {
             Err(e) => return Err(StartupError::Config(e)),
         };
         if let Some(running) = portcullis_gateway::running_gateway(data_dir).await {
-            return Err(StartupError::AlreadyRunning {
-                pid: running.pid,
-                url: running.url,
-            });
+            // A `portcullis serve` hands over; anything else is reported.
+            if !crate::takeover::stop_serve(data_dir, running.pid).await {
+                return Err(StartupError::AlreadyRunning {
+                    pid: running.pid,
+                    url: running.url,
+                });
+            }
         }
         let config_timeout_secs = config.approval_timeout_secs;
         if let Some(secs) = self.settings.timeout_override() {

@@ -29,6 +29,7 @@ pub mod notification;
 pub mod server_config;
 mod settings;
 pub mod startup;
+mod takeover;
 pub mod tray;
 pub mod windows;
 
