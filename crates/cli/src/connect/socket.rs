@@ -22,11 +22,12 @@ use portcullis_gateway::gateway_file::GatewayFile;
 use portcullis_gateway::local_conn::{Hello, PROTOCOL};
 use portcullis_gateway::local_socket;
 use portcullis_wire::codec::encode_line_into;
-use portcullis_wire::{error_code, method, LineDecoder, Message, RequestId};
+use portcullis_wire::{error_code, LineDecoder, Message, RequestId};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::time::Instant;
 
+use super::sniff::{sniff, Line as SniffedLine};
 use super::stdio::{Input, Output};
 
 const MAX_LINE: usize = portcullis_gateway::limits::MAX_MESSAGE;
@@ -313,25 +314,19 @@ impl Relay {
     }
 
     fn note_from_client(&mut self, line: &Bytes) {
-        let Ok(msg) = Message::parse(line.clone()) else {
-            return; // the gateway answers it
-        };
-        if let Some(id) = msg.id().filter(|_| msg.is_request()) {
-            self.in_flight.insert(id.clone());
-            if msg.method() == Some(method::INITIALIZE) {
-                self.initialize = Some((line.clone(), id.clone()));
+        match sniff(line) {
+            SniffedLine::Request { id, initialize } => {
+                if initialize {
+                    self.initialize = Some((line.clone(), id.clone()));
+                }
+                self.in_flight.insert(id);
             }
-        } else if msg.method() == Some(method::INITIALIZED) {
-            self.initialized = Some(line.clone());
-        } else if msg.method() == Some(method::CANCELLED) {
+            SniffedLine::Initialized => self.initialized = Some(line.clone()),
             // A cancelled request gets no answer: it is no longer waiting for one.
-            if let Some(id) = msg
-                .params::<Value>()
-                .ok()
-                .and_then(|p| RequestId::from_value(p.get("requestId")?))
-            {
+            SniffedLine::Cancelled { id } => {
                 self.in_flight.remove(&id);
             }
+            SniffedLine::Response { .. } | SniffedLine::Other => {} // the gateway answers a bad one
         }
     }
 
@@ -339,12 +334,8 @@ impl Relay {
         if self.in_flight.is_empty() {
             return;
         }
-        if let Ok(msg) = Message::parse(line.clone()) {
-            if msg.is_response() {
-                if let Some(id) = msg.id() {
-                    self.in_flight.remove(id);
-                }
-            }
+        if let SniffedLine::Response { id } = sniff(line) {
+            self.in_flight.remove(&id);
         }
     }
 
