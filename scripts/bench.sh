@@ -10,6 +10,7 @@
 #      wire parse / SSE encode; summary from target/criterion (bench/criterion_summary.py)
 #   5. end to end, in one run, alternating: bench/e2e.py (direct / portcullis connect / portcullis
 #      HTTP / mcp-proxy; 50 sessions x 1,000 calls; held call → ApprovalRequested; idle RSS)
+#      then bench/big_message.py (peak gateway memory for a 15 MiB argument and a 15 MiB result)
 #   6. with --profile: bench/profile.py (perf record on the gateway under load, CPU per call by part)
 #   7. with --desktop: the desktop app's footprint on its release build (PSS of the app and its WebKit
 #      processes, from /proc/*/smaps_rollup: idle in the tray, a prompt shown, the main window on
@@ -95,6 +96,8 @@ if [[ $e2e -eq 1 ]]; then
               --json "$out/e2e.json")
     [[ $smoke -eq 1 ]] && e2e_args+=(--smoke)
     tests/.peers/venv1/bin/python bench/e2e.py "${e2e_args[@]}"
+    log "15 MiB call and result: peak gateway memory"
+    tests/.peers/venv1/bin/python bench/big_message.py --bin "$root/target/release/portcullis" --json "$out/big_message.json"
 fi
 
 if [[ $profile -eq 1 ]]; then

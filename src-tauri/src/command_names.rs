@@ -22,6 +22,8 @@ pub const COMMANDS: &[&str] = &[
     "set_settings",
     "get_paused",
     "set_paused",
+    "get_autostart",
+    "set_autostart",
     "list_changed_tools",
     "accept_tool",
     "generate_policy",

@@ -17,7 +17,7 @@ use tokio::sync::{watch, Notify};
 
 use crate::args::Paths;
 use crate::ipc::{IpcError, IpcResult};
-use crate::settings::SettingsStore;
+use crate::settings::{Autostart, SettingsStore};
 
 /// How long a command waits for the gateway to finish starting.
 const START_WAIT: Duration = Duration::from_secs(15);
@@ -25,6 +25,8 @@ const START_WAIT: Duration = Duration::from_secs(15);
 pub struct Host {
     pub paths: Paths,
     pub settings: SettingsStore,
+    /// Start at login; tests point it at a temporary config dir.
+    pub autostart: Autostart,
     paused: AtomicBool,
     phase: watch::Sender<Phase>,
     /// Problems of policy changes the gateway refused (the last good policy stays in force).
@@ -63,7 +65,7 @@ pub enum StartupError {
     NoConfig(PathBuf),
     #[error("The config file is invalid: {0}. Portcullis starts the gateway as soon as the file is fixed.")]
     Config(ConfigError),
-    #[error("Another Portcullis gateway is already running for this data dir (pid {pid}, {url}): `portcullis serve` or another copy of this app. Its calls cannot be approved here; stop it and Portcullis takes over.")]
+    #[error("Another Portcullis gateway is already running for this data dir (pid {pid}, {url}), and it is not a `portcullis serve` this app can stop (or it did not stop in time). Stop it and Portcullis takes over.")]
     AlreadyRunning { pid: u32, url: String },
     #[error("The gateway could not start: {0}. Portcullis tries again every few seconds.")]
     Start(StartError),
@@ -86,6 +88,7 @@ impl Host {
         Self {
             paths,
             settings,
+            autostart: Autostart::new(Box::new(portcullis_gateway::paths::ProcessEnv)),
             paused: AtomicBool::new(false),
             phase: watch::channel(Phase::Starting).0,
             rejected: Mutex::new(HashMap::new()),
@@ -185,10 +188,13 @@ impl Host {
             Err(e) => return Err(StartupError::Config(e)),
         };
         if let Some(running) = portcullis_gateway::running_gateway(data_dir).await {
-            return Err(StartupError::AlreadyRunning {
-                pid: running.pid,
-                url: running.url,
-            });
+            // A `portcullis serve` hands over; anything else is reported.
+            if !crate::takeover::stop_serve(data_dir, running.pid).await {
+                return Err(StartupError::AlreadyRunning {
+                    pid: running.pid,
+                    url: running.url,
+                });
+            }
         }
         let config_timeout_secs = config.approval_timeout_secs;
         if let Some(secs) = self.settings.timeout_override() {

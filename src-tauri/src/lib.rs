@@ -29,6 +29,7 @@ pub mod notification;
 pub mod server_config;
 mod settings;
 pub mod startup;
+mod takeover;
 pub mod tray;
 pub mod windows;
 
@@ -98,6 +99,8 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::settings::set_settings,
             commands::settings::get_paused,
             commands::settings::set_paused,
+            commands::settings::get_autostart,
+            commands::settings::set_autostart,
             commands::pins::list_changed_tools,
             commands::pins::accept_tool,
             commands::starter::generate_policy,

@@ -1,10 +1,13 @@
 //! The app's own settings (`desktop-settings.json` in the data dir): the default approval
 //! timeout, OS notifications and the theme. Everything else lives in `portcullis.json` and the
-//! policy files, which the gateway owns.
+//! policy files, which the gateway owns. Start at login ([`Autostart`]) is not in the file: the
+//! platform's own entry is the one truth of it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use portcullis_gateway::autostart::{self, AutostartError, Kind, Launch, Status};
+use portcullis_gateway::paths::Environment;
 use serde::{Deserialize, Serialize};
 
 pub const SETTINGS_FILE: &str = "desktop-settings.json";
@@ -121,6 +124,39 @@ impl SettingsStore {
         })?;
         *self.lock() = file;
         Ok(())
+    }
+}
+
+/// Start at login: the platform's entry ([`portcullis_gateway::autostart`]), which on starts
+/// this app. The same entry `portcullis serve --install-autostart` writes, so either shows here.
+pub struct Autostart {
+    env: Box<dyn Environment + Send + Sync>,
+}
+
+impl Autostart {
+    pub fn new(env: Box<dyn Environment + Send + Sync>) -> Self {
+        Self { env }
+    }
+
+    /// Whether Portcullis (the app or `serve`) starts at login.
+    pub fn enabled(&self) -> Result<bool, AutostartError> {
+        Ok(matches!(autostart::status(self.env.as_ref())?, Status::Installed { .. }))
+    }
+
+    pub fn set(&self, enabled: bool) -> Result<(), AutostartError> {
+        if !enabled {
+            return autostart::uninstall(self.env.as_ref()).map(drop);
+        }
+        let program = std::env::current_exe().map_err(|source| AutostartError::Io {
+            path: PathBuf::from("the app's own path"),
+            source,
+        })?;
+        let launch = Launch {
+            program,
+            args: Vec::new(),
+            kind: Kind::Desktop,
+        };
+        autostart::install(&launch, self.env.as_ref()).map(drop)
     }
 }
 

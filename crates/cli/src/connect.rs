@@ -5,6 +5,7 @@
 //! fallback for platforms without the socket). No policy lives here: the gateway decides.
 
 mod http;
+mod sniff;
 mod socket;
 mod start;
 mod stdio;

@@ -36,12 +36,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the gateway headless; prints a ready line on stderr
-    Serve {
-        /// Listen on this loopback address instead of the config's `listen` (port 0: any free
-        /// port; the one chosen is in gateway.json and the ready line)
-        #[arg(long, value_name = "ADDR")]
-        listen: Option<std::net::SocketAddr>,
-    },
+    Serve(serve::Args),
     /// Relay stdio to the running gateway, for clients that launch a command
     Connect {
         /// Server name from the config's mcpServers
@@ -71,7 +66,7 @@ fn main() -> ExitCode {
         || portcullis_gateway::paths::Environment::var(&env, portcullis_gateway::paths::HOME_ENV).is_some();
     let data_dir = portcullis_gateway::paths::data_dir(cli.data_dir, &env);
     let result = match cli.command {
-        Command::Serve { listen } => serve::run(&config, &data_dir, listen),
+        Command::Serve(args) => serve::run(&config, &data_dir, &args),
         Command::Connect { server } => connect::run(&config, &data_dir, &server),
         Command::Approvals(command) => approvals::run(&data_dir, &command),
         Command::Audit(args) => audit::run(&data_dir, &args),

@@ -1,4 +1,7 @@
-//! `portcullis serve`: the headless gateway.
+//! `portcullis serve`: the headless gateway; with `--install-autostart` / `--uninstall-autostart`
+//! it sets up (or undoes) its start at login instead ([`autostart`]).
+
+mod autostart;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -9,10 +12,30 @@ use portcullis_gateway::Gateway;
 
 use crate::exit::{Failure, Outcome};
 
-pub fn run(config_path: &Path, data_dir: &Path, listen: Option<SocketAddr>) -> Outcome {
+#[derive(clap::Args)]
+pub struct Args {
+    /// Listen on this loopback address instead of the config's `listen` (port 0: any free
+    /// port; the one chosen is in gateway.json and the ready line)
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Start `portcullis serve` at login (XDG autostart on Linux), with this config and data dir, then exit
+    #[arg(long, conflicts_with = "uninstall_autostart")]
+    install_autostart: bool,
+    /// Stop starting Portcullis at login, then exit
+    #[arg(long)]
+    uninstall_autostart: bool,
+}
+
+pub fn run(config_path: &Path, data_dir: &Path, args: &Args) -> Outcome {
+    if args.install_autostart {
+        return autostart::install(config_path, data_dir);
+    }
+    if args.uninstall_autostart {
+        return autostart::uninstall();
+    }
     init_logging();
     let mut config = Config::load(config_path).map_err(Failure::user)?;
-    if let Some(addr) = listen {
+    if let Some(addr) = args.listen {
         config.listen = loopback_only(addr)?;
     }
     let runtime = tokio::runtime::Runtime::new().map_err(Failure::user)?;

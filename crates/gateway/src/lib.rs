@@ -17,6 +17,7 @@
 
 pub mod approval;
 pub mod audit_log;
+pub mod autostart;
 pub mod clients;
 pub mod config;
 pub mod digest_key;

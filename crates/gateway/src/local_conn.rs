@@ -15,19 +15,27 @@
 //! - every answer and server-initiated message goes into one bounded queue ([`queue`]) per
 //!   connection, straight from the session's task ([`RequestContext::sink`]), and one writer
 //!   task writes them out in the order they came;
-//! - closing the socket ends the queue, which every request in flight on it watches: held calls
-//!   are withdrawn and recorded `cancelled`, forwarded ones abandoned; the legacy session ends.
+//! - a client that only stops sending (its writing half shut, e.g. `echo '…' | portcullis
+//!   connect`) still gets the answers to what it sent: on end of input the connection waits,
+//!   bounded by the server's call timeout and the longest hold, until every request read on it
+//!   has been answered ([`InFlight`]), then closes;
+//! - closing the socket (the whole connection, or the client's hang-up while draining) ends the
+//!   queue, which every request in flight on it watches: held calls are withdrawn and recorded
+//!   `cancelled`, forwarded ones abandoned; the legacy session ends.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::BytesMut;
 use futures::FutureExt;
 use portcullis_wire::codec::encode_line_into;
 use portcullis_wire::message::refusal_id;
-use portcullis_wire::{error_code, method, Kind, LineDecoder, Message};
+use portcullis_wire::{error_code, method, Kind, LineDecoder, Message, RequestId};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -83,7 +91,8 @@ pub async fn serve(gateway: Arc<Gateway>, listener: local_socket::Listener, stop
             accepted = listener.accept() => match accepted {
                 Ok(stream) => {
                     let (gateway, stopping) = (gateway.clone(), stopping.clone());
-                    connections.spawn(async move { run(gateway, stream, stopping).await });
+                    let hang_up = local_socket::hang_up(&stream);
+                    connections.spawn(async move { run(gateway, stream, hang_up, stopping).await });
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "local socket: accept failed");
@@ -97,10 +106,12 @@ pub async fn serve(gateway: Arc<Gateway>, listener: local_socket::Listener, stop
     while connections.join_next().await.is_some() {}
 }
 
-/// One connection, from hello to close.
-pub async fn run<S>(gateway: Arc<Gateway>, stream: S, stopping: CancellationToken)
+/// One connection, from hello to close. `hang_up` resolves when the client has closed the whole
+/// connection (not only its writing half): it ends the wait for answers after end of input.
+pub async fn run<S, H>(gateway: Arc<Gateway>, stream: S, hang_up: H, stopping: CancellationToken)
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
+    H: Future<Output = ()> + Send,
 {
     let (mut rd, mut wr) = tokio::io::split(stream);
     let mut buf = BytesMut::with_capacity(64 * 1024);
@@ -124,17 +135,19 @@ where
         return;
     }
     let (tx, rx) = queue::bounded("local socket connection", OUT_BUDGET, Overflow::End);
-    let writer = tokio::spawn(write_loop(wr, rx));
+    let in_flight = Arc::new(InFlight::default());
+    let writer = tokio::spawn(write_loop(wr, rx, in_flight.clone()));
     let mut conn = Conn {
         gateway,
         server,
         caller_id: format!("{:016x}{:016x}", rand::random::<u64>(), rand::random::<u64>()),
         tx,
+        in_flight,
         legacy: None,
         stateless: None,
     };
     let mut decoder = LineDecoder::new(crate::limits::MAX_MESSAGE);
-    'read: loop {
+    let input_ended = 'read: loop {
         loop {
             match decoder.decode(&mut buf) {
                 Ok(Some(line)) => conn.handle(line).await,
@@ -148,12 +161,16 @@ where
         }
         tokio::select! {
             read = rd.read_buf(&mut buf) => match read {
-                Ok(0) | Err(_) => break 'read,
+                Ok(0) => break 'read true,
+                Err(_) => break 'read false,
                 Ok(_) => {}
             },
-            () = conn.tx.closed() => break 'read,
-            () = stopping.cancelled() => break 'read,
+            () = conn.tx.closed() => break 'read false,
+            () = stopping.cancelled() => break 'read false,
         }
+    };
+    if input_ended {
+        conn.finish_in_flight(hang_up, &stopping).await;
     }
     // Ending the queue is what every request in flight on this connection watches.
     writer.abort();
@@ -206,6 +223,8 @@ struct Conn {
     /// This connection as a sender and caller of stateless requests.
     caller_id: String,
     tx: queue::Sender<Message>,
+    /// The client's requests read and not answered yet.
+    in_flight: Arc<InFlight>,
     /// The legacy session `initialize` opened on this connection.
     legacy: Option<Arc<Session>>,
     /// The server's shared stateless session, once used.
@@ -215,6 +234,30 @@ struct Conn {
 impl Conn {
     fn answer(&self, msg: Message) {
         let _ = self.tx.send(msg);
+    }
+
+    /// The client sent all it will: wait until what it asked is answered (and written), it
+    /// hangs up, the writer fails, or the gateway stops — bounded by the longest a call may
+    /// take here (the server's call timeout plus the longest hold for approval).
+    async fn finish_in_flight(&self, hang_up: impl Future<Output = ()>, stopping: &CancellationToken) {
+        let config = self.gateway.config();
+        let bound = config.call_timeout(&self.server) + Duration::from_secs(config.max_hold_secs);
+        let answered = async {
+            loop {
+                let emptied = self.in_flight.emptied.notified();
+                if self.in_flight.is_empty() {
+                    return;
+                }
+                emptied.await;
+            }
+        };
+        tokio::select! {
+            () = answered => {}
+            () = hang_up => tracing::debug!(server = %self.server, "local socket: the client hung up with requests in flight"),
+            () = self.tx.closed() => {}
+            () = stopping.cancelled() => {}
+            () = tokio::time::sleep(bound) => tracing::warn!(server = %self.server, "local socket: requests still unanswered {bound:?} after the client's end of input"),
+        }
     }
 
     async fn handle(&mut self, line: bytes::Bytes) {
@@ -246,6 +289,9 @@ impl Conn {
         let relay = self.relay_key();
         match msg.kind() {
             Kind::Request { .. } => {
+                if let Some(id) = msg.id() {
+                    self.in_flight.insert(id.clone());
+                }
                 let ctx = RequestContext {
                     caller: caller_for(&session, Some(relay), &msg),
                     stream_now: !is_initialize,
@@ -254,9 +300,11 @@ impl Conn {
                     // The initialize answer is looked at here (a failed one ends the session).
                     sink: (!is_initialize).then(|| self.tx.clone()),
                 };
+                let id = msg.id().cloned();
                 match session.request(msg, ctx).await {
+                    Reply::Sent => {}
                     // A cancelled request gets no answer.
-                    Reply::Sent | Reply::Cancelled => {}
+                    Reply::Cancelled => self.in_flight.remove(id.as_ref()),
                     Reply::JsonStatus(_, answer) => self.answer(answer),
                     Reply::Json(answer) => {
                         if is_initialize && matches!(answer.kind(), Kind::Response { is_error: true, .. }) {
@@ -280,6 +328,8 @@ impl Conn {
             }
             Kind::Notification { .. } | Kind::Response { .. } => {
                 let caller = if msg.method() == Some(method::CANCELLED) {
+                    // The client no longer waits for that answer.
+                    self.in_flight.remove(cancelled_id(&msg).as_ref());
                     caller_for(&session, Some(relay), &msg)
                 } else {
                     Caller::default()
@@ -343,29 +393,89 @@ impl Conn {
     }
 }
 
+/// The `requestId` a `notifications/cancelled` names.
+fn cancelled_id(msg: &Message) -> Option<RequestId> {
+    let params: serde_json::Value = msg.params().ok()?;
+    RequestId::from_value(params.get("requestId")?)
+}
+
+/// The ids of the client's requests read on a connection and not yet answered on it: the reader
+/// adds one before dispatch, the writer takes it out once the answer is written (so "none left"
+/// means every answer reached the socket), a cancel or a request that gets no answer takes it out.
+#[derive(Default)]
+struct InFlight {
+    ids: Mutex<HashSet<RequestId>>,
+    /// Woken when the last one is taken out.
+    emptied: Notify,
+}
+
+impl InFlight {
+    fn ids(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        self.ids.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn insert(&self, id: RequestId) {
+        self.ids().insert(id);
+    }
+
+    fn remove(&self, id: Option<&RequestId>) {
+        self.remove_all(id.into_iter());
+    }
+
+    fn remove_all<'a>(&self, ids: impl Iterator<Item = &'a RequestId>) {
+        let mut set = self.ids();
+        let before = set.len();
+        for id in ids {
+            set.remove(id);
+        }
+        if before > 0 && set.is_empty() {
+            self.emptied.notify_waiters();
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ids().is_empty()
+    }
+}
+
 fn start_failed(msg: &Message, e: &UpstreamError) -> Message {
     let text = format!("[portcullis] cannot start the upstream server: {e}");
     Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text)
 }
 
-/// Writes the connection's queue out in order, gathering what is already waiting into one write.
-async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, mut rx: queue::Receiver<Message>) {
+/// Writes the connection's queue out in order, gathering what is already waiting into one write;
+/// the answers written are then taken out of `in_flight`.
+async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, mut rx: queue::Receiver<Message>, in_flight: Arc<InFlight>) {
     let mut out = Vec::with_capacity(64 * 1024);
+    let mut answered: Vec<RequestId> = Vec::new();
     while let Some(msg) = rx.recv().await {
         encode_line_into(&mut out, msg.bytes());
+        note(&msg, &mut answered);
         drop(msg);
         while out.len() < WRITE_BATCH {
             match rx.recv().now_or_never() {
-                Some(Some(msg)) => encode_line_into(&mut out, msg.bytes()),
+                Some(Some(msg)) => {
+                    encode_line_into(&mut out, msg.bytes());
+                    note(&msg, &mut answered);
+                }
                 _ => break,
             }
         }
         if wr.write_all(&out).await.is_err() {
             return;
         }
+        in_flight.remove_all(answered.iter());
+        answered.clear();
         out.clear();
         if out.capacity() > 4 * WRITE_BATCH {
             out = Vec::with_capacity(64 * 1024);
         }
+    }
+}
+
+/// Notes the id of an answer about to be written.
+fn note(msg: &Message, answered: &mut Vec<RequestId>) {
+    if let (true, Some(id)) = (msg.is_response(), msg.id()) {
+        answered.push(id.clone());
     }
 }

@@ -2,8 +2,10 @@
 //! user checked, connect. One implementation per platform behind the same few names:
 //! - Unix: a Unix domain socket in the data dir, mode 0600, peer checked by `SO_PEERCRED`
 //!   (or the platform's equivalent, through tokio) to be this process's user;
-//! - elsewhere (Windows named pipes are not written yet): binding says so, and `connect` falls
-//!   back to the HTTP relay, which gateway.json still names.
+//! - Windows: a named pipe ([`windows.rs`](imp), **shape only**: not built here, no DACL or
+//!   peer check yet, so binding refuses unless `PORTCULLIS_EXPERIMENTAL_PIPE=1`);
+//! - elsewhere, and on Windows until then: binding says so, and `connect` falls back to the
+//!   HTTP relay, which gateway.json still names.
 //!
 //! The protocol on top lives in [`crate::local_conn`].
 
@@ -11,11 +13,15 @@
 #[path = "local_socket/unix.rs"]
 mod imp;
 
-#[cfg(not(unix))]
+#[cfg(windows)]
+#[path = "local_socket/windows.rs"]
+mod imp;
+
+#[cfg(not(any(unix, windows)))]
 #[path = "local_socket/other.rs"]
 mod imp;
 
-pub use imp::{connect, Listener, Stream};
+pub use imp::{connect, hang_up, Listener, Stream};
 
 /// The socket's file name in the data dir.
 pub const SOCKET_FILE: &str = "connect.sock";

@@ -1,4 +1,4 @@
-//! `get_settings`, `set_settings`, `get_paused`, `set_paused`.
+//! `get_settings`, `set_settings`, `get_paused`, `set_paused`, `get_autostart`, `set_autostart`.
 
 use std::sync::Arc;
 
@@ -7,6 +7,7 @@ use tauri::State;
 use crate::host::Host;
 use crate::ipc::{IpcError, IpcResult};
 use crate::settings::{Settings, SettingsError};
+use portcullis_gateway::autostart::AutostartError;
 
 /// The approval timeout `portcullis.json` sets, which the settings show unless they override it.
 async fn config_timeout(host: &Host) -> u64 {
@@ -44,4 +45,24 @@ pub async fn set_paused(host: State<'_, Arc<Host>>, paused: bool) -> IpcResult<(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn get_paused(host: State<'_, Arc<Host>>) -> IpcResult<bool> {
     Ok(host.paused())
+}
+
+/// Whether Portcullis starts at login (the app's setting, or `portcullis serve --install-autostart`).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn get_autostart(host: State<'_, Arc<Host>>) -> IpcResult<bool> {
+    host.autostart.enabled().map_err(|e| autostart_error(&e))
+}
+
+/// On: the app starts at login (replacing a `serve` entry of ours); off: nothing does.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn set_autostart(host: State<'_, Arc<Host>>, enabled: bool) -> IpcResult<()> {
+    host.autostart.set(enabled).map_err(|e| autostart_error(&e))
+}
+
+fn autostart_error(e: &AutostartError) -> IpcError {
+    match e {
+        AutostartError::Unsupported => IpcError::new("unsupported", e.to_string()),
+        AutostartError::NotOurs { .. } | AutostartError::NoConfigDir => IpcError::new("autostart_refused", e.to_string()),
+        AutostartError::Io { .. } => IpcError::internal("cannot change start at login", e),
+    }
 }

@@ -28,16 +28,28 @@ pub(super) fn fixture() -> Fixture {
         r#"{"listen": "127.0.0.1:0", "mcpServers": {"fs": {"command": "true"}}}"#,
     )
     .unwrap();
-    let host = Arc::new(Host::new(Paths {
+    let mut host = Host::new(Paths {
         config,
         data_dir: dir.path().join("data"),
-    }));
+    });
+    // Start at login writes under this temp dir, never the real ~/.config.
+    host.autostart = crate::settings::Autostart::new(Box::new(TempConfigHome(dir.path().join("xdg"))));
+    let host = Arc::new(host);
     let (running, _listener) = tauri::async_runtime::block_on(host.start()).unwrap();
     host.set_phase(Phase::Running(running));
     let app = crate::configure(mock_builder(), host.clone())
         .build(tauri::generate_context!(test = true))
         .unwrap();
     Fixture { _dir: dir, app, host }
+}
+
+/// An environment whose only variable is `XDG_CONFIG_HOME`.
+pub(super) struct TempConfigHome(pub(super) std::path::PathBuf);
+
+impl portcullis_gateway::paths::Environment for TempConfigHome {
+    fn var(&self, key: &str) -> Option<std::ffi::OsString> {
+        (key == "XDG_CONFIG_HOME").then(|| self.0.clone().into_os_string())
+    }
 }
 
 pub(super) fn window(app: &App<MockRuntime>, label: &str) -> WebviewWindow<MockRuntime> {
@@ -304,4 +316,28 @@ fn a_tray_entry_shows_the_prompt_on_its_call() {
     crate::on_tray_entry(f.app.handle(), &entry);
     let payload = rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
     assert_eq!(serde_json::from_str::<Value>(&payload).unwrap(), json!({"id": "42"}));
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+#[test]
+fn start_at_login_writes_and_removes_the_apps_autostart_entry() {
+    let f = fixture();
+    let main = window(&f.app, "main");
+    let entry = f._dir.path().join("xdg/autostart/portcullis.desktop");
+    assert_eq!(invoke(&main, "get_autostart", json!({})), Ok(json!(false)));
+    assert_eq!(invoke(&main, "set_autostart", json!({"enabled": true})), Ok(Value::Null));
+    let text = std::fs::read_to_string(&entry).expect("the entry is written");
+    let exe = std::env::current_exe().unwrap();
+    assert!(text.contains(&format!("Exec=\"{}\"\n", exe.display())), "starts this app:\n{text}");
+    assert!(text.contains("X-Portcullis-Kind=desktop"), "{text}");
+    assert_eq!(invoke(&main, "get_autostart", json!({})), Ok(json!(true)));
+    assert_eq!(invoke(&main, "set_autostart", json!({"enabled": true})), Ok(Value::Null));
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), text, "on twice: the same entry");
+    assert_eq!(invoke(&main, "set_autostart", json!({"enabled": false})), Ok(Value::Null));
+    assert!(!entry.exists(), "off removes it");
+    assert_eq!(invoke(&main, "get_autostart", json!({})), Ok(json!(false)));
+    std::fs::write(&entry, "[Desktop Entry]\nExec=mine\n").unwrap();
+    let refused = invoke(&main, "set_autostart", json!({"enabled": true})).unwrap_err();
+    assert_eq!(refused["code"], "autostart_refused", "{refused}");
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), "[Desktop Entry]\nExec=mine\n", "not ours: kept");
 }

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from selenium.webdriver.common.by import By
 
-from conftest import (APP_BIN, CLI_BIN, MAIN_TITLE, App, launch, refresh_handles, stop_process, wait_until, write_config,
-                      x_viewable, x_window_id)
+from conftest import (APP_BIN, CLI_BIN, MAIN_TITLE, App, app_pids, launch, refresh_handles, stop_process, wait_until,
+                      write_config, x_viewable, x_window_id)
 
 
 def main_window_opens_by_itself(app: App) -> None:
@@ -48,24 +48,40 @@ def test_a_broken_config_opens_the_window_on_the_reason_and_a_fix_starts_the_gat
         wait_until(lambda: not app.driver.find_elements(By.CSS_SELECTOR, ".banner.error"), 10, "the error to go")
 
 
-def test_a_running_portcullis_serve_is_detected_and_the_app_takes_over_when_it_stops(scratch: Path) -> None:
+def test_the_app_started_while_portcullis_serve_runs_takes_over_and_a_connected_client_carries_on(
+        scratch: Path) -> None:
+    """Issue 14 point 4: no "already running" dead end. The app stops the serve it finds (SIGTERM),
+    hosts the gateway itself, and a client connected through `portcullis connect` before the app
+    started gets its next call answered by the app's gateway."""
     assert CLI_BIN.exists(), f"{CLI_BIN} is missing: cargo build -p portcullis"
     config = write_config(scratch)
     data = scratch / "data"
     serve = subprocess.Popen([str(CLI_BIN), "serve", "--config", str(config), "--data-dir", str(data)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    relay = None
     try:
         gateway_pid = lambda: json.loads((data / "gateway.json").read_text())["pid"]  # noqa: E731
         wait_until(lambda: gateway_pid() == serve.pid, 20, "portcullis serve to be ready")
+        server = next(iter(json.loads(config.read_text())["mcpServers"]))
+        relay = subprocess.Popen([str(CLI_BIN), "connect", server, "--data-dir", str(data), "--config", str(config)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+        def ask(rid: int, method: str) -> dict:
+            relay.stdin.write((json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": {}}) + "\n").encode())
+            relay.stdin.flush()
+            return json.loads(relay.stdout.readline())
+
+        assert "result" in ask(1, "tools/list"), "the client works through the serve"
         with launch(scratch, config, show=False, wait_for_gateway=False) as app:
-            main_window_opens_by_itself(app)
-            banner = error_banner(app, "already running")
-            assert f"pid {serve.pid}" in banner, banner
-            stop_process(serve)
-            wait_until(lambda: gateway_pid() not in (serve.pid,), 15, "the app to take over the data dir")
-            app.window("main")
-            app.wait_testid("approvals-empty")
+            serve.wait(timeout=20)  # stopped by the app, not by this test
+            wait_until(lambda: gateway_pid() in app_pids(scratch), 20, "the app to host the gateway for the data dir")
+            answer = ask(2, "tools/list")
+            assert answer.get("id") == 2 and "result" in answer, f"the connected client carried on: {answer}"
+            assert not app.driver.find_elements(By.CSS_SELECTOR, ".banner.error"), "no error shown"
     finally:
+        if relay is not None:
+            relay.stdin.close()
+            stop_process(relay)
         stop_process(serve)
 
 

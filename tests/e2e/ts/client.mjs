@@ -6,14 +6,18 @@
 //     "stdio": {"command": "...", "args": [...], "env": {...}},
 //     "token": "...",                                  // sent as Authorization: Bearer <token>
 //     "mode": "auto" | "legacy",                       // version negotiation (default "auto")
-//     "calls": [{"name": "echo", "arguments": {...}}]   // tools/call, in order
+//     "calls": [{"name": "echo", "arguments": {...}}]   // tools/call, in order; two other steps:
+//                                                      //   {"signal": "label"}: print {"signal": "label"} on stdout
+//                                                      //   {"await": true}: read one line from stdin first
 //   }
-// Prints one JSON object on stdout:
-//   {"protocolVersion", "era", "serverVersion", "tools": [{name, ...}], "results": [CallToolResult | {"thrown": msg}]}
+// Prints one JSON object on stdout (after any signal lines):
+//   {"protocolVersion", "era", "serverVersion", "tools": [{name, ...}], "results": [CallToolResult | {"thrown": msg}],
+//    "callMs": [ms per call]}
 // Exits 0 when the plan ran (tool errors are results), 1 when connecting or listing failed.
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const peers = process.env.PORTCULLIS_TEST_PEERS ?? resolve(here, '..', '..', 'peers');
@@ -22,6 +26,7 @@ const { Client, StreamableHTTPClientTransport } = require('@modelcontextprotocol
 const { StdioClientTransport } = require('@modelcontextprotocol/client/stdio');
 
 const plan = JSON.parse(process.argv[2] ?? '{}');
+const stdinLines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 
 function transportFor(p) {
     if (p.url) {
@@ -52,12 +57,23 @@ async function main() {
         await client.connect(transportFor(plan));
         const { tools } = await client.listTools();
         const results = [];
+        const callMs = [];
         for (const call of plan.calls ?? []) {
+            if (call.signal) {
+                process.stdout.write(JSON.stringify({ signal: call.signal }) + '\n');
+                continue;
+            }
+            if (call.await) {
+                await stdinLines.next();
+                continue;
+            }
+            const started = performance.now();
             try {
                 results.push(await client.callTool({ name: call.name, arguments: call.arguments ?? {} }));
             } catch (err) {
                 results.push({ thrown: String(err?.message ?? err) });
             }
+            callMs.push(performance.now() - started);
         }
         process.stdout.write(
             JSON.stringify({
@@ -66,6 +82,7 @@ async function main() {
                 serverVersion: client.getServerVersion() ?? null,
                 tools,
                 results,
+                callMs,
             }) + '\n',
         );
     } finally {

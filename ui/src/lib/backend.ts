@@ -60,6 +60,9 @@ export interface Backend {
   /** The gateway's pause switch: while on, every new call that needs approval is denied at once. */
   getPaused(): Promise<boolean>;
   setPaused(paused: boolean): Promise<void>;
+  /** Whether Portcullis starts at login (the platform's autostart entry). */
+  getAutostart(): Promise<boolean>;
+  setAutostart(enabled: boolean): Promise<void>;
   /** The prompt page painted for the first time (ends the app's start-up warm-up of the prompt window). */
   promptPainted(): Promise<void>;
 
@@ -108,6 +111,8 @@ export const COMMANDS = {
   setSettings: 'set_settings',
   getPaused: 'get_paused',
   setPaused: 'set_paused',
+  getAutostart: 'get_autostart',
+  setAutostart: 'set_autostart',
   listChangedTools: 'list_changed_tools',
   acceptTool: 'accept_tool',
   generatePolicy: 'generate_policy',
@@ -212,6 +217,12 @@ export class TauriBackend implements Backend {
   }
   setPaused(paused: boolean) {
     return call<void>(COMMANDS.setPaused, { paused });
+  }
+  getAutostart() {
+    return call<boolean>(COMMANDS.getAutostart);
+  }
+  setAutostart(enabled: boolean) {
+    return call<void>(COMMANDS.setAutostart, { enabled });
   }
   listChangedTools() {
     return call<ChangedTool[]>(COMMANDS.listChangedTools);

@@ -119,6 +119,7 @@ function csvCell(v: unknown): string {
 export class MockBackend implements Backend {
   readonly calls: RecordedCall[] = [];
   paused = false;
+  autostart = false;
   private data: MockData;
   private handlers = new Map<EventName, Set<(payload: never) => void>>();
   private now: () => number;
@@ -382,6 +383,16 @@ export class MockBackend implements Backend {
   async getPaused(): Promise<boolean> {
     this.record(COMMANDS.getPaused);
     return this.paused;
+  }
+
+  async getAutostart(): Promise<boolean> {
+    this.record(COMMANDS.getAutostart);
+    return this.autostart;
+  }
+
+  async setAutostart(enabled: boolean): Promise<void> {
+    this.record(COMMANDS.setAutostart, { enabled });
+    this.autostart = enabled;
   }
 
   async setPaused(paused: boolean): Promise<void> {

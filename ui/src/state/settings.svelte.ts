@@ -1,4 +1,4 @@
-// App settings (approval timeout, notifications, theme) and the pause switch.
+// App settings (approval timeout, notifications, theme), start at login and the pause switch.
 
 import { errorText, type Backend, type Unlisten } from '../lib/backend';
 import type { Settings, Theme } from '../lib/types';
@@ -11,6 +11,9 @@ export function applyTheme(theme: Theme, root: HTMLElement = document.documentEl
 export class SettingsState {
   settings = $state<Settings | null>(null);
   paused = $state(false);
+  /** Start at login; `null` while unknown or where the platform has no mechanism yet. */
+  autostart = $state<boolean | null>(null);
+  autostartError = $state<string | null>(null);
   error = $state<string | null>(null);
   saved = $state(false);
 
@@ -27,6 +30,23 @@ export class SettingsState {
       this.paused = await this.backend.getPaused();
     } catch (e) {
       this.error = errorText(e);
+    }
+    try {
+      this.autostart = await this.backend.getAutostart();
+    } catch (e) {
+      this.autostartError = errorText(e);
+    }
+  }
+
+  async setAutostart(enabled: boolean): Promise<void> {
+    const before = this.autostart;
+    this.autostart = enabled;
+    try {
+      await this.backend.setAutostart(enabled);
+      this.autostartError = null;
+    } catch (e) {
+      this.autostart = before;
+      this.autostartError = errorText(e);
     }
   }
 

@@ -15,11 +15,17 @@ use portcullis_wire::{error_code, method, LineDecoder, Message, SseDecoder};
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
+use tokio::task::JoinSet;
 
 use portcullis_gateway::gateway_file::GatewayFile;
 use portcullis_gateway::http::mcp::{RELAY_HEADER, SESSION_HEADER};
 
 const MAX_LINE: usize = portcullis_gateway::limits::MAX_MESSAGE;
+/// After the client's end of input, how long the answers still streaming may take (the
+/// gateway's default call timeout and longest hold; the gateway bounds each call itself).
+const FINISH_WITHIN: std::time::Duration = std::time::Duration::from_secs(
+    portcullis_gateway::config::DEFAULT_CALL_TIMEOUT_SECS + portcullis_gateway::config::DEFAULT_MAX_HOLD_SECS,
+);
 
 #[derive(Debug, thiserror::Error)]
 pub enum RelayError {
@@ -58,7 +64,14 @@ where
         session: Mutex::new(None),
         out,
     });
-    relay.pump_stdin(stdin).await;
+    let mut answers = JoinSet::new();
+    relay.pump_stdin(stdin, &mut answers).await;
+    // stdin ended: the answers still streaming are written before the session ends.
+    let finished = tokio::time::timeout(FINISH_WITHIN, async { while answers.join_next().await.is_some() {} });
+    if finished.await.is_err() {
+        tracing::warn!("answers still streaming {FINISH_WITHIN:?} after the client's end of input");
+    }
+    answers.abort_all();
     relay.end_session().await;
     drop(relay);
     let _ = writer.await;
@@ -93,14 +106,14 @@ async fn check_gateway(client: &reqwest::Client, url: &str, token: &str) -> Resu
 }
 
 impl Relay {
-    async fn pump_stdin<R: AsyncRead + Unpin>(self: &Arc<Self>, mut stdin: R) {
+    async fn pump_stdin<R: AsyncRead + Unpin>(self: &Arc<Self>, mut stdin: R, answers: &mut JoinSet<()>) {
         let mut decoder = LineDecoder::new(MAX_LINE);
         let mut buf = BytesMut::with_capacity(64 * 1024);
         loop {
             loop {
                 match decoder.decode(&mut buf) {
                     Ok(Some(line)) => match parse_client_line(line.clone()) {
-                        Ok(msg) => self.forward(msg).await,
+                        Ok(msg) => self.forward(msg, answers).await,
                         Err((code, e)) => {
                             let text = format!("[portcullis] {e}");
                             let id = portcullis_wire::message::refusal_id(&line);
@@ -117,14 +130,17 @@ impl Relay {
                 }
             }
             match stdin.read_buf(&mut buf).await {
+                // A last line without its newline still counts.
+                Ok(0) | Err(_) if !buf.is_empty() => buf.extend_from_slice(b"\n"),
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
             }
         }
     }
 
-    /// POSTs one message and hands its answer stream to a task; returns once headers arrived.
-    async fn forward(self: &Arc<Self>, msg: Message) {
+    /// POSTs one message and hands its answer stream to a task in `answers`; returns once
+    /// headers arrived.
+    async fn forward(self: &Arc<Self>, msg: Message, answers: &mut JoinSet<()>) {
         let session = self.session.lock().ok().and_then(|s| s.clone());
         let mut request = self
             .client
@@ -159,7 +175,7 @@ impl Relay {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         let relay = self.clone();
-        tokio::spawn(async move {
+        answers.spawn(async move {
             if is_sse {
                 relay.copy_sse(response).await;
             } else {

@@ -22,11 +22,12 @@ use portcullis_gateway::gateway_file::GatewayFile;
 use portcullis_gateway::local_conn::{Hello, PROTOCOL};
 use portcullis_gateway::local_socket;
 use portcullis_wire::codec::encode_line_into;
-use portcullis_wire::{error_code, method, LineDecoder, Message, RequestId};
+use portcullis_wire::{error_code, LineDecoder, Message, RequestId};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::time::Instant;
 
+use super::sniff::{sniff, Line as SniffedLine};
 use super::stdio::{Input, Output};
 
 const MAX_LINE: usize = portcullis_gateway::limits::MAX_MESSAGE;
@@ -42,6 +43,12 @@ const RETRY_WITHOUT_GATEWAY: Duration = Duration::from_secs(2);
 const RESTART_GRACE: Duration = Duration::from_secs(10);
 /// How long a replayed `initialize` may take to be answered.
 const REPLAY_WITHIN: Duration = Duration::from_secs(30);
+/// After the client's end of input, how long its last answers may take: the gateway's default
+/// call timeout and longest hold (the gateway bounds every call by its own settings; this only
+/// keeps a relay from outliving a gateway that stopped answering).
+const FINISH_WITHIN: Duration = Duration::from_secs(
+    portcullis_gateway::config::DEFAULT_CALL_TIMEOUT_SECS + portcullis_gateway::config::DEFAULT_MAX_HOLD_SECS,
+);
 
 type Sock = local_socket::Stream;
 
@@ -244,55 +251,82 @@ impl Relay {
     async fn pump(&mut self, mut conn: Conn) -> Lost {
         loop {
             // Lines already buffered first, each side.
-            loop {
-                let Some(line) = self.next_client_line().await else {
-                    break;
-                };
-                self.note_from_client(&line);
-                if conn.send(&mut self.out_buf, &line).await.is_err() {
-                    return Lost::Gateway;
-                }
+            if self.send_client_lines(&mut conn).await.is_err() {
+                return Lost::Gateway;
             }
             while let Ok(Some(line)) = conn.lines.decode(&mut conn.buf) {
                 self.note_from_gateway(&line);
                 self.write_client(&line).await;
             }
-            tokio::select! {
-                read = self.stdin.read_buf(&mut self.in_buf) => match read {
-                    Ok(0) | Err(_) => {
-                        let _ = conn.wr.shutdown().await;
-                        return Lost::ClientDone;
-                    }
-                    Ok(_) => {}
-                },
+            let client_done = tokio::select! {
+                read = self.stdin.read_buf(&mut self.in_buf) => matches!(read, Ok(0) | Err(_)),
                 read = conn.rd.read_buf(&mut conn.buf) => match read {
                     Ok(0) | Err(_) => return Lost::Gateway,
-                    Ok(_) => {}
+                    Ok(_) => false,
                 },
+            };
+            if client_done {
+                self.finish(conn).await;
+                return Lost::ClientDone;
             }
         }
     }
 
-    fn note_from_client(&mut self, line: &Bytes) {
-        let Ok(msg) = Message::parse(line.clone()) else {
-            return; // the gateway answers it
-        };
-        if let Some(id) = msg.id().filter(|_| msg.is_request()) {
-            self.in_flight.insert(id.clone());
-            if msg.method() == Some(method::INITIALIZE) {
-                self.initialize = Some((line.clone(), id.clone()));
+    /// Sends every whole line the client sent, noting what it needs to survive a restart.
+    async fn send_client_lines(&mut self, conn: &mut Conn) -> std::io::Result<()> {
+        while let Some(line) = self.next_client_line().await {
+            self.note_from_client(&line);
+            conn.send(&mut self.out_buf, &line).await?;
+        }
+        Ok(())
+    }
+
+    /// stdin ended: what the client asked is still answered before the relay ends (`echo
+    /// '<request>' | portcullis connect` gets its answer). A last line without its newline is
+    /// sent as a line; the socket's writing half is shut, so the gateway answers what it has
+    /// and closes; bounded by [`FINISH_WITHIN`]. A gateway that goes away meanwhile leaves the
+    /// rest answered with [`RESTARTED`] — there is no client session left to restore.
+    async fn finish(&mut self, mut conn: Conn) {
+        if !self.in_buf.is_empty() {
+            self.in_buf.extend_from_slice(b"\n");
+        }
+        let sent = self.send_client_lines(&mut conn).await;
+        let _ = conn.wr.shutdown().await;
+        let deadline = Instant::now() + FINISH_WITHIN;
+        while sent.is_ok() && !self.in_flight.is_empty() {
+            while let Ok(Some(line)) = conn.lines.decode(&mut conn.buf) {
+                self.note_from_gateway(&line);
+                self.write_client(&line).await;
             }
-        } else if msg.method() == Some(method::INITIALIZED) {
-            self.initialized = Some(line.clone());
-        } else if msg.method() == Some(method::CANCELLED) {
+            if self.in_flight.is_empty() {
+                break;
+            }
+            match tokio::time::timeout_at(deadline, conn.rd.read_buf(&mut conn.buf)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                Ok(_) => break,
+                Err(_) => {
+                    tracing::warn!("requests still unanswered {FINISH_WITHIN:?} after the client's end of input");
+                    break;
+                }
+            }
+        }
+        self.fail_in_flight().await;
+    }
+
+    fn note_from_client(&mut self, line: &Bytes) {
+        match sniff(line) {
+            SniffedLine::Request { id, initialize } => {
+                if initialize {
+                    self.initialize = Some((line.clone(), id.clone()));
+                }
+                self.in_flight.insert(id);
+            }
+            SniffedLine::Initialized => self.initialized = Some(line.clone()),
             // A cancelled request gets no answer: it is no longer waiting for one.
-            if let Some(id) = msg
-                .params::<Value>()
-                .ok()
-                .and_then(|p| RequestId::from_value(p.get("requestId")?))
-            {
+            SniffedLine::Cancelled { id } => {
                 self.in_flight.remove(&id);
             }
+            SniffedLine::Response { .. } | SniffedLine::Other => {} // the gateway answers a bad one
         }
     }
 
@@ -300,12 +334,8 @@ impl Relay {
         if self.in_flight.is_empty() {
             return;
         }
-        if let Ok(msg) = Message::parse(line.clone()) {
-            if msg.is_response() {
-                if let Some(id) = msg.id() {
-                    self.in_flight.remove(id);
-                }
-            }
+        if let SniffedLine::Response { id } = sniff(line) {
+            self.in_flight.remove(&id);
         }
     }
 

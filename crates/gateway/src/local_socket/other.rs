@@ -56,6 +56,10 @@ impl Listener {
     pub fn remove_if_ours(&self) {}
 }
 
+pub fn hang_up(stream: &Stream) -> impl std::future::Future<Output = ()> + Send + 'static {
+    match *stream {}
+}
+
 pub async fn connect(_path: &Path) -> std::io::Result<Stream> {
     Err(std::io::Error::new(
         std::io::ErrorKind::Unsupported,

@@ -1,7 +1,11 @@
 //! Unix domain sockets.
 
+use std::future::Future;
+use std::os::fd::AsFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout};
 
 use super::BindError;
 
@@ -94,6 +98,35 @@ fn check_existing(path: &Path) -> Result<(), BindError> {
     }
 }
 
+/// Resolves once the peer has closed the whole connection, not only its writing half (after a
+/// peer's `shutdown(SHUT_WR)` the socket reads end of input but stays writable; after its
+/// `close` the kernel reports `POLLHUP`). Polled on a short tick on a duplicate of the
+/// descriptor: readiness through the runtime cannot wait for a hang-up alone (a writable socket
+/// is always ready), and this runs only while a connection waits for its last answers, so a
+/// connection pays one `dup` and nothing per message. Never resolves if the descriptor cannot
+/// be duplicated.
+pub fn hang_up(stream: &Stream) -> impl Future<Output = ()> + Send + 'static {
+    let fd = stream.as_fd().try_clone_to_owned();
+    async move {
+        let Ok(fd) = fd else {
+            return std::future::pending().await;
+        };
+        let mut tick = tokio::time::interval(HANG_UP_TICK);
+        loop {
+            tick.tick().await;
+            let mut polled = [PollFd::new(fd.as_fd(), PollFlags::empty())];
+            let hung_up = nix::poll::poll(&mut polled, PollTimeout::ZERO).is_ok()
+                && polled[0].revents().is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR));
+            if hung_up {
+                return;
+            }
+        }
+    }
+}
+
+/// How often [`hang_up`] looks.
+const HANG_UP_TICK: std::time::Duration = std::time::Duration::from_millis(100);
+
 pub async fn connect(path: &Path) -> std::io::Result<Stream> {
     tokio::net::UnixStream::connect(path).await
 }
@@ -126,6 +159,23 @@ mod tests {
         assert!(!path.exists(), "removed on the way out");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert!(names.is_empty(), "no temp socket left behind");
+    }
+
+    #[tokio::test]
+    async fn hang_up_tells_a_closed_peer_from_one_that_only_stopped_sending() {
+        use tokio::io::AsyncWriteExt;
+        let (ours, mut peer) = Stream::pair().unwrap();
+        let gone = hang_up(&ours);
+        tokio::pin!(gone);
+        peer.shutdown().await.unwrap();
+        assert!(
+            tokio::time::timeout(4 * HANG_UP_TICK, &mut gone).await.is_err(),
+            "a peer that only shut its writing half is still there"
+        );
+        drop(peer);
+        tokio::time::timeout(std::time::Duration::from_secs(5), gone)
+            .await
+            .expect("a peer that closed the connection is seen gone");
     }
 
     #[test]

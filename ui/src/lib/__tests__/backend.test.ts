@@ -42,6 +42,8 @@ describe('TauriBackend', () => {
     await b.getSettings();
     await b.setSettings(settings);
     await b.setPaused(true);
+    await b.getAutostart();
+    await b.setAutostart(true);
     await b.listChangedTools();
     await b.acceptTool('fs', 'read_file', 'sha256:2222');
     await b.generatePolicy('fs');
@@ -66,6 +68,8 @@ describe('TauriBackend', () => {
       ['get_settings', {}],
       ['set_settings', { settings }],
       ['set_paused', { paused: true }],
+      ['get_autostart', {}],
+      ['set_autostart', { enabled: true }],
       ['list_changed_tools', {}],
       ['accept_tool', { server: 'fs', tool: 'read_file', digest: 'sha256:2222' }],
       ['generate_policy', { server: 'fs' }],

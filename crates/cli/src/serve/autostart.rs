@@ -1,0 +1,42 @@
+//! `portcullis serve --install-autostart` / `--uninstall-autostart`: start the headless gateway
+//! at login, with this binary and the config and data dir in force now
+//! ([`portcullis_gateway::autostart`] has the platform part).
+
+use std::path::Path;
+
+use portcullis_gateway::autostart::{self, Kind, Launch};
+use portcullis_gateway::paths::ProcessEnv;
+
+use crate::exit::{Failure, Outcome};
+use crate::policy::write_stdout;
+
+pub fn install(config: &Path, data_dir: &Path) -> Outcome {
+    let absolute = |p: &Path| std::path::absolute(p).map_err(|e| Failure::user(format!("{}: {e}", p.display())));
+    let program = std::env::current_exe().map_err(|e| Failure::user(format!("cannot find this program: {e}")))?;
+    let args = ["serve", "--config"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain([absolute(config)?.display().to_string(), "--data-dir".into()])
+        .chain([absolute(data_dir)?.display().to_string()])
+        .collect();
+    let launch = Launch {
+        program,
+        args,
+        kind: Kind::Serve,
+    };
+    let path = autostart::install(&launch, &ProcessEnv).map_err(Failure::user)?;
+    write_stdout(&format!(
+        "portcullis serve starts at login: {}\n(undo with `portcullis serve --uninstall-autostart`)",
+        path.display()
+    ));
+    Ok(())
+}
+
+pub fn uninstall() -> Outcome {
+    if autostart::uninstall(&ProcessEnv).map_err(Failure::user)? {
+        write_stdout("portcullis no longer starts at login");
+    } else {
+        write_stdout("portcullis was not set to start at login; nothing to undo");
+    }
+    Ok(())
+}

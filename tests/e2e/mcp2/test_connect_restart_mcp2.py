@@ -1,0 +1,138 @@
+"""`portcullis connect` outlives the gateway for the other two clients of issue 14 point 3 (the Python
+mcp 1.x case is tests/e2e/mcp1/test_connect_restart_mcp1.py): the Python mcp 2.3.0 `Client` and the
+TypeScript SDK v2 client, each launching `portcullis connect`, keep one client session across a
+gateway stop and a new gateway on the same data dir; their next calls succeed.
+
+For mcp 2.x a slow call is in flight at the stop: it fails with the `[portcullis]` restart error, and
+no other call fails. The gap the client sees (stop → the first answer after it) is logged.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import anyio
+import pytest
+
+import harness
+from mcp.shared.exceptions import MCPError
+from v2client import open_client
+
+pytestmark = pytest.mark.gateway
+
+RESTARTED = "[portcullis] the gateway restarted; the call was not completed"
+POLICY = {"version": "1", "default": "allow", "tools": {"echo": {}}}
+CALL_TIMEOUT = 30.0
+CLIENT_JS = harness.TS_DIR / "client.mjs"
+
+
+def own_world(root: Path) -> tuple[Path, Path]:
+    config = harness.write_config(root / "gateway", {"everything": harness.everything_stdio()},
+                                  {"everything": POLICY})
+    return config, root / "data"
+
+
+def text_of(result) -> str:
+    return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+def test_a_python_mcp2_client_survives_a_gateway_restart(e2e_tmp):
+    config, data = own_world(e2e_tmp / f"restart2-{uuid.uuid4().hex[:8]}")
+    gateways = [harness.start_gateway(config, data)]
+    marker = uuid.uuid4().hex[:8]
+    figures: dict[str, float] = {}
+    failed: list[str] = []
+
+    async def scenario() -> None:
+        async with open_client("stdio", "everything", {}, gateways[0]) as client:
+            with anyio.fail_after(CALL_TIMEOUT):
+                first = await client.call_tool("echo", {"message": f"before {marker}"})
+            assert f"before {marker}" in text_of(first), first
+            slow: dict[str, object] = {}
+            slow_done = anyio.Event()
+
+            async def slow_call() -> None:
+                try:
+                    slow["result"] = await client.call_tool("trigger-long-running-operation",
+                                                            {"duration": 20, "steps": 20, "marker": marker})
+                except MCPError as e:
+                    slow["error"] = e
+                slow_done.set()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slow_call)
+                # The slow call is in flight once the old gateway has audited it.
+                await anyio.to_thread.run_sync(lambda: gateways[0].audit_rows_for(
+                    "everything", "trigger-long-running-operation", marker))
+                stopped_at = time.monotonic()
+                assert await anyio.to_thread.run_sync(gateways[0].stop) is not None, "the old gateway stopped"
+                with anyio.fail_after(CALL_TIMEOUT):
+                    await slow_done.wait()
+            assert "error" in slow and RESTARTED in str(slow["error"]), f"the call in flight fails clearly: {slow}"
+            failed.append("trigger-long-running-operation")
+            gateways.append(await anyio.to_thread.run_sync(lambda: harness.start_gateway(config, data)))
+            figures["new_gateway_ready_s"] = time.monotonic() - stopped_at
+            for i in range(3):
+                with anyio.fail_after(CALL_TIMEOUT):
+                    after = await client.call_tool("echo", {"message": f"after {i} {marker}"})
+                if i == 0:
+                    figures["gap_s"] = time.monotonic() - stopped_at
+                assert not after.is_error and f"after {i} {marker}" in text_of(after), after
+
+    try:
+        anyio.run(scenario)
+        echoes = gateways[-1].audit_db("tool = 'echo' AND arguments LIKE ?", (f"%{marker}%",))
+        assert len(echoes) == 4 and all(r["decision"] == "allowed" for r in echoes), [r.raw for r in echoes]
+    finally:
+        for gw in gateways:
+            gw.stop()
+    assert failed == ["trigger-long-running-operation"], f"only the call in flight failed: {failed}"
+    harness.log(f"restart figures (mcp 2.x): {json.dumps({k: round(v, 3) for k, v in figures.items()})}, "
+                f"calls failed: {len(failed)} (the one in flight)")
+
+
+def test_a_ts_sdk_client_survives_a_gateway_restart(e2e_tmp):
+    config, data = own_world(e2e_tmp / f"restart-ts-{uuid.uuid4().hex[:8]}")
+    gateways = [harness.start_gateway(config, data)]
+    marker = uuid.uuid4().hex[:8]
+    argv = gateways[0].connect_argv("everything")
+    plan = {"stdio": {"command": argv[0], "args": argv[1:]}, "calls": [
+        {"name": "echo", "arguments": {"message": f"before {marker}"}},
+        {"signal": "restart-now"},
+        {"await": True},
+        *({"name": "echo", "arguments": {"message": f"after {i} {marker}"}} for i in range(3)),
+    ]}
+    proc = subprocess.Popen([harness.node_bin(), str(CLIENT_JS), json.dumps(plan)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        signal = json.loads(proc.stdout.readline() or "{}")
+        assert signal == {"signal": "restart-now"}, f"the client reached the restart point: {signal}"
+        stopped_at = time.monotonic()
+        assert gateways[0].stop() is not None, "the old gateway stopped"
+        gateways.append(harness.start_gateway(config, data))
+        ready_s = time.monotonic() - stopped_at
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        out, err = proc.communicate(timeout=CALL_TIMEOUT)
+        gap_s = time.monotonic() - stopped_at
+        assert proc.returncode == 0, f"client.mjs exited {proc.returncode}: {err[-2000:]}"
+        result = json.loads(out.strip().splitlines()[-1])
+        texts = [harness.denial_text(r.get("content", [])) if "thrown" not in r else r["thrown"]
+                 for r in result["results"]]
+        expected = [f"Echo: before {marker}", *(f"Echo: after {i} {marker}" for i in range(3))]
+        assert texts == expected, f"every call succeeded, on one client session: {texts}"
+        echoes = gateways[-1].audit_db("tool = 'echo' AND arguments LIKE ?", (f"%{marker}%",))
+        assert len(echoes) == 4, [r.raw for r in echoes]
+        harness.log(f"restart figures (TS SDK): new gateway ready {ready_s:.3f} s, first answer after the stop "
+                    f"{gap_s:.3f} s (including the node client's exit), first call after "
+                    f"{result['callMs'][1]:.1f} ms, calls failed: 0")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        for gw in gateways:
+            gw.stop()
