@@ -14,7 +14,8 @@ use portcullis_gateway::risk::Risk;
 use portcullis_gateway::server_status::ServerReport;
 use ts_rs::{Config, TS};
 
-use crate::commands::approvals::ChoiceArg;
+use crate::commands::approvals::{Decided, DryRunView, Extended};
+use crate::commands::choice::{ChoiceArg, GrantArg};
 use crate::commands::audit::FilterArg;
 use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
 use crate::commands::pins::ChangedTool;
@@ -60,6 +61,10 @@ pub fn render() -> String {
         // The commands' own arguments and results.
         decl::<IpcError>(&cfg),
         decl::<ChoiceArg>(&cfg),
+        decl::<GrantArg>(&cfg),
+        decl::<Decided>(&cfg),
+        decl::<Extended>(&cfg),
+        decl::<DryRunView>(&cfg),
         decl::<FilterArg>(&cfg),
         decl::<Format>(&cfg),
         decl::<Bucket>(&cfg),

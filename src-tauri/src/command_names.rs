@@ -6,6 +6,9 @@
 pub const COMMANDS: &[&str] = &[
     "list_approvals",
     "decide_approval",
+    "extend_approval",
+    "dry_run_approval",
+    "approval_input_schema",
     "query_audit",
     "export_audit",
     "audit_histogram",

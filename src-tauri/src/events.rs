@@ -1,5 +1,5 @@
 //! The gateway's events, as the app acts on them: forwarded to both web views as Tauri events
-//! named by type (`ApprovalRequested`, `ApprovalResolved`, `AuditAppended`, `PolicyReloaded`,
+//! named by type (`ApprovalRequested`, `ApprovalExtended`, `ApprovalResolved`, `AuditAppended`, `PolicyReloaded`,
 //! `PolicyRejected`, `PauseChanged`, payloads as in `GatewayEvent`), and turned into the prompt's
 //! visibility, notifications and the tray.
 
@@ -62,7 +62,8 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
         GatewayEvent::PolicyRejected { server, problems } => host.policy_rejected(&server, Some(problems)),
         GatewayEvent::PauseChanged { .. } => host.nudge(),
         // Forwarded above; the windows show it (AuditHealth: calls are refused while `ok` is false).
-        GatewayEvent::AuditAppended { .. } | GatewayEvent::AuditHealth { .. } => {}
+        // ApprovalExtended: the prompt shows the new deadline.
+        GatewayEvent::AuditAppended { .. } | GatewayEvent::AuditHealth { .. } | GatewayEvent::ApprovalExtended { .. } => {}
     }
 }
 
@@ -97,7 +98,7 @@ fn on_notification_action<R: Runtime>(app: &AppHandle<R>, running: &Running) -> 
             },
             notification::Action::Open => return windows::show_prompt_on(&app, id),
         };
-        if let Err(e) = decide(&gate, id, choice) {
+        if let Err(e) = decide(&gate, id, choice).map(drop) {
             tracing::info!(%e, "notification action on a call already decided");
         }
     })

@@ -79,6 +79,9 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
         .invoke_handler(tauri::generate_handler![
             commands::approvals::list_approvals,
             commands::approvals::decide_approval,
+            commands::approvals::extend_approval,
+            commands::approvals::dry_run_approval,
+            commands::approvals::approval_input_schema,
             commands::audit::query_audit,
             commands::audit::export_audit,
             commands::audit::audit_histogram,

@@ -250,6 +250,15 @@ impl PinStore {
         pin.changed.as_ref().map(|seen| change_view(pin, seen))
     }
 
+    /// The tool's definition as the server presents it now (the changed one while a change is
+    /// pending, else the pinned one): the approval prompt checks edited arguments against its
+    /// `inputSchema`.
+    pub fn definition(&self, server: &str, tool: &str) -> Option<Value> {
+        let state = self.lock();
+        let pin = state.servers.get(server)?.get(tool)?;
+        Some(pin.changed.as_ref().map_or(&pin.definition, |seen| &seen.definition).clone())
+    }
+
     /// Every pin, by server and tool.
     pub fn list(&self) -> Vec<ToolPin> {
         let state = self.lock();

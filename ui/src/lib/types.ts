@@ -13,13 +13,17 @@ export type {
   ChangedTool,
   ClientInfo,
   ClientState,
+  DecisionResult,
   DiffEntry,
+  DryRunResult,
   DiffKind,
   DecidedBy,
   Decision,
   EntryProblem,
   ExportFormat,
+  ExtendResult,
   GatewayEvent,
+  GrantArg,
   HistogramBucket,
   InstallPreview,
   IpcError,
@@ -68,6 +72,7 @@ type Payload<K extends GatewayEvent['type']> = Omit<Extract<GatewayEvent, { type
 export type AuditHealth = Payload<'AuditHealth'>;
 export type ApprovalRequested = Payload<'ApprovalRequested'>;
 export type ApprovalResolved = Payload<'ApprovalResolved'>;
+export type ApprovalExtended = Payload<'ApprovalExtended'>;
 export type AuditAppended = Payload<'AuditAppended'>;
 export type PolicyReloaded = Payload<'PolicyReloaded'>;
 export type PolicyRejected = Payload<'PolicyRejected'>;
