@@ -218,7 +218,15 @@ describe('Prompt', () => {
     const { backend, view, setNow } = setup();
     const card = await shown();
     const queue = queueOf(view);
-    await fireEvent.mouseEnter(card);
+    // A window appearing under a resting pointer is not a person hovering: the first "move" only
+    // says where the pointer is.
+    setNow(T0 + 25_000);
+    await fireEvent.mouseMove(card, { clientX: 10, clientY: 10 });
+    queue.tick();
+    expect(backend.callsOf('extend_approval')).toEqual([]);
+    setNow(T0 + 1000);
+    queue.tick();
+    await fireEvent.mouseMove(card, { clientX: 12, clientY: 10 });
     expect(backend.callsOf('extend_approval')).toEqual([]); // 44 s left: nothing to do yet
     setNow(T0 + 25_000);
     queue.tick();
