@@ -46,14 +46,11 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
             windows::apply_prompt(app, prompt_action(pending, true));
             let latency = portcullis_gateway::gate::now_ms() - approval.requested_at_ms;
             tracing::info!(id = approval.id, latency_ms = latency, "prompt shown");
-            if host.settings.notifications() {
-                app.state::<Arc<Notifier>>()
-                    .show(&approval, on_notification_action(app, running));
-            }
+            refresh_notification(app, running);
             host.nudge();
         }
-        GatewayEvent::ApprovalResolved { id, .. } => {
-            app.state::<Arc<Notifier>>().close(&id);
+        GatewayEvent::ApprovalResolved { .. } => {
+            refresh_notification(app, running);
             let pending = gate.approvals.pending().len();
             windows::apply_prompt(app, prompt_action(pending, false));
             host.nudge();
@@ -65,6 +62,19 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
         // ApprovalExtended: the prompt shows the new deadline.
         GatewayEvent::AuditAppended { .. } | GatewayEvent::AuditHealth { .. } | GatewayEvent::ApprovalExtended { .. } => {}
     }
+}
+
+/// The one notification follows the held calls: named for one, counted for several, gone for
+/// none (and none at all while notifications are off).
+fn refresh_notification<R: Runtime>(app: &AppHandle<R>, running: &Running) {
+    let host = app.state::<Arc<Host>>();
+    let pending = if host.settings.notifications() {
+        running.gateway.gate().approvals.pending()
+    } else {
+        Vec::new()
+    };
+    app.state::<Arc<Notifier>>()
+        .refresh(&pending, on_notification_action(app, running));
 }
 
 /// Emits `event` to every web view under its type's name, without the `type` tag.

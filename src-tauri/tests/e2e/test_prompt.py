@@ -129,7 +129,7 @@ def test_the_countdown_is_the_gateway_deadline_after_typing_extend_and_hover(app
                           10, "Extend to add a minute")
     assert extended["expires_at_ms"] == typed["expires_at_ms"] + 60_000, (typed, extended)
     assert assert_shows_the_gateway_deadline(app, m) == extended["expires_at_ms"]
-    app.screenshot("prompt", PROMPT_TITLE)
+    app.screenshot("prompt-countdown", PROMPT_TITLE)
     pointer_off_the_call(app)
     deny_and_wait(app, pending)
 
@@ -232,6 +232,39 @@ def test_a_scoped_grant_previews_and_then_spares_the_next_matching_call(app: App
     assert not result.get("isError"), result
     grants = control(app, "GET", "/control/grants")
     assert any(f"/tmp/{m}" in json.dumps(g) for g in grants), grants
+
+
+def notifications_shown(app: App, since: int) -> list[tuple[str, str]]:
+    """(D-Bus id, summary) of each notification shown after log offset `since`."""
+    return re.findall(r'notification shown id="?\d+"? notification=(\d+) calls="?([^"\n]*)', app.log()[since:])
+
+
+def dunst_displayed() -> int:
+    out = subprocess.run(["dunstctl", "count", "displayed"], capture_output=True, text=True, timeout=10, check=True)
+    return int(out.stdout.strip())
+
+
+def test_identical_calls_one_counting_notification_and_apply_to_all(app: App) -> None:
+    client = app.client()
+    m = marker()
+    since = len(app.log())
+    before = dunst_displayed()
+    pending = [app.call_async(client, "echo", {"message": m}) for _ in range(3)]
+    wait_until(lambda: len([a for a in control(app, "GET", "/control/approvals") if m in json.dumps(a)]) == 3, 15,
+               "three held calls")
+    shown = wait_until(lambda: (n := notifications_shown(app, since)) and "3 tool calls" in n[-1][1] and n, 15,
+                       "the notification to count three calls")
+    assert len({dbus_id for dbus_id, _ in shown}) == 1, f"one notification, replaced in place: {shown}"
+    # Another module's app may have left notifications on the same daemon: count this app's.
+    assert dunst_displayed() - before <= 1, "one notification on screen, not three"
+    show(app, m)
+    alike = app.wait_testid("prompt-alike")
+    assert "3 identical calls" in alike.text, alike.text
+    app.decide("alike-deny")
+    for p in pending:
+        assert p.result(timeout=30).get("isError") is True
+    wait_until(lambda: not app.prompt_viewable(), 10, "the prompt to hide")
+    wait_until(lambda: dunst_displayed() <= before, 10, "the notification to go")
 
 
 def test_always_shows_the_rule_and_its_count_then_writes_it(app: App) -> None:

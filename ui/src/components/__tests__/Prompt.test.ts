@@ -38,7 +38,7 @@ describe('Prompt', () => {
     expect(screen.getByTestId('risk-badge').dataset.risk).toBe('write');
     expect(screen.getByTestId('prompt-agent').textContent).toBe('Claude Code 2.1.0');
     expect(screen.getByTestId('prompt-session').textContent).toBe('sess-7f3a');
-    expect(screen.getByTestId('prompt-rule').textContent).toBe('the policy rule tools.write_file');
+    expect(screen.getByTestId('prompt-rule').textContent).toBe('tools.write_file');
     expect(screen.getByTestId('json-view').textContent).toContain('"/tmp/notes.txt"');
     expect(screen.getByTestId('countdown-value').textContent).toBe('44 s');
   });
