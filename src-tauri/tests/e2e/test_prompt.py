@@ -25,7 +25,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.keys import Keys
 
-from conftest import CLI_BIN, PROMPT_TITLE, App, launch, result_text, wait_until, write_config
+from conftest import CLI_BIN, PROMPT_TITLE, App, app_processes, cpu_seconds, launch, result_text, wait_until, write_config
 
 #: The policy timeout of echo in this module (below the prompt's 30 s "interacting" threshold).
 HOLD_SECS = 25
@@ -265,6 +265,30 @@ def test_identical_calls_one_counting_notification_and_apply_to_all(app: App) ->
         assert p.result(timeout=30).get("isError") is True
     wait_until(lambda: not app.prompt_viewable(), 10, "the prompt to hide")
     wait_until(lambda: dunst_displayed() <= before, 10, "the notification to go")
+
+
+def test_a_waiting_prompt_costs_almost_no_cpu(app: App) -> None:
+    """The countdown repaints once a second, when its text changes: a prompt left waiting keeps
+    the app and its WebKit processes near idle. Measured over a fixed window (a measurement, not
+    a wait for anything); the bound is generous for a debug build under Xvfb."""
+    pids = app_processes(app.gateway()["pid"])
+
+    def share_of_a_core(seconds: float) -> float:
+        start_cpu, start = cpu_seconds(pids), time.monotonic()
+        time.sleep(seconds)
+        return (cpu_seconds(pids) - start_cpu) / (time.monotonic() - start)
+
+    idle = share_of_a_core(3)
+    client = app.client()
+    m = marker()
+    pending = app.call_async(client, "echo", {"message": m})
+    show(app, m)
+    pointer_off_the_call(app)
+    used = share_of_a_core(4)
+    print(f"\nCPU of the app + WebKit processes: {idle * 100:.1f}% of one core with nothing held, "
+          f"{used * 100:.1f}% while a prompt waits")
+    assert used < 0.15, f"a waiting prompt must be near idle, used {used * 100:.1f}% of a core"
+    deny_and_wait(app, pending)
 
 
 def test_always_shows_the_rule_and_its_count_then_writes_it(app: App) -> None:

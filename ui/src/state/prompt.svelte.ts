@@ -189,6 +189,8 @@ export class PromptQueue {
   /** Adds a held call in request order; a call already queued is replaced. */
   add(approval: PendingApproval): void {
     if (this.resolved.has(approval.id)) return;
+    // What the last decision also did is old news once a new call waits.
+    this.notice = null;
     const shownId = this.current?.id;
     const rest = this.items.filter((a) => a.id !== approval.id);
     rest.push(approval);
