@@ -167,7 +167,8 @@ export class PromptQueue {
         if (clamped) this.atMaxHold = { ...this.atMaxHold, [id]: true };
       },
       (e) => {
-        this.error = errorText(e);
+        // A call decided meanwhile cannot be extended; that is no news to the person.
+        if (!this.resolved.has(id)) this.error = errorText(e);
       },
     );
     this.extending = request;

@@ -326,6 +326,17 @@ describe('Prompt', () => {
     await waitFor(() => expect(backend.callsOf('decide_approval')).toEqual([{ id: 'e1', choice: { edit: { arguments_json: edited } } }]));
   });
 
+  it('a decision key near the deadline decides without asking for more time', async () => {
+    const { backend, view, setNow } = setup(2);
+    await shown();
+    setNow(T0 + 30_000);
+    queueOf(view).tick();
+    await fireEvent.keyDown(window, { key: 'a' });
+    await waitFor(() => expect(backend.callsOf('decide_approval')).toHaveLength(1));
+    expect(backend.callsOf('extend_approval')).toEqual([]);
+    expect(screen.queryByTestId('prompt-error')).toBeNull();
+  });
+
   it('shows the gateway error when a decision is refused', async () => {
     const { backend } = setup(1);
     await shown();
