@@ -7,14 +7,15 @@
 //! Regenerate: `PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings`.
 
 use portcullis_audit::{AuditRow, DecidedBy, Decision, Outcome};
-use portcullis_gateway::approval::{ClientInfo, PendingApproval, Scope};
+use portcullis_gateway::approval::{ClientInfo, PendingApproval, RiskBasis, RiskLevel, Scope};
 use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::pins::{DiffEntry, DiffKind, PinChange};
+use portcullis_gateway::policy_store::PolicyWrite;
 use portcullis_gateway::risk::Risk;
 use portcullis_gateway::server_status::ServerReport;
 use ts_rs::{Config, TS};
 
-use crate::commands::approvals::{Decided, DryRunView, Extended};
+use crate::commands::approvals::{DecisionAnswer, DryRunView, Extended};
 use crate::commands::choice::{ChoiceArg, GrantArg};
 use crate::commands::audit::FilterArg;
 use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
@@ -46,6 +47,8 @@ pub fn render() -> String {
         // The gateway's vocabulary and events.
         decl::<Risk>(&cfg),
         decl::<Scope>(&cfg),
+        decl::<RiskLevel>(&cfg),
+        decl::<RiskBasis>(&cfg),
         decl::<ClientInfo>(&cfg),
         decl::<PendingApproval>(&cfg),
         decl::<PinChange>(&cfg),
@@ -62,7 +65,8 @@ pub fn render() -> String {
         decl::<IpcError>(&cfg),
         decl::<ChoiceArg>(&cfg),
         decl::<GrantArg>(&cfg),
-        decl::<Decided>(&cfg),
+        decl::<DecisionAnswer>(&cfg),
+        decl::<PolicyWrite>(&cfg),
         decl::<Extended>(&cfg),
         decl::<DryRunView>(&cfg),
         decl::<FilterArg>(&cfg),

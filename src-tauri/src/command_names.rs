@@ -8,7 +8,7 @@ pub const COMMANDS: &[&str] = &[
     "decide_approval",
     "extend_approval",
     "dry_run_approval",
-    "approval_input_schema",
+    "undo_policy_write",
     "query_audit",
     "export_audit",
     "audit_histogram",

@@ -20,7 +20,6 @@ pub mod command_names;
 pub mod commands;
 pub mod events;
 mod export;
-mod fs;
 mod histogram;
 pub mod host;
 pub mod ipc;
@@ -81,7 +80,7 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::approvals::decide_approval,
             commands::approvals::extend_approval,
             commands::approvals::dry_run_approval,
-            commands::approvals::approval_input_schema,
+            commands::approvals::undo_policy_write,
             commands::audit::query_audit,
             commands::audit::export_audit,
             commands::audit::audit_histogram,

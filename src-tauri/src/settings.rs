@@ -114,7 +114,8 @@ impl SettingsStore {
             theme: settings.theme,
         };
         let text = serde_json::to_string_pretty(&file).unwrap_or_default();
-        crate::fs::write_atomically(&self.path, text.as_bytes()).map_err(|source| SettingsError::Write {
+        let settings_file = portcullis_atomic_file::Options::new(portcullis_atomic_file::Permissions::KeepOrPrivate);
+        portcullis_atomic_file::write(&self.path, text.as_bytes(), settings_file).map_err(|source| SettingsError::Write {
             path: self.path.clone(),
             source,
         })?;

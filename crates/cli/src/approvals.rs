@@ -92,6 +92,12 @@ pub enum Command {
         /// The grant id, as `approvals grants` shows it
         id: String,
     },
+    /// Take back the policy file write an "always" decision made (its id is printed with the
+    /// decision): within 30 s, and only if the file was not changed since
+    Undo {
+        /// The write id, as the decision printed it (`w-…`)
+        write_id: String,
+    },
     /// Decide held calls in the terminal as they arrive, one key each
     /// (a once, s session, A always allow, d deny, D deny always, r deny with a reason, q quit)
     Watch,
@@ -143,6 +149,7 @@ pub fn run(data_dir: &Path, command: &Command) -> Outcome {
             Command::Extend { id, by } => extend(&api, id, by).await,
             Command::Grants { json } => grants(&api, *json).await,
             Command::Revoke { id } => revoke(&api, id).await,
+            Command::Undo { write_id } => undo(&api, write_id).await,
             Command::Watch => watch::run(&api, width()).await,
         }
     })
@@ -230,8 +237,18 @@ fn scope_words(scope: &str, for_: Option<&str>, when: Option<&str>) -> String {
     words
 }
 
-/// "also settled" for every other held call the decision covered (DESIGN §7).
+/// "also settled" for every other held call the decision covered (DESIGN §7), and the policy
+/// write an "always" made, with how to undo it.
 fn settled_lines(answer: &serde_json::Value) {
+    let write = &answer["policy_write"];
+    if let (Some(id), Some(path)) = (write["write_id"].as_str(), write["path"].as_str()) {
+        write_stdout(&format!(
+            "wrote to {}:\n{}\nundo within 30 s: portcullis approvals undo {}",
+            format::clean(path),
+            write["rule_text"].as_str().map(format::clean_block).unwrap_or_default(),
+            format::clean(id)
+        ));
+    }
     if let Some(grant) = answer.get("grant").and_then(serde_json::Value::as_str) {
         write_stdout(&format!(
             "grant {} (list: portcullis approvals grants)",
@@ -411,5 +428,14 @@ async fn revoke(api: &ControlClient, id: &str) -> Outcome {
     api.post_json(&["control", "grants", id, "revoke"], &serde_json::json!({}))
         .await?;
     write_stdout(&format!("revoked {id}"));
+    Ok(())
+}
+
+async fn undo(api: &ControlClient, write_id: &str) -> Outcome {
+    let answer = api
+        .post_json(&["control", "policy", "undo"], &serde_json::json!({ "write_id": write_id }))
+        .await?;
+    let path = answer["policy_write"]["path"].as_str().unwrap_or_default();
+    write_stdout(&format!("undone {}: {} is as it was", format::clean(write_id), format::clean(path)));
     Ok(())
 }

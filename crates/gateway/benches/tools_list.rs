@@ -43,6 +43,7 @@ fn bench(c: &mut Criterion) {
     let catalog = ToolCatalog::default();
     let learn = tools_filter::Learn {
         server: "many",
+        session: "bench",
         catalog: &catalog,
         pins: &pins,
     };
@@ -82,6 +83,7 @@ fn bench(c: &mut Criterion) {
                 let pins = PinStore::open(dir.path()).expect("pins");
                 let learn = tools_filter::Learn {
                     server: "many",
+                    session: "bench",
                     catalog: &catalog,
                     pins: &pins,
                 };

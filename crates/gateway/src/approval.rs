@@ -82,7 +82,25 @@ pub struct PendingApproval {
     pub description: Option<String>,
     #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown> | null"))]
     pub annotations: Option<Value>,
+    /// The tool's class (read, write, execute, delete, unknown): the policy entry's `class`
+    /// when it sets one, else guessed from the name, description and annotations.
     pub risk: Risk,
+    /// How much harm the call could do: the entry's `risk` when the policy sets one, else the
+    /// class's level; at least `high` for a tool never listed or changed since pinned.
+    pub risk_level: RiskLevel,
+    /// Why `risk_level` is what it is.
+    pub risk_basis: RiskBasis,
+    /// The policy's own reason for asking (the deciding rule's or entry's `reason`), if any.
+    pub reason: Option<String>,
+    /// Which part of the policy asked, in plain words: "the policy entry for write_file in
+    /// fs.json", "argument rule 1 of the policy entry for write_file in fs.json: arguments.path
+    /// path_under \"/etc\"", "the default of fs.json (no entry names write_file)", "no policy
+    /// file …", "the tool's definition changed since it was pinned". `rule` keeps the stable name.
+    pub asked_by: String,
+    /// The tool's `inputSchema` as the server listed it (the prompt checks edits against it);
+    /// `None` when the server never listed the tool.
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown> | null"))]
+    pub input_schema: Option<Value>,
     /// In full: redaction applies to the audit log, not to the person deciding.
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub arguments: Value,
@@ -102,6 +120,43 @@ pub struct PendingApproval {
     /// Set when the call is held because the server changed the tool since it was pinned
     /// (rule `pin:changed`): what changed, old and new definitions.
     pub pin_change: Option<crate::pins::PinChange>,
+}
+
+/// A held call's risk level (the policy format's `risk` values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum RiskLevel {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl From<portcullis_policy::Risk> for RiskLevel {
+    fn from(risk: portcullis_policy::Risk) -> Self {
+        match risk {
+            portcullis_policy::Risk::Low => Self::Low,
+            portcullis_policy::Risk::Medium => Self::Medium,
+            portcullis_policy::Risk::High => Self::High,
+            portcullis_policy::Risk::Critical => Self::Critical,
+        }
+    }
+}
+
+/// Where a held call's risk level comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum RiskBasis {
+    /// The policy entry's `class` or `risk`.
+    Policy,
+    /// The server never listed the tool: nothing it says of itself was seen (high at least).
+    NeverListed,
+    /// The tool's definition changed since it was pinned (high at least).
+    DefinitionChanged,
+    /// Guessed from the tool's name, description and annotations.
+    Guessed,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -453,6 +508,11 @@ mod tests {
             description: None,
             annotations: None,
             risk: Risk::Write,
+            risk_level: RiskLevel::Medium,
+            risk_basis: RiskBasis::Guessed,
+            reason: None,
+            asked_by: "the policy entry for write_file in fs.json".into(),
+            input_schema: None,
             arguments: serde_json::json!({"path": "/tmp/x"}),
             arguments_json: r#"{"path":"/tmp/x"}"#.into(),
             session: "s1".into(),

@@ -2,6 +2,7 @@
 //! before anything is forwarded or answered.
 
 pub mod dry_run;
+mod asked;
 pub(crate) mod hold;
 mod pin_check;
 
@@ -23,7 +24,7 @@ use crate::approval::{ApprovalBroker, ContinuationKey, DecideError, Resolution, 
 use crate::audit_log::AuditLog;
 use crate::events::GatewayEvent;
 use crate::pins::{PinError, PinStore};
-use crate::policy_store::{InForce, PolicyStore, WriteError};
+use crate::policy_store::{InForce, PolicyStore, UndoError, WriteError};
 use crate::rate_limit::RateLimits;
 use crate::tool_catalog::ToolCatalog;
 
@@ -159,6 +160,8 @@ pub struct Decided {
     pub approval: crate::approval::PendingApproval,
     pub grant: Option<String>,
     pub also_settled: Vec<String>,
+    /// The policy file write an "always" made, which can be undone for a short while.
+    pub policy_write: Option<crate::policy_store::PolicyWrite>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -476,6 +479,7 @@ impl Gate {
         }
         let resolution = resolution_of(&choice);
         let mut grant = None;
+        let mut policy_write = None;
         if let Some(p) = &pending {
             match (&choice, &p.pin_change) {
                 // On a call held because its tool changed, "always" trusts the new definition. If
@@ -495,12 +499,12 @@ impl Gate {
                 }
                 (Choice::Approve(Scope::Always), None) => {
                     let entry = self.policies.standing_entry(&p.server, &p.rule, "allow", None);
-                    self.policies.write_entry(&p.server, &p.tool, entry)?;
+                    policy_write = Some(self.policies.write_entry(&p.server, &p.tool, entry)?);
                 }
                 (Choice::Deny { reason, always: true }, _) => {
                     let reason = reason.as_deref().unwrap_or("denied always by the user");
                     let entry = self.policies.standing_entry(&p.server, &p.rule, "deny", Some(reason));
-                    self.policies.write_entry(&p.server, &p.tool, entry)?;
+                    policy_write = Some(self.policies.write_entry(&p.server, &p.tool, entry)?);
                 }
                 (Choice::Approve(Scope::Session), None) => {
                     grant = Some(self.approvals.grants.grant_session(&p.server, &p.tool, &p.session));
@@ -515,7 +519,13 @@ impl Gate {
             approval,
             grant,
             also_settled,
+            policy_write,
         })
+    }
+
+    /// Takes back a policy write a decision made (see [`PolicyStore::undo`]).
+    pub fn undo_policy_write(&self, write_id: &str) -> Result<crate::policy_store::PolicyWrite, UndoError> {
+        self.policies.undo(write_id, Instant::now())
     }
 
     /// Edited arguments may only make a call the policy would still hold or allow: an edit that the

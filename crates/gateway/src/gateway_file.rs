@@ -1,7 +1,6 @@
 //! `gateway.json` in the data dir: how the CLI and `connect` find the running gateway.
 //! Mode 0600: it holds the bearer token.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -49,29 +48,15 @@ impl GatewayFile {
         serde_json::from_str(&text).map_err(|source| GatewayFileError::Invalid { path, source })
     }
 
-    /// Writes atomically (temp file + rename) with mode 0600 from the start. The temp file has a
-    /// random name and is created with O_EXCL (`create_new`): a file another user made in its
+    /// Writes atomically (`portcullis-atomic-file`: temp file + rename) with mode 0600 from the
+    /// start. The temp file has a random name and is created with O_EXCL: a file another user made in its
     /// place (say mode 0666, to read the token as it is written) makes this fail instead of being
     /// written into, and a random name cannot be made ahead of time.
     pub fn write(&self, data_dir: &Path) -> Result<(), GatewayFileError> {
         let path = Self::path(data_dir);
-        let tmp = data_dir.join(format!(".{FILE_NAME}.{}.tmp", random_suffix()));
-        let write = || -> std::io::Result<()> {
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            let mut file = options.open(&tmp)?;
-            let written = file
-                .write_all(serde_json::to_string_pretty(self).unwrap_or_default().as_bytes())
-                .and_then(|()| file.sync_all())
-                .and_then(|()| std::fs::rename(&tmp, &path));
-            if written.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            written
-        };
-        write().map_err(|source| GatewayFileError::Write { path, source })
+        let text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let private = portcullis_atomic_file::Options::new(portcullis_atomic_file::Permissions::Private);
+        portcullis_atomic_file::write(&path, text.as_bytes(), private).map_err(|source| GatewayFileError::Write { path, source })
     }
 
     /// Removes the file if it still describes this process.
@@ -87,12 +72,6 @@ impl GatewayFile {
     pub fn server_url(&self, server: &str) -> String {
         format!("{}/mcp/{server}", self.url.trim_end_matches('/'))
     }
-}
-
-fn random_suffix() -> String {
-    let mut bytes = [0u8; 12];
-    rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/control/events", get(control::events))
         .route("/control/grants", get(control::grants))
         .route("/control/grants/{id}/revoke", post(control::revoke))
+        .route("/control/policy/undo", post(control::undo_policy_write))
         .route("/control/status", get(control::status))
         .route("/control/tools", get(control_tools::list))
         .route("/control/tools/changed", get(control_tools::changed))

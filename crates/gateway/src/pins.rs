@@ -250,15 +250,6 @@ impl PinStore {
         pin.changed.as_ref().map(|seen| change_view(pin, seen))
     }
 
-    /// The tool's definition as the server presents it now (the changed one while a change is
-    /// pending, else the pinned one): the approval prompt checks edited arguments against its
-    /// `inputSchema`.
-    pub fn definition(&self, server: &str, tool: &str) -> Option<Value> {
-        let state = self.lock();
-        let pin = state.servers.get(server)?.get(tool)?;
-        Some(pin.changed.as_ref().map_or(&pin.definition, |seen| &seen.definition).clone())
-    }
-
     /// Every pin, by server and tool.
     pub fn list(&self) -> Vec<ToolPin> {
         let state = self.lock();
@@ -377,28 +368,16 @@ fn parse(text: &str) -> Result<PinFile, String> {
     Ok(file)
 }
 
-/// Temp file beside it, mode 0600, fsync, rename: a reader sees the old file or the new one.
+/// Replaced whole, mode 0600 (`portcullis-atomic-file`): a reader sees the old file or the new one.
 fn write_file(path: &Path, file: &PinFile) -> Result<(), PinError> {
-    use std::io::Write;
     let err = |source| PinError::Write {
         path: path.to_owned(),
         source,
     };
-    let text = serde_json::to_string_pretty(file).map_err(|e| err(std::io::Error::other(e)))?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".{PINS_FILE}.{}.tmp", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut out = options.open(&tmp)?;
-        out.write_all(text.as_bytes())?;
-        out.write_all(b"\n")?;
-        out.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(err)
+    let mut text = serde_json::to_string_pretty(file).map_err(|e| err(std::io::Error::other(e)))?;
+    text.push('\n');
+    let private = portcullis_atomic_file::Options::new(portcullis_atomic_file::Permissions::Private);
+    portcullis_atomic_file::write(path, text.as_bytes(), private).map_err(err)
 }
 
 fn now_text() -> String {

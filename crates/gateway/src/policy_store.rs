@@ -7,7 +7,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
 use notify::{RecursiveMode, Watcher};
 use portcullis_policy::{Policy, PolicyError};
@@ -15,6 +16,10 @@ use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::events::GatewayEvent;
+
+mod undo;
+
+pub use undo::{PolicyWrite, UndoError, UNDO_WINDOW};
 
 /// What governs a server's calls right now.
 #[derive(Clone, Debug)]
@@ -30,6 +35,8 @@ pub struct PolicyStore {
     /// Servers whose file on disk is not what is in force (rejected), until a valid load.
     problems: RwLock<BTreeMap<String, PolicyProblem>>,
     events: broadcast::Sender<GatewayEvent>,
+    /// Recent writes made by decisions, for undo.
+    writes: Mutex<undo::Ledger>,
 }
 
 /// A policy file that could not be put in force, for status views (`GET /control/status`).
@@ -76,6 +83,7 @@ impl PolicyStore {
             slots: RwLock::new(slots),
             problems: RwLock::new(problems),
             events,
+            writes: Mutex::default(),
         }
     }
 
@@ -201,38 +209,111 @@ impl PolicyStore {
     }
 }
 
+/// What a policy file gets when there is none: every call still asks a person.
+const NEW_POLICY: &str = "{\n  \"version\": \"1\",\n  \"default\": \"require_approval\",\n  \"tools\": {}\n}\n";
+
+/// Policy files are read and shared by people: an existing file keeps its mode, a new one is 0644.
+const POLICY_FILE: portcullis_atomic_file::Options =
+    portcullis_atomic_file::Options::new(portcullis_atomic_file::Permissions::KeepOrShared);
+
 impl PolicyStore {
-    /// Sets `tools[tool]` in the server's policy file ("always allow" / "deny always"), keeping
-    /// the rest of the file as it was, then reloads it. A server without a file gets one whose
-    /// default still asks a person.
-    pub fn write_entry(&self, server: &str, tool: &str, entry: serde_json::Value) -> Result<(), WriteError> {
+    /// Sets `tools[tool]` in the server's policy file ("always allow" / "deny always"), changing
+    /// only that entry's lines, then reloads it. A server without a file gets one whose default
+    /// still asks a person. The file's lock is held from the read to the write, so two decisions
+    /// at the same moment both land. The write can be undone for [`UNDO_WINDOW`]
+    /// ([`PolicyStore::undo`]).
+    pub fn write_entry(&self, server: &str, tool: &str, entry: Value) -> Result<PolicyWrite, WriteError> {
         let path = self.path(server);
-        let new_text = self.preview_entry(server, tool, entry)?;
-        write_atomically(&path, new_text.as_bytes()).map_err(|source| WriteError::Io {
+        let io = |source| WriteError::Io {
             path: path.clone(),
             source,
-        })?;
+        };
+        let locked = portcullis_atomic_file::lock(&path).map_err(io)?;
+        let before = locked.read().map_err(io)?;
+        let key = portcullis_policy::exact_key(tool);
+        let new_text = edited(&path, before.as_deref(), &key, &entry)?;
+        locked.write(new_text.as_bytes(), POLICY_FILE).map_err(io)?;
+        drop(locked);
         self.reload(server);
-        Ok(())
+        let rule_text = format!(
+            "{}: {}",
+            Value::String(key.clone()),
+            serde_json::to_string_pretty(&entry).unwrap_or_default()
+        );
+        let write = PolicyWrite {
+            write_id: undo::new_write_id(),
+            server: server.to_owned(),
+            path: path.display().to_string(),
+            key,
+            rule_text,
+            undo_until_ms: crate::gate::now_ms() + i64::try_from(UNDO_WINDOW.as_millis()).unwrap_or(i64::MAX),
+        };
+        self.lock_writes().remember(undo::Recorded {
+            write: write.clone(),
+            path,
+            before,
+            after: new_text.into_bytes(),
+            expires: Instant::now() + UNDO_WINDOW,
+        });
+        Ok(write)
+    }
+
+    /// Takes back the policy write `write_id`: the file gets its earlier bytes again (or is
+    /// removed, if there was none), provided it still holds exactly what was written and the
+    /// write is at most [`UNDO_WINDOW`] old at `now`.
+    pub fn undo(&self, write_id: &str, now: Instant) -> Result<PolicyWrite, UndoError> {
+        let recorded = self.lock_writes().take(write_id, now)?;
+        let io = |source| UndoError::Io {
+            id: write_id.to_owned(),
+            path: recorded.path.clone(),
+            source,
+        };
+        let locked = portcullis_atomic_file::lock(&recorded.path).map_err(io)?;
+        if locked.read().map_err(io)?.as_deref() != Some(&recorded.after[..]) {
+            return Err(UndoError::Changed {
+                id: write_id.to_owned(),
+                path: recorded.path.clone(),
+            });
+        }
+        match &recorded.before {
+            Some(bytes) => locked.write(bytes, POLICY_FILE),
+            None => locked.remove(),
+        }
+        .map_err(io)?;
+        drop(locked);
+        self.reload(&recorded.write.server);
+        tracing::info!(write = write_id, path = %recorded.path.display(), "policy write undone");
+        Ok(recorded.write)
+    }
+
+    fn lock_writes(&self) -> std::sync::MutexGuard<'_, undo::Ledger> {
+        self.writes.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The text [`PolicyStore::write_entry`] would write, without writing it (a dry run).
-    pub fn preview_entry(&self, server: &str, tool: &str, entry: serde_json::Value) -> Result<String, WriteError> {
+    pub fn preview_entry(&self, server: &str, tool: &str, entry: Value) -> Result<String, WriteError> {
         let path = self.path(server);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                "{\n  \"version\": \"1\",\n  \"default\": \"require_approval\",\n  \"tools\": {}\n}\n".to_owned()
-            }
+        let before = match std::fs::read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(source) => return Err(WriteError::Io { path, source }),
         };
-        // The tool's exact name, escaped: a tool called `get_*` must not become a pattern.
-        let key = portcullis_policy::exact_key(tool);
-        portcullis_policy::add_tool_entry(&text, &key, entry).map_err(|e| WriteError::Invalid {
-            path: path.clone(),
-            problems: e.to_string(),
-        })
+        edited(&path, before.as_deref(), &portcullis_policy::exact_key(tool), &entry)
     }
+}
+
+/// `before` (the file's bytes, `None` for no file) with `tools[key]` set to `entry`.
+fn edited(path: &Path, before: Option<&[u8]>, key: &str, entry: &Value) -> Result<String, WriteError> {
+    let invalid = |problems: String| WriteError::Invalid {
+        path: path.to_owned(),
+        problems,
+    };
+    let text = match before {
+        Some(bytes) => std::str::from_utf8(bytes).map_err(|_| invalid("the file is not UTF-8 text".into()))?,
+        None => NEW_POLICY,
+    };
+    // The key is the tool's exact name, escaped: a tool called `get_*` must not become a pattern.
+    portcullis_policy::add_tool_entry(text, key, entry.clone()).map_err(|e| invalid(e.to_string()))
 }
 
 impl PolicyStore {
@@ -288,19 +369,6 @@ pub enum WriteError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path} is not a valid policy, so it was not changed: {problems}")]
     Invalid { path: PathBuf, problems: String },
-}
-
-/// Temp file in the same directory, fsync, rename: readers see the old file or the new one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("policy.json");
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut file = std::fs::File::create(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
 }
 
 fn load_file(path: &Path) -> Result<Policy, PolicyError> {
@@ -401,5 +469,96 @@ mod tests {
         let (_dir, store) = store_with(r#"{"version":"1","tools":{"vm_*":{"action":"require_approval"}}}"#);
         let entry = store.standing_entry("s", "default", "deny", Some("never"));
         assert_eq!(entry, json!({"action": "deny", "reason": "never"}));
+    }
+
+    const HAND: &str = "{\n    \"version\": \"1\",\n    \"default\":   \"require_approval\",\n    \"tools\": {\n        \"a\": {}\n    }\n}\n";
+
+    #[test]
+    fn undo_restores_the_files_bytes_and_the_policy() {
+        let (dir, store) = store_with(HAND);
+        let write = store.write_entry("s", "b", json!({"action": "deny"})).unwrap();
+        assert_eq!(write.rule_text, "\"b\": {\n  \"action\": \"deny\"\n}");
+        assert_eq!(write.path, dir.path().join("s.json").display().to_string());
+        let denied = |store: &PolicyStore| match store.get("s") {
+            Some(InForce::Policy(p)) => p.evaluate("b", &json!({})).action == portcullis_policy::Action::Deny,
+            other => panic!("{other:?}"),
+        };
+        assert!(denied(&store), "the written rule is in force");
+        store.undo(&write.write_id, Instant::now()).expect("undo");
+        assert_eq!(std::fs::read_to_string(dir.path().join("s.json")).unwrap(), HAND, "byte for byte");
+        assert!(!denied(&store), "the policy in force is the earlier one again");
+        assert!(
+            matches!(store.undo(&write.write_id, Instant::now()), Err(UndoError::Unknown(_))),
+            "an undo is done once"
+        );
+    }
+
+    #[test]
+    fn undo_of_a_write_that_created_the_file_removes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (events, _) = broadcast::channel(4);
+        let store = PolicyStore::load(dir.path(), ["s".to_owned()], events);
+        let write = store.write_entry("s", "b", json!({})).unwrap();
+        assert!(dir.path().join("s.json").exists());
+        store.undo(&write.write_id, Instant::now()).expect("undo");
+        assert!(!dir.path().join("s.json").exists(), "no file, as before");
+    }
+
+    #[test]
+    fn undo_after_an_external_edit_is_refused_and_keeps_the_edit() {
+        let (dir, store) = store_with(HAND);
+        let write = store.write_entry("s", "b", json!({})).unwrap();
+        let edited = std::fs::read_to_string(dir.path().join("s.json")).unwrap().replace("\"a\"", "\"c\"");
+        std::fs::write(dir.path().join("s.json"), &edited).unwrap();
+        let err = store.undo(&write.write_id, Instant::now()).expect_err("changed since");
+        assert!(matches!(err, UndoError::Changed { .. }), "{err}");
+        assert!(err.to_string().contains("changed since"), "{err}");
+        assert_eq!(std::fs::read_to_string(dir.path().join("s.json")).unwrap(), edited, "the person's edit stays");
+    }
+
+    #[test]
+    fn undo_after_its_window_is_refused() {
+        let (dir, store) = store_with(HAND);
+        let write = store.write_entry("s", "b", json!({})).unwrap();
+        let written = std::fs::read(dir.path().join("s.json")).unwrap();
+        let later = Instant::now() + UNDO_WINDOW + std::time::Duration::from_secs(1);
+        let err = store.undo(&write.write_id, later).expect_err("expired");
+        assert!(matches!(err, UndoError::Expired(_)), "{err}");
+        assert_eq!(std::fs::read(dir.path().join("s.json")).unwrap(), written, "nothing undone");
+    }
+
+    /// Two "always" decisions at the same moment: before the lock, a read-modify-write could
+    /// lose one of them.
+    #[test]
+    fn concurrent_always_writes_all_land() {
+        let (dir, store) = store_with(HAND);
+        let store = Arc::new(store);
+        let threads: Vec<_> = (0..16)
+            .map(|i| {
+                let store = Arc::clone(&store);
+                std::thread::spawn(move || store.write_entry("s", &format!("tool_{i}"), json!({})).unwrap())
+            })
+            .collect();
+        let ids: std::collections::HashSet<_> = threads.into_iter().map(|t| t.join().unwrap().write_id).collect();
+        assert_eq!(ids.len(), 16, "every write has its own id");
+        let text = std::fs::read_to_string(dir.path().join("s.json")).unwrap();
+        let policy = Policy::from_json_str(&text, "s.json").expect("the file stays valid");
+        for i in 0..16 {
+            assert_eq!(
+                policy.evaluate(&format!("tool_{i}"), &json!({})).action,
+                portcullis_policy::Action::Allow,
+                "tool_{i}'s entry survived:\n{text}"
+            );
+        }
+        assert!(text.starts_with("{\n    \"version\": \"1\",\n    \"default\":   \"require_approval\",\n"), "{text}");
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_edited_safely_is_left_untouched() {
+        let broken = "{\n  \"version\": \"1\",\n  \"tools\": {\"a\": {}, \"a\": {}}\n}\n";
+        let (dir, store) = store_with(broken);
+        let err = store.write_entry("s", "b", json!({})).expect_err("a repeated key is refused");
+        assert!(matches!(err, WriteError::Invalid { .. }), "{err}");
+        assert_eq!(std::fs::read_to_string(dir.path().join("s.json")).unwrap(), broken, "not a byte changed");
     }
 }

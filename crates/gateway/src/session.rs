@@ -98,7 +98,7 @@ impl Session {
         tokio::spawn(async move {
             while let Some(msg) = events.recv().await {
                 if msg.method() == Some(method::TOOLS_LIST_CHANGED) {
-                    catalog_gate.catalog.forget(&catalog_server);
+                    catalog_gate.catalog.forget(&catalog_server, &session_id);
                 }
                 // A shared stateless connection has no streams of its own: what belongs to a
                 // request already rode on its response stream (see `upstream::correlator`).
@@ -106,6 +106,8 @@ impl Session {
                     pump.deliver(msg, &session_id);
                 }
             }
+            // The session's upstream is gone: what it was told of the tools goes with it.
+            catalog_gate.catalog.forget(&catalog_server, &session_id);
         });
         Arc::new(Self {
             id,
@@ -401,6 +403,7 @@ impl Session {
         };
         let learn = crate::tools_filter::Learn {
             server: &self.server,
+            session: &self.id,
             catalog: &self.gate.catalog,
             pins: &self.gate.pins,
         };

@@ -21,6 +21,8 @@ use crate::tool_catalog::ToolCatalog;
 /// Where a page's tools are learnt.
 pub struct Learn<'a> {
     pub server: &'a str,
+    /// The agent session the page was listed to (the catalog keeps each session's own list).
+    pub session: &'a str,
     pub catalog: &'a ToolCatalog,
     pub pins: &'a PinStore,
 }
@@ -52,7 +54,7 @@ impl<'a> Listed<'a> {
 impl Learn<'_> {
     /// Learns every tool; false when a tool to learn cannot be read.
     fn tools(&self, tools: &[Listed<'_>]) -> bool {
-        self.catalog.learn_listed(self.server, tools).is_some()
+        self.catalog.learn_listed(self.server, self.session, tools).is_some()
             && self.pins.observe_listed(self.server, tools).is_some()
     }
 }
@@ -126,6 +128,7 @@ mod tests {
         fn filter(&self, page: &str, policy: Option<&Policy>) -> Message {
             let learn = Learn {
                 server: "srv",
+                session: "s1",
                 catalog: &self.catalog,
                 pins: &self.pins,
             };
@@ -163,13 +166,14 @@ mod tests {
         for policy in [Some(hiding("zzz")), None] {
             let learn = Learn {
                 server: "srv",
+                session: "s1",
                 catalog: &f.catalog,
                 pins: &f.pins,
             };
             let out = filter(msg.clone(), policy.as_ref(), &learn);
             assert_eq!(out.bytes().as_ptr(), msg.bytes().as_ptr(), "not copied");
         }
-        assert_eq!(f.catalog.get("srv", "a").unwrap().description.as_deref(), Some("d"));
+        assert_eq!(f.catalog.get("srv", "s1", "a").info.description.as_deref(), Some("d"));
     }
 
     #[test]
@@ -182,7 +186,7 @@ mod tests {
         assert!(f.pins.changed().is_empty());
         f.filter(&v2, None);
         assert_eq!(f.pins.changed().len(), 1, "the changed definition is seen");
-        assert_eq!(f.catalog.get("srv", "a").unwrap().description.as_deref(), Some("v2"));
+        assert_eq!(f.catalog.get("srv", "s1", "a").info.description.as_deref(), Some("v2"));
         // Another session still shows v1: the change stays (sticky), and v1 is the text last seen.
         f.filter(&v1, None);
         assert_eq!(f.pins.changed().len(), 1);

@@ -17,22 +17,151 @@ fn keys(text: &str, pointer: &str) -> Vec<String> {
 #[test]
 fn adds_an_entry_to_the_seed() {
     let text = add_tool_entry(SEED, "vm_start", json!({})).expect("adding to the seed works");
-    insta::assert_snapshot!(text, @r#"
-    {
-      "version": "1",
-      "default": "deny",
-      "tools": {
-        "vm_agent_exec_status": {},
-        "vm_start": {}
-      }
-    }
-    "#);
-    assert!(text.ends_with("}\n"), "trailing newline");
+    assert_eq!(
+        text, r#"{"version":"1","default":"deny","tools":{"vm_agent_exec_status":{},"vm_start":{}}}"#,
+        "a one-line file stays on one line"
+    );
     let policy = Policy::from_json_str(&text, "edited.json").expect("the result re-validates");
     assert_eq!(policy.evaluate("vm_start", &json!({})).action, Action::Allow);
     assert_eq!(
         policy.evaluate("vm_agent_exec_status", &json!({})).action,
         Action::Allow
+    );
+}
+
+/// The lines of `after` that are not in `before`, and the lines of `before` not in `after`,
+/// compared as the common prefix and suffix leave them (what a line diff of one splice shows).
+fn changed_lines<'a>(before: &'a str, after: &'a str) -> (Vec<&'a str>, Vec<&'a str>) {
+    let old: Vec<&str> = before.split_inclusive('\n').collect();
+    let new: Vec<&str> = after.split_inclusive('\n').collect();
+    let prefix = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let suffix = old[prefix..]
+        .iter()
+        .rev()
+        .zip(new[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    (old[prefix..old.len() - suffix].to_vec(), new[prefix..new.len() - suffix].to_vec())
+}
+
+/// Hand-formatted: four-space indent, aligned values, a compact rule, keys in the author's order.
+const HAND: &str = r#"{
+    "version": "1",
+    "default":  "require_approval",
+    "tools": {
+        "read_file":   {},
+        "write_file":  { "action": "require_approval", "reason": "writes to disk" },
+        "exec":        { "action": "deny",
+                         "reason": "no shells" }
+    },
+    "hide": [ "debug_*" ]
+}
+"#;
+
+#[test]
+fn a_new_entry_changes_only_its_own_lines() {
+    let text = add_tool_entry(HAND, "list_dir", json!({})).expect("adds");
+    let (removed, added) = changed_lines(HAND, &text);
+    assert_eq!(removed, ["                         \"reason\": \"no shells\" }\n"]);
+    assert_eq!(
+        added,
+        [
+            "                         \"reason\": \"no shells\" },\n",
+            "        \"list_dir\": {}\n",
+        ],
+        "only a comma after the last entry and the new entry's line change:\n{text}"
+    );
+    Policy::from_json_str(&text, "t").expect("valid");
+}
+
+#[test]
+fn a_new_entry_with_rules_is_indented_like_the_file() {
+    let entry = json!({"rules": [{"when": {"arguments.path": {"path_under": "/tmp"}}, "action": "allow"}]});
+    let text = add_tool_entry(HAND, "write_file2", entry).expect("adds");
+    let (_, added) = changed_lines(HAND, &text);
+    assert_eq!(
+        added.concat(),
+        concat!(
+            "                         \"reason\": \"no shells\" },\n",
+            "        \"write_file2\": {\n",
+            "            \"rules\": [\n",
+            "                {\n",
+            "                    \"when\": {\n",
+            "                        \"arguments.path\": {\n",
+            "                            \"path_under\": \"/tmp\"\n",
+            "                        }\n",
+            "                    },\n",
+            "                    \"action\": \"allow\"\n",
+            "                }\n",
+            "            ]\n",
+            "        }\n",
+        )
+    );
+}
+
+#[test]
+fn replacing_an_entry_changes_only_that_entry() {
+    let entry = json!({"action": "deny", "reason": "never"});
+    let text = add_tool_entry(HAND, "write_file", entry).expect("replaces");
+    let (removed, added) = changed_lines(HAND, &text);
+    assert_eq!(
+        removed,
+        ["        \"write_file\":  { \"action\": \"require_approval\", \"reason\": \"writes to disk\" },\n"]
+    );
+    assert_eq!(
+        added.concat(),
+        "        \"write_file\":  {\n            \"action\": \"deny\",\n            \"reason\": \"never\"\n        },\n"
+    );
+}
+
+#[test]
+fn an_empty_tools_object_gets_the_entry_on_its_own_line() {
+    let before = "{\n\t\"version\": \"1\",\n\t\"tools\": {},\n\t\"default\": \"deny\"\n}\n";
+    let text = add_tool_entry(before, "a", json!({})).expect("adds");
+    assert_eq!(
+        text, "{\n\t\"version\": \"1\",\n\t\"tools\": {\n\t\t\"a\": {}\n\t},\n\t\"default\": \"deny\"\n}\n",
+        "tab indentation is kept"
+    );
+}
+
+#[test]
+fn a_missing_tools_object_is_added_last_in_the_files_style() {
+    let before = "{\n  \"version\": \"1\",\n  \"default\": \"deny\"\n}";
+    let text = add_tool_entry(before, "a", json!({})).expect("adds");
+    assert_eq!(
+        text,
+        "{\n  \"version\": \"1\",\n  \"default\": \"deny\",\n  \"tools\": {\n    \"a\": {}\n  }\n}"
+    );
+}
+
+#[test]
+fn crlf_files_keep_crlf() {
+    let before = HAND.replace('\n', "\r\n");
+    let entry = json!({"action": "deny", "reason": "no"});
+    let text = add_tool_entry(&before, "rm", entry).expect("adds");
+    assert!(!text.replace("\r\n", "").contains('\n'), "every line ends in CRLF:\n{text:?}");
+    let (removed, added) = changed_lines(&before, &text);
+    assert_eq!(removed.len(), 1, "{removed:?}");
+    assert_eq!(
+        added.concat(),
+        concat!(
+            "                         \"reason\": \"no shells\" },\r\n",
+            "        \"rm\": {\r\n",
+            "            \"action\": \"deny\",\r\n",
+            "            \"reason\": \"no\"\r\n",
+            "        }\r\n",
+        )
+    );
+}
+
+#[test]
+fn an_escaped_key_is_found_and_replaced_not_duplicated() {
+    let before = "{\n  \"version\": \"1\",\n  \"tools\": {\n    \"get_[*]\": {},\n    \"w\\u0061rn\": {}\n  }\n}\n";
+    let text = add_tool_entry(before, "warn", json!({"action": "deny"})).expect("replaces");
+    assert_eq!(
+        text,
+        "{\n  \"version\": \"1\",\n  \"tools\": {\n    \"get_[*]\": {},\n    \"w\\u0061rn\": {\n      \"action\": \"deny\"\n    }\n  }\n}\n",
+        "the key written with an escape is the same key"
     );
 }
 

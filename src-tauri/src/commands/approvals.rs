@@ -1,5 +1,5 @@
-//! `list_approvals`, `decide_approval`, `extend_approval`, `dry_run_approval`: the held calls and
-//! a person's answers to them. The choice's wire form is [`crate::commands::choice::ChoiceArg`].
+//! `list_approvals`, `decide_approval`, `undo_policy_write`, `extend_approval`,
+//! `dry_run_approval`: the held calls and a person's answers to them. The choice's wire form is [`crate::commands::choice::ChoiceArg`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,6 +7,7 @@ use std::time::Duration;
 use portcullis_gateway::approval::{DecideError, PendingApproval};
 use portcullis_gateway::gate::dry_run::DryRun;
 use portcullis_gateway::gate::{Choice, ChoiceError, Gate};
+use portcullis_gateway::policy_store::{PolicyWrite, UndoError};
 use serde::Serialize;
 use serde_json::Value;
 use tauri::State;
@@ -21,37 +22,55 @@ pub async fn list_approvals(host: State<'_, Arc<Host>>) -> IpcResult<Vec<Pending
     Ok(running.gateway.gate().approvals.pending())
 }
 
-/// What a decision did beside deciding the call.
+/// What a decision did besides deciding the call: the other held calls it settled, the grant it
+/// made, and the policy write an "always" made (offer its undo while `undo_until_ms` lasts).
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
-#[ts(rename = "DecisionResult")]
-pub struct Decided {
-    /// Other held calls the same decision settled at once (a grant or rule that covers them).
+#[ts(rename = "DecisionAnswer")]
+pub struct DecisionAnswer {
     pub also_settled: Vec<String>,
-    /// The standing grant made, if the choice made one.
     pub grant: Option<String>,
+    pub policy_write: Option<PolicyWrite>,
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub async fn decide_approval(host: State<'_, Arc<Host>>, id: String, choice: ChoiceArg) -> IpcResult<Decided> {
+pub async fn decide_approval(host: State<'_, Arc<Host>>, id: String, choice: ChoiceArg) -> IpcResult<DecisionAnswer> {
     let running = host.running().await?;
     let choice = choice.into_choice()?;
     decide(running.gateway.gate(), &id, choice)
 }
 
 /// A person's decision, from any of the app's surfaces (prompt, main window, notification).
-pub fn decide(gate: &Gate, id: &str, choice: Choice) -> IpcResult<Decided> {
+pub fn decide(gate: &Gate, id: &str, choice: Choice) -> IpcResult<DecisionAnswer> {
     match gate.choose(id, choice) {
         Ok(decided) => {
             let approval = &decided.approval;
             let also = decided.also_settled.len();
             tracing::info!(id, server = approval.server, tool = approval.tool, also_settled = also, "decided in the app");
-            Ok(Decided {
+            Ok(DecisionAnswer {
                 also_settled: decided.also_settled,
                 grant: decided.grant,
+                policy_write: decided.policy_write,
             })
         }
         Err(e) => Err(choice_error(e)),
     }
+}
+
+/// Takes back the policy write of an "always" decision (`DecisionAnswer.policy_write.write_id`),
+/// within 30 s and only if the file was not changed since. Error codes: `unknown_write`,
+/// `undo_expired`, `policy_changed_since`, `policy_write_failed`.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn undo_policy_write(host: State<'_, Arc<Host>>, write_id: String) -> IpcResult<PolicyWrite> {
+    let running = host.running().await?;
+    running.gateway.gate().undo_policy_write(&write_id).map_err(|e| {
+        let code = match e {
+            UndoError::Unknown(_) => "unknown_write",
+            UndoError::Expired(_) => "undo_expired",
+            UndoError::Changed { .. } => "policy_changed_since",
+            UndoError::Io { .. } => "policy_write_failed",
+        };
+        IpcError::new(code, e.to_string())
+    })
 }
 
 fn choice_error(e: ChoiceError) -> IpcError {
@@ -151,13 +170,3 @@ pub async fn dry_run_approval(host: State<'_, Arc<Host>>, id: String, choice: Ch
     planned.map(DryRunView::from).map_err(choice_error)
 }
 
-/// The `inputSchema` of the held call's tool, as the server presents it now (`None`: the
-/// gateway has not seen the tool listed). The prompt checks edited arguments against it.
-#[tauri::command(rename_all = "snake_case")]
-pub async fn approval_input_schema(host: State<'_, Arc<Host>>, id: String) -> IpcResult<Option<Value>> {
-    let running = host.running().await?;
-    let gate = running.gateway.gate();
-    let held = gate.approvals.lookup(&id).map_err(decide_error)?;
-    let definition = gate.pins.definition(&held.server, &held.tool);
-    Ok(definition.and_then(|d| d.get("inputSchema").cloned()))
-}

@@ -93,7 +93,10 @@ pub async fn save_policy(host: State<'_, Arc<Host>>, server: String, text: Strin
     if !problems.is_empty() {
         return Ok(Validation { problems });
     }
-    crate::fs::write_atomically(&path, text.as_bytes())
+    // Under the file's lock, so a decision's "always" write is not interleaved with this save.
+    let policy_file = portcullis_atomic_file::Options::new(portcullis_atomic_file::Permissions::KeepOrShared);
+    portcullis_atomic_file::lock(&path)
+        .and_then(|locked| locked.write(text.as_bytes(), policy_file))
         .map_err(|e| IpcError::new("policy_write_failed", format!("cannot write {}: {e}", path.display())))?;
     running.gateway.gate().policies.reload(&server);
     tracing::info!(server, path = %path.display(), "policy saved from the editor");

@@ -139,13 +139,21 @@ pub async fn read_server(host: State<'_, Arc<Host>>, server: String) -> IpcResul
 pub async fn save_server(host: State<'_, Arc<Host>>, name: String, entry: ServerEntry) -> IpcResult<Vec<EntryProblem>> {
     let running = host.running().await?;
     let path = host.paths.config.clone();
-    let text = std::fs::read_to_string(&path)
+    // The lock is held from the read to the write: two saves at once both land.
+    let locked = portcullis_atomic_file::lock(&path)
+        .map_err(|e| IpcError::new("config_write_failed", format!("cannot lock {}: {e}", path.display())))?;
+    let text = locked
+        .read_to_string()
+        .and_then(|text| text.ok_or_else(|| std::io::ErrorKind::NotFound.into()))
         .map_err(|e| IpcError::new("config_unreadable", format!("cannot read {}: {e}", path.display())))?;
     let (text, server) = match server_config::with_entry(&text, &path, &name, &entry) {
         Ok(done) => done,
         Err(problems) => return Ok(problems),
     };
-    crate::fs::write_atomically(&path, text.as_bytes())
+    // portcullis.json may hold tokens in env or headers: it keeps its mode, a new one is private.
+    let config_file = portcullis_atomic_file::Options::new(portcullis_atomic_file::Permissions::KeepOrPrivate);
+    locked
+        .write(text.as_bytes(), config_file)
         .map_err(|e| IpcError::new("config_write_failed", format!("cannot write {}: {e}", path.display())))?;
     running.gateway.set_server(&name, server).await;
     tracing::info!(server = name, path = %path.display(), "server entry saved from the Servers view");

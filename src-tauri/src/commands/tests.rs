@@ -207,6 +207,28 @@ fn deciding_needs_its_own_grant_and_the_prompt_gets_only_what_it_uses() {
     }
 }
 
+/// The app's Undo after an "always": the command takes back the write the decision named, once,
+/// and only windows that may decide may undo.
+#[test]
+fn undo_policy_write_takes_back_an_always_write_once() {
+    let f = fixture();
+    let prompt = window(&f.app, "prompt");
+    let stranger = window(&f.app, "stranger");
+    let gate = f.host.running_now().unwrap().gateway.gate().clone();
+    let path = gate.policies.path("fs");
+    assert!(!path.exists());
+    let write = gate.policies.write_entry("fs", "write_file", json!({})).unwrap();
+    assert!(path.exists(), "the always wrote the file");
+    let args = json!({"write_id": write.write_id});
+    assert!(refused_by_acl(&invoke(&stranger, "undo_policy_write", args.clone())));
+    let undone = invoke(&prompt, "undo_policy_write", args.clone()).unwrap();
+    assert_eq!(undone["write_id"], json!(write.write_id), "{undone}");
+    assert_eq!(undone["rule_text"], "\"write_file\": {}");
+    assert!(!path.exists(), "undone: no file, as before");
+    let again = invoke(&prompt, "undo_policy_write", args).unwrap_err();
+    assert_eq!(again["code"], "unknown_write", "{again}");
+}
+
 /// Every command is granted to a named window, one permission at a time, and deciding only in
 /// its own capability file.
 #[test]

@@ -10,7 +10,7 @@ import type {
   AuditRow,
   ChangedTool,
   ClientState,
-  DecisionResult,
+  DecisionAnswer,
   DryRunResult,
   EntryProblem,
   EventMap,
@@ -21,6 +21,7 @@ import type {
   InstallPreview,
   PendingApproval,
   PolicyFile,
+  PolicyWrite,
   ServerEntry,
   ServerStatus,
   Settings,
@@ -34,14 +35,14 @@ export type Unlisten = () => void;
 
 export interface Backend {
   listApprovals(): Promise<PendingApproval[]>;
-  /** Decides a held call; says which other held calls the same decision settled. */
-  decideApproval(id: string, choice: ApprovalChoice): Promise<DecisionResult>;
+  /** Decides a held call; says which other held calls it settled and what it wrote. */
+  decideApproval(id: string, choice: ApprovalChoice): Promise<DecisionAnswer>;
+  /** Takes back the policy write of an "always" (`DecisionAnswer.policy_write.write_id`), within 30 s. */
+  undoPolicyWrite(writeId: string): Promise<PolicyWrite>;
   /** More time to decide: the deadline moves `bySecs` later, bounded by the gateway's `max_hold_secs`. */
   extendApproval(id: string, bySecs: number): Promise<ExtendResult>;
   /** What `choice` would write and how many earlier audited calls it would have matched; decides nothing. */
   dryRunApproval(id: string, choice: ApprovalChoice): Promise<DryRunResult>;
-  /** The held tool's `inputSchema` (null: the gateway has not seen the tool listed). */
-  approvalInputSchema(id: string): Promise<unknown>;
 
   queryAudit(filter: AuditFilter, limit: number): Promise<AuditRow[]>;
   exportAudit(filter: AuditFilter, format: ExportFormat): Promise<string>;
@@ -92,9 +93,9 @@ export interface Backend {
 export const COMMANDS = {
   listApprovals: 'list_approvals',
   decideApproval: 'decide_approval',
+  undoPolicyWrite: 'undo_policy_write',
   extendApproval: 'extend_approval',
   dryRunApproval: 'dry_run_approval',
-  approvalInputSchema: 'approval_input_schema',
   queryAudit: 'query_audit',
   exportAudit: 'export_audit',
   auditHistogram: 'audit_histogram',
@@ -163,16 +164,16 @@ export class TauriBackend implements Backend {
     return call<PendingApproval[]>(COMMANDS.listApprovals);
   }
   decideApproval(id: string, choice: ApprovalChoice) {
-    return call<DecisionResult>(COMMANDS.decideApproval, { id, choice });
+    return call<DecisionAnswer>(COMMANDS.decideApproval, { id, choice });
+  }
+  undoPolicyWrite(writeId: string) {
+    return call<PolicyWrite>(COMMANDS.undoPolicyWrite, { write_id: writeId });
   }
   extendApproval(id: string, bySecs: number) {
     return call<ExtendResult>(COMMANDS.extendApproval, { id, by_secs: bySecs });
   }
   dryRunApproval(id: string, choice: ApprovalChoice) {
     return call<DryRunResult>(COMMANDS.dryRunApproval, { id, choice });
-  }
-  approvalInputSchema(id: string) {
-    return call<unknown>(COMMANDS.approvalInputSchema, { id });
   }
   queryAudit(filter: AuditFilter, limit: number) {
     return call<AuditRow[]>(COMMANDS.queryAudit, { filter, limit });

@@ -8,12 +8,52 @@ export type Risk = "unknown" | "read" | "write" | "execute" | "delete";
  */
 export type Scope = "once" | "session" | "always";
 
+/**
+ * A held call's risk level (the policy format's `risk` values).
+ */
+export type RiskLevel = "low" | "medium" | "high" | "critical";
+
+/**
+ * Where a held call's risk level comes from.
+ */
+export type RiskBasis = "policy" | "never_listed" | "definition_changed" | "guessed";
+
 export type ClientInfo = { name: string | null, version: string | null, };
 
 /**
  * What a person is shown for a held call (and what `approvals list --json` prints).
  */
-export type PendingApproval = { id: string, server: string, tool: string, title: string | null, description: string | null, annotations: Record<string, unknown> | null, risk: Risk, 
+export type PendingApproval = { id: string, server: string, tool: string, title: string | null, description: string | null, annotations: Record<string, unknown> | null, 
+/**
+ * The tool's class (read, write, execute, delete, unknown): the policy entry's `class`
+ * when it sets one, else guessed from the name, description and annotations.
+ */
+risk: Risk, 
+/**
+ * How much harm the call could do: the entry's `risk` when the policy sets one, else the
+ * class's level; at least `high` for a tool never listed or changed since pinned.
+ */
+risk_level: RiskLevel, 
+/**
+ * Why `risk_level` is what it is.
+ */
+risk_basis: RiskBasis, 
+/**
+ * The policy's own reason for asking (the deciding rule's or entry's `reason`), if any.
+ */
+reason: string | null, 
+/**
+ * Which part of the policy asked, in plain words: "the policy entry for write_file in
+ * fs.json", "argument rule 1 of the policy entry for write_file in fs.json: arguments.path
+ * path_under \"/etc\"", "the default of fs.json (no entry names write_file)", "no policy
+ * file …", "the tool's definition changed since it was pinned". `rule` keeps the stable name.
+ */
+asked_by: string, 
+/**
+ * The tool's `inputSchema` as the server listed it (the prompt checks edits against it);
+ * `None` when the server never listed the tool.
+ */
+input_schema: Record<string, unknown> | null, 
 /**
  * In full: redaction applies to the audit log, not to the person deciding.
  */
@@ -145,17 +185,35 @@ when: Record<string, unknown> | null,
 exact: boolean, };
 
 /**
- * What a decision did beside deciding the call.
+ * What a decision did besides deciding the call: the other held calls it settled, the grant it
+ * made, and the policy write an "always" made (offer its undo while `undo_until_ms` lasts).
  */
-export type DecisionResult = { 
+export type DecisionAnswer = { also_settled: Array<string>, grant: string | null, policy_write: PolicyWrite | null, };
+
 /**
- * Other held calls the same decision settled at once (a grant or rule that covers them).
+ * A policy write a decision made, as the decision's answer names it (control API, app, CLI).
  */
-also_settled: Array<string>, 
+export type PolicyWrite = { 
 /**
- * The standing grant made, if the choice made one.
+ * Pass to `POST /control/policy/undo` (or `undo_policy_write`, `approvals undo`).
  */
-grant: string | null, };
+write_id: string, server: string, 
+/**
+ * The policy file written.
+ */
+path: string, 
+/**
+ * The `tools` key written (the tool's exact name, escaped where it looks like a pattern).
+ */
+key: string, 
+/**
+ * The entry as written: `"key": { … }`, what a person reads in the undo offer.
+ */
+rule_text: string, 
+/**
+ * Until when (ms since the epoch) it can be undone.
+ */
+undo_until_ms: number, };
 
 /**
  * A held call's new deadline.

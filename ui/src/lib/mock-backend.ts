@@ -9,12 +9,13 @@ import { setToolState, type PolicyDoc } from './policy-model';
 import { stringifyPretty } from './json-doc';
 import type {
   ApprovalChoice,
+  DecisionAnswer,
+  PolicyWrite,
   AuditFilter,
   AuditRow,
   ChangedTool,
   ClientState,
   Decision,
-  DecisionResult,
   DryRunResult,
   EventMap,
   EventName,
@@ -52,8 +53,6 @@ export interface MockData {
   /** The MCP clients and, by client id, what install would route (absent: nothing to route). */
   clients?: ClientState[];
   installs?: Record<string, InstallPreview>;
-  /** Tools' `inputSchema`, by `server/tool`. */
-  schemas?: Record<string, unknown>;
 }
 
 export interface MockOptions {
@@ -241,7 +240,7 @@ export class MockBackend implements Backend {
     return clone(this.data.approvals).sort((a, b) => a.requested_at_ms - b.requested_at_ms);
   }
 
-  async decideApproval(id: string, choice: ApprovalChoice): Promise<DecisionResult> {
+  async decideApproval(id: string, choice: ApprovalChoice): Promise<DecisionAnswer> {
     this.record(COMMANDS.decideApproval, { id, choice });
     const a = this.take(id);
     if (!a) throw new BackendError('unknown_approval', `no pending approval ${id}`);
@@ -249,24 +248,24 @@ export class MockBackend implements Backend {
       if (choice.approve === 'always') this.writePolicy(a.server, (p) => setToolState(p, a.tool, { kind: 'allow' }));
       this.emit('ApprovalResolved', { id, decision: 'approved', decided_by: 'user', scope: choice.approve });
       this.appendAudit(a, 'approved', 'user', null);
-      return { also_settled: choice.approve === 'once' ? [] : this.settleLike(a, choice.approve === 'session', true), grant: null };
+      return { also_settled: choice.approve === 'once' ? [] : this.settleLike(a, choice.approve === 'session', true), grant: null, policy_write: null };
     }
     if ('edit' in choice) {
       this.emit('ApprovalResolved', { id, decision: 'approved', decided_by: 'user', scope: 'once' });
       this.appendAudit({ ...a, arguments: JSON.parse(choice.edit.arguments_json) }, 'approved', 'user', null);
-      return { also_settled: [], grant: null };
+      return { also_settled: [], grant: null, policy_write: null };
     }
     if ('grant' in choice) {
       const g = choice.grant;
       this.emit('ApprovalResolved', { id, decision: g.allow ? 'approved' : 'rejected', decided_by: 'user', scope: null });
       this.appendAudit(a, g.allow ? 'approved' : 'rejected', 'user', g.reason);
-      return { also_settled: g.exact || g.when ? [] : this.settleLike(a, !g.every_session, g.allow), grant: `g${id}` };
+      return { also_settled: g.exact || g.when ? [] : this.settleLike(a, !g.every_session, g.allow), grant: `g${id}`, policy_write: null };
     }
     const { reason, always } = choice.deny;
     if (always) this.writePolicy(a.server, (p) => setToolState(p, a.tool, { kind: 'deny', reason }));
     this.emit('ApprovalResolved', { id, decision: 'rejected', decided_by: 'user', scope: null });
     this.appendAudit(a, 'rejected', 'user', reason);
-    return { also_settled: always ? this.settleLike(a, false, false) : [], grant: null };
+    return { also_settled: always ? this.settleLike(a, false, false) : [], grant: null, policy_write: null };
   }
 
   /** Decides the other held calls of the same tool (of the same session when `sameSession`). */
@@ -309,12 +308,11 @@ export class MockBackend implements Backend {
     };
   }
 
-  async approvalInputSchema(id: string): Promise<unknown> {
-    this.record(COMMANDS.approvalInputSchema, { id });
-    const a = this.data.approvals.find((x) => x.id === id);
-    if (!a) throw new BackendError('unknown_approval', `no pending approval ${id}`);
-    return this.data.schemas?.[`${a.server}/${a.tool}`] ?? null;
+  async undoPolicyWrite(writeId: string): Promise<PolicyWrite> {
+    this.record(COMMANDS.undoPolicyWrite, { write_id: writeId });
+    throw new BackendError('unknown_write', `no policy write ${writeId} to undo`);
   }
+
 
   private select(filter: AuditFilter): AuditRow[] {
     return this.data.audit

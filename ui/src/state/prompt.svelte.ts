@@ -7,7 +7,7 @@
 // (`extend_approval`), and the new deadline comes back in the answer and in ApprovalExtended.
 
 import { errorText, type Backend, type Unlisten } from '../lib/backend';
-import type { ApprovalChoice, ApprovalResolved, DecisionResult, PendingApproval } from '../lib/types';
+import type { ApprovalChoice, ApprovalResolved, DecisionAnswer, PendingApproval } from '../lib/types';
 import { sameCall } from '../lib/same-call';
 
 /** Interacting with less than this left asks the gateway for more time… */
@@ -279,7 +279,7 @@ export class PromptQueue {
   }
 
   /** The other calls a decision settled leave the queue at once, and the person is told. */
-  private settled(result: DecisionResult | undefined): void {
+  private settled(result: DecisionAnswer | undefined): void {
     const also = result?.also_settled ?? [];
     also.forEach((other) => this.remove(other));
     if (also.length) this.notice = `Also settled ${also.length} waiting call${also.length === 1 ? '' : 's'}.`;

@@ -6,7 +6,6 @@
 //! temporary file beside it and renamed into place, so a running gateway's watcher never reads
 //! half a policy.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -89,26 +88,14 @@ fn exists(target: &Path) -> Failure {
 /// Writes `text` to a temporary file in `target`'s directory and moves it into place: with
 /// `force` over an existing file, without it only if `target` still does not exist.
 fn write_policy(target: &Path, text: &str, force: bool) -> Outcome {
-    let dir = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Failure::user(format!("cannot create {}: {e}", dir.display())))?;
-    let mut file = tempfile::Builder::new()
-        .prefix(".policy-init-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| Failure::user(format!("cannot write in {}: {e}", dir.display())))?;
-    file.write_all(text.as_bytes())
-        .and_then(|()| file.as_file().sync_all())
-        .map_err(|e| Failure::user(format!("cannot write in {}: {e}", dir.display())))?;
-    let persisted = if force {
-        file.persist(target)
-    } else {
-        file.persist_noclobber(target)
-    };
-    persisted.map(|_| ()).map_err(|e| {
-        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+    use portcullis_atomic_file::{Options, Permissions};
+    let options = Options::new(Permissions::KeepOrShared);
+    let options = if force { options } else { options.no_clobber() };
+    portcullis_atomic_file::write(target, text.as_bytes(), options).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
             exists(target)
         } else {
-            Failure::user(format!("cannot write {}: {}", target.display(), e.error))
+            Failure::user(format!("cannot write {}: {e}", target.display()))
         }
     })
 }

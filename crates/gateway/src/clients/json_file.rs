@@ -98,23 +98,10 @@ pub(crate) fn sha256(bytes: &[u8]) -> String {
 /// permissions (a new file gets 0600: these files hold tokens). A symlink (dotfile managers
 /// link these files) stays a symlink: its target is what gets replaced.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ClientError> {
-    let resolved = std::fs::canonicalize(path).ok();
-    let path = resolved.as_deref().unwrap_or(path);
-    let fail = |e: std::io::Error| ClientError::new(format!("cannot write {}: {e}", path.display()));
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(fail)?;
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let mut file = tempfile::Builder::new()
-        .prefix(".portcullis-")
-        .tempfile_in(dir)
-        .map_err(fail)?;
-    file.write_all(bytes).map_err(fail)?;
-    if let Some(permissions) = permissions {
-        file.as_file().set_permissions(permissions).map_err(fail)?;
-    }
-    file.as_file().sync_all().map_err(fail)?;
-    file.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
+    use portcullis_atomic_file::{Options, Permissions};
+    let options = Options::new(Permissions::KeepOrPrivate).follow_symlink();
+    portcullis_atomic_file::write(path, bytes, options)
+        .map_err(|e| ClientError::new(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Copies `path` to `<path>.portcullis-backup-<stamp>` (`-2`, `-3`, … when taken), never over

@@ -14,7 +14,6 @@ use serde_json::{json, Value};
 
 use super::{Call, Caller, Forwarded, Gate, Ruling};
 use crate::approval::{ClientInfo, PendingApproval, Resolution, Ticket};
-use crate::risk::classify;
 
 /// How often a waiting client hears that the call is still held.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
@@ -53,14 +52,20 @@ impl Hold {
         timeout: Duration,
         pin_change: Option<crate::pins::PinChange>,
     ) -> Self {
-        let info = gate.catalog.get(&call.server, &call.tool).unwrap_or_default();
+        let asking = gate.asking(&call, &caller, &rule, pin_change.as_ref());
+        let info = asking.info;
         let now = super::now_ms();
         let expires = now + i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
         let approval = PendingApproval {
             id: String::new(),
             server: call.server.clone(),
             tool: call.tool.clone(),
-            risk: classify(&call.tool, info.description.as_deref(), info.annotations.as_ref()),
+            risk: asking.class,
+            risk_level: asking.risk_level,
+            risk_basis: asking.risk_basis,
+            reason: asking.reason,
+            asked_by: asking.asked_by,
+            input_schema: info.input_schema,
             title: info.title,
             description: info.description,
             annotations: info.annotations,

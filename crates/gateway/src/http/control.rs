@@ -256,6 +256,7 @@ fn decide(gw: &Gateway, id: &str, choice: Choice) -> Response {
                 "tool": decided.approval.tool,
                 "grant": decided.grant,
                 "also_settled": decided.also_settled,
+                "policy_write": decided.policy_write,
             }))
             .into_response()
         }
@@ -269,6 +270,25 @@ fn choice_error(e: ChoiceError) -> Response {
         ChoiceError::Decide(e @ DecideError::AlreadyDecided { .. }) => error(StatusCode::CONFLICT, &e.to_string()),
         e @ ChoiceError::Invalid(_) => error(StatusCode::BAD_REQUEST, &e.to_string()),
         e @ ChoiceError::Policy(_) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UndoBody {
+    write_id: String,
+}
+
+/// `POST /control/policy/undo {"write_id": …}`: takes back the policy write an "always" decision
+/// made (its `policy_write.write_id`), within 30 s and only if the file was not changed since.
+pub async fn undo_policy_write(State(gw): State<Arc<Gateway>>, Json(body): Json<UndoBody>) -> Response {
+    use crate::policy_store::UndoError;
+    match gw.gate().undo_policy_write(&body.write_id) {
+        Ok(write) => Json(json!({ "undone": true, "policy_write": write })).into_response(),
+        Err(e @ UndoError::Unknown(_)) => error(StatusCode::NOT_FOUND, &e.to_string()),
+        Err(e @ UndoError::Expired(_)) => error(StatusCode::GONE, &e.to_string()),
+        Err(e @ UndoError::Changed { .. }) => error(StatusCode::CONFLICT, &e.to_string()),
+        Err(e @ UndoError::Io { .. }) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
 }
 

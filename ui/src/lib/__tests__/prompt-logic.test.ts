@@ -6,7 +6,6 @@ import { canonicalArguments, sameCall } from '../same-call';
 import { agentName, sessionLabel } from '../agent-name';
 import { actionFor, keyFor, PROMPT_KEYS } from '../prompt-keys';
 import { makeApproval } from '../mock-data';
-import { ruleInWords } from '../rule-words';
 
 const base: Axes = { allow: true, which: 'any', whose: 'session', howLong: 900, condition: null, reason: null };
 
@@ -123,12 +122,3 @@ describe('prompt keys', () => {
   });
 });
 
-describe('the rule in plain words', () => {
-  it.each([
-    ['tools.write_file', 'The policy entry "write_file" asks you:'],
-    ['tools.exec_*.rules[0]', 'Rule 1 of the policy entry "exec_*" asks you:'],
-    ['default', 'The policy asks about every tool it does not list:'],
-    ['no policy file', 'This server has no policy file, so every call asks you:'],
-    ['pin:changed', 'The server changed this tool since it was first seen:'],
-  ])('%s', (rule, words) => expect(ruleInWords(rule)).toBe(words));
-});

@@ -167,3 +167,27 @@ async fn approving_a_changed_tool_for_the_session_or_always() {
     let policy = std::fs::read_to_string(dir.path().join("policies/srv.json")).unwrap();
     assert_eq!(policy, POLICY, "accepting a change leaves the policy file alone");
 }
+
+/// The prompt's risk for a changed tool is not the name guess: a definition that changed since
+/// it was pinned is high risk whatever it says of itself.
+#[tokio::test]
+async fn a_changed_tool_is_high_risk_and_an_unchanged_one_says_which_entry_asked() {
+    use crate::approval::{RiskBasis, RiskLevel};
+    let dir = tempfile::tempdir().unwrap();
+    let gate = gate(&dir);
+    gate.learn_tools("srv", &tools("v1"));
+    let _approver = gate.approvals.attach_approver();
+    assert_eq!(refusal(gate.decide(call("ask"), &caller("a")).await), "held");
+    let asked = gate.approvals.pending().pop().unwrap();
+    assert_eq!(asked.asked_by, "the policy entry for ask in srv.json");
+    assert_eq!(asked.risk_basis, RiskBasis::Guessed);
+    assert_eq!(asked.input_schema, Some(json!({"type": "object"})));
+    assert_eq!(asked.description.as_deref(), Some("ask v1"));
+
+    gate.learn_tools("srv", &tools("v2"));
+    assert_eq!(refusal(gate.decide(call("ok"), &caller("a")).await), "held");
+    let changed = gate.approvals.pending().into_iter().find(|p| p.tool == "ok").unwrap();
+    assert_eq!(changed.risk_basis, RiskBasis::DefinitionChanged);
+    assert!(changed.risk_level >= RiskLevel::High, "{:?}", changed.risk_level);
+    assert_eq!(changed.asked_by, "the tool's definition changed since it was pinned");
+}
