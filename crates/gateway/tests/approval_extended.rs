@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use portcullis_gateway::approval::{ApprovalBroker, ClientInfo, PendingApproval};
+use portcullis_gateway::approval::{ApprovalBroker, ClientInfo, PendingApproval, RiskBasis, RiskLevel};
 use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::risk::Risk;
 use tokio::sync::broadcast;
@@ -17,6 +17,11 @@ fn held(requested_at_ms: i64, expires_at_ms: i64) -> PendingApproval {
         description: None,
         annotations: None,
         risk: Risk::Write,
+        risk_level: RiskLevel::Medium,
+        risk_basis: RiskBasis::Guessed,
+        reason: None,
+        asked_by: "the policy entry for write_file in fs.json".into(),
+        input_schema: None,
         arguments: serde_json::json!({}),
         arguments_json: "{}".into(),
         session: "s1".into(),
