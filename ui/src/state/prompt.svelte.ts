@@ -7,7 +7,7 @@
 // (`extend_approval`), and the new deadline comes back in the answer and in ApprovalExtended.
 
 import { errorText, type Backend, type Unlisten } from '../lib/backend';
-import type { ApprovalChoice, ApprovalResolved, DecisionAnswer, PendingApproval } from '../lib/types';
+import type { ApprovalChoice, ApprovalResolved, DecisionAnswer, PendingApproval, PolicyWrite } from '../lib/types';
 import { sameCall } from '../lib/same-call';
 
 /** Interacting with less than this left asks the gateway for more time… */
@@ -35,6 +35,9 @@ export class PromptQueue {
   timedOut = $state<PendingApproval | null>(null);
   /** What the last decision also did ("also settled 3 waiting calls"). */
   notice = $state<string | null>(null);
+  /** The policy write of the last "always", while it can still be undone. */
+  undoable = $state<PolicyWrite | null>(null);
+  private undoTimer: ReturnType<typeof setTimeout> | null = null;
 
   current = $derived(
     this.timedOut ?? (this.items.length ? this.items[Math.min(this.index, this.items.length - 1)] : null),
@@ -106,7 +109,8 @@ export class PromptQueue {
     this.ticking = false;
     if (this.timer) clearTimeout(this.timer);
     if (this.timedOutTimer) clearTimeout(this.timedOutTimer);
-    this.timer = this.timedOutTimer = null;
+    if (this.undoTimer) clearTimeout(this.undoTimer);
+    this.timer = this.timedOutTimer = this.undoTimer = null;
   }
 
   /** Advances the clock; a person still interacting keeps the call alive. */
@@ -278,11 +282,36 @@ export class PromptQueue {
     }
   }
 
-  /** The other calls a decision settled leave the queue at once, and the person is told. */
+  /** The other calls a decision settled leave the queue at once, and the person is told; an
+   * "always" that wrote the policy file can be undone until the gateway's deadline for it. */
   private settled(result: DecisionAnswer | undefined): void {
+    if (result?.policy_write) this.offerUndo(result.policy_write);
     const also = result?.also_settled ?? [];
     also.forEach((other) => this.remove(other));
     if (also.length) this.notice = `Also settled ${also.length} waiting call${also.length === 1 ? '' : 's'}.`;
+  }
+
+  private offerUndo(write: PolicyWrite): void {
+    if (this.undoTimer) clearTimeout(this.undoTimer);
+    this.undoable = write;
+    this.undoTimer = setTimeout(() => (this.undoable = null), Math.max(0, write.undo_until_ms - this.clock()));
+  }
+
+  /** Takes back the last "always" write (the gateway refuses once its time is up or the file changed). */
+  async undo(): Promise<boolean> {
+    const write = this.undoable;
+    if (!write) return false;
+    try {
+      await this.backend.undoPolicyWrite(write.write_id);
+      this.notice = `Undone: ${write.key} removed from ${write.path}.`;
+      return true;
+    } catch (e) {
+      this.error = errorText(e);
+      return false;
+    } finally {
+      this.undoable = null;
+      if (this.undoTimer) clearTimeout(this.undoTimer);
+    }
   }
 
   /**

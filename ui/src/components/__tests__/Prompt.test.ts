@@ -288,6 +288,29 @@ describe('Prompt', () => {
     expect(screen.queryByTestId('prompt-alike')).toBeNull();
   });
 
+  it('an "always" that wrote the policy offers its undo, which the gateway takes', async () => {
+    const { backend } = setup();
+    await shown();
+    const write = { write_id: 'w1', server: 'filesystem', path: '/p/filesystem.json', key: 'tool_1', rule_text: '"tool_1": {}', undo_until_ms: T0 + 31_000 };
+    backend.decideApproval = async (id) => {
+      backend.forget(id);
+      return { also_settled: [], grant: null, policy_write: write };
+    };
+    const undone: string[] = [];
+    backend.undoPolicyWrite = async (writeId) => {
+      undone.push(writeId);
+      return write;
+    };
+    await fireEvent.click(screen.getByTestId('approve-always'));
+    await screen.findByTestId('grant-preview-matched');
+    await fireEvent.click(screen.getByTestId('grant-confirm'));
+    expect((await screen.findByTestId('prompt-undo')).textContent).toContain('"tool_1": {}');
+    await fireEvent.click(screen.getByTestId('prompt-undo-button'));
+    await waitFor(() => expect(undone).toEqual(['w1']));
+    expect((await screen.findByTestId('prompt-notice')).textContent).toBe('Undone: tool_1 removed from /p/filesystem.json.');
+    expect(screen.queryByTestId('prompt-undo')).toBeNull();
+  });
+
   it('a decision that settles other waiting calls says so and drops them', async () => {
     const { backend } = setup(3);
     await shown();
