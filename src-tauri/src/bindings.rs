@@ -15,7 +15,8 @@ use portcullis_gateway::risk::Risk;
 use portcullis_gateway::server_status::ServerReport;
 use ts_rs::{Config, TS};
 
-use crate::commands::approvals::{ChoiceArg, DecisionAnswer};
+use crate::commands::approvals::{DecisionAnswer, DryRunView, Extended};
+use crate::commands::choice::{ChoiceArg, GrantArg};
 use crate::commands::audit::FilterArg;
 use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
 use crate::commands::first_run::GettingStarted;
@@ -64,8 +65,11 @@ pub fn render() -> String {
         // The commands' own arguments and results.
         decl::<IpcError>(&cfg),
         decl::<ChoiceArg>(&cfg),
+        decl::<GrantArg>(&cfg),
         decl::<DecisionAnswer>(&cfg),
         decl::<PolicyWrite>(&cfg),
+        decl::<Extended>(&cfg),
+        decl::<DryRunView>(&cfg),
         decl::<FilterArg>(&cfg),
         decl::<Format>(&cfg),
         decl::<Bucket>(&cfg),

@@ -6,6 +6,8 @@
 pub const COMMANDS: &[&str] = &[
     "list_approvals",
     "decide_approval",
+    "extend_approval",
+    "dry_run_approval",
     "undo_policy_write",
     "query_audit",
     "export_audit",

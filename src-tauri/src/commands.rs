@@ -5,6 +5,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod choice;
 pub mod clients;
 pub mod first_run;
 pub mod pins;

@@ -1,5 +1,5 @@
 //! The gateway's events, as the app acts on them: forwarded to both web views as Tauri events
-//! named by type (`ApprovalRequested`, `ApprovalResolved`, `AuditAppended`, `PolicyReloaded`,
+//! named by type (`ApprovalRequested`, `ApprovalExtended`, `ApprovalResolved`, `AuditAppended`, `PolicyReloaded`,
 //! `PolicyRejected`, `PauseChanged`, payloads as in `GatewayEvent`), and turned into the prompt's
 //! visibility, notifications and the tray.
 
@@ -46,14 +46,11 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
             windows::apply_prompt(app, prompt_action(pending, true));
             let latency = portcullis_gateway::gate::now_ms() - approval.requested_at_ms;
             tracing::info!(id = approval.id, latency_ms = latency, "prompt shown");
-            if host.settings.notifications() {
-                app.state::<Arc<Notifier>>()
-                    .show(&approval, on_notification_action(app, running));
-            }
+            refresh_notification(app, running);
             host.nudge();
         }
-        GatewayEvent::ApprovalResolved { id, .. } => {
-            app.state::<Arc<Notifier>>().close(&id);
+        GatewayEvent::ApprovalResolved { .. } => {
+            refresh_notification(app, running);
             let pending = gate.approvals.pending().len();
             windows::apply_prompt(app, prompt_action(pending, false));
             host.nudge();
@@ -62,8 +59,22 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
         GatewayEvent::PolicyRejected { server, problems } => host.policy_rejected(&server, Some(problems)),
         GatewayEvent::PauseChanged { .. } => host.nudge(),
         // Forwarded above; the windows show it (AuditHealth: calls are refused while `ok` is false).
-        GatewayEvent::AuditAppended { .. } | GatewayEvent::AuditHealth { .. } => {}
+        // ApprovalExtended: the prompt shows the new deadline.
+        GatewayEvent::AuditAppended { .. } | GatewayEvent::AuditHealth { .. } | GatewayEvent::ApprovalExtended { .. } => {}
     }
+}
+
+/// The one notification follows the held calls: named for one, counted for several, gone for
+/// none (and none at all while notifications are off).
+fn refresh_notification<R: Runtime>(app: &AppHandle<R>, running: &Running) {
+    let host = app.state::<Arc<Host>>();
+    let pending = if host.settings.notifications() {
+        running.gateway.gate().approvals.pending()
+    } else {
+        Vec::new()
+    };
+    app.state::<Arc<Notifier>>()
+        .refresh(&pending, on_notification_action(app, running));
 }
 
 /// Emits `event` to every web view under its type's name, without the `type` tag.
@@ -97,7 +108,7 @@ fn on_notification_action<R: Runtime>(app: &AppHandle<R>, running: &Running) -> 
             },
             notification::Action::Open => return windows::show_prompt_on(&app, id),
         };
-        if let Err(e) = decide(&gate, id, choice) {
+        if let Err(e) = decide(&gate, id, choice).map(drop) {
             tracing::info!(%e, "notification action on a call already decided");
         }
     })

@@ -83,6 +83,8 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
         .invoke_handler(tauri::generate_handler![
             commands::approvals::list_approvals,
             commands::approvals::decide_approval,
+            commands::approvals::extend_approval,
+            commands::approvals::dry_run_approval,
             commands::approvals::undo_policy_write,
             commands::audit::query_audit,
             commands::audit::export_audit,

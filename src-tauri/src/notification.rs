@@ -1,14 +1,16 @@
 //! OS notifications for held calls, behind one small interface with one implementation per
-//! platform: D-Bus notifications with Approve / Deny actions on Linux ([`linux`]); a plain
-//! notification elsewhere ([`other`]; the tray and the prompt do the rest). Showing never blocks
-//! the caller, and a call decided anywhere closes its notification.
+//! platform: D-Bus notifications on Linux ([`linux`]); a plain notification elsewhere
+//! ([`other`]; the tray and the prompt do the rest). Showing never blocks the caller.
+//!
+//! There is **one** notification, whatever the number of held calls: it names the call when one
+//! waits (with Approve / Deny actions for it), and counts them when several do (its action opens
+//! the prompt). Each change replaces it in place; when nothing waits, it goes.
 
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(not(target_os = "linux"))]
 mod other;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use portcullis_gateway::approval::PendingApproval;
@@ -66,33 +68,75 @@ pub fn text(a: &PendingApproval) -> Text {
     }
 }
 
-/// Open notifications by approval id; dropping the sender closes the notification.
+/// The notification for several held calls: how many, and the first few by tool and server.
+pub fn count_text(pending: &[PendingApproval]) -> Text {
+    use portcullis_audit::neutralize;
+    const LISTED: usize = 3;
+    let mut lines: Vec<String> = pending
+        .iter()
+        .take(LISTED)
+        .map(|a| format!("{} on {}", neutralize::markup(&a.tool), neutralize::markup(&a.server)))
+        .collect();
+    if pending.len() > LISTED {
+        lines.push(format!("and {} more", pending.len() - LISTED));
+    }
+    Text {
+        summary: format!("{} tool calls wait for your decision", pending.len()),
+        body: lines.join("\n"),
+    }
+}
+
+/// What the one notification shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    pub text: Text,
+    /// The call its Approve / Deny / Open actions act on (the first when several wait).
+    pub id: String,
+    /// Approve and Deny are offered only when exactly one call waits.
+    pub decide: bool,
+    /// Until when the daemon keeps it (the latest deadline), epoch ms.
+    pub expires_at_ms: i64,
+}
+
+/// The notification for the held calls `pending` (`None`: nothing waits).
+pub fn shown(pending: &[PendingApproval]) -> Option<Shown> {
+    let first = pending.iter().min_by_key(|a| (a.requested_at_ms, a.id.clone()))?;
+    let expires_at_ms = pending.iter().map(|a| a.expires_at_ms).max().unwrap_or(first.expires_at_ms);
+    let (text, decide) = if pending.len() == 1 {
+        (text(first), true)
+    } else {
+        (count_text(pending), false)
+    };
+    Some(Shown {
+        text,
+        id: first.id.clone(),
+        decide,
+        expires_at_ms,
+    })
+}
+
+/// The one notification: the state it should show, followed by the platform's worker thread.
 #[derive(Default)]
 pub struct Notifier {
-    open: Mutex<HashMap<String, platform::Closer>>,
+    wanted: Mutex<Option<tokio::sync::watch::Sender<Option<Shown>>>>,
 }
 
 impl Notifier {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, platform::Closer>> {
-        self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Shows a notification for a held call, on its own thread.
-    pub fn show(self: &Arc<Self>, approval: &PendingApproval, on_action: OnAction) {
-        let id = approval.id.clone();
-        let notifier = Arc::downgrade(self);
-        let done = move |id: &str| {
-            if let Some(n) = notifier.upgrade() {
-                n.lock().remove(id);
-            }
-        };
-        let closer = platform::show(approval, text(approval), on_action, Box::new(done));
-        self.lock().insert(id, closer);
-    }
-
-    /// The call was decided (anywhere): its notification goes.
-    pub fn close(&self, id: &str) {
-        self.lock().remove(id);
+    /// Makes the notification match the held calls `pending` (shown, replaced in place, or
+    /// closed); nothing happens when it already does. Starts the worker on first use.
+    pub fn refresh(&self, pending: &[PendingApproval], on_action: OnAction) {
+        let want = shown(pending);
+        let mut wanted = self.wanted.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tx = wanted.get_or_insert_with(|| {
+            let (tx, rx) = tokio::sync::watch::channel(None);
+            platform::run(rx, on_action);
+            tx
+        });
+        tx.send_if_modified(|current| {
+            let changed = *current != want;
+            *current = want;
+            changed
+        });
     }
 }
 
@@ -168,5 +212,32 @@ mod tests {
         );
         assert!(t.body.contains(r"&lt;img src=x&gt;\u001b[2J"), "{}", t.body);
         assert!(!t.body.contains(['<', '>', '\u{1b}', '\u{202e}']), "{}", t.body);
+    }
+
+    #[test]
+    fn one_notification_names_one_call_and_counts_several() {
+        assert_eq!(shown(&[]), None);
+        let mut a = approval("write_file", "cursor", serde_json::json!({"path": "/x"}));
+        a.expires_at_ms = 10;
+        let one = shown(std::slice::from_ref(&a)).unwrap();
+        assert!(one.decide, "a single call can be decided from the notification");
+        assert_eq!(one.text, text(&a));
+        let mut calls = vec![a];
+        for (i, tool) in ["read_file", "<b>x</b>", "move_file"].iter().enumerate() {
+            let mut b = approval(tool, "cursor", serde_json::json!({}));
+            b.id = format!("{}", i + 2);
+            b.requested_at_ms = i64::try_from(i).unwrap() + 1;
+            b.expires_at_ms = 50;
+            calls.push(b);
+        }
+        let four = shown(&calls).unwrap();
+        assert!(!four.decide, "with several waiting, only Open: which call would Approve decide?");
+        assert_eq!(four.id, "1", "Open shows the oldest call");
+        assert_eq!(four.expires_at_ms, 50, "kept until the last deadline");
+        assert_eq!(four.text.summary, "4 tool calls wait for your decision");
+        assert_eq!(
+            four.text.body,
+            "write_file on filesystem\nread_file on filesystem\n&lt;b&gt;x&lt;/b&gt; on filesystem\nand 1 more"
+        );
     }
 }

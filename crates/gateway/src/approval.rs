@@ -331,6 +331,9 @@ impl ApprovalBroker {
         let _ = held.deadline.send(new);
         let approval = approval.clone();
         drop(state);
+        let _ = self.events.send(GatewayEvent::ApprovalExtended {
+            approval: Box::new(approval.clone()),
+        });
         tracing::info!(
             id,
             expires_at = approval.expires_at,

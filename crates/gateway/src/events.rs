@@ -12,6 +12,11 @@ pub enum GatewayEvent {
     ApprovalRequested {
         approval: Box<PendingApproval>,
     },
+    /// A held call's deadline moved (a person asked for more time): `approval` carries the new
+    /// `expires_at`, so every window and `GET /control/events` show the same deadline.
+    ApprovalExtended {
+        approval: Box<PendingApproval>,
+    },
     /// A held call ended: approved, rejected, timed_out or cancelled.
     ApprovalResolved {
         id: String,

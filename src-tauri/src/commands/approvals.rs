@@ -1,13 +1,18 @@
-//! `list_approvals`, `decide_approval`, `undo_policy_write`.
+//! `list_approvals`, `decide_approval`, `undo_policy_write`, `extend_approval`,
+//! `dry_run_approval`: the held calls and a person's answers to them. The choice's wire form is [`crate::commands::choice::ChoiceArg`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use portcullis_gateway::approval::{DecideError, PendingApproval, Scope};
+use portcullis_gateway::approval::{DecideError, PendingApproval};
+use portcullis_gateway::gate::dry_run::DryRun;
 use portcullis_gateway::gate::{Choice, ChoiceError, Gate};
 use portcullis_gateway::policy_store::{PolicyWrite, UndoError};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 use tauri::State;
 
+use crate::commands::choice::ChoiceArg;
 use crate::host::Host;
 use crate::ipc::{IpcError, IpcResult};
 
@@ -15,29 +20,6 @@ use crate::ipc::{IpcError, IpcResult};
 pub async fn list_approvals(host: State<'_, Arc<Host>>) -> IpcResult<Vec<PendingApproval>> {
     let running = host.running().await?;
     Ok(running.gateway.gate().approvals.pending())
-}
-
-/// `{approve: "once" | "session" | "always"}` or `{deny: {reason, always}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-#[ts(rename = "ApprovalChoice")]
-pub enum ChoiceArg {
-    Approve(Scope),
-    Deny {
-        #[serde(default)]
-        reason: Option<String>,
-        #[serde(default)]
-        always: bool,
-    },
-}
-
-impl From<ChoiceArg> for Choice {
-    fn from(arg: ChoiceArg) -> Self {
-        match arg {
-            ChoiceArg::Approve(scope) => Choice::Approve(scope),
-            ChoiceArg::Deny { reason, always } => Choice::Deny { reason, always },
-        }
-    }
 }
 
 /// What a decision did besides deciding the call: the other held calls it settled, the grant it
@@ -53,7 +35,8 @@ pub struct DecisionAnswer {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn decide_approval(host: State<'_, Arc<Host>>, id: String, choice: ChoiceArg) -> IpcResult<DecisionAnswer> {
     let running = host.running().await?;
-    decide(running.gateway.gate(), &id, choice.into())
+    let choice = choice.into_choice()?;
+    decide(running.gateway.gate(), &id, choice)
 }
 
 /// A person's decision, from any of the app's surfaces (prompt, main window, notification).
@@ -69,12 +52,7 @@ pub fn decide(gate: &Gate, id: &str, choice: Choice) -> IpcResult<DecisionAnswer
                 policy_write: decided.policy_write,
             })
         }
-        Err(ChoiceError::Decide(e @ DecideError::Unknown(_))) => Err(IpcError::new("unknown_approval", e.to_string())),
-        Err(ChoiceError::Decide(e @ DecideError::AlreadyDecided { .. })) => {
-            Err(IpcError::new("already_decided", e.to_string()))
-        }
-        Err(e @ ChoiceError::Policy(_)) => Err(IpcError::new("policy_write_failed", e.to_string())),
-        Err(e @ ChoiceError::Invalid(_)) => Err(IpcError::new("invalid_choice", e.to_string())),
+        Err(e) => Err(choice_error(e)),
     }
 }
 
@@ -95,32 +73,100 @@ pub async fn undo_policy_write(host: State<'_, Arc<Host>>, write_id: String) -> 
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn choices_parse_as_the_ui_sends_them() {
-        let parse = |v: serde_json::Value| serde_json::from_value::<ChoiceArg>(v).map(Choice::from);
-        assert_eq!(
-            parse(serde_json::json!({"approve": "session"})).unwrap(),
-            Choice::Approve(Scope::Session)
-        );
-        assert_eq!(
-            parse(serde_json::json!({"deny": {"reason": "no", "always": true}})).unwrap(),
-            Choice::Deny {
-                reason: Some("no".into()),
-                always: true
-            }
-        );
-        assert_eq!(
-            parse(serde_json::json!({"deny": {"reason": null, "always": false}})).unwrap(),
-            Choice::Deny {
-                reason: None,
-                always: false
-            }
-        );
-        assert!(parse(serde_json::json!({"approve": "forever"})).is_err());
-        assert!(parse(serde_json::json!({"allow": "once"})).is_err());
+fn choice_error(e: ChoiceError) -> IpcError {
+    match e {
+        ChoiceError::Decide(e) => decide_error(e),
+        e @ ChoiceError::Policy(_) => IpcError::new("policy_write_failed", e.to_string()),
+        e @ ChoiceError::Invalid(_) => IpcError::new("invalid_choice", e.to_string()),
     }
 }
+
+fn decide_error(e: DecideError) -> IpcError {
+    match e {
+        e @ DecideError::Unknown(_) => IpcError::new("unknown_approval", e.to_string()),
+        e @ DecideError::AlreadyDecided { .. } => IpcError::new("already_decided", e.to_string()),
+    }
+}
+
+/// A held call's new deadline.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "ExtendResult")]
+pub struct Extended {
+    pub approval: PendingApproval,
+    /// The gateway's `approval.max_hold_secs` cut the extension short: no more time can be had.
+    pub clamped: bool,
+}
+
+/// At most this much is added by one request (the gateway bounds the total by `max_hold_secs`).
+const MAX_EXTEND_SECS: u64 = 3600;
+
+/// More time to decide: the deadline moves `by_secs` later, bounded by `approval.max_hold_secs`
+/// from when the call was held. Every window hears `ApprovalExtended`.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn extend_approval(host: State<'_, Arc<Host>>, id: String, by_secs: u64) -> IpcResult<Extended> {
+    if by_secs == 0 || by_secs > MAX_EXTEND_SECS {
+        return Err(IpcError::new(
+            "invalid_extension",
+            format!("an extension is 1 to {MAX_EXTEND_SECS} seconds, not {by_secs}"),
+        ));
+    }
+    let running = host.running().await?;
+    let extended = running
+        .gateway
+        .gate()
+        .extend(&id, Duration::from_secs(by_secs))
+        .map_err(decide_error)?;
+    Ok(Extended {
+        approval: extended.approval,
+        clamped: extended.clamped,
+    })
+}
+
+/// What a choice would write and how many earlier audited calls it would have matched.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "DryRunResult")]
+pub struct DryRunView {
+    /// `approve` or `deny`.
+    pub decision: String,
+    /// `grant` (in memory), `policy` (a rule in the server's policy file), `pin` or `nothing`.
+    pub writes: String,
+    #[ts(type = "Record<string, unknown> | null")]
+    pub grant: Option<Value>,
+    /// The `tools` key and entry to be written, when `writes` is `policy`.
+    #[ts(type = "Record<string, unknown> | null")]
+    pub rule: Option<Value>,
+    pub matched: usize,
+    pub compared: usize,
+    pub limit: usize,
+    /// Compared rows whose value the rule reads was redacted in the audit.
+    pub redacted: usize,
+}
+
+impl From<DryRun> for DryRunView {
+    fn from(d: DryRun) -> Self {
+        Self {
+            decision: d.decision.to_owned(),
+            writes: d.writes.to_owned(),
+            grant: d.grant,
+            rule: d.rule,
+            matched: d.matched,
+            compared: d.compared,
+            limit: d.limit,
+            redacted: d.redacted,
+        }
+    }
+}
+
+/// A dry run of `choice`: decides nothing, the call stays pending. The audit is read off the
+/// async threads.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn dry_run_approval(host: State<'_, Arc<Host>>, id: String, choice: ChoiceArg) -> IpcResult<DryRunView> {
+    let running = host.running().await?;
+    let choice = choice.into_choice()?;
+    let gate = running.gateway.gate().clone();
+    let planned = tauri::async_runtime::spawn_blocking(move || gate.dry_run(&id, &choice))
+        .await
+        .map_err(|e| IpcError::new("dry_run_failed", e.to_string()))?;
+    planned.map(DryRunView::from).map_err(choice_error)
+}
+

@@ -1,30 +1,29 @@
 //! macOS and Windows: a plain notification without actions (clicking it is left to the OS);
-//! the tray and the prompt carry the decision.
+//! the tray and the prompt carry the decision. One worker thread shows each new state; the OS
+//! retires them.
 
-use portcullis_gateway::approval::PendingApproval;
+use tokio::sync::watch;
 
-use super::{OnAction, Text};
+use super::{OnAction, Shown};
 
-/// Nothing to close: the OS retires the notification.
-pub type Closer = ();
-
-pub fn show(
-    approval: &PendingApproval,
-    text: Text,
-    _on_action: OnAction,
-    done: Box<dyn FnOnce(&str) + Send>,
-) -> Closer {
-    let id = approval.id.clone();
-    let _ = std::thread::Builder::new()
-        .name(format!("notification-{id}"))
-        .spawn(move || {
-            if let Err(e) = notify_rust::Notification::new()
-                .summary(&text.summary)
-                .body(&text.body)
-                .show()
-            {
-                tracing::debug!(error = %e, "no notification shown");
+pub fn run(mut wanted: watch::Receiver<Option<Shown>>, _on_action: OnAction) {
+    let _ = std::thread::Builder::new().name("notification".into()).spawn(move || {
+        futures::executor::block_on(async move {
+            loop {
+                let want = wanted.borrow_and_update().clone();
+                if let Some(shown) = want {
+                    if let Err(e) = notify_rust::Notification::new()
+                        .summary(&shown.text.summary)
+                        .body(&shown.text.body)
+                        .show()
+                    {
+                        tracing::debug!(error = %e, "no notification shown");
+                    }
+                }
+                if wanted.changed().await.is_err() {
+                    return;
+                }
             }
-            done(&id);
         });
+    });
 }

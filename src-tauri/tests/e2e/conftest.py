@@ -311,6 +311,46 @@ def app_pids(scratch: Path) -> list[int]:
     return [int(p) for p in out.stdout.split()]
 
 
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def app_processes(pid: int) -> list[int]:
+    """The app and the WebKit processes it started (not the MCP servers the gateway runs)."""
+    def comm(p: int) -> str:
+        try:
+            return Path(f"/proc/{p}/comm").read_text().strip()
+        except OSError:
+            return ""
+
+    return [p for p in descendants(pid) if p == pid or comm(p).startswith("WebKit")]
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time the processes have used so far."""
+    ticks = 0
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def refresh_handles(the_app: App) -> None:
     """Labels the WebDriver window handles: the prompt page, or the main window."""
     for handle in the_app.driver.window_handles:

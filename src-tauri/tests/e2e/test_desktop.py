@@ -34,7 +34,7 @@ def wait_prompt_for(app: App, text: str) -> float:
     shown_at = wait_until(lambda: app.prompt_viewable() and time.monotonic(), 15, "the prompt window on screen",
                           interval=0.005)
     app.window("prompt")
-    wait_until(lambda: text in app.find("json-view").text, 15, f"the prompt to show {text}")
+    wait_until(lambda: text in app.find("prompt-arguments").text, 15, f"the prompt to show {text}")
     call = app.find("prompt-call")
     painted = int(wait_until(lambda: int(call.get_attribute("data-painted-at") or 0), 15, "the paint timestamp"))
     listed = subprocess.run([str(CLI_BIN), "approvals", "list", "--json", "--data-dir", str(app.data_dir)],

@@ -12,39 +12,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import (APP_BIN, MAIN_TITLE, ROOT, App, launch, refresh_handles, wait_until, write_config, x_close,
-                      x_window_id)
+from conftest import (APP_BIN, MAIN_TITLE, ROOT, App, app_processes, launch, refresh_handles, wait_until, write_config,
+                      x_close, x_window_id)
 
 ROWS = 1000
 SETTLE = 3.0
-
-
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
-
-
-def app_processes(pid: int) -> list[int]:
-    """The app and the WebKit processes it started (not the MCP servers the gateway runs)."""
-    def comm(p: int) -> str:
-        try:
-            return Path(f"/proc/{p}/comm").read_text().strip()
-        except OSError:
-            return ""
-
-    return [p for p in descendants(pid) if p == pid or comm(p).startswith("WebKit")]
 
 
 def memory_kib(pid: int) -> dict[str, Any]:

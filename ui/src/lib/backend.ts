@@ -11,11 +11,13 @@ import type {
   ChangedTool,
   ClientState,
   DecisionAnswer,
+  DryRunResult,
   EntryProblem,
   EventMap,
   EventName,
   ExportFormat,
   GettingStarted,
+  ExtendResult,
   HistogramBucket,
   InstallPreview,
   PendingApproval,
@@ -34,9 +36,14 @@ export type Unlisten = () => void;
 
 export interface Backend {
   listApprovals(): Promise<PendingApproval[]>;
+  /** Decides a held call; says which other held calls it settled and what it wrote. */
   decideApproval(id: string, choice: ApprovalChoice): Promise<DecisionAnswer>;
   /** Takes back the policy write of an "always" (`DecisionAnswer.policy_write.write_id`), within 30 s. */
   undoPolicyWrite(writeId: string): Promise<PolicyWrite>;
+  /** More time to decide: the deadline moves `bySecs` later, bounded by the gateway's `max_hold_secs`. */
+  extendApproval(id: string, bySecs: number): Promise<ExtendResult>;
+  /** What `choice` would write and how many earlier audited calls it would have matched; decides nothing. */
+  dryRunApproval(id: string, choice: ApprovalChoice): Promise<DryRunResult>;
 
   queryAudit(filter: AuditFilter, limit: number): Promise<AuditRow[]>;
   exportAudit(filter: AuditFilter, format: ExportFormat): Promise<string>;
@@ -96,6 +103,8 @@ export const COMMANDS = {
   listApprovals: 'list_approvals',
   decideApproval: 'decide_approval',
   undoPolicyWrite: 'undo_policy_write',
+  extendApproval: 'extend_approval',
+  dryRunApproval: 'dry_run_approval',
   queryAudit: 'query_audit',
   exportAudit: 'export_audit',
   auditHistogram: 'audit_histogram',
@@ -172,6 +181,12 @@ export class TauriBackend implements Backend {
   }
   undoPolicyWrite(writeId: string) {
     return call<PolicyWrite>(COMMANDS.undoPolicyWrite, { write_id: writeId });
+  }
+  extendApproval(id: string, bySecs: number) {
+    return call<ExtendResult>(COMMANDS.extendApproval, { id, by_secs: bySecs });
+  }
+  dryRunApproval(id: string, choice: ApprovalChoice) {
+    return call<DryRunResult>(COMMANDS.dryRunApproval, { id, choice });
   }
   queryAudit(filter: AuditFilter, limit: number) {
     return call<AuditRow[]>(COMMANDS.queryAudit, { filter, limit });

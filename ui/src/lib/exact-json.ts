@@ -134,3 +134,20 @@ export function visible(text: string): string {
 export function visibleBlock(text: string): string {
   return text.split('\n').map(visible).join('\n');
 }
+
+/** Pretty JSON text of a `parseExact` value, every number with its original digits. */
+export function stringifyExact(v: ExactValue, indent = 2, depth = 0): string {
+  const pad = (d: number) => '\n' + ' '.repeat(d * indent);
+  if (v instanceof JsonNumber) return v.text;
+  if (Array.isArray(v)) {
+    if (!v.length) return '[]';
+    return `[${v.map((x) => pad(depth + 1) + stringifyExact(x, indent, depth + 1)).join(',')}${pad(depth)}]`;
+  }
+  if (v !== null && typeof v === 'object') {
+    const keys = Object.keys(v);
+    if (!keys.length) return '{}';
+    const body = keys.map((k) => `${pad(depth + 1)}${JSON.stringify(k)}: ${stringifyExact(v[k], indent, depth + 1)}`);
+    return `{${body.join(',')}${pad(depth)}}`;
+  }
+  return JSON.stringify(v);
+}

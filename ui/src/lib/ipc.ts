@@ -99,7 +99,7 @@ export type DiffEntry = { path: string, change: DiffKind, old: unknown, new: unk
 
 export type DiffKind = "added" | "removed" | "changed";
 
-export type GatewayEvent = { "type": "ApprovalRequested", approval: PendingApproval, } | { "type": "ApprovalResolved", id: string, decision: string, decided_by: string, scope: Scope | null, } | { "type": "PolicyReloaded", server: string, } | { "type": "PolicyRejected", server: string, problems: Array<string>, } | { "type": "PauseChanged", paused: boolean, } | { "type": "AuditAppended", id: number, server: string, tool: string, decision: Decision, } | { "type": "AuditHealth", ok: boolean, condition: string | null, error: string | null, };
+export type GatewayEvent = { "type": "ApprovalRequested", approval: PendingApproval, } | { "type": "ApprovalExtended", approval: PendingApproval, } | { "type": "ApprovalResolved", id: string, decision: string, decided_by: string, scope: Scope | null, } | { "type": "PolicyReloaded", server: string, } | { "type": "PolicyRejected", server: string, problems: Array<string>, } | { "type": "PauseChanged", paused: boolean, } | { "type": "AuditAppended", id: number, server: string, tool: string, decision: Decision, } | { "type": "AuditHealth", ok: boolean, condition: string | null, error: string | null, };
 
 /**
  * One server's health as people see it.
@@ -150,9 +150,39 @@ original_arguments?: unknown, };
 export type IpcError = { code: string, message: string, };
 
 /**
- * `{approve: "once" | "session" | "always"}` or `{deny: {reason, always}}`.
+ * `{approve: "once" | "session" | "always"}`, `{deny: {reason, always}}`,
+ * `{edit: {arguments_json}}` or `{grant: {...}}`.
  */
-export type ApprovalChoice = { "approve": Scope } | { "deny": { reason: string | null, always: boolean, } };
+export type ApprovalChoice = { "approve": Scope } | { "deny": { reason: string | null, always: boolean, } } | { "edit": { arguments_json: string, } } | { "grant": GrantArg };
+
+/**
+ * A standing grant cut from the held call.
+ */
+export type GrantArg = { 
+/**
+ * Approve (`true`) or deny the calls it covers.
+ */
+allow: boolean, 
+/**
+ * Told to the agent when the grant denies.
+ */
+reason: string | null, 
+/**
+ * Every agent session, not only the held call's.
+ */
+every_session: boolean, 
+/**
+ * How long; `null`: until the gateway restarts (a session's grant ends with the session).
+ */
+duration_secs: number | null, 
+/**
+ * Only calls whose arguments satisfy this policy `when` object.
+ */
+when: Record<string, unknown> | null, 
+/**
+ * Only this exact call (same arguments).
+ */
+exact: boolean, };
 
 /**
  * What a decision did besides deciding the call: the other held calls it settled, the grant it
@@ -184,6 +214,36 @@ rule_text: string,
  * Until when (ms since the epoch) it can be undone.
  */
 undo_until_ms: number, };
+
+/**
+ * A held call's new deadline.
+ */
+export type ExtendResult = { approval: PendingApproval, 
+/**
+ * The gateway's `approval.max_hold_secs` cut the extension short: no more time can be had.
+ */
+clamped: boolean, };
+
+/**
+ * What a choice would write and how many earlier audited calls it would have matched.
+ */
+export type DryRunResult = { 
+/**
+ * `approve` or `deny`.
+ */
+decision: string, 
+/**
+ * `grant` (in memory), `policy` (a rule in the server's policy file), `pin` or `nothing`.
+ */
+writes: string, grant: Record<string, unknown> | null, 
+/**
+ * The `tools` key and entry to be written, when `writes` is `policy`.
+ */
+rule: Record<string, unknown> | null, matched: number, compared: number, limit: number, 
+/**
+ * Compared rows whose value the rule reads was redacted in the audit.
+ */
+redacted: number, };
 
 /**
  * The UI's `AuditFilter`; `before` is the keyset cursor `[time_ms, id]`.

@@ -16,10 +16,12 @@ import type {
   ChangedTool,
   ClientState,
   Decision,
+  DryRunResult,
   EventMap,
   EventName,
   ExportFormat,
   GettingStarted,
+  ExtendResult,
   HistogramBucket,
   InstallPreview,
   PendingApproval,
@@ -61,6 +63,8 @@ export interface MockOptions {
   now?: () => number;
   /** Resolve held calls as timed out when they expire (demo mode). */
   autoExpire?: boolean;
+  /** The gateway's `approval.max_hold_secs`, in ms (default 10 minutes). */
+  maxHoldMs?: number;
 }
 
 export interface RecordedCall {
@@ -125,6 +129,7 @@ export class MockBackend implements Backend {
   private now: () => number;
   private expiryTimer: ReturnType<typeof setInterval> | null = null;
   private nextAuditId: number;
+  private maxHoldMs: number;
 
   constructor(data: Partial<MockData> = {}, options: MockOptions = {}) {
     this.data = {
@@ -138,6 +143,7 @@ export class MockBackend implements Backend {
       ...clone(data),
     };
     this.now = options.now ?? (() => Date.now());
+    this.maxHoldMs = options.maxHoldMs ?? 600_000;
     this.nextAuditId = Math.max(0, ...this.data.audit.map((r) => r.id)) + 1;
     if (options.autoExpire) this.expiryTimer = setInterval(() => this.expire(), 500);
   }
@@ -247,19 +253,71 @@ export class MockBackend implements Backend {
       if (choice.approve === 'always') this.writePolicy(a.server, (p) => setToolState(p, a.tool, { kind: 'allow' }));
       this.emit('ApprovalResolved', { id, decision: 'approved', decided_by: 'user', scope: choice.approve });
       this.appendAudit(a, 'approved', 'user', null);
-    } else {
-      const { reason, always } = choice.deny;
-      if (always) this.writePolicy(a.server, (p) => setToolState(p, a.tool, { kind: 'deny', reason }));
-      this.emit('ApprovalResolved', { id, decision: 'rejected', decided_by: 'user', scope: null });
-      this.appendAudit(a, 'rejected', 'user', reason);
+      return { also_settled: choice.approve === 'once' ? [] : this.settleLike(a, choice.approve === 'session', true), grant: null, policy_write: null };
     }
-    return { also_settled: [], grant: null, policy_write: null };
+    if ('edit' in choice) {
+      this.emit('ApprovalResolved', { id, decision: 'approved', decided_by: 'user', scope: 'once' });
+      this.appendAudit({ ...a, arguments: JSON.parse(choice.edit.arguments_json) }, 'approved', 'user', null);
+      return { also_settled: [], grant: null, policy_write: null };
+    }
+    if ('grant' in choice) {
+      const g = choice.grant;
+      this.emit('ApprovalResolved', { id, decision: g.allow ? 'approved' : 'rejected', decided_by: 'user', scope: null });
+      this.appendAudit(a, g.allow ? 'approved' : 'rejected', 'user', g.reason);
+      return { also_settled: g.exact || g.when ? [] : this.settleLike(a, !g.every_session, g.allow), grant: `g${id}`, policy_write: null };
+    }
+    const { reason, always } = choice.deny;
+    if (always) this.writePolicy(a.server, (p) => setToolState(p, a.tool, { kind: 'deny', reason }));
+    this.emit('ApprovalResolved', { id, decision: 'rejected', decided_by: 'user', scope: null });
+    this.appendAudit(a, 'rejected', 'user', reason);
+    return { also_settled: always ? this.settleLike(a, false, false) : [], grant: null, policy_write: null };
+  }
+
+  /** Decides the other held calls of the same tool (of the same session when `sameSession`). */
+  private settleLike(a: PendingApproval, sameSession: boolean, allow: boolean): string[] {
+    const like = this.data.approvals.filter(
+      (o) => o.server === a.server && o.tool === a.tool && (!sameSession || o.session === a.session),
+    );
+    for (const o of like) this.resolveElsewhere(o.id, allow ? 'approved' : 'rejected');
+    return like.map((o) => o.id);
+  }
+
+  async extendApproval(id: string, bySecs: number): Promise<ExtendResult> {
+    this.record(COMMANDS.extendApproval, { id, by_secs: bySecs });
+    const a = this.data.approvals.find((x) => x.id === id);
+    if (!a) throw new BackendError('unknown_approval', `no pending approval ${id}`);
+    const limit = a.requested_at_ms + this.maxHoldMs;
+    const wanted = a.expires_at_ms + bySecs * 1000;
+    a.expires_at_ms = Math.max(a.expires_at_ms, Math.min(wanted, limit));
+    a.expires_at = new Date(a.expires_at_ms).toISOString();
+    this.emit('ApprovalExtended', { approval: a });
+    return { approval: clone(a), clamped: wanted > limit };
+  }
+
+  async dryRunApproval(id: string, choice: ApprovalChoice): Promise<DryRunResult> {
+    this.record(COMMANDS.dryRunApproval, { id, choice });
+    const a = this.data.approvals.find((x) => x.id === id);
+    if (!a) throw new BackendError('unknown_approval', `no pending approval ${id}`);
+    const rows = this.data.audit.filter((r) => r.server === a.server && r.tool === a.tool);
+    const allow = 'approve' in choice || ('grant' in choice && choice.grant.allow);
+    const writesPolicy = ('approve' in choice && choice.approve === 'always') || ('deny' in choice && choice.deny.always);
+    return {
+      decision: allow ? 'approve' : 'deny',
+      writes: writesPolicy ? 'policy' : 'grant' in choice ? 'grant' : 'nothing',
+      grant: 'grant' in choice ? { ...choice.grant } : null,
+      rule: writesPolicy ? { key: a.tool, entry: allow ? {} : { action: 'deny' } } : null,
+      matched: rows.length,
+      compared: rows.length,
+      limit: 1000,
+      redacted: 0,
+    };
   }
 
   async undoPolicyWrite(writeId: string): Promise<PolicyWrite> {
     this.record(COMMANDS.undoPolicyWrite, { write_id: writeId });
     throw new BackendError('unknown_write', `no policy write ${writeId} to undo`);
   }
+
 
   private select(filter: AuditFilter): AuditRow[] {
     return this.data.audit

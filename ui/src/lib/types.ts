@@ -14,14 +14,17 @@ export type {
   ClientInfo,
   ClientState,
   DiffEntry,
+  DryRunResult,
   DiffKind,
   DecidedBy,
   DecisionAnswer,
   Decision,
   EntryProblem,
   ExportFormat,
+  ExtendResult,
   GatewayEvent,
   GettingStarted,
+  GrantArg,
   HistogramBucket,
   InstallPreview,
   IpcError,
@@ -73,6 +76,7 @@ type Payload<K extends GatewayEvent['type']> = Omit<Extract<GatewayEvent, { type
 export type AuditHealth = Payload<'AuditHealth'>;
 export type ApprovalRequested = Payload<'ApprovalRequested'>;
 export type ApprovalResolved = Payload<'ApprovalResolved'>;
+export type ApprovalExtended = Payload<'ApprovalExtended'>;
 export type AuditAppended = Payload<'AuditAppended'>;
 export type PolicyReloaded = Payload<'PolicyReloaded'>;
 export type PolicyRejected = Payload<'PolicyRejected'>;
