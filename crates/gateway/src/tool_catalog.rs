@@ -12,7 +12,7 @@
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::tools_filter::Listed;
 
@@ -42,9 +42,45 @@ enum Scope {
     Session(String, String),
 }
 
+/// One tool as kept: the JSON members as their text, shared by every scope that learnt it.
+/// A 20,000-tool server is kept once, in about the size of its page, rather than as two trees
+/// of `Value`s (one per scope); the prompt reads a tool back only when a call is held.
+#[derive(Debug)]
+struct Stored {
+    title: Option<Box<str>>,
+    description: Option<Box<str>>,
+    annotations: Option<Box<str>>,
+    input_schema: Option<Box<str>>,
+}
+
+impl Stored {
+    fn of(tool: &Value) -> Self {
+        let text = |k: &str| tool.get(k).and_then(Value::as_str).map(Box::from);
+        let json = |k: &str| tool.get(k).map(|v| v.to_string().into_boxed_str());
+        let title = text("title").or_else(|| tool.get("annotations")?.get("title")?.as_str().map(Box::from));
+        Self {
+            title,
+            description: text("description"),
+            annotations: json("annotations"),
+            input_schema: json("inputSchema"),
+        }
+    }
+
+    fn info(&self) -> ToolInfo {
+        // The text was written from a `Value` here, so it reads back.
+        let value = |t: &Option<Box<str>>| t.as_deref().and_then(|t| serde_json::from_str(t).ok());
+        ToolInfo {
+            title: self.title.as_deref().map(str::to_owned),
+            description: self.description.as_deref().map(str::to_owned),
+            annotations: value(&self.annotations),
+            input_schema: value(&self.input_schema),
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct ToolCatalog {
-    scopes: RwLock<HashMap<Scope, HashMap<String, ToolInfo>>>,
+    scopes: RwLock<HashMap<Scope, HashMap<String, Arc<Stored>>>>,
     /// Per scope and tool, a keyed hash of the definition's text last learnt from a page
     /// ([`ToolCatalog::learn_listed`]), so a repeated list is not read again.
     seen: Mutex<HashMap<Scope, HashMap<String, u64>>>,
@@ -89,16 +125,9 @@ impl ToolCatalog {
             let Some(name) = tool.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            let text = |k: &str| tool.get(k).and_then(Value::as_str).map(str::to_owned);
-            let title = text("title").or_else(|| tool.get("annotations")?.get("title")?.as_str().map(str::to_owned));
-            let info = ToolInfo {
-                title,
-                description: text("description"),
-                annotations: tool.get("annotations").cloned(),
-                input_schema: tool.get("inputSchema").cloned(),
-            };
+            let info = Arc::new(Stored::of(tool));
             for scope in scopes {
-                all.entry(scope.clone()).or_default().insert(name.to_owned(), info.clone());
+                all.entry(scope.clone()).or_default().insert(name.to_owned(), Arc::clone(&info));
             }
         }
     }
@@ -119,7 +148,7 @@ impl ToolCatalog {
     /// server's latest.
     pub fn get(&self, server: &str, session: &str, tool: &str) -> Known {
         let scopes = self.scopes.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let of = |scope: Scope| scopes.get(&scope)?.get(tool).cloned();
+        let of = |scope: Scope| scopes.get(&scope)?.get(tool).map(|stored| stored.info());
         of(Scope::Session(server.to_owned(), session.to_owned()))
             .or_else(|| of(Scope::Server(server.to_owned())))
             .map_or_else(Known::default, |info| Known { info, listed: true })
