@@ -334,6 +334,13 @@ fn dry_run_lines(id: &str, answer: &serde_json::Value) -> Vec<String> {
                     format::clean(name),
                     format::clean(&rule["rule"].to_string())
                 ));
+                if rule["decides_this_call"] == false {
+                    lines.push(
+                        "note: an earlier rule of the entry still decides this call (the new rule goes after \
+                         the entry's deny rules, which it never overrides)"
+                            .to_owned(),
+                    );
+                }
             }
         }
         "pin" => lines.push(format!(

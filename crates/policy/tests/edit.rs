@@ -347,6 +347,20 @@ mod conditional_rule {
     }
 
     #[test]
+    fn an_allow_never_jumps_a_deny_even_past_a_rule_that_asks() {
+        // A rule that asks before a deny: the allow goes after the deny, so the deny keeps deciding
+        // what it covers, and the earlier asking rule still asks for what it covers.
+        let seed = r#"{"version":"1","tools":{"w":{"rules":[
+            {"when":{"arguments.path":{"glob":"*.md"}},"action":"require_approval"},
+            {"when":{"arguments.path":{"prefix":"/srv/secret/"}},"action":"deny"}]}}}"#;
+        let written = add_tool_rule(seed, "w", &json!({"arguments.path": {"path_under": "/srv"}}), true, None).unwrap();
+        assert_eq!(written.index, 2);
+        assert_eq!(decide(&written.text, "w", "/srv/secret/k").0, Action::Deny);
+        assert_eq!(decide(&written.text, "w", "/srv/a.md").0, Action::RequireApproval);
+        assert_eq!(decide(&written.text, "w", "/srv/a.txt"), (Action::Allow, "tools.w.rules[2]".into()));
+    }
+
+    #[test]
     fn a_bad_condition_writes_nothing() {
         let bad = json!({"arguments.path": {"path_under": 3}});
         assert!(add_tool_rule(FILES, "write_file", &bad, true, None).is_err());

@@ -175,7 +175,11 @@ impl Gate {
         let source = self.policies.path(&p.server).display().to_string();
         let policy = Policy::from_json_str(&written.text, &source).map_err(|e| ChoiceError::Invalid(e.to_string()))?;
         let new_rule = written.entry["rules"][written.index].clone();
+        // False when an earlier rule of the author's (one that asks, placed before a deny the new
+        // rule must not beat) still decides the held call: the person should know before writing.
+        let decides_this_call = policy.evaluate_call(&p.tool, &p.client.facts(&p.arguments)).rule == written.name;
         let planned = json!({
+            "decides_this_call": decides_this_call,
             "key": written.key,
             "entry": written.entry,
             "name": written.name,

@@ -75,6 +75,7 @@ async fn an_allow_rule_settles_the_held_calls_it_covers_and_undo_restores_the_fi
     assert_eq!((planned.decision, planned.writes), ("approve", "policy"));
     let shown = planned.rule.unwrap();
     assert_eq!(shown["name"], "tools.ask.rules[0]");
+    assert_eq!(shown["decides_this_call"], true);
     assert_eq!(shown["rule"], json!({"when": under("/w/notes"), "action": "allow"}));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), POLICY, "a dry run writes nothing");
 
