@@ -16,7 +16,7 @@ use portcullis_gateway::server_status::ServerReport;
 use ts_rs::{Config, TS};
 
 use crate::commands::approvals::{DecisionAnswer, DryRunView, Extended};
-use crate::commands::choice::{ChoiceArg, GrantArg};
+use crate::commands::choice::{ChoiceArg, GrantArg, RuleArg};
 use crate::commands::audit::FilterArg;
 use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
 use crate::commands::first_run::GettingStarted;
@@ -66,6 +66,7 @@ pub fn render() -> String {
         decl::<IpcError>(&cfg),
         decl::<ChoiceArg>(&cfg),
         decl::<GrantArg>(&cfg),
+        decl::<RuleArg>(&cfg),
         decl::<DecisionAnswer>(&cfg),
         decl::<PolicyWrite>(&cfg),
         decl::<Extended>(&cfg),

@@ -29,7 +29,8 @@ pub enum Command {
         /// The approval id, as `approvals list` shows it
         id: String,
         /// once: this call only; session: this tool for the agent's session; always: write an
-        /// allow rule into the server's policy file
+        /// allow entry into the server's policy file (with --when: an allow rule with that
+        /// condition)
         #[arg(long, value_enum, default_value_t = Scope::Once)]
         scope: Scope,
         /// Instead of writing the policy file, a grant for this long (90s, 15m, 1h, restart):
@@ -37,7 +38,8 @@ pub enum Command {
         #[arg(long = "for", value_name = "DURATION")]
         for_: Option<String>,
         /// Only calls whose arguments match this policy `when` object, e.g.
-        /// '{"arguments.path":{"path_under":"/tmp/x"}}'
+        /// '{"arguments.path":{"path_under":"/tmp/x"}}' (the grant's, or with --scope always and
+        /// no --for the written rule's)
         #[arg(long, value_name = "JSON")]
         when: Option<String>,
         /// Print the grant or rule this would make and how many earlier audited calls it would
@@ -56,8 +58,9 @@ pub enum Command {
         /// Told to the agent with the refusal
         #[arg(long, value_name = "TEXT")]
         reason: Option<String>,
-        /// Also write a deny rule for this tool into the server's policy file (with --for or
-        /// --when: deny every session's matching calls, without writing the file)
+        /// Also write a deny entry for this tool into the server's policy file (with --when: a
+        /// deny rule with that condition; with --for: deny every session's calls for that long,
+        /// without writing the file)
         #[arg(long)]
         always: bool,
         /// Keep denying this session's (with --always every session's) calls of this tool for
@@ -325,6 +328,20 @@ fn dry_run_lines(id: &str, answer: &serde_json::Value) -> Vec<String> {
                 format::clean(rule["key"].as_str().unwrap_or_default()),
                 format::clean(&rule["entry"].to_string())
             ));
+            if let Some(name) = rule["name"].as_str() {
+                lines.push(format!(
+                    "the new rule is {}: {}",
+                    format::clean(name),
+                    format::clean(&rule["rule"].to_string())
+                ));
+                if rule["decides_this_call"] == false {
+                    lines.push(
+                        "note: an earlier rule of the entry still decides this call (the new rule goes after \
+                         the entry's deny rules, which it never overrides)"
+                            .to_owned(),
+                    );
+                }
+            }
         }
         "pin" => lines.push(format!(
             "dry run: {verb} {id} would trust {server}/{tool}'s changed definition"

@@ -10,6 +10,8 @@ mod pin_check;
 mod audit_fault_tests;
 #[cfg(test)]
 mod hold_tests;
+#[cfg(test)]
+mod rule_tests;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -135,6 +137,9 @@ pub enum Choice {
     /// Approve once with these arguments instead (DESIGN §5 "approve with edits"): decided again
     /// by the policy, never loosened by the edit.
     Edit { arguments: Value },
+    /// "Always" with a condition: an argument rule written into the server's policy file
+    /// (DESIGN §5), deciding the calls the condition covers for every session.
+    Rule(crate::policy_store::NewRule),
 }
 
 /// A standing grant cut from a held call (DESIGN §5): which calls, whose, how long.
@@ -480,6 +485,7 @@ impl Gate {
         let resolution = resolution_of(&choice);
         let mut grant = None;
         let mut policy_write = None;
+        let mut written_rule = None;
         if let Some(p) = &pending {
             match (&choice, &p.pin_change) {
                 // On a call held because its tool changed, "always" trusts the new definition. If
@@ -510,11 +516,17 @@ impl Gate {
                     grant = Some(self.approvals.grants.grant_session(&p.server, &p.tool, &p.session));
                 }
                 (Choice::Grant(g), _) => grant = Some(self.add_grant(p, g)?),
+                (Choice::Rule(rule), _) => {
+                    let (write, name) = self.policies.write_rule(&p.server, &p.tool, rule)?;
+                    tracing::info!(server = %p.server, tool = %p.tool, rule = %name, "conditional rule written");
+                    policy_write = Some(write);
+                    written_rule = Some(name);
+                }
                 _ => {}
             }
         }
         let approval = self.approvals.resolve(id, resolution.clone())?;
-        let also_settled = self.settle_covered(&approval, &choice, &resolution);
+        let also_settled = self.settle_covered(&approval, &choice, &resolution, written_rule.as_deref());
         Ok(Decided {
             approval,
             grant,
@@ -605,6 +617,7 @@ impl Gate {
         decided: &crate::approval::PendingApproval,
         choice: &Choice,
         resolution: &Resolution,
+        written_rule: Option<&str>,
     ) -> Vec<String> {
         let same_tool = |p: &crate::approval::PendingApproval| p.server == decided.server && p.tool == decided.tool;
         let mut settled = Vec::new();
@@ -619,7 +632,9 @@ impl Gate {
                         always: false,
                     },
                 }),
-                Choice::Approve(Scope::Always) | Choice::Deny { always: true, .. } => self.policy_now_decides(&p),
+                Choice::Approve(Scope::Always) | Choice::Deny { always: true, .. } => self.policy_now_decides(&p, None),
+                // Only the calls the new rule itself decides: nothing else changed.
+                Choice::Rule(_) => written_rule.and_then(|name| self.policy_now_decides(&p, Some(name))),
             };
             if let Some(outcome) = outcome {
                 if self.approvals.resolve(&p.id, outcome).is_ok() {
@@ -636,12 +651,17 @@ impl Gate {
 
     /// What the policy in force says of a held call now that a rule was written: settled when it
     /// no longer asks.
-    fn policy_now_decides(&self, p: &crate::approval::PendingApproval) -> Option<Resolution> {
+    /// With `by_rule`, only when that rule is what decides.
+    fn policy_now_decides(&self, p: &crate::approval::PendingApproval, by_rule: Option<&str>) -> Option<Resolution> {
         let Some(InForce::Policy(policy)) = self.policies.get(&p.server) else {
             return None;
         };
         let facts = p.client.facts(&p.arguments);
-        match policy.evaluate_call(&p.tool, &facts).action {
+        let eval = policy.evaluate_call(&p.tool, &facts);
+        if by_rule.is_some_and(|name| name != eval.rule) {
+            return None;
+        }
+        match eval.action {
             portcullis_policy::Action::Allow => Some(Resolution::Approved(Scope::Once)),
             portcullis_policy::Action::Deny | portcullis_policy::Action::Hide => Some(Resolution::Rejected {
                 reason: Some("denied by the rule just written".into()),
@@ -662,6 +682,11 @@ fn resolution_of(choice: &Choice) -> Resolution {
         },
         Choice::Edit { arguments } => Resolution::Edited(arguments.clone()),
         Choice::Grant(g) if g.allow => Resolution::Approved(Scope::Once),
+        Choice::Rule(r) if r.allow => Resolution::Approved(Scope::Always),
+        Choice::Rule(r) => Resolution::Rejected {
+            reason: r.reason.clone(),
+            always: true,
+        },
         Choice::Grant(g) => Resolution::Rejected {
             reason: g.reason.clone(),
             always: false,

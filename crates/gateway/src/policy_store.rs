@@ -223,6 +223,40 @@ impl PolicyStore {
     /// at the same moment both land. The write can be undone for [`UNDO_WINDOW`]
     /// ([`PolicyStore::undo`]).
     pub fn write_entry(&self, server: &str, tool: &str, entry: Value) -> Result<PolicyWrite, WriteError> {
+        let key = portcullis_policy::exact_key(tool);
+        self.write_with(server, |path, before| {
+            let text = edited(path, before, &key, &entry)?;
+            Ok((text, key.clone(), entry.clone()))
+        })
+    }
+
+    /// Adds an argument rule for `tool` ("always" with a condition, [`portcullis_policy::add_tool_rule`]):
+    /// read, placed and written under the file's lock like [`PolicyStore::write_entry`], and
+    /// undoable the same way. Returns the write and the rule's name (`tools.<key>.rules[<i>]`).
+    pub fn write_rule(&self, server: &str, tool: &str, rule: &NewRule) -> Result<(PolicyWrite, String), WriteError> {
+        let mut name = String::new();
+        let write = self.write_with(server, |path, before| {
+            let written = ruled(path, before, tool, rule)?;
+            name = written.name;
+            Ok((written.text, written.key, written.entry))
+        })?;
+        Ok((write, name))
+    }
+
+    /// The text [`PolicyStore::write_rule`] would write, without writing it (a dry run).
+    pub fn preview_rule(&self, server: &str, tool: &str, rule: &NewRule) -> Result<portcullis_policy::RuleWrite, WriteError> {
+        let path = self.path(server);
+        let before = read_if_any(&path)?;
+        ruled(&path, before.as_deref(), tool, rule)
+    }
+
+    /// Locks the server's file, lets `edit` turn its bytes into (text, key, entry), writes the
+    /// text, reloads, and remembers the write for undo.
+    fn write_with(
+        &self,
+        server: &str,
+        edit: impl FnOnce(&Path, Option<&[u8]>) -> Result<(String, String, Value), WriteError>,
+    ) -> Result<PolicyWrite, WriteError> {
         let path = self.path(server);
         let io = |source| WriteError::Io {
             path: path.clone(),
@@ -230,16 +264,11 @@ impl PolicyStore {
         };
         let locked = portcullis_atomic_file::lock(&path).map_err(io)?;
         let before = locked.read().map_err(io)?;
-        let key = portcullis_policy::exact_key(tool);
-        let new_text = edited(&path, before.as_deref(), &key, &entry)?;
+        let (new_text, key, entry) = edit(&path, before.as_deref())?;
         locked.write(new_text.as_bytes(), POLICY_FILE).map_err(io)?;
         drop(locked);
         self.reload(server);
-        let rule_text = format!(
-            "{}: {}",
-            Value::String(key.clone()),
-            serde_json::to_string_pretty(&entry).unwrap_or_default()
-        );
+        let rule_text = entry_text(&key, &entry);
         let write = PolicyWrite {
             write_id: undo::new_write_id(),
             server: server.to_owned(),
@@ -293,13 +322,55 @@ impl PolicyStore {
     /// The text [`PolicyStore::write_entry`] would write, without writing it (a dry run).
     pub fn preview_entry(&self, server: &str, tool: &str, entry: Value) -> Result<String, WriteError> {
         let path = self.path(server);
-        let before = match std::fs::read(&path) {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(source) => return Err(WriteError::Io { path, source }),
-        };
+        let before = read_if_any(&path)?;
         edited(&path, before.as_deref(), &portcullis_policy::exact_key(tool), &entry)
     }
+}
+
+/// An argument rule a person chose to write ("always" with a condition).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRule {
+    pub allow: bool,
+    /// The policy `when` object.
+    pub when: Value,
+    /// Told to the agent when the rule denies.
+    pub reason: Option<String>,
+}
+
+/// An entry as a person reads it in an undo offer or a dry run: `"key": { … }`.
+pub fn entry_text(key: &str, entry: &Value) -> String {
+    format!(
+        "{}: {}",
+        Value::String(key.to_owned()),
+        serde_json::to_string_pretty(entry).unwrap_or_default()
+    )
+}
+
+fn read_if_any(path: &Path) -> Result<Option<Vec<u8>>, WriteError> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(WriteError::Io {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// `before` (the file's text, or a new file's) with `rule` added for `tool`.
+fn ruled(path: &Path, before: Option<&[u8]>, tool: &str, rule: &NewRule) -> Result<portcullis_policy::RuleWrite, WriteError> {
+    let invalid = |problems: String| WriteError::Invalid {
+        path: path.to_owned(),
+        problems,
+    };
+    let text = match before {
+        Some(bytes) => std::str::from_utf8(bytes).map_err(|_| invalid("the file is not UTF-8 text".into()))?,
+        None => NEW_POLICY,
+    };
+    // A deny always tells the agent why, as "deny always" without a condition does.
+    let reason = rule.reason.as_deref().or((!rule.allow).then_some("denied always by the user"));
+    portcullis_policy::add_tool_rule(text, tool, &rule.when, rule.allow, reason)
+        .map_err(|e| invalid(e.to_string()))
 }
 
 /// `before` (the file's bytes, `None` for no file) with `tools[key]` set to `entry`.

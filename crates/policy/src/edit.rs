@@ -1,4 +1,5 @@
-//! Changing a policy file's text: what "always allow" and "deny always" write.
+//! Changing a policy file's text: what "always allow" and "deny always" write, with or
+//! without a condition ([`add_tool_rule`]).
 //!
 //! The edit is a splice: only the bytes of the one entry change (or, when it is new, the lines
 //! that add it), so a hand-formatted file keeps its indentation, key order, line endings and
@@ -6,6 +7,7 @@
 //! spans; the new text is parsed again and must equal the expected document, or nothing is
 //! written.
 
+mod rule;
 mod scan;
 
 use serde::Serialize;
@@ -14,6 +16,7 @@ use serde_json::{Map, Value};
 use crate::load::parse_document;
 use crate::{Policy, PolicyError, Problem};
 
+pub use rule::{add_tool_rule, RuleWrite};
 use scan::{object_at, Object};
 
 /// Source name used in problems about the text passed to [`add_tool_entry`].

@@ -66,7 +66,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use condition::CallFacts;
-pub use edit::add_tool_entry;
+pub use edit::{add_tool_entry, add_tool_rule, RuleWrite};
 pub use explain::{Explanation, GlobKey, Matched, RuleTried};
 pub use model::{Risk, ToolClass};
 pub use pattern::exact_key;

@@ -265,3 +265,105 @@ fn two_keys_naming_the_same_tool_are_refused() {
     .expect_err("two keys for get_*");
     assert!(err.to_string().contains("names the same tool"), "{err}");
 }
+
+/// An "always" with a condition: the rule the person chose, where it beats what it should.
+mod conditional_rule {
+    use portcullis_policy::{add_tool_rule, Action, Policy};
+    use serde_json::json;
+
+    use super::changed_lines;
+
+    const FILES: &str = r#"{
+    "version": "1",
+    "default":  "require_approval",
+    "tools": {
+        "read_file":   {},
+        "write_file":  { "action": "require_approval",
+                         "rules": [
+                             { "when": { "arguments.path": { "prefix": "/etc/" } }, "action": "deny", "reason": "system files" },
+                             { "when": { "arguments.path": { "glob": "*.md" } }, "action": "require_approval" }
+                         ] }
+    }
+}
+"#;
+
+    fn decide(text: &str, tool: &str, path: &str) -> (Action, String) {
+        let policy = Policy::from_json_str(text, "edited.json").expect("the result re-validates");
+        let eval = policy.evaluate(tool, &json!({ "path": path }));
+        (eval.action, eval.rule)
+    }
+
+    #[test]
+    fn an_allow_goes_after_the_authors_denies_and_decides_only_what_it_covers() {
+        let when = json!({"arguments.path": {"path_under": "/home/me/notes"}});
+        let written = add_tool_rule(FILES, "write_file", &when, true, None).unwrap();
+        assert_eq!((written.index, written.name.as_str()), (1, "tools.write_file.rules[1]"));
+        let text = &written.text;
+        assert_eq!(decide(text, "write_file", "/home/me/notes/a.md"), (Action::Allow, written.name.clone()));
+        assert_eq!(decide(text, "write_file", "/home/me/notes/x/y.txt").0, Action::Allow);
+        // Outside the directory, a `..` escape, and the author's deny: as before.
+        assert_eq!(decide(text, "write_file", "/home/me/other.txt"), (Action::RequireApproval, "tools.write_file".into()));
+        assert_eq!(decide(text, "write_file", "/home/me/notes/../secrets.md").0, Action::RequireApproval);
+        assert_eq!(decide(text, "write_file", "/home/me/notes2/a").0, Action::RequireApproval);
+        assert_eq!(decide(text, "write_file", "/etc/passwd"), (Action::Deny, "tools.write_file.rules[0]".into()));
+        assert_eq!(decide(text, "read_file", "/anything").0, Action::Allow);
+        // Only the entry's lines changed; the rest keeps its hand formatting.
+        let (removed, added) = changed_lines(FILES, text);
+        assert!(removed.iter().all(|l| l.contains("write_file") || l.contains("rules") || l.contains("when") || l.trim().starts_with(']') || l.trim() == "}"), "{removed:?}");
+        assert!(added.iter().any(|l| l.contains("/home/me/notes")), "{added:?}");
+        assert!(text.starts_with("{\n    \"version\": \"1\",\n    \"default\":  \"require_approval\",\n    \"tools\": {\n        \"read_file\":   {},\n"), "{text}");
+    }
+
+    #[test]
+    fn a_deny_goes_first_and_keeps_its_reason() {
+        let when = json!({"arguments.path": {"prefix": "/home/me/"}});
+        let written = add_tool_rule(FILES, "read_file", &when, false, Some("not my home")).unwrap();
+        assert_eq!(written.index, 0);
+        assert_eq!(written.entry, json!({"rules": [{"when": when, "action": "deny", "reason": "not my home"}]}));
+        let policy = Policy::from_json_str(&written.text, "edited.json").unwrap();
+        let eval = policy.evaluate("read_file", &json!({"path": "/home/me/.ssh/id_ed25519"}));
+        assert_eq!((eval.action, eval.reason.as_deref()), (Action::Deny, Some("not my home")));
+        assert_eq!(policy.evaluate("read_file", &json!({"path": "/tmp/a"})).action, Action::Allow);
+    }
+
+    #[test]
+    fn a_tool_without_an_entry_keeps_the_default_for_other_calls() {
+        let seed = r#"{"version":"1","default":"require_approval","tools":{"fs_*":{"action":"deny","reason":"no fs"}}}"#;
+        let when = json!({"arguments.cmd": {"eq": "ls"}});
+        let written = add_tool_rule(seed, "run", &when, true, None).unwrap();
+        assert_eq!(written.entry, json!({"action": "require_approval", "rules": [{"when": when, "action": "allow"}]}));
+        let policy = Policy::from_json_str(&written.text, "edited.json").unwrap();
+        assert_eq!(policy.evaluate("run", &json!({"cmd": "ls"})).action, Action::Allow);
+        assert_eq!(policy.evaluate("run", &json!({"cmd": "rm -rf /"})).action, Action::RequireApproval);
+        // A tool decided by a glob gets an exact entry that repeats the glob's decision.
+        let written = add_tool_rule(seed, "fs_read", &json!({"arguments.path": {"path_under": "/tmp"}}), true, None).unwrap();
+        let policy = Policy::from_json_str(&written.text, "edited.json").unwrap();
+        assert_eq!(policy.evaluate("fs_read", &json!({"path": "/tmp/a"})).action, Action::Allow);
+        let other = policy.evaluate("fs_read", &json!({"path": "/etc/a"}));
+        assert_eq!((other.action, other.reason.as_deref()), (Action::Deny, Some("no fs")));
+        // A tool named like a pattern is written under its escaped exact name.
+        let written = add_tool_rule(seed, "fs_*", &when, true, None).unwrap();
+        assert_eq!(written.key, portcullis_policy::exact_key("fs_*"));
+    }
+
+    #[test]
+    fn an_allow_never_jumps_a_deny_even_past_a_rule_that_asks() {
+        // A rule that asks before a deny: the allow goes after the deny, so the deny keeps deciding
+        // what it covers, and the earlier asking rule still asks for what it covers.
+        let seed = r#"{"version":"1","tools":{"w":{"rules":[
+            {"when":{"arguments.path":{"glob":"*.md"}},"action":"require_approval"},
+            {"when":{"arguments.path":{"prefix":"/srv/secret/"}},"action":"deny"}]}}}"#;
+        let written = add_tool_rule(seed, "w", &json!({"arguments.path": {"path_under": "/srv"}}), true, None).unwrap();
+        assert_eq!(written.index, 2);
+        assert_eq!(decide(&written.text, "w", "/srv/secret/k").0, Action::Deny);
+        assert_eq!(decide(&written.text, "w", "/srv/a.md").0, Action::RequireApproval);
+        assert_eq!(decide(&written.text, "w", "/srv/a.txt"), (Action::Allow, "tools.w.rules[2]".into()));
+    }
+
+    #[test]
+    fn a_bad_condition_writes_nothing() {
+        let bad = json!({"arguments.path": {"path_under": 3}});
+        assert!(add_tool_rule(FILES, "write_file", &bad, true, None).is_err());
+        assert!(add_tool_rule(FILES, "write_file", &json!({}), true, None).is_err());
+    }
+}

@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use portcullis_gateway::approval::Scope;
 use portcullis_gateway::gate::{Choice, GrantChoice};
+use portcullis_gateway::policy_store::NewRule;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::ipc::{IpcError, IpcResult};
 
 /// `{approve: "once" | "session" | "always"}`, `{deny: {reason, always}}`,
-/// `{edit: {arguments_json}}` or `{grant: {...}}`.
+/// `{edit: {arguments_json}}`, `{grant: {...}}` or `{rule: {allow, reason, when}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 #[ts(rename = "ApprovalChoice")]
@@ -29,6 +30,22 @@ pub enum ChoiceArg {
     Edit { arguments_json: String },
     /// A standing grant (in memory): which calls, whose, how long.
     Grant(GrantArg),
+    /// "Always" with a condition: an argument rule written into the server's policy file.
+    Rule(RuleArg),
+}
+
+/// An argument rule cut from the held call, for every session, written into the policy file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct RuleArg {
+    /// Allow (`true`) or deny the calls it covers.
+    pub allow: bool,
+    /// Told to the agent when the rule denies.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The policy `when` object the rule decides.
+    #[ts(type = "Record<string, unknown>")]
+    pub when: Value,
 }
 
 /// A standing grant cut from the held call.
@@ -80,6 +97,11 @@ impl ChoiceArg {
                     exact: g.exact,
                 })
             }
+            Self::Rule(r) => Choice::Rule(NewRule {
+                allow: r.allow,
+                reason: r.reason.filter(|r| !r.trim().is_empty()),
+                when: r.when,
+            }),
         })
     }
 }
@@ -147,5 +169,19 @@ mod tests {
             })
         );
         assert!(parse(json!({"grant": {"allow": true, "every_session": false, "duration_secs": 0}})).is_err());
+    }
+
+    #[test]
+    fn a_rule_carries_its_condition() {
+        let when = json!({"arguments.path": {"path_under": "/tmp"}});
+        assert_eq!(
+            parse(json!({"rule": {"allow": false, "reason": " ", "when": when}})).unwrap(),
+            Choice::Rule(NewRule {
+                allow: false,
+                reason: None,
+                when: when.clone(),
+            })
+        );
+        assert!(parse(json!({"rule": {"allow": true}})).is_err(), "a rule needs its condition");
     }
 }

@@ -83,6 +83,64 @@ def test_a_timed_every_session_deny_settles_and_refuses_until_it_expires(ggw, ap
     held(api, Call(ggw, s1, f"deny-{m}-4"))
 
 
+def test_an_always_with_a_condition_writes_a_rule_that_decides_only_what_it_covers(ggw, api):
+    """DESIGN §5 "always" with a condition: a `path_under` allow rule is written into the policy file (only
+    echo's entry changes), settles the held calls it covers, lets later calls under the directory through
+    by that rule, leaves a call outside and a `..` escape held, and can be undone."""
+    m = uuid.uuid4().hex[:6]
+    d = f"/tmp/always-{m}"
+    policy_file = ggw.config.parent / "policies" / "held.json"
+    before = policy_file.read_text()
+    s1, s2 = session(ggw), session(ggw)
+    prior = Call(ggw, s1, f"{d}/prior")
+    (idp,) = held(api, prior)
+    assert cli(ggw, "approve", idp).returncode == 0
+    prior.result()
+    a, b = Call(ggw, s1, f"{d}/a"), Call(ggw, s2, f"{d}/sub/b")
+    outside, escape = Call(ggw, s1, f"/tmp/other-{m}"), Call(ggw, s1, f"{d}/../escape-{m}")
+    ida, idb, ido, ide = held(api, a, b, outside, escape)
+    when = json.dumps({"arguments.message": {"path_under": d}})
+
+    # The dry run shows the rule as it will be written and counts the earlier calls it decides.
+    dry = cli(ggw, "approve", ida, "--scope", "always", "--when", when, "--dry-run")
+    assert dry.returncode == 0, dry
+    assert "the new rule is tools.echo.rules[0]" in dry.stdout and "path_under" in dry.stdout, dry.stdout
+    audited = [r for r in ggw.audit_cli("--server", "held", "--tool", "echo", "--limit", "1000")
+               if str((r.get("arguments") or {}).get("message", "")).startswith(f"{d}/")
+               and ".." not in r["arguments"]["message"]]
+    assert audited, "the approved earlier call is in the audit"
+    assert f"it would have matched {len(audited)} of the earlier audited calls" in dry.stdout, dry.stdout
+    assert policy_file.read_text() == before, "a dry run writes nothing"
+
+    out = cli(ggw, "approve", ida, "--scope", "always", "--when", when)
+    assert out.returncode == 0, out
+    assert f"also settled 1 waiting call(s): {idb}" in out.stdout, out.stdout
+    assert "undo within 30 s: portcullis approvals undo " in out.stdout and d in out.stdout, out.stdout
+    assert a.result()["content"][0]["text"] == f"Echo: {d}/a"
+    assert b.result()["content"][0]["text"] == f"Echo: {d}/sub/b"
+    still = {p["id"] for p in api.pending()}
+    assert {ido, ide} <= still, still
+
+    after = policy_file.read_text()
+    assert after.startswith(before.split('"echo"')[0]), after  # everything before the entry as it was
+    assert json.loads(after)["tools"]["echo"] == {"action": "require_approval", "rules": [
+        {"when": {"arguments.message": {"path_under": d}}, "action": "allow"}]}, after
+
+    # A later call under the directory, from a third session, passes by the rule without a prompt.
+    later = Call(ggw, session(ggw), f"{d}/x/later")
+    assert later.result()["content"][0]["text"] == f"Echo: {d}/x/later"
+    (row,) = ggw.audit_rows_for("held", "echo", f"{d}/x/later", settled=True)
+    assert (row["decision"], row["decided_by"], row["rule"]) == ("allowed", "policy", "tools.echo.rules[0]"), row.raw
+    (ide2,) = held(api, Call(ggw, s1, f"{d}/../escape2-{m}"))
+
+    write_id = out.stdout.split("portcullis approvals undo ")[1].split()[0]
+    undone = cli(ggw, "undo", write_id)
+    assert undone.returncode == 0, undone
+    assert policy_file.read_text() == before, "undo puts the file back byte for byte"
+    for aid in (ido, ide, ide2):
+        assert cli(ggw, "deny", aid).returncode == 0
+
+
 def test_a_bad_condition_is_refused_with_the_reason_and_decides_nothing(ggw, api):
     call = Call(ggw, session(ggw), f"bad-{uuid.uuid4().hex[:6]}")
     (aid,) = held(api, call)

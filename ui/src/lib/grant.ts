@@ -39,9 +39,6 @@ export function unavailable(a: Axes): string | null {
   if (a.which === 'condition' && !a.condition) return 'pick a condition';
   if (a.howLong === 'once' && a.which !== 'this') return '"once" decides only this call';
   if (a.howLong === 'always' && a.which === 'this') return '"always" is for a condition or any arguments';
-  // TODO(h-decide): the gateway does not write a conditional rule into the policy file yet
-  // (control API: "writing a conditional rule ... is not supported yet").
-  if (a.howLong === 'always' && a.which === 'condition') return 'a rule with a condition cannot be written yet; pick a duration';
   return null;
 }
 
@@ -50,6 +47,9 @@ export function choiceFor(a: Axes): ApprovalChoice | null {
   if (unavailable(a)) return null;
   const reason = a.reason?.trim() ? a.reason.trim() : null;
   if (a.howLong === 'once') return a.allow ? { approve: 'once' } : { deny: { reason, always: false } };
+  // "Always" with a condition: an argument rule in the policy file, for every session.
+  if (a.howLong === 'always' && a.which === 'condition' && a.condition)
+    return { rule: { allow: a.allow, reason: a.allow ? null : reason, when: a.condition.when } };
   if (a.howLong === 'always') return a.allow ? { approve: 'always' } : { deny: { reason, always: true } };
   return {
     grant: {

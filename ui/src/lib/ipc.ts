@@ -151,9 +151,9 @@ export type IpcError = { code: string, message: string, };
 
 /**
  * `{approve: "once" | "session" | "always"}`, `{deny: {reason, always}}`,
- * `{edit: {arguments_json}}` or `{grant: {...}}`.
+ * `{edit: {arguments_json}}`, `{grant: {...}}` or `{rule: {allow, reason, when}}`.
  */
-export type ApprovalChoice = { "approve": Scope } | { "deny": { reason: string | null, always: boolean, } } | { "edit": { arguments_json: string, } } | { "grant": GrantArg };
+export type ApprovalChoice = { "approve": Scope } | { "deny": { reason: string | null, always: boolean, } } | { "edit": { arguments_json: string, } } | { "grant": GrantArg } | { "rule": RuleArg };
 
 /**
  * A standing grant cut from the held call.
@@ -183,6 +183,23 @@ when: Record<string, unknown> | null,
  * Only this exact call (same arguments).
  */
 exact: boolean, };
+
+/**
+ * An argument rule cut from the held call, for every session, written into the policy file.
+ */
+export type RuleArg = { 
+/**
+ * Allow (`true`) or deny the calls it covers.
+ */
+allow: boolean, 
+/**
+ * Told to the agent when the rule denies.
+ */
+reason: string | null, 
+/**
+ * The policy `when` object the rule decides.
+ */
+when: Record<string, unknown>, };
 
 /**
  * What a decision did besides deciding the call: the other held calls it settled, the grant it

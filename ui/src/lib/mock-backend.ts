@@ -266,6 +266,12 @@ export class MockBackend implements Backend {
       this.appendAudit(a, g.allow ? 'approved' : 'rejected', 'user', g.reason);
       return { also_settled: g.exact || g.when ? [] : this.settleLike(a, !g.every_session, g.allow), grant: `g${id}`, policy_write: null };
     }
+    if ('rule' in choice) {
+      const r = choice.rule;
+      this.emit('ApprovalResolved', { id, decision: r.allow ? 'approved' : 'rejected', decided_by: 'user', scope: null });
+      this.appendAudit(a, r.allow ? 'approved' : 'rejected', 'user', r.reason);
+      return { also_settled: [], grant: null, policy_write: null };
+    }
     const { reason, always } = choice.deny;
     if (always) this.writePolicy(a.server, (p) => setToolState(p, a.tool, { kind: 'deny', reason }));
     this.emit('ApprovalResolved', { id, decision: 'rejected', decided_by: 'user', scope: null });
@@ -299,7 +305,14 @@ export class MockBackend implements Backend {
     const a = this.data.approvals.find((x) => x.id === id);
     if (!a) throw new BackendError('unknown_approval', `no pending approval ${id}`);
     const rows = this.data.audit.filter((r) => r.server === a.server && r.tool === a.tool);
-    const allow = 'approve' in choice || ('grant' in choice && choice.grant.allow);
+    const allow = 'approve' in choice || ('grant' in choice && choice.grant.allow) || ('rule' in choice && choice.rule.allow);
+    if ('rule' in choice) {
+      const rule = { when: choice.rule.when, action: allow ? 'allow' : 'deny' };
+      const name = `tools.${a.tool}.rules[0]`;
+      const entry = { action: 'require_approval', rules: [rule] };
+      return { decision: allow ? 'approve' : 'deny', writes: 'policy', grant: null, rule: { key: a.tool, entry, name, rule },
+        matched: 0, compared: rows.length, limit: 1000, redacted: 0 };
+    }
     const writesPolicy = ('approve' in choice && choice.approve === 'always') || ('deny' in choice && choice.deny.always);
     return {
       decision: allow ? 'approve' : 'deny',

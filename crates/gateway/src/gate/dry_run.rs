@@ -54,6 +54,8 @@ enum Cover {
     Any,
     /// Calls the policy with the new entry would decide with `Action`.
     Policy(Box<Policy>, Action),
+    /// Calls the written rule (named `tools.<key>.rules[<i>]`) would decide in that policy.
+    Rule(Box<Policy>, String),
 }
 
 impl Gate {
@@ -134,6 +136,11 @@ impl Gate {
                 let (rule, cover) = self.policy_plan(p, "deny", Some(reason), Action::Deny)?;
                 ("deny", "policy", None, Some(rule), cover, None)
             }
+            (Choice::Rule(rule), _) => {
+                let (planned, cover) = self.rule_plan(p, rule)?;
+                let decision = if rule.allow { "approve" } else { "deny" };
+                (decision, "policy", None, Some(planned), cover, None)
+            }
             (Choice::Grant(g), _) => {
                 let (grant, cover) = self.grant_plan(p, g)?;
                 let decision = if g.allow { "approve" } else { "deny" };
@@ -160,6 +167,26 @@ impl Gate {
             json!({"key": key, "entry": entry}),
             Cover::Policy(Box::new(policy), effect),
         ))
+    }
+
+    /// The entry an "always" with a condition would write, the rule in it, and the policy with it.
+    fn rule_plan(&self, p: &PendingApproval, rule: &crate::policy_store::NewRule) -> Result<(Value, Cover), ChoiceError> {
+        let written = self.policies.preview_rule(&p.server, &p.tool, rule)?;
+        let source = self.policies.path(&p.server).display().to_string();
+        let policy = Policy::from_json_str(&written.text, &source).map_err(|e| ChoiceError::Invalid(e.to_string()))?;
+        let new_rule = written.entry["rules"][written.index].clone();
+        // False when an earlier rule of the author's (one that asks, placed before a deny the new
+        // rule must not beat) still decides the held call: the person should know before writing.
+        let decides_this_call = policy.evaluate_call(&p.tool, &p.client.facts(&p.arguments)).rule == written.name;
+        let planned = json!({
+            "decides_this_call": decides_this_call,
+            "key": written.key,
+            "entry": written.entry,
+            "name": written.name,
+            "rule": new_rule,
+            "rule_text": crate::policy_store::entry_text(&written.key, &written.entry),
+        });
+        Ok((planned, Cover::Rule(Box::new(policy), written.name)))
     }
 
     fn grant_plan(&self, p: &PendingApproval, g: &GrantChoice) -> Result<(Value, Cover), ChoiceError> {
@@ -203,6 +230,10 @@ fn covers(cover: &Cover, row: &AuditRow) -> (bool, bool) {
         Cover::Policy(policy, effect) => {
             let action = policy.evaluate_call(&row.tool, &facts).action;
             let hit = action == *effect || (*effect == Action::Deny && action == Action::Hide);
+            (hit, contains_redacted(&row.arguments))
+        }
+        Cover::Rule(policy, name) => {
+            let hit = policy.evaluate_call(&row.tool, &facts).rule == *name;
             (hit, contains_redacted(&row.arguments))
         }
     }

@@ -26,6 +26,7 @@ use serde_json::{json, Value};
 
 use crate::approval::{DecideError, Scope};
 use crate::gate::{Choice, ChoiceError, GrantChoice};
+use crate::policy_store::NewRule;
 use crate::Gateway;
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -43,7 +44,8 @@ pub async fn status(State(gw): State<Arc<Gateway>>) -> Response {
 }
 
 /// `POST /control/approvals/{id}/approve`. Without `for` and `when`: once, this session, or
-/// "always" written to the policy file. With either: a standing grant (DESIGN §5) — `once` for
+/// "always" written to the policy file. `always` with `when` and no `for`: an allow rule with that
+/// condition written to the policy file. Otherwise a standing grant (DESIGN §5) — `once` for
 /// this exact call, `session` for this session, `always` for every session — lasting `for`
 /// (`"90s"`, `"15m"`, `"1h"`, `"restart"`) and narrowed to calls matching `when`.
 #[derive(Deserialize, Default)]
@@ -63,8 +65,8 @@ pub struct ApproveBody {
     dry_run: bool,
 }
 
-/// `POST /control/approvals/{id}/deny`: as approve; `always` without `for`/`when` writes a deny
-/// rule, with them makes an every-session deny grant.
+/// `POST /control/approvals/{id}/deny`: as approve; `always` without `for` writes a deny entry
+/// (with `when`, a deny rule with that condition), with `for` makes an every-session deny grant.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct DenyBody {
@@ -98,13 +100,12 @@ pub async fn approve(
     }
     let choice = match grant_terms(body.for_.as_deref(), body.when) {
         Ok(None) => Choice::Approve(scope),
+        Ok(Some((_, Some(when)))) if scope == Scope::Always && body.for_.is_none() => Choice::Rule(NewRule {
+            allow: true,
+            when,
+            reason: None,
+        }),
         Ok(Some((duration, when))) => {
-            if scope == Scope::Always && body.for_.is_none() {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    "writing a conditional rule into the policy file is not supported yet; give \"for\" (a duration or \"restart\") for a standing grant",
-                );
-            }
             Choice::Grant(GrantChoice {
                 allow: true,
                 reason: None,
@@ -129,6 +130,11 @@ pub async fn deny(State(gw): State<Arc<Gateway>>, Path(id): Path<String>, body: 
             reason: body.reason,
             always: body.always,
         },
+        Ok(Some((_, Some(when)))) if body.always && body.for_.is_none() => Choice::Rule(NewRule {
+            allow: false,
+            when,
+            reason: body.reason,
+        }),
         Ok(Some((duration, when))) => Choice::Grant(GrantChoice {
             allow: false,
             reason: body.reason,
@@ -240,6 +246,7 @@ fn decide(gw: &Gateway, id: &str, choice: Choice) -> Response {
         Choice::Approve(_) | Choice::Edit { .. } => true,
         Choice::Deny { .. } => false,
         Choice::Grant(g) => g.allow,
+        Choice::Rule(r) => r.allow,
     };
     let scope = match &choice {
         Choice::Approve(scope) => Some(*scope),

@@ -27,6 +27,14 @@ describe('grant axes → the gateway choice', () => {
       { allow: false, which: 'condition', condition: { when: { 'arguments.url': { prefix: 'https://x.org/' } }, label: '' }, howLong: 300, reason: 'ask me first' },
       { grant: { allow: false, reason: 'ask me first', every_session: false, duration_secs: 300, when: { 'arguments.url': { prefix: 'https://x.org/' } }, exact: false } },
     ],
+    [
+      { which: 'condition', condition: { when: { 'arguments.path': { path_under: '/srv/www' } }, label: '' }, howLong: 'always', reason: 'ignored' },
+      { rule: { allow: true, reason: null, when: { 'arguments.path': { path_under: '/srv/www' } } } },
+    ],
+    [
+      { allow: false, which: 'condition', condition: { when: { 'arguments.cmd': { eq: 'rm -rf /' } }, label: '' }, howLong: 'always', reason: ' no ' },
+      { rule: { allow: false, reason: 'no', when: { 'arguments.cmd': { eq: 'rm -rf /' } } } },
+    ],
   ])('%j → %j', (over, want) => {
     expect(choiceFor({ ...base, ...over })).toEqual(want);
   });
