@@ -239,7 +239,8 @@ mod tests {
         cases: Vec<GoldenCase>,
     }
 
-    const ABOUT: &str = "Answers of explain_policy for the UI's mock backend, written by src-tauri/src/commands/policy.rs. \
+    const ABOUT: &str =
+        "Answers of explain_policy for the UI's mock backend, written by src-tauri/src/commands/policy.rs. \
         Add a case with its text and tools, then: PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib golden";
 
     /// The file as the test writes it: every case's input kept, its answer computed here.
@@ -262,7 +263,9 @@ mod tests {
 
     #[test]
     fn golden_explanations_match_the_committed_file() {
-        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(GOLDEN_PATH);
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(GOLDEN_PATH);
         let have = std::fs::read_to_string(&path).unwrap();
         let want = render_golden(&have);
         if std::env::var_os("PORTCULLIS_BLESS").is_some() {
@@ -297,7 +300,15 @@ mod tests {
         let answer = explain_text(
             text,
             "x.json",
-            &tools(&["read_file", "read_dir", "write_file", "write_x", "secret_read", "drop_table", "other"]),
+            &tools(&[
+                "read_file",
+                "read_dir",
+                "write_file",
+                "write_x",
+                "secret_read",
+                "drop_table",
+                "other",
+            ]),
         );
         assert!(answer.problems.is_empty(), "{:?}", answer.problems);
         let got: Vec<(&str, &Decider, ToolAction, &str)> = answer
@@ -312,7 +323,12 @@ mod tests {
             got,
             vec![
                 // The exact name beats the glob; its own action is shown, not a rule's.
-                ("read_file", &entry("read_file"), ToolAction::RequireApproval, "tools.read_file"),
+                (
+                    "read_file",
+                    &entry("read_file"),
+                    ToolAction::RequireApproval,
+                    "tools.read_file"
+                ),
                 ("read_dir", &glob("read_*"), ToolAction::Allow, "tools.read_*"),
                 // The more specific glob wins.
                 ("write_file", &glob("write_f*"), ToolAction::Deny, "tools.write_f*"),
@@ -323,14 +339,26 @@ mod tests {
                 ("other", &Decider::Default, ToolAction::Deny, "default"),
             ]
         );
-        assert!(answer.tools[2].lines.iter().any(|l| l.contains("write_*")), "{:?}", answer.tools[2].lines);
+        assert!(
+            answer.tools[2].lines.iter().any(|l| l.contains("write_*")),
+            "{:?}",
+            answer.tools[2].lines
+        );
     }
 
     #[test]
     fn explain_of_invalid_text_returns_its_problems_and_no_tools() {
-        let answer = explain_text(r#"{"version": "1", "tools": {"a": {"action": "maybe"}}}"#, "x.json", &tools(&["a"]));
+        let answer = explain_text(
+            r#"{"version": "1", "tools": {"a": {"action": "maybe"}}}"#,
+            "x.json",
+            &tools(&["a"]),
+        );
         assert!(answer.tools.is_empty());
-        assert!(answer.problems[0].path.starts_with("$.tools[\"a\"]"), "{:?}", answer.problems);
+        assert!(
+            answer.problems[0].path.starts_with("$.tools[\"a\"]"),
+            "{:?}",
+            answer.problems
+        );
     }
 
     #[test]
