@@ -325,41 +325,21 @@ fn start_at_login_writes_and_removes_the_apps_autostart_entry() {
     let main = window(&f.app, "main");
     let entry = f._dir.path().join("xdg/autostart/portcullis.desktop");
     assert_eq!(invoke(&main, "get_autostart", json!({})), Ok(json!(false)));
-    assert_eq!(
-        invoke(&main, "set_autostart", json!({"enabled": true})),
-        Ok(Value::Null)
-    );
+    assert_eq!(invoke(&main, "set_autostart", json!({"enabled": true})), Ok(Value::Null));
     let text = std::fs::read_to_string(&entry).expect("the entry is written");
     let exe = std::env::current_exe().unwrap();
-    assert!(
-        text.contains(&format!("Exec=\"{}\"\n", exe.display())),
-        "starts this app:\n{text}"
-    );
+    assert!(text.contains(&format!("Exec=\"{}\"\n", exe.display())), "starts this app:\n{text}");
     assert!(text.contains("X-Portcullis-Kind=desktop"), "{text}");
     assert_eq!(invoke(&main, "get_autostart", json!({})), Ok(json!(true)));
-    assert_eq!(
-        invoke(&main, "set_autostart", json!({"enabled": true})),
-        Ok(Value::Null)
-    );
-    assert_eq!(
-        std::fs::read_to_string(&entry).unwrap(),
-        text,
-        "on twice: the same entry"
-    );
-    assert_eq!(
-        invoke(&main, "set_autostart", json!({"enabled": false})),
-        Ok(Value::Null)
-    );
+    assert_eq!(invoke(&main, "set_autostart", json!({"enabled": true})), Ok(Value::Null));
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), text, "on twice: the same entry");
+    assert_eq!(invoke(&main, "set_autostart", json!({"enabled": false})), Ok(Value::Null));
     assert!(!entry.exists(), "off removes it");
     assert_eq!(invoke(&main, "get_autostart", json!({})), Ok(json!(false)));
     std::fs::write(&entry, "[Desktop Entry]\nExec=mine\n").unwrap();
     let refused = invoke(&main, "set_autostart", json!({"enabled": true})).unwrap_err();
     assert_eq!(refused["code"], "autostart_refused", "{refused}");
-    assert_eq!(
-        std::fs::read_to_string(&entry).unwrap(),
-        "[Desktop Entry]\nExec=mine\n",
-        "not ours: kept"
-    );
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), "[Desktop Entry]\nExec=mine\n", "not ours: kept");
 }
 
 /// The policy editor's `explain_policy`: how unsaved text decides each tool, through the IPC with
