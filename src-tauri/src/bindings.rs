@@ -21,7 +21,7 @@ use crate::commands::audit::FilterArg;
 use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
 use crate::commands::first_run::GettingStarted;
 use crate::commands::pins::ChangedTool;
-use crate::commands::policy::{PolicyFile, Problem, Validation};
+use crate::commands::policy::{Decider, ExplainAnswer, PolicyFile, Problem, ToolAction, ToolDecision, Validation};
 use crate::commands::servers::{PolicyHealth, ServerStatus, ToolInfo};
 use crate::commands::starter::{StarterPolicyText, StarterTool};
 use crate::export::Format;
@@ -82,6 +82,10 @@ pub fn render() -> String {
         decl::<PolicyFile>(&cfg),
         decl::<Problem>(&cfg),
         decl::<Validation>(&cfg),
+        decl::<Decider>(&cfg),
+        decl::<ToolAction>(&cfg),
+        decl::<ToolDecision>(&cfg),
+        decl::<ExplainAnswer>(&cfg),
         decl::<ChangedTool>(&cfg),
         decl::<StarterTool>(&cfg),
         decl::<StarterPolicyText>(&cfg),

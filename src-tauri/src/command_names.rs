@@ -19,6 +19,7 @@ pub const COMMANDS: &[&str] = &[
     "save_server",
     "read_policy",
     "validate_policy",
+    "explain_policy",
     "save_policy",
     "get_settings",
     "set_settings",

@@ -96,6 +96,7 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::servers::save_server,
             commands::policy::read_policy,
             commands::policy::validate_policy,
+            commands::policy::explain_policy,
             commands::policy::save_policy,
             commands::settings::get_settings,
             commands::settings::set_settings,

@@ -341,3 +341,65 @@ fn start_at_login_writes_and_removes_the_apps_autostart_entry() {
     assert_eq!(refused["code"], "autostart_refused", "{refused}");
     assert_eq!(std::fs::read_to_string(&entry).unwrap(), "[Desktop Entry]\nExec=mine\n", "not ours: kept");
 }
+
+/// The policy editor's `explain_policy`: how unsaved text decides each tool, through the IPC with
+/// the UI's argument keys; nothing is written, and an invalid text answers with its problems.
+#[test]
+fn explain_policy_answers_for_unsaved_text_without_writing_it() {
+    let f = fixture();
+    let main = window(&f.app, "main");
+    let text = r#"{"version": "1", "default": "deny", "hide": ["drop_*"],
+        "tools": {"read_*": {}, "read_secret": {"action": "require_approval"}}}"#;
+    let answer = invoke(
+        &main,
+        "explain_policy",
+        json!({"server": "fs", "text": text, "tools": ["read_file", "read_secret", "drop_db", "other"]}),
+    )
+    .unwrap();
+    assert_eq!(answer["problems"], json!([]));
+    let got: Vec<(Value, Value, Value)> = answer["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["tool"].clone(), t["decider"].clone(), t["action"].clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                json!("read_file"),
+                json!({"kind": "glob", "key": "read_*"}),
+                json!("allow")
+            ),
+            (
+                json!("read_secret"),
+                json!({"kind": "entry", "key": "read_secret"}),
+                json!("require_approval")
+            ),
+            (
+                json!("drop_db"),
+                json!({"kind": "hide", "pattern": "drop_*"}),
+                json!("hide")
+            ),
+            (json!("other"), json!({"kind": "default"}), json!("deny")),
+        ]
+    );
+    let policy = invoke(&main, "read_policy", json!({"server": "fs"})).unwrap();
+    assert_eq!(policy["text"], Value::Null, "explaining writes nothing");
+
+    let bad = invoke(
+        &main,
+        "explain_policy",
+        json!({"server": "fs", "text": "{\"version\": \"2\"}", "tools": ["a"]}),
+    )
+    .unwrap();
+    assert!(!bad["problems"].as_array().unwrap().is_empty(), "{bad}");
+    assert_eq!(bad["tools"], json!([]));
+    let unknown = invoke(
+        &main,
+        "explain_policy",
+        json!({"server": "nope", "text": "{}", "tools": []}),
+    )
+    .unwrap_err();
+    assert_eq!(unknown["code"], "unknown_server");
+}

@@ -29,6 +29,8 @@ from conftest import CLI_BIN, PROMPT_TITLE, App, app_processes, cpu_seconds, lau
 
 #: The policy timeout of echo in this module (below the prompt's 30 s "interacting" threshold).
 HOLD_SECS = 25
+#: The policy timeout of get-sum in this module: a call nobody decides times out quickly.
+SHORT_HOLD_SECS = 4
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +40,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     policy = scratch / "policies" / "everything.json"
     doc = json.loads(policy.read_text())
     doc["tools"]["echo"] = {"action": "require_approval", "approval_timeout": HOLD_SECS}
+    doc["tools"]["get-sum"] = {"action": "require_approval", "approval_timeout": SHORT_HOLD_SECS}
     policy.write_text(json.dumps(doc, indent=2) + "\n")
     with launch(scratch, config) as the_app:
         yield the_app
@@ -320,6 +323,29 @@ def test_a_waiting_prompt_costs_almost_no_cpu(app: App) -> None:
           f"{used * 100:.1f}% while a prompt waits")
     assert used < 0.15, f"a waiting prompt must be near idle, used {used * 100:.1f}% of a core"
     deny_and_wait(app, pending)
+
+
+def test_a_call_nobody_decides_says_timed_out_before_the_prompt_closes(app: App) -> None:
+    client = app.client()
+    n = int(uuid.uuid4().int % 900_000_000) + 100_000_000
+    pending = app.call_async(client, "get-sum", {"a": n, "b": 1})
+    show(app, str(n))
+    call = held(app, str(n))
+    # Nobody touches the prompt: the gateway's deadline is the policy's, and it passes.
+    wait_until(lambda: app.find("countdown-value").text == "Timed out", SHORT_HOLD_SECS + 10,
+               "the prompt to say the call timed out")
+    assert str(n) in app.find("prompt-call").text, "the timed-out call is still the one on screen"
+    assert app.find("deny").is_enabled() is False, "a timed-out call can no longer be decided"
+    result = pending.result(timeout=30)
+    assert result.get("isError") is True, result
+    assert "no decision within 4 s" in result_text(result), result
+    wait_until(lambda: not app.prompt_viewable(), 15, "the prompt to close after saying so")
+    out = subprocess.run([str(CLI_BIN), "audit", "--tool", "get-sum", "--format", "jsonl", "--limit", "5",
+                          "--data-dir", str(app.data_dir)], capture_output=True, text=True, check=True, timeout=20)
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    row = next(r for r in rows if str(n) in json.dumps(r["arguments"]))
+    assert (row["decision"], row["decided_by"]) == ("timed_out", "timeout"), row
+    assert call["expires_at_ms"] == call["requested_at_ms"] + SHORT_HOLD_SECS * 1000, call
 
 
 def test_always_shows_the_rule_and_its_count_then_writes_it(app: App) -> None:

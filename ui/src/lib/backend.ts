@@ -29,6 +29,7 @@ import type {
   StarterPolicyText,
   ToolInfo,
   UninstallReport,
+  PolicyExplanation,
   ValidationResult,
 } from './types';
 
@@ -59,6 +60,8 @@ export interface Backend {
 
   readPolicy(server: string): Promise<PolicyFile>;
   validatePolicy(server: string, text: string): Promise<ValidationResult>;
+  /** How `text` (saved or not) decides each of `tools`: the policy crate's `explain`. */
+  explainPolicy(server: string, text: string, tools: string[]): Promise<PolicyExplanation>;
   /** Writes the file atomically and reloads it; an invalid text is not written and its problems come back. */
   savePolicy(server: string, text: string): Promise<ValidationResult>;
 
@@ -115,6 +118,7 @@ export const COMMANDS = {
   saveServer: 'save_server',
   readPolicy: 'read_policy',
   validatePolicy: 'validate_policy',
+  explainPolicy: 'explain_policy',
   savePolicy: 'save_policy',
   getSettings: 'get_settings',
   setSettings: 'set_settings',
@@ -217,6 +221,9 @@ export class TauriBackend implements Backend {
   }
   validatePolicy(server: string, text: string) {
     return call<ValidationResult>(COMMANDS.validatePolicy, { server, text });
+  }
+  explainPolicy(server: string, text: string, tools: string[]) {
+    return call<PolicyExplanation>(COMMANDS.explainPolicy, { server, text, tools });
   }
   savePolicy(server: string, text: string) {
     return call<ValidationResult>(COMMANDS.savePolicy, { server, text });

@@ -319,6 +319,43 @@ path: string, message: string, };
 export type ValidationResult = { problems: Array<PolicyProblem>, };
 
 /**
+ * Which part of the policy decides a tool.
+ */
+export type Decider = { "kind": "entry", key: string, } | { "kind": "glob", key: string, } | { "kind": "default" } | { "kind": "hide", pattern: string, };
+
+/**
+ * The action a tool gets from its deciding part, for a call without arguments.
+ */
+export type DecidedAction = "allow" | "deny" | "require_approval" | "hide";
+
+/**
+ * How the policy decides one tool.
+ */
+export type ToolDecision = { tool: string, decider: Decider, 
+/**
+ * The deciding entry's own action (its argument rules are not tried: the editor shows the
+ * tool's state, not one call's), the default's, or `hide`.
+ */
+action: DecidedAction, 
+/**
+ * The decision's stable rule name for a call without arguments (`tools.<key>`, …).
+ */
+rule: string, 
+/**
+ * `portcullis policy explain`'s lines for a call without arguments.
+ */
+lines: Array<string>, };
+
+/**
+ * The answer of `explain_policy`: the text's problems, or how it decides each tool asked about.
+ */
+export type PolicyExplanation = { 
+/**
+ * Non-empty: the text is not a valid policy and `tools` is empty.
+ */
+problems: Array<PolicyProblem>, tools: Array<ToolDecision>, };
+
+/**
  * A pinned tool the server now describes differently.
  */
 export type ChangedTool = { server: string, tool: string, 

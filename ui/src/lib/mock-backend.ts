@@ -7,6 +7,7 @@ import { parseJson } from './json-doc';
 import { validatePolicyValue } from './policy-schema';
 import { setToolState, type PolicyDoc } from './policy-model';
 import { stringifyPretty } from './json-doc';
+import { goldenExplain } from './golden-explain';
 import type {
   ApprovalChoice,
   DecisionAnswer,
@@ -25,6 +26,7 @@ import type {
   HistogramBucket,
   InstallPreview,
   PendingApproval,
+  PolicyExplanation,
   PolicyFile,
   PolicyProblem,
   EntryProblem,
@@ -424,6 +426,11 @@ export class MockBackend implements Backend {
   async validatePolicy(server: string, text: string): Promise<ValidationResult> {
     this.record(COMMANDS.validatePolicy, { server, text });
     return { problems: mockValidate(text) };
+  }
+
+  async explainPolicy(server: string, text: string, tools: string[]): Promise<PolicyExplanation> {
+    this.record(COMMANDS.explainPolicy, { server, text, tools });
+    return goldenExplain(text, tools);
   }
 
   async savePolicy(server: string, text: string): Promise<ValidationResult> {

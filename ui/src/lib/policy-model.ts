@@ -1,5 +1,9 @@
-// The policy editor's model: each live tool is in one of five states, read from and written to
-// the policy document (policies/README.md). Pure functions over plain JSON values.
+// The policy editor's model: each live tool is in one of five states, written to the policy
+// document (policies/README.md). Pure functions over plain JSON values.
+//
+// Which entry decides a tool, and with which action, is not decided here: the gateway's
+// `explain_policy` answers it with the policy crate's own precedence rules (`ToolDecision`), and
+// this module only reads the named entry's fields for the form and edits the document.
 //
 // Writing changes as little as it can: an existing entry is edited in place, every field the
 // form does not own (rules, class, risk, fields this version does not know) and the order of
@@ -7,8 +11,7 @@
 // already there. (One JavaScript limit: object keys that look like array indices, e.g. a tool
 // named "42", are listed first by the engine and so lose their place.)
 
-import { decidingKey, globMatches, isGlob } from './glob';
-import type { ToolInfo } from './types';
+import type { DecidedAction, Decider, ToolDecision, ToolInfo } from './types';
 
 export type Action = 'allow' | 'deny' | 'require_approval';
 
@@ -31,12 +34,8 @@ export const STATE_LABELS: Record<StateKind, string> = {
   hide: 'Hide',
 };
 
-/** What decides a tool today. */
-export type Source =
-  | { kind: 'entry'; key: string }
-  | { kind: 'glob'; key: string }
-  | { kind: 'default' }
-  | { kind: 'hide'; pattern: string };
+/** What decides a tool: the gateway's answer (`explain_policy`). */
+export type Source = Decider;
 
 export interface ToolView {
   state: ToolState;
@@ -65,16 +64,13 @@ function tools(policy: PolicyDoc): Record<string, unknown> {
   return isObject(policy.tools) ? policy.tools : {};
 }
 
-function hideList(policy: PolicyDoc): string[] {
-  return Array.isArray(policy.hide) ? policy.hide.filter((h): h is string => typeof h === 'string') : [];
-}
-
+/** The `default` the form's selector shows (the document's field; absent: require_approval). */
 export function defaultAction(policy: PolicyDoc): Action {
   const d = policy.default;
   return d === 'allow' || d === 'deny' || d === 'require_approval' ? d : 'require_approval';
 }
 
-function stateOfAction(action: Action, entry: Entry): ToolState {
+function stateOfAction(action: Exclude<DecidedAction, 'hide'>, entry: Entry): ToolState {
   switch (action) {
     case 'deny':
       return { kind: 'deny', reason: typeof entry.reason === 'string' ? entry.reason : null };
@@ -93,35 +89,25 @@ function stateOfAction(action: Action, entry: Entry): ToolState {
   }
 }
 
-function entryAction(entry: Entry): Action {
-  const a = entry.action;
-  return a === 'deny' || a === 'require_approval' ? a : 'allow';
-}
-
-/** How `tool` is decided by `policy`, as one of the five states. */
-export function toolView(policy: PolicyDoc, tool: string): ToolView {
-  const hide = hideList(policy);
-  const hiddenBy = hide.includes(tool) ? tool : hide.find((p) => isGlob(p) && globMatches(p, tool));
-  const globHide = hide.find((p) => p !== tool && isGlob(p) && globMatches(p, tool));
-  const table = tools(policy);
-  const key = decidingKey(Object.keys(table), tool);
-  const entry = key !== null && isObject(table[key]) ? (table[key] as Entry) : {};
-  const rules = Array.isArray(entry.rules) ? entry.rules.length : 0;
-  if (hiddenBy !== undefined) {
+/** The form's view of a tool: the kind from the gateway's decision, its values from the entry it names. */
+export function toolView(policy: PolicyDoc, decision: ToolDecision): ToolView {
+  const d = decision.decider;
+  if (decision.action === 'hide' || d.kind === 'hide') {
+    const pattern = d.kind === 'hide' ? d.pattern : '';
     return {
       state: { kind: 'hide' },
-      source: { kind: 'hide', pattern: hiddenBy },
+      source: d,
       rules: 0,
-      locked: globHide ? `Hidden by the pattern "${globHide}" in hide; change it in the raw JSON.` : null,
+      locked: pattern !== decision.tool ? `Hidden by the pattern "${pattern}" in hide; change it in the raw JSON.` : null,
     };
   }
-  if (key === null) {
-    return { state: stateOfAction(defaultAction(policy), {}), source: { kind: 'default' }, rules: 0, locked: null };
-  }
+  const table = tools(policy);
+  const key = d.kind === 'entry' || d.kind === 'glob' ? d.key : null;
+  const entry = key !== null && isObject(table[key]) ? (table[key] as Entry) : {};
   return {
-    state: stateOfAction(entryAction(entry), entry),
-    source: key === tool ? { kind: 'entry', key } : { kind: 'glob', key },
-    rules,
+    state: stateOfAction(decision.action, entry),
+    source: d,
+    rules: Array.isArray(entry.rules) ? entry.rules.length : 0,
     locked: null,
   };
 }
@@ -184,24 +170,24 @@ function applyState(entry: Entry, state: Exclude<ToolState, { kind: 'hide' }>): 
 /**
  * Returns a new policy in which `tool` is in `state`. The tool gets (or keeps) an entry under
  * its exact name; a glob entry that covered it is left for the other tools it covers.
- * Throws when the tool is hidden by a glob in `hide` (the format has no exception to a hide).
+ * Throws when `current` (the tool's view now) is locked: hidden by a glob in `hide`, which the
+ * format has no exception to.
  */
-export function setToolState(policy: PolicyDoc, tool: string, state: ToolState): PolicyDoc {
-  const view = toolView(policy, tool);
-  if (view.locked && state.kind !== 'hide') throw new Error(view.locked);
+export function setToolState(policy: PolicyDoc, tool: string, state: ToolState, current: ToolView | null = null): PolicyDoc {
+  if (current?.locked && state.kind !== 'hide') throw new Error(current.locked);
   const hide = Array.isArray(policy.hide) ? policy.hide : undefined;
   let next: PolicyDoc = { ...policy };
 
   if (state.kind === 'hide') {
-    if (view.state.kind === 'hide') return next;
+    if (current?.state.kind === 'hide' || hide?.includes(tool)) return next;
     return withKey(next, 'hide', [...(hide ?? []), tool], POLICY_FIELDS);
   }
   if (hide && hide.includes(tool)) {
     next = { ...next, hide: hide.filter((h) => h !== tool) };
   }
   const table = isObject(policy.tools) ? policy.tools : {};
-  const current = isObject(table[tool]) ? (table[tool] as Entry) : {};
-  const entry = applyState(current, state);
+  const own = isObject(table[tool]) ? (table[tool] as Entry) : {};
+  const entry = applyState(own, state);
   const newTable = withKey(table, tool, entry, []);
   return withKey(next, 'tools', newTable, POLICY_FIELDS);
 }
@@ -249,6 +235,6 @@ export function describeSource(view: ToolView): string {
     case 'default':
       return 'policy default';
     case 'hide':
-      return view.source.pattern === '' ? 'hidden' : `hide "${view.source.pattern}"`;
+      return `hide "${view.source.pattern}"`;
   }
 }

@@ -1,5 +1,8 @@
 // The policy editor's state for one server: the file's text is the source of truth; the tool
-// form reads it through policy-model and writes it back. Problems come from two places: the
+// form writes it through policy-model. What state each tool is in — which entry, glob, hide
+// pattern or default decides it — is the gateway's answer for the text as edited
+// (`explain_policy`, the policy crate's own precedence rules); the form shows the last answer, so
+// it always pairs a text with the decisions for that text. Problems come from two places: the
 // schema check here (instant) and the gateway's `validate_policy` (globs, regexes; debounced).
 
 import { errorText, type Backend, type Unlisten } from '../lib/backend';
@@ -17,7 +20,7 @@ import {
   type ToolView,
 } from '../lib/policy-model';
 import { isGlob } from '../lib/glob';
-import type { PolicyProblem, StarterPolicyText, ToolInfo } from '../lib/types';
+import type { PolicyExplanation, PolicyProblem, StarterPolicyText, ToolInfo } from '../lib/types';
 
 export interface ShownProblem extends PolicyProblem {
   /** Where in the text, when the path (or the syntax error) can be found there. */
@@ -31,6 +34,8 @@ export interface ToolRow {
   /** Listed by the running server (false: only named in the policy). */
   live: boolean;
   view: ToolView;
+  /** The gateway's explanation, as `portcullis policy explain` prints it. */
+  lines: string[];
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -85,21 +90,40 @@ export class PolicyEditor {
   });
 
   /** Live tools first (in the server's order), then names only the policy mentions. */
-  rows = $derived.by((): ToolRow[] => {
+  rowNames = $derived.by((): string[] => {
     const doc = this.doc;
     if (!doc) return [];
-    const rows: ToolRow[] = this.tools.map((t) => ({ name: t.name, info: t, live: true, view: toolView(doc, t.name) }));
-    const names = new Set(rows.map((r) => r.name));
+    const names = new Set(this.tools.map((t) => t.name));
     const mentioned = [
       ...Object.keys(isObject(doc.tools) ? doc.tools : {}),
       ...(Array.isArray(doc.hide) ? doc.hide.filter((h): h is string => typeof h === 'string') : []),
     ];
-    for (const name of mentioned) {
-      if (isGlob(name) || names.has(name)) continue;
-      names.add(name);
-      rows.push({ name, info: null, live: false, view: toolView(doc, name) });
-    }
-    return rows;
+    for (const name of mentioned) if (!isGlob(name)) names.add(name);
+    return [...names];
+  });
+
+  /** The gateway's last answer and the text it answers (rows come from that pair). */
+  explained = $state<{ text: string; answer: PolicyExplanation } | null>(null);
+  /** Why the gateway could not explain the text, if it could not. */
+  explainError = $state<string | null>(null);
+  /** The rows show an older text than the one being edited (an answer is on its way, or the
+   * text is not a valid policy). */
+  rowsStale = $derived(this.explained !== null && this.explained.text !== this.text);
+
+  rows = $derived.by((): ToolRow[] => {
+    const e = this.explained;
+    if (!this.doc || !e) return [];
+    const parsed = parseJson(e.text);
+    const doc = parsed.ok && isObject(parsed.value) ? parsed.value : null;
+    if (!doc) return [];
+    const info = new Map(this.tools.map((t) => [t.name, t]));
+    return e.answer.tools.map((d) => ({
+      name: d.tool,
+      info: info.get(d.tool) ?? null,
+      live: info.has(d.tool),
+      view: toolView(doc, d),
+      lines: d.lines,
+    }));
   });
 
   /** Glob keys of `tools` and `hide` (shown for context; edited in the raw JSON). */
@@ -115,6 +139,7 @@ export class PolicyEditor {
 
   private validateTimer: ReturnType<typeof setTimeout> | null = null;
   private validateSeq = 0;
+  private explainSeq = 0;
   private unlisten: Unlisten[] = [];
 
   constructor(
@@ -150,6 +175,8 @@ export class PolicyEditor {
     this.loading = true;
     this.tools = [];
     this.toolsError = null;
+    this.explained = null;
+    this.explainError = null;
     const toolsLoad = this.backend
       .listTools(server)
       .then((t) => {
@@ -160,6 +187,7 @@ export class PolicyEditor {
       });
     await Promise.all([this.reload(), toolsLoad]);
     this.loading = false;
+    await this.explainNow();
   }
 
   /** Reads the file from the gateway, dropping unsaved edits. */
@@ -175,6 +203,7 @@ export class PolicyEditor {
       this.savedText = this.text;
       this.gatewayProblems = [];
       if (this.exists) this.scheduleValidate(0);
+      if (!this.loading) await this.explainNow();
     } catch (e) {
       this.message = { kind: 'error', text: errorText(e) };
     }
@@ -187,14 +216,17 @@ export class PolicyEditor {
     this.scheduleValidate();
   }
 
+  /** A change from the form: the rows follow as soon as the gateway has explained it. */
   private write(doc: PolicyDoc): void {
     this.setText(stringifyPretty(doc));
+    void this.explainNow();
   }
 
   setToolState(tool: string, state: ToolState): void {
     if (!this.doc) return;
+    const current = this.rows.find((r) => r.name === tool)?.view ?? null;
     try {
-      this.write(setToolState(this.doc, tool, state));
+      this.write(setToolState(this.doc, tool, state, current));
     } catch (e) {
       this.message = { kind: 'error', text: errorText(e) };
     }
@@ -251,11 +283,33 @@ export class PolicyEditor {
     this.gatewayProblems = [];
     this.message = null;
     this.scheduleValidate(0);
+    void this.explainNow();
   }
 
   scheduleValidate(delay = this.validateDelayMs): void {
     if (this.validateTimer) clearTimeout(this.validateTimer);
-    this.validateTimer = setTimeout(() => void this.validateNow(), delay);
+    this.validateTimer = setTimeout(() => {
+      void this.validateNow();
+      void this.explainNow();
+    }, delay);
+  }
+
+  /** Asks the gateway how the text as it is now decides each row's tool. An answer with
+   * problems (not a valid policy) leaves the rows of the last valid text in place. */
+  async explainNow(): Promise<void> {
+    const server = this.server;
+    const text = this.text;
+    if (!server || !this.doc) return;
+    if (this.explained?.text === text) return;
+    const seq = ++this.explainSeq;
+    try {
+      const answer = await this.backend.explainPolicy(server, text, this.rowNames);
+      if (seq !== this.explainSeq || this.server !== server) return;
+      this.explainError = null;
+      if (answer.problems.length === 0) this.explained = { text, answer };
+    } catch (e) {
+      if (seq === this.explainSeq) this.explainError = errorText(e);
+    }
   }
 
   /** Asks the gateway about the text as it is now. */

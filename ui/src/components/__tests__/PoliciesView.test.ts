@@ -191,4 +191,36 @@ describe('Policies view', () => {
     expect(within(editor).getAllByTestId('tool-row').every((r) => r.dataset.state !== undefined)).toBe(true);
     expect((await currentJson()).default).toBe('deny');
   });
+
+  it('shows what the gateway answers for the unsaved text (golden answers of the Rust explain)', async () => {
+    const backend = setup();
+    await rowsReady();
+    // read_file has no entry of its own: the glob read_* decides, as the policy crate says.
+    expect(screen.getByTestId('source-read_file').textContent).toBe('pattern "read_*"');
+    expect(screen.getByTestId('source-read_file').title).toContain('most specific matching glob');
+    expect(screen.getByTestId('source-write_file').textContent).toBe('own entry');
+
+    await fireEvent.click(screen.getByTestId('state-read_file-deny'));
+    await waitFor(() => expect(stateOf('read_file')).toBe('deny'));
+    expect(screen.getByTestId('source-read_file').textContent).toBe('own entry');
+    // Asked about the text being edited, before any save.
+    const asked = backend.callsOf('explain_policy') as { server: string; text: string; tools: string[] }[];
+    const last = asked[asked.length - 1];
+    expect(last.server).toBe('filesystem');
+    expect(JSON.parse(last.text)).toEqual(await currentJson());
+    expect(last.tools).toEqual(['read_file', 'write_file', 'move_file', 'edit_file']);
+    expect(backend.callsOf('save_policy')).toHaveLength(0);
+  });
+
+  it('says so when the gateway cannot explain the text, and decides nothing itself', async () => {
+    const backend = new MockBackend({
+      servers: [server('filesystem', 'ok')],
+      tools: { filesystem: [tool('read_file', 'read')] },
+      // No golden answer exists for this text: the mock fails as a gateway error would.
+      policies: { filesystem: '{"version": "1", "default": "allow", "tools": {"unanswered_*": {}}}' },
+    });
+    render(PoliciesView, { props: { backend } });
+    await screen.findByTestId('explain-error');
+    expect(screen.queryAllByTestId('tool-row')).toHaveLength(0);
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { setDefault, setToolState, starterPolicy, stateFor, toolView, withKey, type PolicyDoc, type ToolState } from '../policy-model';
 import { parseJson, stringifyPretty } from '../json-doc';
+import { goldenExplain } from '../golden-explain';
 import everything from '../../../../policies/everything.json?raw';
 import filesystem from '../../../../policies/filesystem.json?raw';
 
@@ -25,12 +26,19 @@ const SEED: PolicyDoc = {
       action: 'require_approval',
       rules: [{ when: { 'arguments.query': { regex: '^\\s*SELECT\\b' } }, action: 'allow' }],
       class: 'execute',
-      x_note: 'kept',
     },
   },
 };
 
-describe('toolView: policy → five states', () => {
+// A field this version of the UI does not know (a newer format's): kept by every edit.
+const WITH_UNKNOWN: PolicyDoc = structuredClone(SEED);
+(WITH_UNKNOWN.tools as Record<string, Record<string, unknown>>).execute_query.x_note = 'kept';
+
+// What decides a tool is the gateway's answer (golden answers from the Rust explain); the model
+// reads the named entry's fields for the form.
+const viewOf = (doc: PolicyDoc, tool: string) => toolView(doc, goldenExplain(JSON.stringify(doc), [tool]).tools[0]);
+
+describe('toolView: the gateway decision → five states', () => {
   it.each<[string, ToolState, string]>([
     ['vm_agent_exec_status', { kind: 'allow' }, 'entry'],
     ['pve_get_vm_status', { kind: 'rate_limit', max: 10, window: 60 }, 'glob'],
@@ -42,29 +50,29 @@ describe('toolView: policy → five states', () => {
     ['secret_tool', { kind: 'hide' }, 'hide'],
     ['unlisted', { kind: 'deny', reason: null }, 'default'],
   ])('%s is %j (from %s)', (tool, state, source) => {
-    const view = toolView(SEED, tool);
+    const view = viewOf(SEED, tool);
     expect(view.state).toEqual(state);
     expect(view.source.kind).toBe(source);
   });
 
   it('the most specific glob decides (15 literal characters beat 4)', () => {
-    expect(toolView(SEED, 'pve_get_vm_status').source).toEqual({ kind: 'glob', key: 'pve_get_*_status' });
+    expect(viewOf(SEED, 'pve_get_vm_status').source).toEqual({ kind: 'glob', key: 'pve_get_*_status' });
   });
 
   it('counts argument rules and locks tools hidden by a glob', () => {
-    expect(toolView(SEED, 'execute_query').rules).toBe(1);
-    expect(toolView(SEED, 'delete_disk').locked).toMatch(/delete_\*/);
-    expect(toolView(SEED, 'secret_tool').locked).toBeNull();
+    expect(viewOf(SEED, 'execute_query').rules).toBe(1);
+    expect(viewOf(SEED, 'delete_disk').locked).toMatch(/delete_\*/);
+    expect(viewOf(SEED, 'secret_tool').locked).toBeNull();
   });
 
   it('a missing default means require_approval', () => {
-    expect(toolView({ version: '1' }, 'x').state).toEqual({ kind: 'require_approval', timeout: null });
+    expect(viewOf({ version: '1' }, 'x').state).toEqual({ kind: 'require_approval', timeout: null });
   });
 });
 
 describe('setToolState: five states → policy', () => {
   it('allow on an exact entry drops what other states own, keeps unknown fields and order', () => {
-    const out = setToolState(SEED, 'execute_query', { kind: 'allow' });
+    const out = setToolState(WITH_UNKNOWN, 'execute_query', { kind: 'allow' });
     expect(out.tools).toBeDefined();
     const entry = (out.tools as Record<string, Record<string, unknown>>).execute_query;
     expect(Object.keys(entry)).toEqual(['rules', 'class', 'x_note']);
@@ -82,7 +90,7 @@ describe('setToolState: five states → policy', () => {
   it('rate limit writes {max, window}; a new field goes in documentation order', () => {
     const out = setToolState(SEED, 'vm_start', { kind: 'rate_limit', max: 3, window: 30 });
     expect((out.tools as Record<string, unknown>).vm_start).toEqual({ rate_limit: { max: 3, window: 30 } });
-    const withRules = setToolState(SEED, 'execute_query', { kind: 'rate_limit', max: 1, window: 5 });
+    const withRules = setToolState(WITH_UNKNOWN, 'execute_query', { kind: 'rate_limit', max: 1, window: 5 });
     expect(Object.keys((withRules.tools as Record<string, object>).execute_query)).toEqual(['rate_limit', 'rules', 'class', 'x_note']);
   });
 
@@ -113,14 +121,14 @@ describe('setToolState: five states → policy', () => {
   it('hide appends the exact name to hide; leaving hide removes it', () => {
     const hidden = setToolState(SEED, 'vm_start', { kind: 'hide' });
     expect(hidden.hide).toEqual(['delete_*', 'secret_tool', 'vm_start']);
-    expect(toolView(hidden, 'vm_start').state.kind).toBe('hide');
+    expect(viewOf(hidden, 'vm_start').state.kind).toBe('hide');
     const back = setToolState(SEED, 'secret_tool', { kind: 'allow' });
     expect(back.hide).toEqual(['delete_*']);
     expect((back.tools as Record<string, unknown>).secret_tool).toEqual({});
   });
 
   it('a tool hidden by a glob cannot be unhidden from the form', () => {
-    expect(() => setToolState(SEED, 'delete_disk', { kind: 'allow' })).toThrow(/delete_\*/);
+    expect(() => setToolState(SEED, 'delete_disk', { kind: 'allow' }, viewOf(SEED, 'delete_disk'))).toThrow(/delete_\*/);
   });
 
   it('creates hide and tools where the documentation order puts them', () => {
@@ -140,8 +148,8 @@ describe('setToolState: five states → policy', () => {
       { kind: 'deny', reason: null },
       { kind: 'hide' },
     ];
-    for (const tool of ['vm_start', 'pve_list_nodes', 'unlisted', 'secret_tool', 'execute_query']) {
-      for (const s of states) expect(toolView(setToolState(SEED, tool, s), tool).state).toEqual(s);
+    for (const tool of ['pve_list_nodes', 'secret_tool', 'execute_query']) {
+      for (const s of states) expect(viewOf(setToolState(SEED, tool, s), tool).state).toEqual(s);
     }
   });
 
@@ -151,7 +159,7 @@ describe('setToolState: five states → policy', () => {
       expect(JSON.parse(stringifyPretty(doc))).toEqual(JSON.parse(text));
       // Setting a tool to the state it is in leaves the document as it was.
       for (const tool of Object.keys(doc.tools as object)) {
-        const view = toolView(doc, tool);
+        const view = viewOf(doc, tool);
         if (view.source.kind !== 'entry' || view.rules) continue;
         expect(setToolState(doc, tool, view.state)).toEqual(doc);
       }
@@ -186,7 +194,7 @@ describe('helpers', () => {
       { name: 'write_file', title: null, description: null, annotations: null, risk: 'write' },
     ]);
     expect(doc).toEqual({ version: '1', default: 'require_approval', tools: { read_file: {} } });
-    expect(toolView(doc, 'write_file').state.kind).toBe('require_approval');
+    expect(viewOf(doc, 'write_file').state.kind).toBe('require_approval');
   });
 
   it('stateFor keeps the current values of the same kind and uses defaults for a new one', () => {
