@@ -22,10 +22,11 @@ from v2client import ELICIT_NAME, Elicitations, open_client, run
 
 import harness
 import matrix
+import matrix_inspector
 
 pytestmark = pytest.mark.gateway
 
-IMPLEMENTED = {"mcp2-legacy", "mcp2-2026", "ts2-legacy", "ts2-auto"}
+IMPLEMENTED = {"mcp2-legacy", "mcp2-2026", "ts2-legacy", "ts2-auto", "ts1", "inspector"}
 MODES = {"mcp2-legacy": "legacy", "mcp2-2026": "2026-07-28"}
 _baselines: dict[tuple[str, str], dict[str, Any]] = {}
 
@@ -116,31 +117,52 @@ async def observe_py(route: str, cell: matrix.Cell, world: matrix.World) -> dict
         return await script(client, cell, world)
 
 
-def observe_ts(route: str, cell: matrix.Cell, world: matrix.World) -> dict[str, Any]:
+def node_plan(route: str, cell: matrix.Cell, world: matrix.World) -> dict[str, Any]:
+    """Where a TS client connects: the server itself (direct) or one of Portcullis's entries."""
     spec = world.spec(cell)
+    if route == "direct":
+        if "command" in spec:
+            return {"stdio": spec}
+        return {"url": spec["url"], "sse": spec.get("type") == "sse"}
+    if route == "http":
+        return {"url": world.gateway.mcp_url(cell.gateway_server), "token": world.gateway.token}
+    argv = world.gateway.connect_argv(cell.gateway_server)
+    return {"stdio": {"command": argv[0], "args": argv[1:]}}
+
+
+def run_node(script: str, plan: dict[str, Any]) -> dict[str, Any]:
+    r = subprocess.run([harness.node_bin(), str(harness.TS_DIR / script), json.dumps(plan)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, f"{script} exited {r.returncode}: {r.stderr[-2000:]}"
+    return json.loads(r.stdout)
+
+
+def observe_ts(route: str, cell: matrix.Cell, world: matrix.World) -> dict[str, Any]:
     plan: dict[str, Any] = {"mode": "legacy" if cell.client == "ts2-legacy" else "auto",
                             "calls": [{"name": n, "arguments": world.arguments(a)}
                                       for n, a in matrix.CALLS.get(cell.server, [])]}
-    if route == "direct":
-        plan.update({"stdio": spec} if "command" in spec else {"url": spec["url"]})
-    elif route == "http":
-        plan.update({"url": world.gateway.mcp_url(cell.gateway_server), "token": world.gateway.token})
-    else:
-        argv = world.gateway.connect_argv(cell.gateway_server)
-        plan["stdio"] = {"command": argv[0], "args": argv[1:]}
-    r = subprocess.run([harness.node_bin(), str(harness.TS_DIR / "client.mjs"), json.dumps(plan)],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, f"client.mjs exited {r.returncode}: {r.stderr[-2000:]}"
-    out = json.loads(r.stdout)
+    plan.update(node_plan(route, cell, world))
+    out = run_node("client.mjs", plan)
     tools = {t["name"] for t in out["tools"]}
     # Only the calls the server lists were meant; the rest answer "unknown tool" either way.
     out["results"] = [res for call, res in zip(plan["calls"], out["results"]) if call["name"] in tools]
     return out
 
 
+def observe_ts1(route: str, cell: matrix.Cell, world: matrix.World) -> dict[str, Any]:
+    """TS SDK 1.x (ts/client1.mjs): discover, every tools/list page, the calls, resources, prompts, ping."""
+    plan = {"calls": [{"name": n, "arguments": world.arguments(a)} for n, a in matrix.CALLS.get(cell.server, [])]}
+    plan.update(node_plan(route, cell, world))
+    return run_node("client1.mjs", plan)
+
+
 def observe(route: str, cell: matrix.Cell, world: matrix.World) -> dict[str, Any]:
     if cell.client.startswith("ts2"):
         return observe_ts(route, cell, world)
+    if cell.client == "ts1":
+        return observe_ts1(route, cell, world)
+    if cell.client == "inspector":
+        return matrix_inspector.observe(route, cell, world)
     return run(lambda: observe_py(route, cell, world), timeout=90)
 
 
@@ -165,7 +187,11 @@ def test_ts_cell(world, cell: matrix.Cell):
     check(cell, world)
 
 
-@pytest.mark.parametrize("cell", matrix.params(IMPLEMENTED, "ts1") + matrix.params(IMPLEMENTED, "inspector"))
-def test_undriven_cell(cell: matrix.Cell):
-    """Rows without a driver yet: every cell is listed, skipped with its reason (matrix.CLIENT_SKIPS)."""
-    raise AssertionError(f"{cell.id} has no driver; matrix.skip_reason must skip it")
+@pytest.mark.parametrize("cell", cell_params("ts1"))
+def test_ts1_cell(world, cell: matrix.Cell):
+    check(cell, world)
+
+
+@pytest.mark.parametrize("cell", cell_params("inspector"))
+def test_inspector_cell(world, cell: matrix.Cell):
+    check(cell, world)

@@ -1,6 +1,7 @@
 """A FastMCP server (the FastMCP built into Python mcp 1.x, `mcp.server.fastmcp`) for the interop
 matrix (tests/e2e/matrix.py). Stdio by default; `FASTMCP_HTTP_PORT` set: Streamable HTTP on that port
-(127.0.0.1, path /mcp). Every answer is deterministic so a direct session and one through Portcullis
+(127.0.0.1, path /mcp), or with `FASTMCP_TRANSPORT=sse` the legacy HTTP+SSE transport (GET /sse,
+POST /messages/). Every answer is deterministic so a direct session and one through Portcullis
 can be compared.
 
 Tools: say (text), weather (structured output), pixel (image), tone (audio), linked (resource link),
@@ -96,4 +97,4 @@ async def complete(ref, argument, context):
 
 
 if __name__ == "__main__":
-    mcp.run("streamable-http" if port else "stdio")
+    mcp.run(os.environ.get("FASTMCP_TRANSPORT", "streamable-http") if port else "stdio")
