@@ -189,6 +189,7 @@ VENV2_PYTHON = harness.VENV2 / "bin" / "python"
 
 
 MCP_SERVER_TIME = harness.VENV2 / "bin" / "mcp-server-time"
+MRTR_ENV = {"MODERN_SERVER_MATRIX": "1"}  # adds the `announce` tool (subscriptions/listen events)
 
 
 def start_fastmcp(transport: str) -> tuple[Any, str]:
@@ -207,7 +208,8 @@ def start_fastmcp(transport: str) -> tuple[Any, str]:
 
 def start_mrtr_http() -> tuple[Any, str]:
     """The MRTR peer's MCPServer over Streamable HTTP (it binds port 0 and says which port it got)."""
-    proc = harness.Proc("mrtr[http]", [str(VENV2_PYTHON), str(harness.PEERS_DIR / "modern_http_server.py")])
+    proc = harness.Proc("mrtr[http]", [str(VENV2_PYTHON), str(harness.PEERS_DIR / "modern_http_server.py")],
+                        env=MRTR_ENV)
     try:
         port = int(proc.wait_for_line(r"listening on port (\d+)", harness.READY_TIMEOUT).group(1))
     except BaseException:
@@ -239,7 +241,7 @@ def start_world(root: Path, everything_http: Any, everything_sse: Any) -> World:
             "fastmcp_stdio": harness.python_stdio(VENV1_PYTHON, harness.PEERS_DIR / "fastmcp_server.py"),
             "fastmcp_http": {"url": urls["fastmcp_http"]},
             "fastmcp_sse": {"type": "sse", "url": urls["fastmcp_sse"]},
-            "mrtr_stdio": harness.python_stdio(VENV2_PYTHON, harness.PEERS_DIR / "modern_server.py"),
+            "mrtr_stdio": harness.python_stdio(VENV2_PYTHON, harness.PEERS_DIR / "modern_server.py", MRTR_ENV),
             "mrtr_http": {"url": urls["mrtr_http"]},
         }
         allow = {"version": "1", "default": "allow"}
