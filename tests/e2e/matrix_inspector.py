@@ -6,8 +6,9 @@
     inspector --cli --method tools/list --transport http --server-url URL --header "Authorization: Bearer T"
 
 Each run is a whole session (initialize, the method, close), so a cell's observations are the printed
-answers of a few methods: tools/list, the server's sanity call, resources/list. The runs of one route
-go in parallel: most of a run's time is the stdio server's shutdown, not work.
+answers of a few methods: tools/list, the server's sanity call, and resources/list where the server
+has resources. The runs of one route go in parallel: much of a run's time is waiting for the stdio
+server to shut down.
 
 The package's bin script is run with node rather than through `npx --offline`, which only adds its own
 resolution (about a second per run) in front of the same script.
@@ -37,6 +38,9 @@ SANITY_CALL = {
     "fastmcp": ("say", {"text": "matrix"}),
     "mrtr": ("echo", {"message": "matrix"}),
 }
+
+# The servers that offer resources (a run costs about a second of CPU, so the others skip resources/list).
+WITH_RESOURCES = {"everything", "fastmcp"}
 
 # HOME for the CLI (it keeps a catalog under ~/.mcp-inspector); one per test session.
 _HOME = Path(tempfile.mkdtemp(prefix="portcullis-inspector-home-"))
@@ -76,8 +80,9 @@ def observe(route: str, cell: matrix.Cell, world: matrix.World) -> dict[str, Any
     runs = {
         "tools/list": ["--method", "tools/list"],
         f"tools/call {name}": ["--method", "tools/call", "--tool-name", name, "--tool-arg", *pairs],
-        "resources/list": ["--method", "resources/list"],
     }
+    if cell.server in WITH_RESOURCES:
+        runs["resources/list"] = ["--method", "resources/list"]
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:
         futures = {key: pool.submit(run_cli, method, where) for key, method in runs.items()}
         return {key: f.result() for key, f in futures.items()}
