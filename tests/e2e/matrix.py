@@ -88,8 +88,6 @@ def skip_reason(cell: Cell, implemented: set[str]) -> str | None:
     if cell.client == "mcp2-2026" and cell.server not in MODERN_SERVERS:
         return (f"{cell.server} is a legacy-era server and a client pinned to 2026-07-28 does not fall back "
                 "to initialize, so there is no direct baseline (the legacy and auto rows cover it)")
-    if cell.client.startswith("ts2") and cell.transport == "sse":
-        return "ts/client.mjs speaks Streamable HTTP and stdio only, so there is no direct SSE baseline"
     return None
 
 

@@ -1,12 +1,14 @@
-"""Interop matrix, the dual-era client rows (cells: tests/e2e/matrix.py): Python mcp 2.3 in legacy mode
-and pinned to 2026-07-28, and `@modelcontextprotocol/client` 2.4 (tests/e2e/ts/client.mjs) in legacy and
-auto mode.
+"""Interop matrix, the dual-era and Node client rows (cells: tests/e2e/matrix.py): Python mcp 2.3 in
+legacy mode and pinned to 2026-07-28, `@modelcontextprotocol/client` 2.4 (tests/e2e/ts/client.mjs) in
+legacy and auto mode, the TS SDK 1.x (tests/e2e/ts/client1.mjs) and the inspector CLI
+(tests/e2e/matrix_inspector.py).
 
 Per cell the same scripted session runs direct and through Portcullis (entry `connect` or the HTTP
 entry) and every observation must match after masking. The Python script covers initialize/discover,
 every tools/list page, the server's calls (an MRTR elicitation round trip for the mrtr server),
-resources (list, templates, read), prompts, completion, logging and ping; the TS plan covers the
-negotiated era, tools/list and the calls. The direct baseline of a cell's server/transport and client
+2026 subscriptions/listen events from the mrtr server, resources (list, templates, read), prompts,
+completion, logging and ping; the TS 2.x plan covers the negotiated era, tools/list and the calls; the
+TS 1.x plan adds every page, resources, prompts and ping. The direct baseline of a cell's server/transport and client
 is run once and shared by both entries.
 """
 
@@ -30,21 +32,6 @@ pytestmark = pytest.mark.gateway
 IMPLEMENTED = {"mcp2-legacy", "mcp2-2026", "ts2-legacy", "ts2-auto", "ts1", "inspector"}
 MODES = {"mcp2-legacy": "legacy", "mcp2-2026": "2026-07-28"}
 _baselines: dict[tuple[str, str], dict[str, Any]] = {}
-
-
-def extra_skip(cell: matrix.Cell) -> str | None:
-    if cell.client.startswith("mcp2") and cell.transport == "sse":
-        return "tests/e2e/mcp2/v2client.py opens stdio and Streamable HTTP only: no direct SSE baseline"
-    return None
-
-
-def cell_params(prefix: str) -> list[Any]:
-    out = []
-    for p in matrix.params(IMPLEMENTED, prefix):
-        (cell,) = p.values
-        why = extra_skip(cell)
-        out.append(pytest.param(cell, id=p.id, marks=[pytest.mark.skip(reason=why)] if why else p.marks))
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +187,7 @@ def check(cell: matrix.Cell, world: matrix.World) -> None:
         assert len(via["subscriptions/listen"]["events"]) == 2, via["subscriptions/listen"]
 
 
-@pytest.mark.parametrize("cell", cell_params("mcp2"))
+@pytest.mark.parametrize("cell", matrix.params(IMPLEMENTED, "mcp2"))
 def test_python_cell(world, cell: matrix.Cell):
     check(cell, world)
 
@@ -228,16 +215,16 @@ def test_listen_via_stdio_upstream(world):
     pytest.fail("listen through a stdio upstream works now: drop the transport != 'stdio' guard in script()")
 
 
-@pytest.mark.parametrize("cell", cell_params("ts2"))
+@pytest.mark.parametrize("cell", matrix.params(IMPLEMENTED, "ts2"))
 def test_ts_cell(world, cell: matrix.Cell):
     check(cell, world)
 
 
-@pytest.mark.parametrize("cell", cell_params("ts1"))
+@pytest.mark.parametrize("cell", matrix.params(IMPLEMENTED, "ts1"))
 def test_ts1_cell(world, cell: matrix.Cell):
     check(cell, world)
 
 
-@pytest.mark.parametrize("cell", cell_params("inspector"))
+@pytest.mark.parametrize("cell", matrix.params(IMPLEMENTED, "inspector"))
 def test_inspector_cell(world, cell: matrix.Cell):
     check(cell, world)
