@@ -2,9 +2,10 @@
 # Install the real MCP peers the end-to-end suite (tests/e2e) talks to.
 #
 #   tests/peers/node_modules   npm ci from tests/peers/package-lock.json
-#                              (server-everything, server-filesystem, @modelcontextprotocol/client 2.x)
+#                              (server-everything, server-filesystem, @modelcontextprotocol/client 2.x,
+#                              @modelcontextprotocol/sdk 1.x, @modelcontextprotocol/inspector 2.x)
 #   tests/.peers/venv1         python venv from tests/requirements-mcp1.txt (mcp 1.x, mcp-server-git, pytest)
-#   tests/.peers/venv2         python venv from tests/requirements-mcp2.txt (mcp 2.3.0, pytest)
+#   tests/.peers/venv2         python venv from tests/requirements-mcp2.txt (mcp 2.3.0, mcp-server-time, pytest)
 #   tests/.peers/proxmox       python venv from tests/requirements-proxmox.txt (proxmox-mcp-server, fakepve)
 #   go (golang-go)             Debian's Go for tests/differential/go (apt-get, sudo unless root, only when missing);
 #                              the differential test builds that server offline with caches in tests/.peers/go

@@ -38,25 +38,22 @@ OFFERED = {
     "everything": ["stdio", "http", "sse"],
     "filesystem": ["stdio"],
     "time": ["stdio"],
-    "fastmcp": ["stdio", "http"],
+    "fastmcp": ["stdio", "http", "sse"],
     "ts-features": ["stdio"],
-    "mrtr": ["stdio"],
+    "mrtr": ["stdio", "http"],
 }
+
+# Servers that speak the 2026-07-28 era (Python mcp 2.3 MCPServer), so a pinned-2026 client has a baseline.
+MODERN_SERVERS = {"mrtr", "time"}
 
 # Transports a peer could serve but the matrix does not start it on yet.
 NOT_STARTED = {
-    ("fastmcp", "sse"): "FastMCP can serve SSE, but the matrix starts it over stdio and Streamable HTTP only (not yet)",
-    ("mrtr", "http"): "the MRTR peer (MCPServer) is started over stdio only (its Streamable HTTP is not wired up yet)",
     ("mrtr", "sse"): "the MRTR peer is a 2026-era server; 2026-07-28 has no SSE transport",
 }
 
 # Whole rows or columns that cannot run here, and why.
-CLIENT_SKIPS = {
-    "ts1": "no TS SDK 1.x driver yet (only @modelcontextprotocol/client 2.x has one: tests/e2e/ts/client.mjs)",
-    "inspector": "@modelcontextprotocol/inspector is not among the npm peers scripts/test-peers.sh installs",
-}
+CLIENT_SKIPS: dict[str, str] = {}
 SERVER_SKIPS = {
-    "time": "mcp-server-time is not in tests/requirements-mcp1.txt (scripts/test-peers.sh does not install it)",
     "ts-features": "no separate peer: server-everything is the TS SDK server with sampling/elicitation/roots/"
                    "subscriptions and is the `everything` row",
 }
@@ -88,11 +85,9 @@ def skip_reason(cell: Cell, implemented: set[str]) -> str | None:
         return NOT_STARTED[(cell.server, cell.transport)]
     if cell.transport not in OFFERED[cell.server]:
         return f"{cell.server} has no {cell.transport} transport"
-    if cell.client == "mcp2-2026" and cell.server != "mrtr":
+    if cell.client == "mcp2-2026" and cell.server not in MODERN_SERVERS:
         return (f"{cell.server} is a legacy-era server and a client pinned to 2026-07-28 does not fall back "
                 "to initialize, so there is no direct baseline (the legacy and auto rows cover it)")
-    if cell.client.startswith("ts2") and cell.transport == "sse":
-        return "ts/client.mjs speaks Streamable HTTP and stdio only, so there is no direct SSE baseline"
     return None
 
 
@@ -148,6 +143,7 @@ SANITY = {
     "everything": "Echo: matrix",
     "filesystem": "hello from the matrix",
     "fastmcp": "said: matrix",
+    "time": "+9.0h",
     "mrtr": "Echo: matrix",
 }
 
@@ -190,12 +186,33 @@ VENV1_PYTHON = harness.VENV1 / "bin" / "python"
 VENV2_PYTHON = harness.VENV2 / "bin" / "python"
 
 
-def start_fastmcp_http() -> tuple[Any, str]:
+MCP_SERVER_TIME = harness.VENV2 / "bin" / "mcp-server-time"
+MRTR_ENV = {"MODERN_SERVER_MATRIX": "1"}  # adds the `announce` tool (subscriptions/listen events)
+
+
+def start_fastmcp(transport: str) -> tuple[Any, str]:
+    """FastMCP over `streamable-http` (endpoint /mcp) or `sse` (GET /sse)."""
     port = harness.free_port()
-    proc = harness.Proc("fastmcp[http]", [str(VENV1_PYTHON), str(harness.PEERS_DIR / "fastmcp_server.py")],
-                        env={"FASTMCP_HTTP_PORT": str(port)})
-    harness.wait_until(lambda: harness.port_accepts("127.0.0.1", port), harness.READY_TIMEOUT,
-                       f"fastmcp on port {port}")
+    proc = harness.Proc(f"fastmcp[{transport}]", [str(VENV1_PYTHON), str(harness.PEERS_DIR / "fastmcp_server.py")],
+                        env={"FASTMCP_HTTP_PORT": str(port), "FASTMCP_TRANSPORT": transport})
+    try:
+        harness.wait_until(lambda: harness.port_accepts("127.0.0.1", port), harness.READY_TIMEOUT,
+                           f"fastmcp {transport} on port {port}")
+    except BaseException:
+        proc.stop()
+        raise
+    return proc, f"http://127.0.0.1:{port}/{'mcp' if transport == 'streamable-http' else 'sse'}"
+
+
+def start_mrtr_http() -> tuple[Any, str]:
+    """The MRTR peer's MCPServer over Streamable HTTP (it binds port 0 and says which port it got)."""
+    proc = harness.Proc("mrtr[http]", [str(VENV2_PYTHON), str(harness.PEERS_DIR / "modern_http_server.py")],
+                        env=MRTR_ENV)
+    try:
+        port = int(proc.wait_for_line(r"listening on port (\d+)", harness.READY_TIMEOUT).group(1))
+    except BaseException:
+        proc.stop()
+        raise
     return proc, f"http://127.0.0.1:{port}/mcp"
 
 
@@ -205,24 +222,34 @@ def start_world(root: Path, everything_http: Any, everything_sse: Any) -> World:
     fs_root = root / "fsroot"
     fs_root.mkdir(parents=True)
     (fs_root / "hello.txt").write_text("hello from the matrix\n")
-    fast_proc, fast_url = start_fastmcp_http()
-    servers = {
-        "everything_stdio": harness.everything_stdio(),
-        "everything_http": {"url": everything_http.url},
-        "everything_sse": {"type": "sse", "url": everything_sse.url},
-        "filesystem_stdio": harness.filesystem_stdio(fs_root),
-        "fastmcp_stdio": harness.python_stdio(VENV1_PYTHON, harness.PEERS_DIR / "fastmcp_server.py"),
-        "fastmcp_http": {"url": fast_url},
-        "mrtr_stdio": harness.python_stdio(VENV2_PYTHON, harness.PEERS_DIR / "modern_server.py"),
-    }
-    allow = {"version": "1", "default": "allow"}
-    config = harness.write_config(root / "gateway", servers, {name: allow for name in servers})
+    procs: list[Any] = []
     try:
+        urls = {}
+        for name, start in (("fastmcp_http", lambda: start_fastmcp("streamable-http")),
+                            ("fastmcp_sse", lambda: start_fastmcp("sse")), ("mrtr_http", start_mrtr_http)):
+            proc, urls[name] = start()
+            procs.append(proc)
+        servers = {
+            "everything_stdio": harness.everything_stdio(),
+            "everything_http": {"url": everything_http.url},
+            "everything_sse": {"type": "sse", "url": everything_sse.url},
+            "filesystem_stdio": harness.filesystem_stdio(fs_root),
+            "time_stdio": {"command": str(harness.require_file(MCP_SERVER_TIME)), "args": ["--local-timezone", "UTC"],
+                           "env": {}},
+            "fastmcp_stdio": harness.python_stdio(VENV1_PYTHON, harness.PEERS_DIR / "fastmcp_server.py"),
+            "fastmcp_http": {"url": urls["fastmcp_http"]},
+            "fastmcp_sse": {"type": "sse", "url": urls["fastmcp_sse"]},
+            "mrtr_stdio": harness.python_stdio(VENV2_PYTHON, harness.PEERS_DIR / "modern_server.py", MRTR_ENV),
+            "mrtr_http": {"url": urls["mrtr_http"]},
+        }
+        allow = {"version": "1", "default": "allow"}
+        config = harness.write_config(root / "gateway", servers, {name: allow for name in servers})
         gateway = harness.start_gateway(config, root / "data")
     except BaseException:
-        fast_proc.stop()
+        for proc in procs:
+            proc.stop()
         raise
-    return World(servers=servers, gateway=gateway, procs=[fast_proc], fs_root=fs_root)
+    return World(servers=servers, gateway=gateway, procs=procs, fs_root=fs_root)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -252,6 +279,11 @@ CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("linked", {}),
         ("embedded", {}),
         ("fail", {"why": "matrix"}),
+    ],
+    "time": [
+        ("convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
+        ("get_current_time", {"timezone": "Europe/Oslo"}),
+        ("convert_time", {"source_timezone": "Nowhere/Atlantis", "time": "12:00", "target_timezone": "UTC"}),
     ],
     "mrtr": [
         ("echo", {"message": "matrix"}),

@@ -13,6 +13,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 import anyio
 import httpx2
 from mcp import Client, StdioServerParameters, types
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 import harness
@@ -53,6 +54,9 @@ async def _server_arg(route: str, server: str, spec: dict[str, Any],
     if route == "direct" and "command" in spec:
         yield StdioServerParameters(command=spec["command"], args=list(spec.get("args", [])),
                                     env=dict(spec.get("env") or {}))
+        return
+    if route == "direct" and spec.get("type") == "sse":
+        yield sse_client(spec["url"], headers=dict(spec.get("headers") or {}))
         return
     if route == "direct":
         url, headers = spec["url"], dict(spec.get("headers") or {})

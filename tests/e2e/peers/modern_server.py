@@ -7,6 +7,10 @@ Used as a Portcullis upstream by tests/e2e/mcp2. Tools:
                             then answers "Hello, <name> (<marker>)"
   delete_everything()    -> would be destructive; the test policy denies it, so it must never run.
   internal_debug()       -> the test policy hides it: absent from tools/list, refused if called.
+With MODERN_SERVER_MATRIX=1 (the interop matrix, tests/e2e/matrix.py) one more tool, kept out of other
+tests' tool lists:
+  announce()             -> publishes tools list_changed and resources/updated for note://matrix to
+                            `subscriptions/listen` streams (2026-07-28), then answers "announced"
 If the env var MODERN_SERVER_LOG names a file, every tool invocation appends its name there, so a test
 can prove that a denied call never reached the server.
 """
@@ -15,7 +19,7 @@ import os
 import sys
 from typing import Annotated
 
-from mcp.server.mcpserver import Elicit, MCPServer, Resolve
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from pydantic import BaseModel
 
 server = MCPServer(name="modern-echo", version="1.0.0")
@@ -62,6 +66,17 @@ def internal_debug() -> str:
     """Dump internals (policy hides this tool)."""
     _record("internal_debug")
     return "internals"
+
+
+async def announce(ctx: Context) -> str:
+    """Tell `subscriptions/listen` streams that the tools and note://matrix changed."""
+    await ctx.notify_tools_changed()
+    await ctx.notify_resource_updated("note://matrix")
+    return "announced"
+
+
+if os.environ.get("MODERN_SERVER_MATRIX") == "1":
+    server.tool()(announce)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 // Usage: node client.mjs '<json plan>'
 //   plan = {
 //     "url": "http://127.0.0.1:PORT/mcp/everything",   // Streamable HTTP target, or:
+//     "sse": true,                                     // with "url": the legacy HTTP+SSE transport
 //     "stdio": {"command": "...", "args": [...], "env": {...}},
 //     "token": "...",                                  // sent as Authorization: Bearer <token>
 //     "mode": "auto" | "legacy",                       // version negotiation (default "auto")
@@ -22,7 +23,7 @@ import { createInterface } from 'node:readline';
 const here = dirname(fileURLToPath(import.meta.url));
 const peers = process.env.PORTCULLIS_TEST_PEERS ?? resolve(here, '..', '..', 'peers');
 const require = createRequire(resolve(peers, 'package.json'));
-const { Client, StreamableHTTPClientTransport } = require('@modelcontextprotocol/client');
+const { Client, SSEClientTransport, StreamableHTTPClientTransport } = require('@modelcontextprotocol/client');
 const { StdioClientTransport } = require('@modelcontextprotocol/client/stdio');
 
 const plan = JSON.parse(process.argv[2] ?? '{}');
@@ -31,6 +32,7 @@ const stdinLines = createInterface({ input: process.stdin })[Symbol.asyncIterato
 function transportFor(p) {
     if (p.url) {
         const headers = p.token ? { Authorization: `Bearer ${p.token}` } : {};
+        if (p.sse) return new SSEClientTransport(new URL(p.url), { requestInit: { headers } });
         return new StreamableHTTPClientTransport(new URL(p.url), { requestInit: { headers } });
     }
     if (p.stdio) {
