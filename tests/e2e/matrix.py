@@ -122,7 +122,7 @@ _CLOCK = re.compile(r"\b\d{1,2}:\d{2}:\d{2}(\s?[AP]M)?\b")
 _PORT = re.compile(r"(127\.0\.0\.1|localhost):\d+")
 _LONG_HEX = re.compile(r"\b[0-9a-f]{24,}\b", re.I)
 _EPOCH_MS = re.compile(r"\b1[6-9]\d{11}\b")
-VOLATILE_KEYS = {"sessionId", "requestId", "progressToken", "_meta", "timestamp"}
+VOLATILE_KEYS = {"sessionId", "requestId", "progressToken", "_meta", "timestamp", "callMs"}
 
 
 def mask(value: Any) -> Any:
