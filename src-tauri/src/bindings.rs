@@ -7,6 +7,7 @@
 //! Regenerate: `PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings`.
 
 use portcullis_audit::{AuditRow, DecidedBy, Decision, Outcome};
+use portcullis_gateway::approval::standing::{Effect, Listed as StandingGrant};
 use portcullis_gateway::approval::{ClientInfo, PendingApproval, RiskBasis, RiskLevel, Scope};
 use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::pins::{DiffEntry, DiffKind, PinChange};
@@ -52,6 +53,8 @@ pub fn render() -> String {
         decl::<RiskBasis>(&cfg),
         decl::<ClientInfo>(&cfg),
         decl::<PendingApproval>(&cfg),
+        decl::<Effect>(&cfg),
+        decl::<StandingGrant>(&cfg),
         decl::<PinChange>(&cfg),
         decl::<DiffEntry>(&cfg),
         decl::<DiffKind>(&cfg),

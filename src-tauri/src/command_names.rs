@@ -9,6 +9,8 @@ pub const COMMANDS: &[&str] = &[
     "extend_approval",
     "dry_run_approval",
     "undo_policy_write",
+    "list_grants",
+    "revoke_grant",
     "query_audit",
     "export_audit",
     "audit_histogram",

@@ -86,6 +86,8 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::approvals::extend_approval,
             commands::approvals::dry_run_approval,
             commands::approvals::undo_policy_write,
+            commands::approvals::list_grants,
+            commands::approvals::revoke_grant,
             commands::audit::query_audit,
             commands::audit::export_audit,
             commands::audit::audit_histogram,

@@ -20,6 +20,8 @@ pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabi
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// `_meta` key tying a 2025-11-25 task's result to its task.
 pub const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+/// `_meta` key of every frame of a 2026 `subscriptions/listen` stream: the listen request's id.
+pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 pub const TASKS_GET: &str = "tasks/get";
 /// 2025-11-25 only: waits for the task's result.

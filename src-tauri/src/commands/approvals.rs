@@ -1,9 +1,11 @@
 //! `list_approvals`, `decide_approval`, `undo_policy_write`, `extend_approval`,
-//! `dry_run_approval`: the held calls and a person's answers to them. The choice's wire form is [`crate::commands::choice::ChoiceArg`].
+//! `dry_run_approval`, `list_grants`, `revoke_grant`: the held calls, a person's answers to them,
+//! and the standing grants those answers left in force. The choice's wire form is [`crate::commands::choice::ChoiceArg`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use portcullis_gateway::approval::standing::Listed;
 use portcullis_gateway::approval::{DecideError, PendingApproval};
 use portcullis_gateway::gate::dry_run::DryRun;
 use portcullis_gateway::gate::{Choice, ChoiceError, Gate};
@@ -71,6 +73,26 @@ pub async fn undo_policy_write(host: State<'_, Arc<Host>>, write_id: String) -> 
         };
         IpcError::new(code, e.to_string())
     })
+}
+
+/// The standing grants in force (the same list as `GET /control/grants`).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_grants(host: State<'_, Arc<Host>>) -> IpcResult<Vec<Listed>> {
+    let running = host.running().await?;
+    Ok(running.gateway.gate().approvals.grants.standing.list(portcullis_gateway::gate::now_ms()))
+}
+
+/// Ends a standing grant at once: later calls it covered are decided by the policy again.
+/// Error code `unknown_grant` when it is not in force (expired, revoked, or its session ended).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn revoke_grant(host: State<'_, Arc<Host>>, id: String) -> IpcResult<()> {
+    let running = host.running().await?;
+    if running.gateway.gate().approvals.grants.standing.revoke(&id) {
+        tracing::info!(grant = id, "grant revoked in the app");
+        Ok(())
+    } else {
+        Err(IpcError::new("unknown_grant", format!("no grant {id} is in force (expired, revoked, or its session ended)")))
+    }
 }
 
 fn choice_error(e: ChoiceError) -> IpcError {

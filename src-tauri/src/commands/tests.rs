@@ -241,6 +241,37 @@ fn undo_policy_write_takes_back_an_always_write_once() {
     assert_eq!(again["code"], "unknown_write", "{again}");
 }
 
+/// The app lists the standing grants in force and revokes one; a window that may not decide may
+/// list nothing and revoke nothing.
+#[test]
+fn grants_are_listed_and_revoked_once() {
+    use portcullis_gateway::approval::standing::{Effect, NewGrant, Which};
+    let f = fixture();
+    let main = window(&f.app, "main");
+    let stranger = window(&f.app, "stranger");
+    let gate = f.host.running_now().unwrap().gateway.gate().clone();
+    let now = portcullis_gateway::gate::now_ms();
+    let grant = NewGrant {
+        server: "fs".into(),
+        tool: "write_file".into(),
+        effect: Effect::Allow,
+        reason: None,
+        session: None,
+        which: Which::Any,
+        expires_at_ms: Some(now + 300_000),
+    };
+    let id = gate.approvals.grants.standing.add(grant, now);
+    assert!(refused_by_acl(&invoke(&stranger, "list_grants", json!({}))));
+    let listed = invoke(&main, "list_grants", json!({})).unwrap();
+    assert_eq!(listed[0]["id"], json!(id), "{listed}");
+    assert_eq!((listed[0]["tool"].clone(), listed[0]["which"].clone()), (json!("write_file"), json!("any")));
+    assert!(refused_by_acl(&invoke(&stranger, "revoke_grant", json!({"id": id}))));
+    invoke(&main, "revoke_grant", json!({"id": id})).unwrap();
+    assert_eq!(invoke(&main, "list_grants", json!({})).unwrap(), json!([]));
+    let again = invoke(&main, "revoke_grant", json!({"id": id})).unwrap_err();
+    assert_eq!(again["code"], "unknown_grant", "{again}");
+}
+
 /// Every command is granted to a named window, one permission at a time, and deciding only in
 /// its own capability file.
 #[test]

@@ -77,8 +77,8 @@ async def script(client, cell: matrix.Cell, world: matrix.World) -> dict[str, An
     for i, (name, args) in enumerate(calls):
         if name in names:
             obs[f"call {i} {name}"] = await attempt(client.call_tool(name, world.arguments(args)))
-    if "announce" in names and client.protocol_version == "2026-07-28" and cell.transport != "stdio":
-        obs["subscriptions/listen"] = await listen(client)  # stdio upstream: see test_listen_via_stdio_upstream
+    if "announce" in names and client.protocol_version == "2026-07-28":
+        obs["subscriptions/listen"] = await listen(client)
     if caps.resources:
         resources = await all_pages(client.list_resources, "resources")
         obs["resources/list"] = resources
@@ -98,11 +98,6 @@ async def script(client, cell: matrix.Cell, world: matrix.World) -> dict[str, An
         obs["logging/setLevel"] = await attempt(client.set_logging_level("error"))
     obs["ping"] = await attempt(client.send_ping())
     return obs
-
-
-LISTEN_STDIO_GAP = ("issue 12, 'what differs' 3: in the 2026 era, notifications a stdio upstream sends during a "
-                    "request are lost through Portcullis, so the listen stream's acknowledgement never arrives "
-                    "(direct it does)")
 
 
 async def listen(client) -> dict[str, Any]:
@@ -193,8 +188,9 @@ def test_python_cell(world, cell: matrix.Cell):
 
 
 def test_listen_via_stdio_upstream(world):
-    """Direct, the MRTR peer on stdio delivers its listen events; through `connect` they are lost (xfail
-    with the reason). Once the gateway forwards them this test fails, asking for the cells to cover it."""
+    """Regression: through a stdio upstream (ids remapped on the shared pipe), a 2026 listen stream
+    never saw its acknowledgement — its frames name the listen request by the gateway's wire id
+    and went to the newest request instead. Direct and through `connect`, both events arrive."""
     cell = matrix.Cell("mcp2-2026", "mrtr", "connect", "stdio")
 
     async def events(route: str) -> Any:
@@ -209,10 +205,7 @@ def test_listen_via_stdio_upstream(world):
         return outcome
 
     got = {route: run(lambda: events(route), timeout=30) for route in ("direct", "stdio")}
-    assert got["direct"] == 2, got
-    if got["stdio"] != 2:
-        pytest.xfail(f"{LISTEN_STDIO_GAP}; seen: {got}")
-    pytest.fail("listen through a stdio upstream works now: drop the transport != 'stdio' guard in script()")
+    assert got == {"direct": 2, "stdio": 2}, got
 
 
 @pytest.mark.parametrize("cell", matrix.params(IMPLEMENTED, "ts2"))

@@ -23,6 +23,7 @@ import type {
   PendingApproval,
   PolicyFile,
   PolicyWrite,
+  StandingGrant,
   ServerEntry,
   ServerStatus,
   Settings,
@@ -41,6 +42,10 @@ export interface Backend {
   decideApproval(id: string, choice: ApprovalChoice): Promise<DecisionAnswer>;
   /** Takes back the policy write of an "always" (`DecisionAnswer.policy_write.write_id`), within 30 s. */
   undoPolicyWrite(writeId: string): Promise<PolicyWrite>;
+  /** The standing grants in force. */
+  listGrants(): Promise<StandingGrant[]>;
+  /** Ends a standing grant at once (`unknown_grant` when it is not in force). */
+  revokeGrant(id: string): Promise<void>;
   /** More time to decide: the deadline moves `bySecs` later, bounded by the gateway's `max_hold_secs`. */
   extendApproval(id: string, bySecs: number): Promise<ExtendResult>;
   /** What `choice` would write and how many earlier audited calls it would have matched; decides nothing. */
@@ -106,6 +111,8 @@ export const COMMANDS = {
   listApprovals: 'list_approvals',
   decideApproval: 'decide_approval',
   undoPolicyWrite: 'undo_policy_write',
+  listGrants: 'list_grants',
+  revokeGrant: 'revoke_grant',
   extendApproval: 'extend_approval',
   dryRunApproval: 'dry_run_approval',
   queryAudit: 'query_audit',
@@ -185,6 +192,12 @@ export class TauriBackend implements Backend {
   }
   undoPolicyWrite(writeId: string) {
     return call<PolicyWrite>(COMMANDS.undoPolicyWrite, { write_id: writeId });
+  }
+  listGrants() {
+    return call<StandingGrant[]>(COMMANDS.listGrants);
+  }
+  revokeGrant(id: string) {
+    return call<void>(COMMANDS.revokeGrant, { id });
   }
   extendApproval(id: string, bySecs: number) {
     return call<ExtendResult>(COMMANDS.extendApproval, { id, by_secs: bySecs });

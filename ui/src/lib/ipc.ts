@@ -75,6 +75,28 @@ request_id: string,
 pin_change: PinChange | null, };
 
 /**
+ * What a grant answers.
+ */
+export type Effect = "allow" | "deny";
+
+/**
+ * A grant as it is listed (control API, CLI, app).
+ */
+export type StandingGrant = { id: string, server: string, tool: string, effect: Effect, reason: string | null, 
+/**
+ * `None`: every session.
+ */
+session: string | null, 
+/**
+ * `"exact"`, `"when"` or `"any"`.
+ */
+which: "exact" | "when" | "any", when: Record<string, unknown> | null, digest: string | null, 
+/**
+ * `None`: until the gateway restarts (or the session ends).
+ */
+expires_at_ms: number | null, created_at_ms: number, };
+
+/**
  * A pinned tool the server now describes differently.
  */
 export type PinChange = { 

@@ -12,6 +12,7 @@ import type {
   ApprovalChoice,
   DecisionAnswer,
   PolicyWrite,
+  StandingGrant,
   AuditFilter,
   AuditRow,
   ChangedTool,
@@ -59,6 +60,8 @@ export interface MockData {
   /** What the first screen shows; `tryCall` is the call "Try a held call" holds (with demo_server set). */
   gettingStarted?: GettingStarted;
   tryCall?: PendingApproval;
+  /** The standing grants in force. */
+  grants?: StandingGrant[];
 }
 
 export interface MockOptions {
@@ -326,6 +329,19 @@ export class MockBackend implements Backend {
       limit: 1000,
       redacted: 0,
     };
+  }
+
+  async listGrants(): Promise<StandingGrant[]> {
+    this.record(COMMANDS.listGrants);
+    const now = this.now();
+    return clone((this.data.grants ?? []).filter((g) => g.expires_at_ms === null || g.expires_at_ms > now));
+  }
+
+  async revokeGrant(id: string): Promise<void> {
+    this.record(COMMANDS.revokeGrant, { id });
+    const before = this.data.grants?.length ?? 0;
+    this.data.grants = (this.data.grants ?? []).filter((g) => g.id !== id);
+    if (this.data.grants.length === before) throw new BackendError('unknown_grant', `no grant ${id} is in force`);
   }
 
   async undoPolicyWrite(writeId: string): Promise<PolicyWrite> {

@@ -38,6 +38,7 @@ export type {
   PolicyHealth,
   PolicyProblem,
   PolicyWrite,
+  StandingGrant,
   Risk,
   RiskBasis,
   RiskLevel,

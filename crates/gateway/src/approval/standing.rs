@@ -15,6 +15,7 @@ use serde::Serialize;
 
 /// What a grant answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
     Allow,
@@ -33,6 +34,7 @@ pub enum Which {
 
 /// A grant as it is listed (control API, CLI, app).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "StandingGrant"))]
 pub struct Listed {
     pub id: String,
     pub server: String,
@@ -42,7 +44,9 @@ pub struct Listed {
     /// `None`: every session.
     pub session: Option<String>,
     /// `"exact"`, `"when"` or `"any"`.
+    #[cfg_attr(feature = "ts", ts(type = "\"exact\" | \"when\" | \"any\""))]
     pub which: &'static str,
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown> | null"))]
     pub when: Option<serde_json::Value>,
     pub digest: Option<String>,
     /// `None`: until the gateway restarts (or the session ends).

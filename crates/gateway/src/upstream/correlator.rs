@@ -9,8 +9,11 @@
 //! by stateless (2026-07-28) requests ([`IdMode::Remap`]) there are no such streams: a
 //! notification related to a request rides on that request's response stream, so it goes to the
 //! request in flight here — the newest, when several are — in the order the server wrote it
-//! (before the response), and is dropped when none is. `events` still gets a copy, for the
-//! gateway's own watchers (`tools/list_changed` invalidates the tool catalog).
+//! (before the response), and is dropped when none is. A frame of a 2026 `subscriptions/listen`
+//! stream is the exception that does name its request: its `_meta` subscription id is the listen
+//! request's id — on the wire, ours — so it goes to that request, with the client's id put back.
+//! `events` still gets a copy, for the gateway's own watchers (`tools/list_changed` invalidates
+//! the tool catalog).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -135,6 +138,11 @@ impl Correlator {
                 let _ = self.events.send(msg);
             }
             Kind::Notification { .. } if self.ids == IdMode::Remap => {
+                if let Some(wire_id) = subscription_id_of(&msg) {
+                    self.to_subscription(&wire_id, &msg);
+                    let _ = self.events.send(msg);
+                    return;
+                }
                 let newest = self.lock().values().max_by_key(|p| p.seq).map(|p| p.reply.clone());
                 match newest {
                     Some(reply) => {
@@ -150,6 +158,26 @@ impl Correlator {
             _ => {
                 let _ = self.events.send(msg);
             }
+        }
+    }
+
+    /// A listen-stream frame goes to the listen request it names (the wire id), carrying the
+    /// client's own id instead; a frame naming no request in flight is dropped.
+    fn to_subscription(&self, wire_id: &RequestId, msg: &Message) {
+        let target = self.lock().get(wire_id).map(|p| (p.reply.clone(), p.original.clone()));
+        let Some((reply, original)) = target else {
+            tracing::debug!(%wire_id, "listen frame for no request in flight; dropped");
+            return;
+        };
+        let frame = match original {
+            Some(original) => with_subscription_id(msg, &original),
+            None => Some(msg.clone()),
+        };
+        match frame {
+            Some(frame) => {
+                let _ = reply.send(frame);
+            }
+            None => tracing::warn!(%wire_id, "listen frame whose subscription id could not be given back; dropped"),
         }
     }
 
@@ -179,6 +207,19 @@ impl Correlator {
         // A panic while holding this lock cannot leave the map inconsistent (single inserts/removes).
         self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// `params._meta[subscriptionId]` of a listen-stream frame, as a request id.
+fn subscription_id_of(msg: &Message) -> Option<RequestId> {
+    let value = msg.params::<Value>().ok()?;
+    RequestId::from_value(value.get("_meta")?.get(method::META_SUBSCRIPTION_ID)?)
+}
+
+/// The frame with its subscription id replaced by `id`.
+fn with_subscription_id(msg: &Message, id: &RequestId) -> Option<Message> {
+    let mut value = msg.to_value().ok()?;
+    *value.get_mut("params")?.get_mut("_meta")?.get_mut(method::META_SUBSCRIPTION_ID)? = id.to_value();
+    Message::from_value(&value).ok()
 }
 
 /// `params._meta.progressToken` of a request, or `params.progressToken` of a progress notification,
@@ -273,6 +314,44 @@ mod tests {
             "the older request got nothing"
         );
         assert_eq!(events.recv().await.unwrap().method(), Some("notifications/message"));
+    }
+
+    /// Regression (interop matrix): a 2026 listen stream through a stdio upstream never saw its
+    /// acknowledgement — its frames name the listen request by our wire id, and went to the newest
+    /// request (a tool call made while listening) under that id.
+    #[tokio::test]
+    async fn listen_frames_go_to_their_listen_request_under_the_clients_id() {
+        let (events_tx, mut events) = crate::queue::upstream_events();
+        let c = Correlator::new(IdMode::Remap, events_tx);
+        let (listen, mut stream) = c
+            .register(msg(r#"{"jsonrpc":"2.0","id":"listen-1","method":"subscriptions/listen","params":{}}"#))
+            .unwrap();
+        let (_, mut call) = c
+            .register(msg(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"announce"}}"#))
+            .unwrap();
+        let frame = |method: &str, id: &str| {
+            msg(&format!(
+                r#"{{"jsonrpc":"2.0","method":"{method}","params":{{"_meta":{{"{}":{id}}}}}}}"#,
+                method::META_SUBSCRIPTION_ID
+            ))
+        };
+        let wire = listen.id().unwrap().as_json().to_owned();
+        c.dispatch(frame("notifications/subscriptions/acknowledged", &wire));
+        c.dispatch(frame("notifications/tools/list_changed", &wire));
+        c.dispatch(frame("notifications/tools/list_changed", "987654"));
+        for expected in ["notifications/subscriptions/acknowledged", "notifications/tools/list_changed"] {
+            let got = stream.recv().await.unwrap().to_value().unwrap();
+            assert_eq!(got["method"], expected);
+            assert_eq!(got["params"]["_meta"][method::META_SUBSCRIPTION_ID], "listen-1", "{got}");
+        }
+        assert!(
+            futures::FutureExt::now_or_never(call.recv()).is_none(),
+            "the call made while listening got none of the stream's frames"
+        );
+        assert!(futures::FutureExt::now_or_never(stream.recv()).is_none(), "a frame naming no request is dropped");
+        for _ in 0..3 {
+            assert!(events.recv().await.is_some(), "the gateway's watchers see every frame");
+        }
     }
 
     /// Two requests with one id on one pipe would share one answer: the second is refused.
