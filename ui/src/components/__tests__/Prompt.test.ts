@@ -318,7 +318,7 @@ describe('Prompt', () => {
     await fireEvent.click(screen.getByTestId('approve-always'));
     await screen.findByTestId('grant-preview-matched');
     await fireEvent.click(screen.getByTestId('grant-confirm'));
-    expect((await screen.findByTestId('prompt-undo')).textContent).toContain('"tool_1": {}');
+    expect((await screen.findByTestId('prompt-undo')).textContent).toContain('the rule for tool_1 into');
     await fireEvent.click(screen.getByTestId('prompt-undo-button'));
     await waitFor(() => expect(undone).toEqual(['w1']));
     expect((await screen.findByTestId('prompt-notice')).textContent).toBe('Undone: tool_1 removed from /p/filesystem.json.');
