@@ -237,37 +237,6 @@ def test_a_scoped_grant_previews_and_then_spares_the_next_matching_call(app: App
     assert any(f"/tmp/{m}" in json.dumps(g) for g in grants), grants
 
 
-def test_an_always_with_a_condition_previews_its_rule_then_writes_only_that_rule(app: App) -> None:
-    """Calls where… × Always: the preview names the rule as it will be written; confirming writes it
-    into echo's entry, a later call under the directory passes by it, a `..` escape is still held."""
-    client = app.client()
-    m = marker()
-    policy_file = app.policies / "everything.json"
-    before = policy_file.read_text()
-    pending = app.call_async(client, "echo", {"message": f"/tmp/{m}/a.txt"})
-    show(app, m)
-    app.click("grant-options")
-    app.click("grant-which-condition")
-    app.click("grant-for-always")
-    name = wait_until(lambda: (e := app.find("grant-preview-rule-name")) and f"/tmp/{m}" in e.text and e, 15,
-                      "the preview of the new rule")
-    assert "tools.echo.rules[0]" in name.text and "path_under" in name.text, name.text
-    assert "path_under" in app.find("grant-preview-rule").text
-    assert "Would have matched 0 of the last" in app.find("grant-preview-matched").text
-    app.decide("grant-confirm")
-    assert not pending.result(timeout=30).get("isError")
-    written = wait_until(lambda: (t := policy_file.read_text()) != before and t, 10, "the rule to be written")
-    echo = json.loads(written)["tools"]["echo"]
-    assert echo["action"] == "require_approval" and echo["approval_timeout"] == HOLD_SECS, echo
-    assert echo["rules"] == [{"when": {"arguments.message": {"path_under": f"/tmp/{m}"}}, "action": "allow"}], echo
-    result = client.call_tool("echo", {"message": f"/tmp/{m}/b.txt"}, timeout=20)
-    assert not result.get("isError"), f"a call under the directory passes by the rule: {result}"
-    escape = app.call_async(client, "echo", {"message": f"/tmp/{m}/../{m}-escape"})
-    held(app, f"{m}-escape")
-    show(app, f"{m}-escape")
-    deny_and_wait(app, escape)
-
-
 def notifications_shown(app: App, since: int) -> list[tuple[str, str]]:
     """(D-Bus id, summary) of each notification shown after log offset `since`."""
     return re.findall(r'notification shown id="?\d+"? notification=(\d+) calls="?([^"\n]*)', app.log()[since:])
@@ -346,6 +315,37 @@ def test_a_call_nobody_decides_says_timed_out_before_the_prompt_closes(app: App)
     row = next(r for r in rows if str(n) in json.dumps(r["arguments"]))
     assert (row["decision"], row["decided_by"]) == ("timed_out", "timeout"), row
     assert call["expires_at_ms"] == call["requested_at_ms"] + SHORT_HOLD_SECS * 1000, call
+
+
+def test_an_always_with_a_condition_previews_its_rule_then_writes_only_that_rule(app: App) -> None:
+    """Calls where… × Always: the preview names the rule as it will be written; confirming writes it
+    into echo's entry, a later call under the directory passes by it, a `..` escape is still held."""
+    client = app.client()
+    m = marker()
+    policy_file = app.policies / "everything.json"
+    before = policy_file.read_text()
+    pending = app.call_async(client, "echo", {"message": f"/tmp/{m}/a.txt"})
+    show(app, m)
+    app.click("grant-options")
+    app.click("grant-which-condition")
+    app.click("grant-for-always")
+    name = wait_until(lambda: (e := app.find("grant-preview-rule-name")) and f"/tmp/{m}" in e.text and e, 15,
+                      "the preview of the new rule")
+    assert "tools.echo.rules[0]" in name.text and "path_under" in name.text, name.text
+    assert "path_under" in app.find("grant-preview-rule").text
+    assert "Would have matched 0 of the last" in app.find("grant-preview-matched").text
+    app.decide("grant-confirm")
+    assert not pending.result(timeout=30).get("isError")
+    written = wait_until(lambda: (t := policy_file.read_text()) != before and t, 10, "the rule to be written")
+    echo = json.loads(written)["tools"]["echo"]
+    assert echo["action"] == "require_approval" and echo["approval_timeout"] == HOLD_SECS, echo
+    assert echo["rules"] == [{"when": {"arguments.message": {"path_under": f"/tmp/{m}"}}, "action": "allow"}], echo
+    result = client.call_tool("echo", {"message": f"/tmp/{m}/b.txt"}, timeout=20)
+    assert not result.get("isError"), f"a call under the directory passes by the rule: {result}"
+    escape = app.call_async(client, "echo", {"message": f"/tmp/{m}/../{m}-escape"})
+    held(app, f"{m}-escape")
+    show(app, f"{m}-escape")
+    deny_and_wait(app, escape)
 
 
 def test_always_shows_the_rule_and_its_count_then_writes_it(app: App) -> None:
