@@ -317,6 +317,9 @@ def test_a_call_nobody_decides_says_timed_out_before_the_prompt_closes(app: App)
     assert call["expires_at_ms"] == call["requested_at_ms"] + SHORT_HOLD_SECS * 1000, call
 
 
+# Runs after the CPU test: right after it, while its Undo was on offer, the prompt's web views were
+# seen using ~100% of a core (an open bug, in the closing note of issue 13); the CPU test measures
+# a prompt waiting without that.
 def test_an_always_with_a_condition_previews_its_rule_then_writes_only_that_rule(app: App) -> None:
     """Calls where… × Always: the preview names the rule as it will be written; confirming writes it
     into echo's entry, a later call under the directory passes by it, a `..` escape is still held."""
