@@ -527,6 +527,42 @@ mod tests {
         }
     }
 
+    /// `extend` announces the new deadline as `ApprovalExtended`, so every observer (each desktop
+    /// window, `GET /control/events`) shows the same deadline; a refused extension announces nothing.
+    #[tokio::test]
+    async fn extending_a_held_call_announces_its_new_deadline() {
+        let (events, mut rx) = broadcast::channel(16);
+        let broker = ApprovalBroker::new(events);
+        let ticket = broker.hold(
+            PendingApproval {
+                requested_at_ms: 1_000_000,
+                expires_at_ms: 1_030_000,
+                ..approval()
+            },
+            "s1",
+        );
+        assert!(matches!(rx.recv().await.unwrap(), GatewayEvent::ApprovalRequested { .. }));
+        let extended = broker
+            .extend(&ticket.id, Duration::from_secs(60), Duration::from_secs(600))
+            .unwrap();
+        match rx.try_recv() {
+            Ok(GatewayEvent::ApprovalExtended { approval }) => {
+                assert_eq!(approval.id, ticket.id);
+                assert_eq!(approval.expires_at_ms, 1_090_000, "the event carries the new deadline");
+                assert_eq!(approval.expires_at_ms, extended.approval.expires_at_ms);
+            }
+            other => panic!("extend must announce ApprovalExtended, got {other:?}"),
+        }
+        let json = serde_json::to_value(GatewayEvent::ApprovalExtended {
+            approval: Box::new(extended.approval),
+        })
+        .unwrap();
+        assert_eq!(json["type"], "ApprovalExtended", "named by type on /control/events");
+        assert_eq!(json["approval"]["expires_at_ms"], 1_090_000);
+        assert!(broker.extend("77", Duration::from_secs(1), Duration::from_secs(600)).is_err());
+        assert!(rx.try_recv().is_err());
+    }
+
     #[tokio::test]
     async fn a_held_call_ends_exactly_once() {
         let (events, mut rx) = broadcast::channel(16);
