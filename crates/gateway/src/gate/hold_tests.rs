@@ -17,9 +17,15 @@ use crate::rate_limit::RateLimits;
 use crate::tool_catalog::ToolCatalog;
 
 pub(super) fn gate(dir: &tempfile::TempDir, max_hold_secs: u64) -> Arc<Gate> {
+    let policy = r#"{"version": "1", "tools": {"ask": {"action": "require_approval", "approval_timeout": 1}}}"#;
+    gate_with_policy(dir, policy, max_hold_secs)
+}
+
+/// A gate over one server, `srv`, whose policy file holds `policy`; everything else in memory
+/// or under `dir`.
+pub(super) fn gate_with_policy(dir: &tempfile::TempDir, policy: &str, max_hold_secs: u64) -> Arc<Gate> {
     let policies = dir.path().join("policies");
     std::fs::create_dir_all(&policies).unwrap();
-    let policy = r#"{"version": "1", "tools": {"ask": {"action": "require_approval", "approval_timeout": 1}}}"#;
     std::fs::write(policies.join("srv.json"), policy).unwrap();
     let (events, _) = broadcast::channel(64);
     Arc::new(Gate {

@@ -2,18 +2,12 @@
 
 use std::sync::Arc;
 
-use portcullis_audit::AuditWriter;
 use portcullis_wire::RequestId;
 use serde_json::{json, Value};
-use tokio::sync::broadcast;
 
 use super::super::{Call, Caller, Choice, Gate, Verdict};
-use crate::approval::{ApprovalBroker, Scope};
-use crate::audit_log::AuditLog;
-use crate::pins::{PinStore, PIN_RULE};
-use crate::policy_store::PolicyStore;
-use crate::rate_limit::RateLimits;
-use crate::tool_catalog::ToolCatalog;
+use crate::approval::Scope;
+use crate::pins::PIN_RULE;
 
 const POLICY: &str = r#"{"version": "1", "default": "allow", "tools": {
     "ok": {}, "no": {"action": "deny", "reason": "never"}, "ask": {"action": "require_approval"},
@@ -29,22 +23,7 @@ fn tools(version: &str) -> Vec<Value> {
 }
 
 fn gate(dir: &tempfile::TempDir) -> Arc<Gate> {
-    let policies = dir.path().join("policies");
-    std::fs::create_dir_all(&policies).unwrap();
-    std::fs::write(policies.join("srv.json"), POLICY).unwrap();
-    let (events, _) = broadcast::channel(64);
-    Arc::new(Gate {
-        policies: Arc::new(PolicyStore::load(&policies, ["srv".to_owned()], events.clone())),
-        rate_limits: RateLimits::default(),
-        audit: AuditLog::new(AuditWriter::open_in_memory().unwrap()),
-        approvals: Arc::new(ApprovalBroker::new(events.clone())),
-        catalog: ToolCatalog::default(),
-        pins: PinStore::open(dir.path()).unwrap(),
-        events,
-        approval_timeout_secs: 30,
-        max_hold_secs: 600,
-        digester: portcullis_wire::canonical::ArgumentDigester::new([9; 32]),
-    })
+    crate::gate::hold_tests::gate_with_policy(dir, POLICY, 600)
 }
 
 fn call(tool: &str) -> Call {
