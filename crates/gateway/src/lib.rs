@@ -26,6 +26,7 @@ pub mod gate;
 pub mod gateway_file;
 pub mod http;
 pub mod limits;
+pub mod listed_tool;
 pub mod local_conn;
 pub mod local_socket;
 pub mod paths;

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::tools_filter::Listed;
+use crate::listed_tool::Listed;
 
 use serde_json::Value;
 

@@ -18,12 +18,14 @@ pub mod gate_result;
 pub mod message;
 pub mod method;
 pub mod mirror;
+pub mod parse_error;
 pub mod sse;
 pub mod strict;
 pub mod tools_page;
 
 pub use codec::{LineDecoder, LineError};
-pub use message::{Kind, Message, ParseError, RequestId};
+pub use message::{Kind, Message, RequestId};
+pub use parse_error::ParseError;
 pub use sse::{SseDecoder, SseEvent};
 
 /// JSON-RPC error codes the gateway itself produces.
