@@ -13,7 +13,7 @@ use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::pins::{DiffEntry, DiffKind, PinChange};
 use portcullis_gateway::policy_store::PolicyWrite;
 use portcullis_gateway::risk::Risk;
-use portcullis_gateway::server_status::ServerReport;
+use portcullis_gateway::upstream::monitor::ServerReport;
 use ts_rs::{Config, TS};
 
 use crate::commands::approvals::{DecisionAnswer, DryRunView, Extended};

@@ -12,6 +12,8 @@
 mod child_process;
 mod correlator;
 mod legacy_sse;
+pub mod list_tools;
+pub mod monitor;
 mod stderr;
 mod streamable_http;
 
