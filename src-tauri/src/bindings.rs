@@ -25,7 +25,7 @@ use crate::commands::pins::ChangedTool;
 use crate::commands::policy::{Decider, ExplainAnswer, PolicyFile, Problem, ToolAction, ToolDecision, Validation};
 use crate::commands::servers::{PolicyHealth, ServerStatus, ToolInfo};
 use crate::commands::starter::{StarterPolicyText, StarterTool};
-use crate::export::Format;
+use crate::export::{Format, Saved};
 use crate::histogram::Bucket;
 use crate::ipc::IpcError;
 use crate::server_config::{EntryProblem, ServerEntry};
@@ -76,6 +76,7 @@ pub fn render() -> String {
         decl::<DryRunView>(&cfg),
         decl::<FilterArg>(&cfg),
         decl::<Format>(&cfg),
+        decl::<Saved>(&cfg),
         decl::<Bucket>(&cfg),
         decl::<ServerStatus>(&cfg),
         decl::<PolicyHealth>(&cfg),
