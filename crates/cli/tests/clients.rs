@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use portcullis_gateway::config::{Config, ServerConfig};
+use portcullis_config::config::{Config, ServerConfig};
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_portcullis");

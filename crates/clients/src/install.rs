@@ -9,7 +9,7 @@ use super::{
     display_path, entries, is_routed, lookup_mut, preview_entry, Client, ClientError, JsonFile, Record, Routed, Setup,
     TRANSPORT_KEYS,
 };
-use crate::config::Config;
+use portcullis_config::config::{Config, ConfigError};
 
 /// The change install would make; nothing is written until [`apply`].
 #[derive(Debug, Clone)]
@@ -210,7 +210,7 @@ fn importable(name: &str, entry: &Value) -> Result<Value, String> {
     }
     let probe = serde_json::json!({ "mcpServers": { name: transport } });
     Config::from_str(&probe.to_string(), Path::new("portcullis.json")).map_err(|e| match e {
-        crate::config::ConfigError::Invalid { message, .. } => format!("Portcullis cannot run it: {message}"),
+        ConfigError::Invalid { message, .. } => format!("Portcullis cannot run it: {message}"),
         other => other.to_string(),
     })?;
     Ok(transport)

@@ -1,4 +1,7 @@
-//! Routing an MCP client's servers through Portcullis, and undoing it (`portcullis clients`).
+//! Routing an MCP client's servers through Portcullis, and undoing it: the work behind
+//! `portcullis clients` and the desktop app's Clients view. It edits files (the client's config,
+//! `portcullis.json`, its own records) and runs nothing; it knows the gateway only through the
+//! file contract of `portcullis-config`.
 //!
 //! Four clients, each with one JSON config file that holds maps of server name → entry:
 //!
