@@ -28,7 +28,7 @@ use crate::commands::starter::{StarterPolicyText, StarterTool};
 use crate::export::{Format, Saved};
 use crate::histogram::Bucket;
 use crate::ipc::IpcError;
-use crate::server_config::{EntryProblem, ServerEntry};
+use portcullis_config::config::edit::{EntryProblem, ServerEntry};
 use crate::settings::{Settings, Theme};
 use crate::windows::ShowApproval;
 

@@ -26,7 +26,6 @@ pub mod host;
 pub mod ipc;
 mod logging;
 pub mod notification;
-pub mod server_config;
 mod settings;
 pub mod startup;
 mod takeover;
@@ -35,7 +34,7 @@ pub mod windows;
 
 use std::sync::Arc;
 
-use portcullis_gateway::paths::ProcessEnv;
+use portcullis_config::paths::ProcessEnv;
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 
 pub use crate::args::{Args, Paths};

@@ -19,9 +19,8 @@ mod streamable_http;
 
 use std::sync::Arc;
 
+use portcullis_config::config::ServerConfig;
 use portcullis_wire::{Message, RequestId};
-
-use crate::config::ServerConfig;
 
 pub use child_process::ChildProcess;
 pub use correlator::IdMode;

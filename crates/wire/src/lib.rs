@@ -28,6 +28,13 @@ pub use message::{Kind, Message, RequestId};
 pub use parse_error::ParseError;
 pub use sse::{SseDecoder, SseEvent};
 
+/// The largest JSON-RPC message Portcullis reads, in bytes, whichever way it comes: an HTTP
+/// request body (larger: 413), a stdio line from a client (`connect`) or an upstream, an SSE
+/// event. Sixteen MiB holds any real tool call or result (a big file read, a screenshot as
+/// base64) while capping what one message can make the gateway buffer. Here because the config
+/// file's limits are checked against it too.
+pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
 /// JSON-RPC error codes the gateway itself produces.
 pub mod error_code {
     pub const PARSE_ERROR: i64 = -32700;

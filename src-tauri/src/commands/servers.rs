@@ -13,7 +13,7 @@ use ts_rs::TS;
 
 use crate::host::{Host, Running};
 use crate::ipc::{IpcError, IpcResult};
-use crate::server_config::{self, EntryProblem, ServerEntry};
+use portcullis_config::config::edit::{self as server_config, EntryProblem, ServerEntry};
 use portcullis_gateway::upstream::monitor::{ServerReport, Status};
 
 /// How long the server list waits for connections being opened; later polls show them.

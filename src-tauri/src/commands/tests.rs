@@ -46,7 +46,7 @@ pub(super) fn fixture() -> Fixture {
 /// An environment whose only variable is `XDG_CONFIG_HOME`.
 pub(super) struct TempConfigHome(pub(super) std::path::PathBuf);
 
-impl portcullis_gateway::paths::Environment for TempConfigHome {
+impl portcullis_config::paths::Environment for TempConfigHome {
     fn var(&self, key: &str) -> Option<std::ffi::OsString> {
         (key == "XDG_CONFIG_HOME").then(|| self.0.clone().into_os_string())
     }

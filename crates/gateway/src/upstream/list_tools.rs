@@ -6,10 +6,10 @@
 
 use std::time::Duration;
 
+use portcullis_config::config::ServerConfig;
 use portcullis_wire::{error_code, method, Message};
 use serde_json::{json, Value};
 
-use crate::config::ServerConfig;
 use super::{IdMode, Upstream};
 
 /// The protocol version offered in `initialize`.

@@ -13,12 +13,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use portcullis_config::config::ServerConfig;
 use portcullis_wire::{method, Message};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{watch, Mutex as AsyncMutex};
 
-use crate::config::ServerConfig;
 use crate::gate::Gate;
 use super::list_tools::{self, stderr_tail};
 use super::{IdMode, Upstream};
