@@ -15,6 +15,9 @@ import {
 import { zoomStart } from '../lib/chart';
 import type { AuditFilter, AuditRow, ExportFormat, HistogramBucket, SavedExport } from '../lib/types';
 
+/** Most times the chart zooms in (each round narrows the bars: a day to minutes takes three). */
+const MAX_ZOOMS = 3;
+
 export class AuditState {
   form = $state<AuditForm>(emptyForm());
   rows = $state.raw<AuditRow[]>([]);
@@ -109,14 +112,20 @@ export class AuditState {
     try {
       let bucket = bucketFor(filter, now);
       let buckets = await this.backend.auditHistogram(filter, bucket);
-      // A range much wider than its calls is drawn again over the part that has them.
-      const zoom = zoomStart(buckets);
-      const zoomed = zoom === null ? null : { ...filter, since_ms: zoom };
-      if (zoomed && bucketFor(zoomed, now) < bucket) {
-        bucket = bucketFor(zoomed, now);
+      // A range much wider than its calls is drawn again over the part that has them, until
+      // the calls fill the chart or the bars are as narrow as they go (a few rounds at most).
+      let zoomedFrom: number | null = null;
+      for (let round = 0; round < MAX_ZOOMS; round++) {
+        const zoom = zoomStart(buckets);
+        if (zoom === null) break;
+        const zoomed = { ...filter, since_ms: zoom };
+        const finer = bucketFor(zoomed, now);
+        if (finer >= bucket) break;
+        bucket = finer;
         buckets = await this.backend.auditHistogram(zoomed, bucket);
+        zoomedFrom = zoom;
       }
-      this.zoomedFrom = zoomed && buckets.length ? zoom : null;
+      this.zoomedFrom = zoomedFrom;
       this.bucketMs = bucket;
       this.histogram = buckets;
     } catch {
