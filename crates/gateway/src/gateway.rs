@@ -2,13 +2,11 @@
 //! endpoints, and the decision point ([`crate::gate::Gate`]) they share.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use portcullis_audit::AuditWriter;
 use rand::RngCore;
-use tokio::net::TcpListener;
 use tokio::sync::broadcast;
 
 use crate::approval::ApprovalBroker;
@@ -16,23 +14,20 @@ use crate::audit_log::AuditLog;
 use crate::config::{Config, ServerConfig};
 use crate::events::GatewayEvent;
 use crate::gate::Gate;
-use crate::gateway_file::GatewayFile;
 use crate::pins::{PinError, PinStore, ToolPin};
 use crate::policy_store::PolicyStore;
 use crate::rate_limit::RateLimits;
 use crate::server_status::ServerMonitor;
 use crate::session::Session;
 use crate::tool_catalog::ToolCatalog;
-use crate::upstream::{IdMode, Upstream, UpstreamError};
-use crate::{config, digest_key, gate, gateway_file, http, local_conn, local_socket, queue, session_caps};
+use crate::{config, digest_key, gateway_file, local_socket, queue, session_caps};
+
+mod serve;
+mod sessions;
+
+pub use serve::running_gateway;
 
 pub const AUDIT_FILE: &str = "audit.db";
-
-/// A session with no request and no open stream for this long is ended.
-const SESSION_IDLE_MS: i64 = 30 * 60 * 1000;
-
-/// How long open connections get to finish after a shutdown signal.
-const SHUTDOWN_DRAIN: std::time::Duration = std::time::Duration::from_secs(3);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -205,246 +200,6 @@ impl Gateway {
     pub fn transport(&self, server: &str) -> Option<&'static str> {
         self.config().servers.get(server).map(config::ServerConfig::transport)
     }
-
-    /// Serves HTTP on `listener` until `shutdown` completes, then stops every upstream.
-    pub async fn serve(
-        self: Arc<Self>,
-        listener: TcpListener,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
-        raise_fd_limit();
-        let app = http::router(self.clone());
-        let pruner = {
-            let gateway = self.clone();
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
-                loop {
-                    tick.tick().await;
-                    gateway.gate.rate_limits.prune();
-                    gateway.reap_idle_sessions().await;
-                }
-            })
-        };
-        let stopping = self.stopping.clone();
-        tokio::spawn(async move {
-            shutdown.await;
-            stopping.cancel();
-        });
-        let limits = self.config().limits;
-        let local = self
-            .local
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-            .map(|listener| tokio::spawn(local_conn::serve(self.clone(), listener, self.stopping.clone())));
-        let server = async {
-            http::accept::serve(listener, app, limits, self.stopping.clone()).await;
-            Ok(())
-        };
-        // Event subscribers and held calls keep connections open; give them a bounded drain.
-        let drained = async {
-            self.stopping.cancelled().await;
-            tokio::time::sleep(SHUTDOWN_DRAIN).await;
-            tracing::warn!("connections still open after {SHUTDOWN_DRAIN:?}; closing them");
-            Ok(())
-        };
-        let result = tokio::select! {
-            r = server => r,
-            r = drained => r,
-        };
-        pruner.abort();
-        if let Some(local) = local {
-            // Its connections end on `stopping` at once; bounded all the same.
-            let _ = tokio::time::timeout(SHUTDOWN_DRAIN, local).await;
-        }
-        self.stop_all().await;
-        result
-    }
-
-    /// Binds the configured address, writes `gateway.json`, returns the listener and its URL.
-    pub async fn bind(&self, data_dir: &Path) -> Result<(TcpListener, GatewayFile), StartError> {
-        if let Some(running) = running_gateway(data_dir).await {
-            return Err(StartError::AlreadyRunning {
-                pid: running.pid,
-                url: running.url,
-            });
-        }
-        let addr = self.config().listen;
-        if !addr.ip().is_loopback() {
-            // Only with "allow_remote": true (the config refuses it otherwise). Say so loudly.
-            tracing::warn!(
-                "LISTENING ON {addr}, NOT LOOPBACK (\"allow_remote\": true): anyone who can reach this \
-                 address and holds the token can call every configured server"
-            );
-        }
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| StartError::Listen { addr, source })?;
-        let local = listener
-            .local_addr()
-            .map_err(|source| StartError::Listen { addr, source })?;
-        let socket = self.bind_local(data_dir)?;
-        let file = GatewayFile {
-            url: format!("http://{local}"),
-            token: self.token.clone(),
-            pid: std::process::id(),
-            socket,
-        };
-        file.write(data_dir)?;
-        Ok((listener, file))
-    }
-
-    /// Makes the local socket for `portcullis connect`. Something at its path that is not a stale
-    /// socket of ours stops the start; a platform without local sockets (or a path too long for
-    /// one) leaves `connect` on HTTP, with a warning.
-    fn bind_local(&self, data_dir: &Path) -> Result<Option<PathBuf>, StartError> {
-        let path = data_dir.join(local_socket::SOCKET_FILE);
-        match local_socket::Listener::bind(&path) {
-            Ok(listener) => {
-                *self.local.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(listener);
-                Ok(Some(path))
-            }
-            Err(e @ (local_socket::BindError::NotOurs { .. } | local_socket::BindError::InUse { .. })) => {
-                Err(StartError::LocalSocket(e))
-            }
-            Err(e) => {
-                tracing::warn!("{e}; `portcullis connect` will relay over HTTP");
-                Ok(None)
-            }
-        }
-    }
-
-    pub fn session(&self, server: &str, id: &str) -> Option<Arc<Session>> {
-        let sessions = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let session = sessions.get(id).filter(|s| &*s.server == server).cloned();
-        if let Some(s) = &session {
-            s.touch();
-        }
-        session
-    }
-
-    /// Ends sessions whose clients vanished without a `DELETE` (a killed client), so their
-    /// upstream children do not pile up.
-    async fn reap_idle_sessions(&self) {
-        let now = gate::now_ms();
-        let idle: Vec<Arc<str>> = self
-            .sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .values()
-            .filter(|s| s.is_abandoned(now, SESSION_IDLE_MS))
-            .map(|s| s.id.clone())
-            .collect();
-        for id in idle {
-            tracing::info!(session = %id, "ending idle session");
-            self.end_session(&id).await;
-        }
-    }
-
-    /// A new legacy session with its own upstream connection, if the session limits allow one.
-    pub async fn open_session(&self, server: &str) -> Result<Arc<Session>, UpstreamError> {
-        let limits = self.config().limits;
-        if let Err(why) = self.session_caps.take(server, &limits) {
-            tracing::warn!(server, "session refused: {why}");
-            return Err(UpstreamError::Full(why));
-        }
-        let id: Arc<str> = Arc::from(new_token());
-        let session = match self.connect(server, id.clone(), false, IdMode::Passthrough).await {
-            Ok(session) => session,
-            Err(e) => {
-                self.session_caps.release(server);
-                return Err(e);
-            }
-        };
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id, session.clone());
-        tracing::info!(server, session = %session.id, "session opened");
-        Ok(session)
-    }
-
-    /// The shared connection for stateless requests; restarted if it died.
-    pub async fn stateless_session(&self, server: &str) -> Result<Arc<Session>, UpstreamError> {
-        let mut shared = self.stateless.lock().await;
-        if let Some(session) = shared.get(server).filter(|s| s.is_alive()) {
-            return Ok(session.clone());
-        }
-        let id: Arc<str> = Arc::from(format!("stateless:{server}"));
-        let session = self.connect(server, id, true, IdMode::Remap).await?;
-        shared.insert(server.to_owned(), session.clone());
-        Ok(session)
-    }
-
-    async fn connect(
-        &self,
-        server: &str,
-        id: Arc<str>,
-        stateless: bool,
-        ids: IdMode,
-    ) -> Result<Arc<Session>, UpstreamError> {
-        let config = self
-            .config()
-            .servers
-            .get(server)
-            .cloned()
-            .ok_or_else(|| UpstreamError::Gone(server.to_owned()))?;
-        let (events_tx, events_rx) = queue::upstream_events();
-        let upstream = Upstream::connect(server, &config, ids, events_tx).await?;
-        Ok(Session::new(
-            id,
-            Arc::from(server),
-            stateless,
-            upstream,
-            self.gate.clone(),
-            events_rx,
-            self.config().call_timeout(server),
-        ))
-    }
-
-    pub async fn end_session(&self, id: &str) {
-        let session = self
-            .sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(id);
-        if let Some(session) = session {
-            self.session_caps.release(&session.server);
-            tracing::info!(server = %session.server, session = id, "session ended");
-            session.close().await;
-        }
-    }
-
-    async fn stop_all(&self) {
-        let sessions: Vec<_> = self
-            .sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .drain()
-            .map(|(_, s)| s)
-            .collect();
-        let shared: Vec<_> = self.stateless.lock().await.drain().map(|(_, s)| s).collect();
-        let stops = sessions.iter().chain(shared.iter()).map(|s| s.close());
-        futures::future::join_all(stops).await;
-        self.monitor.close_all().await;
-    }
-}
-
-/// A gateway already answering from this data dir, if any.
-pub async fn running_gateway(data_dir: &Path) -> Option<GatewayFile> {
-    let file = GatewayFile::read(data_dir).ok()?;
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(std::time::Duration::from_secs(2))
-        .build()
-        .ok()?;
-    let response = client
-        .get(format!("{}/health", file.url))
-        .bearer_auth(&file.token)
-        .send()
-        .await
-        .ok()?;
-    response.status().is_success().then_some(file)
 }
 
 fn new_token() -> String {
@@ -463,25 +218,4 @@ fn create_private_dir(dir: &Path) -> Result<(), StartError> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir).map_err(err)
-}
-
-/// Every held call and open stream is a socket, and each legacy stdio session a child with three
-/// pipes: the common soft limit of 1024 descriptors would cap the gateway at a few hundred
-/// concurrent calls. Raise the soft limit to the hard one (bounded), as servers usually do.
-fn raise_fd_limit() {
-    #[cfg(unix)]
-    {
-        use nix::sys::resource::{getrlimit, setrlimit, Resource};
-        const WANTED: u64 = 65_536;
-        let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
-            return;
-        };
-        let target = hard.min(WANTED);
-        if soft < target {
-            match setrlimit(Resource::RLIMIT_NOFILE, target, hard) {
-                Ok(()) => tracing::debug!(from = soft, to = target, "raised the open-file limit"),
-                Err(e) => tracing::warn!(soft, error = %e, "cannot raise the open-file limit"),
-            }
-        }
-    }
 }
