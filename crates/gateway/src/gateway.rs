@@ -9,21 +9,23 @@ use portcullis_audit::AuditWriter;
 use rand::RngCore;
 use tokio::sync::broadcast;
 
-use crate::approval::ApprovalBroker;
 use crate::audit_log::AuditLog;
 use crate::config::{Config, ServerConfig};
 use crate::events::GatewayEvent;
 use crate::gate::Gate;
-use crate::pins::{PinError, PinStore, ToolPin};
+use crate::pins::{PinError, PinStore};
 use crate::policy_store::PolicyStore;
-use crate::rate_limit::RateLimits;
 use crate::server_status::ServerMonitor;
 use crate::session::Session;
-use crate::tool_catalog::ToolCatalog;
 use crate::{config, digest_key, gateway_file, local_socket, queue, session_caps};
 
+mod handle;
 mod serve;
 mod sessions;
+#[cfg(feature = "test-support")]
+mod testing;
+
+pub use handle::Health;
 
 pub use serve::running_gateway;
 
@@ -97,18 +99,15 @@ impl Gateway {
             events.clone(),
         ));
         let watcher = policies.watch();
-        let gate = Arc::new(Gate {
+        let gate = Arc::new(Gate::new(
             policies,
-            rate_limits: RateLimits::default(),
-            audit: AuditLog::new(writer),
-            approvals: Arc::new(ApprovalBroker::new(events.clone())),
-            catalog: ToolCatalog::default(),
+            AuditLog::new(writer),
             pins,
-            events: events.clone(),
-            approval_timeout_secs: config.approval_timeout_secs,
-            max_hold_secs: config.max_hold_secs,
             digester,
-        });
+            events.clone(),
+            config.approval_timeout_secs,
+            config.max_hold_secs,
+        ));
         Ok(Arc::new(Self {
             monitor: ServerMonitor::new(&config.servers, gate.clone()),
             config: RwLock::new(Arc::new(config)),
@@ -122,11 +121,6 @@ impl Gateway {
             local: Mutex::new(None),
             _watcher: watcher,
         }))
-    }
-
-    /// The decision point: policies, approvals, audit (the desktop app uses it in-process).
-    pub fn gate(&self) -> &Arc<Gate> {
-        &self.gate
     }
 
     /// The config in force (the file as loaded, with servers added or changed since).
@@ -152,7 +146,7 @@ impl Gateway {
             next.servers.insert(name.to_owned(), server.clone());
             *config = Arc::new(next);
         }
-        self.gate.policies.add_server(name);
+        self.gate.add_server(name);
         if let Some(shared) = self.stateless.lock().await.remove(name) {
             shared.close().await;
         }
@@ -175,22 +169,6 @@ impl Gateway {
 
     pub fn subscribe(&self) -> broadcast::Receiver<GatewayEvent> {
         self.events.subscribe()
-    }
-
-    /// Every pinned tool, with its pending change if the server changed it (control API, desktop).
-    pub fn tool_pins(&self) -> Vec<ToolPin> {
-        self.gate.pins.list()
-    }
-
-    /// The pinned tools whose servers changed them; their calls are held until accepted.
-    pub fn changed_tools(&self) -> Vec<ToolPin> {
-        self.gate.pins.changed()
-    }
-
-    /// Trusts the changed definition of `tool`; with `digest`, only if that is still the change
-    /// the person reviewed (`PinChange::new_digest`).
-    pub fn accept_tool(&self, server: &str, tool: &str, digest: Option<&str>) -> Result<ToolPin, PinError> {
-        self.gate.pins.accept(server, tool, digest)
     }
 
     pub fn has_server(&self, server: &str) -> bool {

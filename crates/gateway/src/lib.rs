@@ -44,4 +44,4 @@ pub mod tools_filter;
 pub mod upstream;
 mod gateway;
 
-pub use gateway::{running_gateway, Gateway, StartError, AUDIT_FILE};
+pub use gateway::{running_gateway, Gateway, Health, StartError, AUDIT_FILE};

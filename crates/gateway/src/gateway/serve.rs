@@ -30,7 +30,7 @@ impl Gateway {
                 let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
                 loop {
                     tick.tick().await;
-                    gateway.gate.rate_limits.prune();
+                    gateway.gate.prune_rate_limits();
                     gateway.reap_idle_sessions().await;
                 }
             })
