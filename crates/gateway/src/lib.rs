@@ -1,5 +1,10 @@
 //! The Portcullis gateway: an MCP proxy that decides every `tools/call` by policy.
 //!
+//! [`Gateway`] (`gateway.rs`) is the running whole: config, sessions (`gateway/sessions.rs`),
+//! endpoints and shutdown (`gateway/serve.rs`). What the CLI's control API ([`http`]) and the
+//! desktop app ask of it — held calls and answers, grants, pause, policy files, pins, health —
+//! is one handle API (`gateway/handle.rs`); nothing outside reaches into the [`gate`]'s parts.
+//!
 //! Follow one call through the files:
 //! 1. [`http`] — the loopback endpoint checks Host, Origin and token, parses the body
 //!    ([`portcullis_wire::Message`]) and finds the [`session::Session`]; or [`local_conn`] — a
