@@ -6,18 +6,19 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use portcullis_audit::AuditWriter;
+use portcullis_config::config::{self, Config, ServerConfig};
+use portcullis_config::gateway_file;
 use rand::RngCore;
 use tokio::sync::broadcast;
 
 use crate::audit_log::AuditLog;
-use crate::config::{Config, ServerConfig};
 use crate::events::GatewayEvent;
 use crate::gate::Gate;
 use crate::pins::{PinError, PinStore};
 use crate::policy_store::PolicyStore;
-use crate::server_status::ServerMonitor;
 use crate::session::Session;
-use crate::{config, digest_key, gateway_file, local_socket, queue, session_caps};
+use crate::upstream::monitor::ServerMonitor;
+use crate::{digest_key, local_socket, queue, session_caps};
 
 mod handle;
 mod serve;

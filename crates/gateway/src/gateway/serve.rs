@@ -5,10 +5,10 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use portcullis_config::gateway_file::GatewayFile;
 use tokio::net::TcpListener;
 
 use super::StartError;
-use crate::gateway_file::GatewayFile;
 use crate::Gateway;
 use crate::{http, local_conn, local_socket};
 
