@@ -19,6 +19,7 @@ pub mod approval;
 pub mod audit_log;
 pub mod autostart;
 pub mod clients;
+pub mod clock;
 pub mod config;
 pub mod digest_key;
 pub mod events;
@@ -33,11 +34,9 @@ pub mod pins;
 pub mod policy_store;
 pub mod queue;
 pub mod rate_limit;
-pub mod risk;
 pub mod server_status;
 pub mod session;
 pub mod session_caps;
-pub mod starter_policy;
 pub mod tool_catalog;
 pub mod tool_listing;
 pub mod tools_filter;
@@ -367,7 +366,7 @@ impl Gateway {
     /// Ends sessions whose clients vanished without a `DELETE` (a killed client), so their
     /// upstream children do not pile up.
     async fn reap_idle_sessions(&self) {
-        let now = gate::now_ms();
+        let now = clock::now_ms();
         let idle: Vec<Arc<str>> = self
             .sessions
             .lock()

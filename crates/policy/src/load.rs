@@ -23,8 +23,8 @@ use serde_json::{Map, Number, Value};
 use crate::condition::{describe, quoted_list, Condition, Subject, Test};
 use crate::eval::{Compiled, Entry, HideList, Rule, ToolTable};
 use crate::model::{RawAction, Risk, ToolClass};
-use crate::RuleRef;
 use crate::pattern::{Pattern, PatternSet};
+use crate::RuleRef;
 use crate::{Action, Problem, RateLimit};
 
 /// Top-level fields of a policy file, in documentation order.

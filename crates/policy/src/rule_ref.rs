@@ -68,10 +68,7 @@ mod tests {
     use rstest::rstest;
 
     fn rule(key: &str, index: usize) -> RuleRef {
-        RuleRef::Rule {
-            key: key.into(),
-            index,
-        }
+        RuleRef::Rule { key: key.into(), index }
     }
 
     /// The text is what the audit log's `rule` column has always held: every kind, including

@@ -79,7 +79,7 @@ pub async fn undo_policy_write(host: State<'_, Arc<Host>>, write_id: String) -> 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn list_grants(host: State<'_, Arc<Host>>) -> IpcResult<Vec<Listed>> {
     let running = host.running().await?;
-    Ok(running.gateway.gate().approvals.grants.standing.list(portcullis_gateway::gate::now_ms()))
+    Ok(running.gateway.gate().approvals.grants.standing.list(portcullis_gateway::clock::now_ms()))
 }
 
 /// Ends a standing grant at once: later calls it covered are decided by the policy again.

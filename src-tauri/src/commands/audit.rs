@@ -90,7 +90,7 @@ pub async fn export_audit(host: State<'_, Arc<Host>>, filter: FilterArg, format:
 pub async fn audit_histogram(host: State<'_, Arc<Host>>, filter: FilterArg, bucket_ms: i64) -> IpcResult<Vec<Bucket>> {
     let store = store(&host).await?;
     let filter = AuditFilter::from(filter);
-    let now = portcullis_gateway::gate::now_ms();
+    let now = portcullis_gateway::clock::now_ms();
     blocking(move || Ok(histogram::histogram(&*store, &filter, bucket_ms, now)?)).await
 }
 

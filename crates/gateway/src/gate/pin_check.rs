@@ -19,6 +19,7 @@ use portcullis_policy::{Action, Evaluation};
 use serde_json::Value;
 
 use super::{refused, Call, Caller, Gate, Hold, Ruling, Verdict};
+use crate::approval::HeldBy;
 use crate::pins::{PinChange, PIN_RULE};
 
 impl Gate {
@@ -96,7 +97,7 @@ impl Gate {
             self.clone(),
             call,
             caller.clone(),
-            PIN_RULE.to_owned(),
+            HeldBy::PinChanged,
             timeout,
             Some(change),
         );

@@ -301,7 +301,7 @@ pub async fn undo_policy_write(State(gw): State<Arc<Gateway>>, Json(body): Json<
 
 /// `GET /control/grants`: the standing grants in force.
 pub async fn grants(State(gw): State<Arc<Gateway>>) -> Response {
-    Json(gw.gate().approvals.grants.standing.list(crate::gate::now_ms())).into_response()
+    Json(gw.gate().approvals.grants.standing.list(crate::clock::now_ms())).into_response()
 }
 
 /// `POST /control/grants/{id}/revoke`.
