@@ -545,6 +545,22 @@ mod tests {
         }
     }
 
+    /// The app, `approvals list --json` and the audit read these spellings: the class and risk
+    /// from the policy crate's enums, the rule as the audit's text.
+    #[test]
+    fn a_held_call_serializes_its_class_risk_and_rule_as_text() {
+        let shown = serde_json::to_value(approval()).unwrap();
+        assert_eq!(
+            (&shown["risk"], &shown["risk_level"], &shown["rule"]),
+            (&serde_json::json!("write"), &serde_json::json!("medium"), &serde_json::json!("tools.write_file"))
+        );
+        let changed = PendingApproval {
+            rule: HeldBy::PinChanged,
+            ..approval()
+        };
+        assert_eq!(serde_json::to_value(changed).unwrap()["rule"], "pin:changed");
+    }
+
     /// `extend` announces the new deadline as `ApprovalExtended`, so every observer (each desktop
     /// window, `GET /control/events`) shows the same deadline; a refused extension announces nothing.
     #[tokio::test]
