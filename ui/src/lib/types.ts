@@ -41,6 +41,7 @@ export type {
   StandingGrant,
   Risk,
   RiskBasis,
+  SavedExport,
   ServerEntry,
   ServerReport,
   ServerStatus,

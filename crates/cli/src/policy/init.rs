@@ -10,8 +10,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use portcullis_audit::neutralize::terminal as clean;
-use portcullis_gateway::config::Config;
-use portcullis_gateway::tool_listing::list_tools;
+use portcullis_config::config::Config;
+use portcullis_gateway::upstream::list_tools::list_tools;
 use portcullis_policy::starter::{starter_policy, ClassifiedTool, StarterPolicy};
 use portcullis_policy::ToolClass;
 

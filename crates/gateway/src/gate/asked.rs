@@ -18,7 +18,7 @@ use super::{Call, Caller, Gate};
 use crate::approval::{HeldBy, RiskBasis};
 use crate::pins::PinChange;
 use crate::policy_store::InForce;
-use crate::tool_catalog::ToolInfo;
+use crate::tool_catalog::ToolDescription;
 
 /// The prompt's facts about one held call.
 pub(super) struct Asking {
@@ -27,7 +27,7 @@ pub(super) struct Asking {
     pub class: ToolClass,
     pub risk_level: Risk,
     pub risk_basis: RiskBasis,
-    pub info: ToolInfo,
+    pub info: ToolDescription,
 }
 
 impl Gate {
