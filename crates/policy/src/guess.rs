@@ -4,7 +4,7 @@
 //! The class comes from the tool's name (every word counts, the worst wins), else its
 //! description. Annotations are untrusted (MCP.md): they may raise the class — an explicit
 //! `destructiveHint: true` makes it delete, an explicit `readOnlyHint: false` at least write —
-//! and never lower it. "Worst" is [`severity`]: unknown (no evidence) < read < write < execute
+//! and never lower it. "Worst" is by `severity`: unknown (no evidence) < read < write < execute
 //! < delete.
 
 use serde_json::Value;
