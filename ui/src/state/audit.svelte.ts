@@ -12,6 +12,7 @@ import {
   toAuditFilter,
   type AuditForm,
 } from '../lib/audit-query';
+import { zoomStart } from '../lib/chart';
 import type { AuditFilter, AuditRow, ExportFormat, HistogramBucket, SavedExport } from '../lib/types';
 
 export class AuditState {
@@ -26,6 +27,8 @@ export class AuditState {
   live = $state(false);
   histogram = $state.raw<HistogramBucket[]>([]);
   bucketMs = $state(3_600_000);
+  /** Where the chart starts when it zoomed in to the calls (`null`: it shows the whole range). */
+  zoomedFrom = $state<number | null>(null);
   servers = $state<string[]>([]);
   /** Rows announced while the live tail was off or filtered out: a hint to refresh. */
   unseen = $state(0);
@@ -101,9 +104,19 @@ export class AuditState {
   }
 
   async refreshHistogram(): Promise<void> {
-    const bucket = bucketFor(this.filter, this.clock());
+    const now = this.clock();
+    const filter = { ...this.filter };
     try {
-      const buckets = await this.backend.auditHistogram({ ...this.filter }, bucket);
+      let bucket = bucketFor(filter, now);
+      let buckets = await this.backend.auditHistogram(filter, bucket);
+      // A range much wider than its calls is drawn again over the part that has them.
+      const zoom = zoomStart(buckets);
+      const zoomed = zoom === null ? null : { ...filter, since_ms: zoom };
+      if (zoomed && bucketFor(zoomed, now) < bucket) {
+        bucket = bucketFor(zoomed, now);
+        buckets = await this.backend.auditHistogram(zoomed, bucket);
+      }
+      this.zoomedFrom = zoomed && buckets.length ? zoom : null;
       this.bucketMs = bucket;
       this.histogram = buckets;
     } catch {
