@@ -8,12 +8,12 @@
 
 use portcullis_audit::{AuditRow, DecidedBy, Decision, Outcome};
 use portcullis_gateway::approval::standing::{Effect, Listed as StandingGrant};
-use portcullis_gateway::approval::{ClientInfo, PendingApproval, RiskBasis, RiskLevel, Scope};
+use portcullis_gateway::approval::{ClientInfo, PendingApproval, RiskBasis, Scope};
 use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::pins::{DiffEntry, DiffKind, PinChange};
 use portcullis_gateway::policy_store::PolicyWrite;
-use portcullis_gateway::risk::Risk;
 use portcullis_gateway::upstream::monitor::ServerReport;
+use portcullis_policy::{Risk, ToolClass};
 use ts_rs::{Config, TS};
 
 use crate::commands::approvals::{DecisionAnswer, DryRunView, Extended};
@@ -46,10 +46,10 @@ fn decl<T: TS>(cfg: &Config) -> String {
 pub fn render() -> String {
     let cfg = Config::new().with_large_int("number");
     let decls = [
-        // The gateway's vocabulary and events.
-        decl::<Risk>(&cfg),
+        // The policy's and the gateway's vocabulary, and the gateway's events.
+        decl::<ToolClass>(&cfg),
         decl::<Scope>(&cfg),
-        decl::<RiskLevel>(&cfg),
+        decl::<Risk>(&cfg),
         decl::<RiskBasis>(&cfg),
         decl::<ClientInfo>(&cfg),
         decl::<PendingApproval>(&cfg),

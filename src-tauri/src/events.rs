@@ -44,7 +44,7 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
         GatewayEvent::ApprovalRequested { approval } => {
             let pending = gateway.pending_approvals().len();
             windows::apply_prompt(app, prompt_action(pending, true));
-            let latency = portcullis_gateway::gate::now_ms() - approval.requested_at_ms;
+            let latency = portcullis_gateway::clock::now_ms() - approval.requested_at_ms;
             tracing::info!(id = approval.id, latency_ms = latency, "prompt shown");
             refresh_notification(app, running);
             host.nudge();

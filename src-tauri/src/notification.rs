@@ -144,7 +144,7 @@ impl Notifier {
 mod tests {
     use super::*;
     use portcullis_gateway::approval::ClientInfo;
-    use portcullis_gateway::risk::Risk;
+    use portcullis_policy::{Risk, RuleRef, ToolClass};
 
     fn approval(tool: &str, client: &str, arguments: serde_json::Value) -> PendingApproval {
         PendingApproval {
@@ -154,8 +154,8 @@ mod tests {
             title: Some("Write file".into()),
             description: None,
             annotations: None,
-            risk: Risk::Write,
-            risk_level: portcullis_gateway::approval::RiskLevel::Medium,
+            risk: ToolClass::Write,
+            risk_level: Risk::Medium,
             risk_basis: portcullis_gateway::approval::RiskBasis::Guessed,
             reason: None,
             asked_by: "the default of fs.json (no entry names write_file)".into(),
@@ -167,7 +167,7 @@ mod tests {
                 name: Some(client.into()),
                 version: None,
             },
-            rule: "default".into(),
+            rule: portcullis_gateway::approval::HeldBy::Policy(RuleRef::Default),
             requested_at: String::new(),
             requested_at_ms: 0,
             expires_at: String::new(),

@@ -20,8 +20,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{broadcast, oneshot, watch};
 
+use portcullis_policy::{Risk, RuleRef, ToolClass};
+
 use crate::events::GatewayEvent;
-use crate::risk::Risk;
 
 pub use grants::{ContinuationKey, Grants};
 
@@ -84,10 +85,10 @@ pub struct PendingApproval {
     pub annotations: Option<Value>,
     /// The tool's class (read, write, execute, delete, unknown): the policy entry's `class`
     /// when it sets one, else guessed from the name, description and annotations.
-    pub risk: Risk,
+    pub risk: ToolClass,
     /// How much harm the call could do: the entry's `risk` when the policy sets one, else the
     /// class's level; at least `high` for a tool never listed or changed since pinned.
-    pub risk_level: RiskLevel,
+    pub risk_level: Risk,
     /// Why `risk_level` is what it is.
     pub risk_basis: RiskBasis,
     /// The policy's own reason for asking (the deciding rule's or entry's `reason`), if any.
@@ -110,7 +111,9 @@ pub struct PendingApproval {
     pub arguments_json: String,
     pub session: String,
     pub client: ClientInfo,
-    pub rule: String,
+    /// What held the call; its text is the audit's `rule` (`tools.write_file`, `pin:changed`).
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub rule: HeldBy,
     pub requested_at: String,
     pub requested_at_ms: i64,
     pub expires_at: String,
@@ -122,25 +125,38 @@ pub struct PendingApproval {
     pub pin_change: Option<crate::pins::PinChange>,
 }
 
-/// A held call's risk level (the policy format's `risk` values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "snake_case")]
-pub enum RiskLevel {
-    Low,
-    Medium,
-    High,
-    Critical,
+/// What held a call for a person. Displays (and serializes) as the audit's `rule` text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeldBy {
+    /// The part of the policy that requires approval.
+    Policy(RuleRef),
+    /// The server changed the tool since it was pinned ([`crate::pins::PIN_RULE`]), whatever
+    /// the policy says of it.
+    PinChanged,
 }
 
-impl From<portcullis_policy::Risk> for RiskLevel {
-    fn from(risk: portcullis_policy::Risk) -> Self {
-        match risk {
-            portcullis_policy::Risk::Low => Self::Low,
-            portcullis_policy::Risk::Medium => Self::Medium,
-            portcullis_policy::Risk::High => Self::High,
-            portcullis_policy::Risk::Critical => Self::Critical,
+impl HeldBy {
+    /// The part of the policy that asked; `None` for a changed tool.
+    pub fn policy_rule(&self) -> Option<&RuleRef> {
+        match self {
+            Self::Policy(rule) => Some(rule),
+            Self::PinChanged => None,
         }
+    }
+}
+
+impl std::fmt::Display for HeldBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Policy(rule) => rule.fmt(f),
+            Self::PinChanged => f.write_str(crate::pins::PIN_RULE),
+        }
+    }
+}
+
+impl Serialize for HeldBy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 
@@ -505,8 +521,8 @@ mod tests {
             title: None,
             description: None,
             annotations: None,
-            risk: Risk::Write,
-            risk_level: RiskLevel::Medium,
+            risk: ToolClass::Write,
+            risk_level: Risk::Medium,
             risk_basis: RiskBasis::Guessed,
             reason: None,
             asked_by: "the policy entry for write_file in fs.json".into(),
@@ -515,7 +531,9 @@ mod tests {
             arguments_json: r#"{"path":"/tmp/x"}"#.into(),
             session: "s1".into(),
             client: ClientInfo::default(),
-            rule: "tools.write_file".into(),
+            rule: HeldBy::Policy(RuleRef::Entry {
+                key: "write_file".into(),
+            }),
             requested_at: String::new(),
             requested_at_ms: 0,
             expires_at: String::new(),
@@ -523,6 +541,22 @@ mod tests {
             request_id: "7".into(),
             pin_change: None,
         }
+    }
+
+    /// The app, `approvals list --json` and the audit read these spellings: the class and risk
+    /// from the policy crate's enums, the rule as the audit's text.
+    #[test]
+    fn a_held_call_serializes_its_class_risk_and_rule_as_text() {
+        let shown = serde_json::to_value(approval()).unwrap();
+        assert_eq!(
+            (&shown["risk"], &shown["risk_level"], &shown["rule"]),
+            (&serde_json::json!("write"), &serde_json::json!("medium"), &serde_json::json!("tools.write_file"))
+        );
+        let changed = PendingApproval {
+            rule: HeldBy::PinChanged,
+            ..approval()
+        };
+        assert_eq!(serde_json::to_value(changed).unwrap()["rule"], "pin:changed");
     }
 
     /// `extend` announces the new deadline as `ApprovalExtended`, so every observer (each desktop

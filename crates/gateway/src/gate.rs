@@ -15,7 +15,7 @@ mod hold_tests;
 mod rule_tests;
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use portcullis_audit::{DecidedBy, Decision, NewDecision, Outcome};
 use portcullis_policy::{Action, Evaluation};
@@ -25,6 +25,7 @@ use tokio::sync::broadcast;
 
 use crate::approval::{ApprovalBroker, ContinuationKey, DecideError, Resolution, Scope};
 use crate::audit_log::AuditLog;
+use crate::clock::now_ms;
 use crate::events::GatewayEvent;
 use crate::pins::{PinError, PinStore};
 use crate::policy_store::{InForce, PolicyStore, UndoError, WriteError};
@@ -280,7 +281,7 @@ impl Gate {
 
     fn rule(&self, call: &Call, caller: &Caller, eval: &Evaluation) -> Ruling {
         let tool = &call.tool;
-        let rule = eval.rule.clone();
+        let rule = eval.rule.to_string();
         match eval.action {
             Action::Hide => refused(
                 Decision::Hidden,
@@ -295,7 +296,7 @@ impl Gate {
                 refused(Decision::Denied, DecidedBy::Policy, Some(rule), reason, text)
             }
             // RequireApproval never gets here: `decide` routes it to `require_approval`.
-            Action::Allow | Action::RequireApproval => match (eval.rate_limit, eval.entry.as_deref()) {
+            Action::Allow | Action::RequireApproval => match (eval.rate_limit, eval.entry()) {
                 (Some(limit), Some(entry)) => {
                     match self.rate_limits.check(&call.server, entry, limit, &caller.session) {
                         Ok(()) => allowed(rule),
@@ -316,7 +317,7 @@ impl Gate {
     }
 
     async fn require_approval(self: &Arc<Self>, call: Call, caller: &Caller, eval: Evaluation) -> Verdict {
-        let rule = eval.rule.clone();
+        let rule = eval.rule.to_string();
         let key = call.continuation_key(caller, &self.digester);
         if let Some(found) = self.standing_grant(&call, caller) {
             return self.settle_by_grant(&call, caller, rule, found).await;
@@ -365,7 +366,7 @@ impl Gate {
             self.clone(),
             call,
             caller.clone(),
-            rule,
+            crate::approval::HeldBy::Policy(eval.rule),
             timeout,
             None,
         )))
@@ -532,12 +533,12 @@ impl Gate {
                     grants.grant_session(&p.server, &p.tool, &p.session);
                 }
                 (Choice::Approve(Scope::Always), None) => {
-                    let entry = self.policies.standing_entry(&p.server, &p.rule, "allow", None);
+                    let entry = self.policies.standing_entry(&p.server, p.rule.policy_rule(), "allow", None);
                     policy_write = Some(self.policies.write_entry(&p.server, &p.tool, entry)?);
                 }
                 (Choice::Deny { reason, always: true }, _) => {
                     let reason = reason.as_deref().unwrap_or("denied always by the user");
-                    let entry = self.policies.standing_entry(&p.server, &p.rule, "deny", Some(reason));
+                    let entry = self.policies.standing_entry(&p.server, p.rule.policy_rule(), "deny", Some(reason));
                     policy_write = Some(self.policies.write_entry(&p.server, &p.tool, entry)?);
                 }
                 (Choice::Approve(Scope::Session), None) => {
@@ -554,7 +555,7 @@ impl Gate {
             }
         }
         let approval = self.approvals.resolve(id, resolution.clone())?;
-        let also_settled = self.settle_covered(&approval, &choice, &resolution, written_rule.as_deref());
+        let also_settled = self.settle_covered(&approval, &choice, &resolution, written_rule.as_ref());
         Ok(Decided {
             approval,
             grant,
@@ -645,7 +646,7 @@ impl Gate {
         decided: &crate::approval::PendingApproval,
         choice: &Choice,
         resolution: &Resolution,
-        written_rule: Option<&str>,
+        written_rule: Option<&portcullis_policy::RuleRef>,
     ) -> Vec<String> {
         let same_tool = |p: &crate::approval::PendingApproval| p.server == decided.server && p.tool == decided.tool;
         let mut settled = Vec::new();
@@ -680,13 +681,17 @@ impl Gate {
     /// What the policy in force says of a held call now that a rule was written: settled when it
     /// no longer asks.
     /// With `by_rule`, only when that rule is what decides.
-    fn policy_now_decides(&self, p: &crate::approval::PendingApproval, by_rule: Option<&str>) -> Option<Resolution> {
+    fn policy_now_decides(
+        &self,
+        p: &crate::approval::PendingApproval,
+        by_rule: Option<&portcullis_policy::RuleRef>,
+    ) -> Option<Resolution> {
         let Some(InForce::Policy(policy)) = self.policies.get(&p.server) else {
             return None;
         };
         let facts = p.client.facts(&p.arguments);
         let eval = policy.evaluate_call(&p.tool, &facts);
-        if by_rule.is_some_and(|name| name != eval.rule) {
+        if by_rule.is_some_and(|rule| *rule != eval.rule) {
             return None;
         }
         match eval.action {
@@ -780,11 +785,4 @@ fn input_required_state(response: &Message) -> Option<Option<String>> {
 
 fn elapsed_ms(since: Instant) -> i64 {
     i64::try_from(since.elapsed().as_millis()).unwrap_or(i64::MAX)
-}
-
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }

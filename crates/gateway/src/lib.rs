@@ -22,6 +22,7 @@
 
 pub mod approval;
 pub mod audit_log;
+pub mod clock;
 pub mod digest_key;
 pub mod events;
 pub mod gate;
@@ -34,10 +35,8 @@ pub mod pins;
 pub mod policy_store;
 pub mod queue;
 pub mod rate_limit;
-pub mod risk;
 pub mod session;
 pub mod session_caps;
-pub mod starter_policy;
 pub mod tool_catalog;
 pub mod tools_filter;
 pub mod upstream;

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use notify::{RecursiveMode, Watcher};
-use portcullis_policy::{Policy, PolicyError};
+use portcullis_policy::{Policy, PolicyError, RuleRef};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
@@ -226,21 +226,20 @@ impl PolicyStore {
         let key = portcullis_policy::exact_key(tool);
         self.write_with(server, |path, before| {
             let text = edited(path, before, &key, &entry)?;
-            Ok((text, key.clone(), entry.clone()))
+            Ok((text, key.clone(), entry.clone(), ()))
         })
+        .map(|(write, ())| write)
     }
 
     /// Adds an argument rule for `tool` ("always" with a condition, [`portcullis_policy::add_tool_rule`]):
     /// read, placed and written under the file's lock like [`PolicyStore::write_entry`], and
-    /// undoable the same way. Returns the write and the rule's name (`tools.<key>.rules[<i>]`).
-    pub fn write_rule(&self, server: &str, tool: &str, rule: &NewRule) -> Result<(PolicyWrite, String), WriteError> {
-        let mut name = String::new();
-        let write = self.write_with(server, |path, before| {
+    /// undoable the same way. Returns the write and the rule as the evaluator will name it when
+    /// it decides.
+    pub fn write_rule(&self, server: &str, tool: &str, rule: &NewRule) -> Result<(PolicyWrite, RuleRef), WriteError> {
+        self.write_with(server, |path, before| {
             let written = ruled(path, before, tool, rule)?;
-            name = written.name;
-            Ok((written.text, written.key, written.entry))
-        })?;
-        Ok((write, name))
+            Ok((written.text, written.key, written.entry, written.name))
+        })
     }
 
     /// The text [`PolicyStore::write_rule`] would write, without writing it (a dry run).
@@ -250,13 +249,13 @@ impl PolicyStore {
         ruled(&path, before.as_deref(), tool, rule)
     }
 
-    /// Locks the server's file, lets `edit` turn its bytes into (text, key, entry), writes the
-    /// text, reloads, and remembers the write for undo.
-    fn write_with(
+    /// Locks the server's file, lets `edit` turn its bytes into (text, key, entry, what else the
+    /// caller returns), writes the text, reloads, and remembers the write for undo.
+    fn write_with<T>(
         &self,
         server: &str,
-        edit: impl FnOnce(&Path, Option<&[u8]>) -> Result<(String, String, Value), WriteError>,
-    ) -> Result<PolicyWrite, WriteError> {
+        edit: impl FnOnce(&Path, Option<&[u8]>) -> Result<(String, String, Value, T), WriteError>,
+    ) -> Result<(PolicyWrite, T), WriteError> {
         let path = self.path(server);
         let io = |source| WriteError::Io {
             path: path.clone(),
@@ -264,7 +263,7 @@ impl PolicyStore {
         };
         let locked = portcullis_atomic_file::lock(&path).map_err(io)?;
         let before = locked.read().map_err(io)?;
-        let (new_text, key, entry) = edit(&path, before.as_deref())?;
+        let (new_text, key, entry, made) = edit(&path, before.as_deref())?;
         locked.write(new_text.as_bytes(), POLICY_FILE).map_err(io)?;
         drop(locked);
         self.reload(server);
@@ -275,7 +274,7 @@ impl PolicyStore {
             path: path.display().to_string(),
             key,
             rule_text,
-            undo_until_ms: crate::gate::now_ms() + i64::try_from(UNDO_WINDOW.as_millis()).unwrap_or(i64::MAX),
+            undo_until_ms: crate::clock::now_ms() + i64::try_from(UNDO_WINDOW.as_millis()).unwrap_or(i64::MAX),
         };
         self.lock_writes().remember(undo::Recorded {
             write: write.clone(),
@@ -284,7 +283,7 @@ impl PolicyStore {
             after: new_text.into_bytes(),
             expires: Instant::now() + UNDO_WINDOW,
         });
-        Ok(write)
+        Ok((write, made))
     }
 
     /// Takes back the policy write `write_id`: the file gets its earlier bytes again (or is
@@ -390,9 +389,11 @@ fn edited(path: &Path, before: Option<&[u8]>, key: &str, entry: &Value) -> Resul
 impl PolicyStore {
     /// The entry "always allow" / "deny always" writes for a tool: the entry that asked — its
     /// rules and rate limit kept, so a standing "yes" never loosens the author's deny rules —
-    /// with `action` set on it and on the rule that asked, if a rule did.
-    pub fn standing_entry(&self, server: &str, matched_rule: &str, action: &str, reason: Option<&str>) -> Value {
-        let (key, rule_index) = matched_entry(matched_rule);
+    /// with `action` set on it and on the rule that asked, if a rule did. `asked`: the part of the
+    /// policy that asked (`None`: not the policy, a changed tool; the entry starts empty).
+    pub fn standing_entry(&self, server: &str, asked: Option<&RuleRef>, action: &str, reason: Option<&str>) -> Value {
+        let key = asked.and_then(RuleRef::entry_key);
+        let rule_index = asked.and_then(RuleRef::rule_index);
         let current = key.and_then(|key| {
             let text = std::fs::read_to_string(self.path(server)).ok()?;
             let file: Value = serde_json::from_str(&text).ok()?;
@@ -421,19 +422,6 @@ impl PolicyStore {
     }
 }
 
-/// `tools.<key>` or `tools.<key>.rules[<i>]` → (key, i).
-fn matched_entry(rule: &str) -> (Option<&str>, Option<usize>) {
-    let Some(rest) = rule.strip_prefix("tools.") else {
-        return (None, None);
-    };
-    if let Some((key, tail)) = rest.rsplit_once(".rules[") {
-        if let Some(index) = tail.strip_suffix(']').and_then(|i| i.parse().ok()) {
-            return (Some(key), Some(index));
-        }
-    }
-    (Some(rest), None)
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error("cannot write {path}: {source}")]
@@ -453,7 +441,7 @@ fn problem_of(server: &str, e: &PolicyError, last_good_in_force: bool) -> Policy
     PolicyProblem {
         server: server.to_owned(),
         problems: e.problems.iter().map(ToString::to_string).collect(),
-        since_ms: crate::gate::now_ms(),
+        since_ms: crate::clock::now_ms(),
         last_good_in_force,
     }
 }
@@ -505,19 +493,12 @@ mod tests {
     }
 
     #[test]
-    fn matched_entry_keys() {
-        assert_eq!(matched_entry("tools.vm_start"), (Some("vm_start"), None));
-        assert_eq!(matched_entry("tools.a.b.rules[2]"), (Some("a.b"), Some(2)));
-        assert_eq!(matched_entry("default"), (None, None));
-    }
-
-    #[test]
     fn always_allow_keeps_the_entrys_deny_rules() {
         let (_dir, store) = store_with(
             r#"{"version":"1","tools":{"probe":{"action":"require_approval","approval_timeout":9,
                 "rules":[{"when":{"arguments.m":{"regex":"^rm-"}},"action":"deny","reason":"no rm"}]}}}"#,
         );
-        let entry = store.standing_entry("s", "tools.probe", "allow", None);
+        let entry = store.standing_entry("s", Some(&entry_ref("probe")), "allow", None);
         assert!(entry.get("action").is_none(), "allow is the default action: {entry}");
         assert_eq!(
             entry["rules"][0]["action"], "deny",
@@ -531,15 +512,48 @@ mod tests {
         let (_dir, store) = store_with(
             r#"{"version":"1","tools":{"q":{"rules":[{"when":{"arguments.x":{"eq":1}},"action":"require_approval"}]}}}"#,
         );
-        let entry = store.standing_entry("s", "tools.q.rules[0]", "allow", None);
+        let asked = RuleRef::Rule {
+            key: "q".into(),
+            index: 0,
+        };
+        let entry = store.standing_entry("s", Some(&asked), "allow", None);
         assert_eq!(entry["rules"][0]["action"], "allow", "{entry}");
     }
 
     #[test]
     fn a_glob_or_default_match_gets_an_exact_entry() {
         let (_dir, store) = store_with(r#"{"version":"1","tools":{"vm_*":{"action":"require_approval"}}}"#);
-        let entry = store.standing_entry("s", "default", "deny", Some("never"));
+        let entry = store.standing_entry("s", Some(&RuleRef::Default), "deny", Some("never"));
         assert_eq!(entry, json!({"action": "deny", "reason": "never"}));
+    }
+
+    fn entry_ref(key: &str) -> RuleRef {
+        RuleRef::Entry { key: key.into() }
+    }
+
+    /// The text `tools.q.rules[0]` names both rule 0 of `q` and the glob entry `q.rules[0]`
+    /// (which matches `q.rules0`): parsed back, "always" rewrote `q`'s rule instead of copying
+    /// the glob entry that asked. The typed reference says which.
+    #[test]
+    fn always_from_a_glob_entry_whose_key_reads_like_a_rule_copies_that_entry() {
+        let (_dir, store) = store_with(
+            r#"{"version":"1","tools":{
+                "q": {"rules":[{"when":{"arguments.x":{"eq":1}},"action":"deny"}]},
+                "q.rules[0]": {"action":"require_approval","reason":"asks"}}}"#,
+        );
+        let Some(InForce::Policy(policy)) = store.get("s") else {
+            panic!("the policy loads")
+        };
+        let asked = policy.evaluate("q.rules0", &json!({})).rule;
+        assert_eq!((&asked, asked.to_string().as_str()), (&entry_ref("q.rules[0]"), "tools.q.rules[0]"));
+        let entry = store.standing_entry("s", Some(&asked), "allow", None);
+        assert_eq!(entry, json!({}), "a copy of the glob entry, allowing: {entry}");
+    }
+
+    #[test]
+    fn always_on_a_changed_tool_starts_from_an_empty_entry() {
+        let (_dir, store) = store_with(r#"{"version":"1","tools":{"probe":{"action":"require_approval"}}}"#);
+        assert_eq!(store.standing_entry("s", None, "deny", None), json!({"action": "deny"}));
     }
 
     const HAND: &str = "{\n    \"version\": \"1\",\n    \"default\":   \"require_approval\",\n    \"tools\": {\n        \"a\": {}\n    }\n}\n";

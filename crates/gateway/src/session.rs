@@ -131,7 +131,7 @@ impl Session {
             gate,
             client: Mutex::new((None, None)),
             outlets,
-            last_seen_ms: AtomicI64::new(crate::gate::now_ms()),
+            last_seen_ms: AtomicI64::new(crate::clock::now_ms()),
             in_flight: Arc::default(),
             call_timeout,
             tasks: tasks::TaskBoard::default(),
@@ -145,7 +145,7 @@ impl Session {
 
     /// Notes client activity.
     pub fn touch(&self) {
-        self.last_seen_ms.store(crate::gate::now_ms(), Ordering::Relaxed);
+        self.last_seen_ms.store(crate::clock::now_ms(), Ordering::Relaxed);
     }
 
     /// No client activity for `idle_ms` and no stream open to it: the client is gone.

@@ -1,8 +1,8 @@
 //! The compiled policy and the decision for one call.
 //!
 //! Everything a decision needs is prepared at load: exact tool names sit in a `HashMap`,
-//! glob keys in one `PatternSet` whose insertion order *is* the precedence order, rule names are
-//! formatted once. Deciding a call is then a hash lookup (or a scan of the globs, most specific
+//! glob keys in one `PatternSet` whose insertion order *is* the precedence order, each rule knows
+//! its [`RuleRef`]. Deciding a call is then a hash lookup (or a scan of the globs, most specific
 //! first), a walk over the entry's rules, and cloning the few strings the [`Evaluation`] owns.
 
 use std::collections::HashMap;
@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::condition::{CallFacts, Condition};
 use crate::model::{Risk, ToolClass};
 use crate::pattern::PatternSet;
-use crate::{Action, Annotations, Evaluation, RateLimit};
+use crate::{Action, Annotations, Evaluation, RateLimit, RuleRef};
 
 /// A validated, compiled policy. Shared behind an `Arc` by [`crate::Policy`].
 #[derive(Debug)]
@@ -20,7 +20,7 @@ pub(crate) struct Compiled {
     /// What a tool that matches no entry gets.
     pub(crate) default: Action,
     /// The `rule` reported for a default decision.
-    pub(crate) default_rule: String,
+    pub(crate) default_rule: RuleRef,
     /// File-level approval timeout, used when the entry has none.
     pub(crate) approval_timeout: Option<u64>,
     /// Extra audit redaction keys, lowercased.
@@ -32,10 +32,10 @@ pub(crate) struct Compiled {
 /// The `hide` patterns, in file order.
 #[derive(Debug)]
 pub(crate) struct HideList {
-    /// One glob per pattern, same indices as `rules`.
+    /// One glob per pattern, same indices as `patterns`.
     pub(crate) set: PatternSet,
-    /// `"hide: <pattern>"` per pattern.
-    pub(crate) rules: Vec<String>,
+    /// The patterns as written.
+    pub(crate) patterns: Vec<String>,
 }
 
 /// The `tools` entries and the indexes that find them.
@@ -56,8 +56,6 @@ pub(crate) struct ToolTable {
 pub(crate) struct Entry {
     /// The key as written: the counter key for rate limits.
     pub(crate) key: String,
-    /// `"tools.<key>"`: the `rule` when the entry's own action decides.
-    pub(crate) rule: String,
     pub(crate) action: Action,
     pub(crate) reason: Option<String>,
     pub(crate) rate_limit: Option<RateLimit>,
@@ -70,8 +68,8 @@ pub(crate) struct Entry {
 /// One compiled argument rule of an entry.
 #[derive(Debug)]
 pub(crate) struct Rule {
-    /// `"tools.<key>.rules[<i>]"`.
-    pub(crate) name: String,
+    /// [`RuleRef::Rule`] with the entry's key and this rule's index.
+    pub(crate) name: RuleRef,
     /// The `when` object as written, for explanations.
     pub(crate) when: Value,
     pub(crate) conditions: Vec<Condition>,
@@ -81,15 +79,15 @@ pub(crate) struct Rule {
 
 impl Compiled {
     /// A policy with no entries that answers every call with `default`, reported as `rule`.
-    pub(crate) fn only_default(default: Action, rule: &str) -> Compiled {
+    pub(crate) fn only_default(default: Action, rule: RuleRef) -> Compiled {
         Compiled {
             default,
-            default_rule: rule.to_owned(),
+            default_rule: rule,
             approval_timeout: None,
             redact: Vec::new(),
             hide: HideList {
                 set: PatternSet::empty(),
-                rules: Vec::new(),
+                patterns: Vec::new(),
             },
             tools: ToolTable {
                 entries: Vec::new(),
@@ -152,8 +150,9 @@ impl Compiled {
         match lookup {
             Lookup::Hidden(index) => Evaluation {
                 action: Action::Hide,
-                rule: self.hide.rules.get(index).cloned().unwrap_or_default(),
-                entry: None,
+                rule: RuleRef::Hide {
+                    pattern: self.hide.patterns.get(index).cloned().unwrap_or_default(),
+                },
                 reason: None,
                 rate_limit: None,
                 approval_timeout_secs: None,
@@ -162,7 +161,6 @@ impl Compiled {
             Lookup::Default => Evaluation {
                 action: self.default,
                 rule: self.default_rule.clone(),
-                entry: None,
                 reason: None,
                 rate_limit: None,
                 approval_timeout_secs: self.timeout_for(self.default, None),
@@ -181,13 +179,12 @@ impl Compiled {
             held
         });
         let (action, rule, reason) = match matched {
-            Some((_, rule)) => (rule.action, &rule.name, &rule.reason),
-            None => (entry.action, &entry.rule, &entry.reason),
+            Some((_, rule)) => (rule.action, rule.name.clone(), &rule.reason),
+            None => (entry.action, entry.rule(), &entry.reason),
         };
         Evaluation {
             action,
-            rule: rule.clone(),
-            entry: Some(entry.key.clone()),
+            rule,
             reason: reason.clone(),
             rate_limit: if action == Action::Allow {
                 entry.rate_limit
@@ -231,6 +228,11 @@ pub(crate) enum Step {
 }
 
 impl Entry {
+    /// The reference to this entry's own action.
+    pub(crate) fn rule(&self) -> RuleRef {
+        RuleRef::Entry { key: self.key.clone() }
+    }
+
     pub(crate) fn annotations(&self) -> Annotations {
         Annotations {
             class: self.class,
@@ -249,8 +251,7 @@ fn shadowed(entry: &Entry, arguments: &Value) -> Option<Evaluation> {
         .find_map(|condition| condition.shadowed_key(arguments))?;
     Some(Evaluation {
         action: Action::Deny,
-        rule: entry.rule.clone(),
-        entry: Some(entry.key.clone()),
+        rule: entry.rule(),
         reason: Some(format!(
             "argument key {found:?} differs only by case from {read:?}, which this policy reads; \
              servers disagree on which one counts, so the call is refused (send {read:?} only)"

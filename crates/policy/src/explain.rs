@@ -60,8 +60,8 @@ pub struct GlobKey {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RuleTried {
     pub index: usize,
-    /// `tools.<key>.rules[<i>]`.
-    pub name: String,
+    /// [`crate::RuleRef::Rule`]: serialized as `tools.<key>.rules[<i>]`.
+    pub name: crate::RuleRef,
     /// The `when` object as written.
     pub when: Value,
     pub action: Action,
@@ -98,8 +98,7 @@ impl Compiled {
         };
         let (matched, entry) = match lookup {
             Lookup::Hidden(index) => {
-                let rule = self.hide.rules.get(index).map_or("", String::as_str);
-                let pattern = rule.strip_prefix("hide: ").unwrap_or(rule).to_owned();
+                let pattern = self.hide.patterns.get(index).cloned().unwrap_or_default();
                 (Matched::Hidden { pattern }, None)
             }
             Lookup::Entry { entry, glob: None } => (
@@ -185,7 +184,7 @@ impl Explanation {
             Matched::Default => {
                 lines.push(format!(
                     "no entry in tools matches: the {} decides ({})",
-                    if e.rule == crate::NO_POLICY_FILE_RULE {
+                    if e.rule == crate::RuleRef::NoPolicyFile {
                         "gateway (no policy file)"
                     } else {
                         "file's default"

@@ -12,23 +12,27 @@
 //! - [`Policy`]: a validated, compiled policy (globs and regexes compiled, names indexed).
 //!   Cloning is cheap (an `Arc`), and it is `Send + Sync`.
 //! - [`Evaluation`]: the decision for one call — [`Action`], which part of the policy decided
-//!   (`rule`), the matched `tools` key (`entry`), the reason, the rate limit and the approval
-//!   timeout that go with it.
+//!   ([`RuleRef`]: the hide pattern, the `tools` entry or one of its rules, the default), the
+//!   reason, the rate limit and the approval timeout that go with it.
+//! - [`guess::tool_class`]: a tool's [`ToolClass`] guessed from its name, description and
+//!   annotations, for tools the policy does not classify; [`starter::starter_policy`]: the file
+//!   `portcullis policy init` writes from a server's tool list.
 //! - [`PolicyError`]: every [`Problem`] found in a file, each with file, JSON path and what
 //!   was expected.
 //!
 //! # How a call is decided
 //!
 //! 1. **`hide`** wins over everything: a tool matching a `hide` pattern is [`Action::Hide`]
-//!    (`rule` = `"hide: <pattern>"`, the first matching pattern in file order).
+//!    ([`RuleRef::Hide`], `"hide: <pattern>"`, the first matching pattern in file order).
 //! 2. **Entry lookup** in `tools`: the key equal to the tool name; else the most specific
 //!    glob key that matches. Specificity: more literal (non-wildcard) characters wins; on a
 //!    tie, fewer wildcards (a run of `*`, a `?`, a `[...]` each count one); on a tie, the key
-//!    written first in the file. No entry: the file's `default` (`rule` = `"default"`), which
+//!    written first in the file. No entry: the file's `default` ([`RuleRef::Default`]), which
 //!    itself defaults to `require_approval`.
 //! 3. **Rules** of the entry are tried in order; the first whose `when` holds decides with its
-//!    own action and reason (`rule` = `"tools.<key>.rules[<i>]"`). Otherwise the entry's
-//!    `action` (default `allow`, so `{}` allows) and reason decide (`rule` = `"tools.<key>"`).
+//!    own action and reason ([`RuleRef::Rule`], `"tools.<key>.rules[<i>]"`). Otherwise the entry's
+//!    `action` (default `allow`, so `{}` allows) and reason decide ([`RuleRef::Entry`],
+//!    `"tools.<key>"`).
 //! 4. **Rate limit**: the entry's `rate_limit` is reported only when the final action is
 //!    `Allow`, whether the entry's action or a rule produced it. The gateway counts calls per
 //!    session and [`Evaluation::entry`].
@@ -54,11 +58,14 @@ mod condition;
 mod edit;
 mod eval;
 mod explain;
+pub mod guess;
 mod load;
 pub mod model;
 mod path_under;
 mod pattern;
+mod rule_ref;
 mod schema;
+pub mod starter;
 
 use std::fmt;
 use std::num::{NonZeroU32, NonZeroU64};
@@ -70,10 +77,8 @@ pub use edit::{add_tool_entry, add_tool_rule, RuleWrite};
 pub use explain::{Explanation, GlobKey, Matched, RuleTried};
 pub use model::{Risk, ToolClass};
 pub use pattern::exact_key;
+pub use rule_ref::RuleRef;
 pub use schema::json_schema;
-
-/// The `rule` reported by [`Policy::require_approval_for_all`].
-pub const NO_POLICY_FILE_RULE: &str = "no policy file";
 
 /// A validated, compiled policy for one server.
 #[derive(Debug, Clone)]
@@ -108,12 +113,12 @@ impl Policy {
     }
 
     /// The policy for a server without a policy file: every call requires approval, reported
-    /// with `rule` = `"no policy file"`.
+    /// as [`RuleRef::NoPolicyFile`].
     pub fn require_approval_for_all() -> Policy {
         Policy {
             compiled: Arc::new(eval::Compiled::only_default(
                 Action::RequireApproval,
-                NO_POLICY_FILE_RULE,
+                RuleRef::NoPolicyFile,
             )),
         }
     }
@@ -203,15 +208,14 @@ pub enum Action {
     RequireApproval,
 }
 
-/// The decision for one call and what produced it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// The decision for one call and what produced it. Serializes with `rule` as its text and the
+/// matched `entry` beside it, as `policy explain --json` prints it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Evaluation {
     pub action: Action,
-    /// What decided, stable for logs and the audit record: `"tools.<key>"`,
-    /// `"tools.<key>.rules[<i>]"`, `"hide: <pattern>"`, `"default"` or `"no policy file"`.
-    pub rule: String,
-    /// The `tools` key that matched (the rate-limit counter key); `None` for hide and default.
-    pub entry: Option<String>,
+    /// What decided; its text (`"tools.<key>"`, `"tools.<key>.rules[<i>]"`, `"hide: <pattern>"`,
+    /// `"default"`, `"no policy file"`) is stable for logs and the audit record.
+    pub rule: RuleRef,
     /// The reason from the deciding rule or entry, for the agent.
     pub reason: Option<String>,
     /// The entry's rate limit; only when `action` is `Allow`.
@@ -219,6 +223,37 @@ pub struct Evaluation {
     /// Seconds to wait for approval; only when `action` is `RequireApproval`: the entry's,
     /// else the file's, else `None` (use the gateway's configured default).
     pub approval_timeout_secs: Option<u64>,
+}
+
+impl Evaluation {
+    /// The `tools` key that matched (the rate-limit counter key); `None` for hide and default.
+    pub fn entry(&self) -> Option<&str> {
+        self.rule.entry_key()
+    }
+}
+
+impl serde::Serialize for Evaluation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// The fields as they were when the key sat beside the rule's text.
+        #[derive(serde::Serialize)]
+        struct Shown<'a> {
+            action: Action,
+            rule: &'a RuleRef,
+            entry: Option<&'a str>,
+            reason: &'a Option<String>,
+            rate_limit: &'a Option<RateLimit>,
+            approval_timeout_secs: Option<u64>,
+        }
+        Shown {
+            action: self.action,
+            rule: &self.rule,
+            entry: self.entry(),
+            reason: &self.reason,
+            rate_limit: &self.rate_limit,
+            approval_timeout_secs: self.approval_timeout_secs,
+        }
+        .serialize(serializer)
+    }
 }
 
 /// At most `max` calls per `window_secs`, per session and entry.

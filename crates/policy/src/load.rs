@@ -24,6 +24,7 @@ use crate::condition::{describe, quoted_list, Condition, Subject, Test};
 use crate::eval::{Compiled, Entry, HideList, Rule, ToolTable};
 use crate::model::{RawAction, Risk, ToolClass};
 use crate::pattern::{Pattern, PatternSet};
+use crate::RuleRef;
 use crate::{Action, Problem, RateLimit};
 
 /// Top-level fields of a policy file, in documentation order.
@@ -291,7 +292,7 @@ impl Loader<'_> {
     }
 
     fn policy(&mut self, value: &Value) -> Compiled {
-        let mut compiled = Compiled::only_default(Action::RequireApproval, "default");
+        let mut compiled = Compiled::only_default(Action::RequireApproval, RuleRef::Default);
         let Some(map) = self.object(value, "$", "a policy object") else {
             return compiled;
         };
@@ -323,19 +324,19 @@ impl Loader<'_> {
 
     fn hide(&mut self, value: &Value) -> HideList {
         let mut patterns = Vec::new();
-        let mut rules = Vec::new();
+        let mut written = Vec::new();
         for (i, text) in self.strings(value, "$.hide") {
             match Pattern::parse(&text) {
                 Ok(pattern) => {
                     patterns.push(pattern);
-                    rules.push(format!("hide: {text}"));
+                    written.push(text);
                 }
                 Err(message) => self.report(&index("$.hide", i), message),
             }
         }
         HideList {
             set: PatternSet::new(patterns),
-            rules,
+            patterns: written,
         }
     }
 
@@ -398,7 +399,6 @@ impl Loader<'_> {
             let map = this.object(value, path, "a tool entry object (use {} to allow the tool)")?;
             let mut entry = Entry {
                 key: name.to_owned(),
-                rule: format!("tools.{name}"),
                 // `{}` allows: the meaning of the seed policy files.
                 action: Action::Allow,
                 reason: None,
@@ -419,7 +419,7 @@ impl Loader<'_> {
                     "reason" => entry.reason = this.string(value, &field_path),
                     "rate_limit" => entry.rate_limit = this.rate_limit(value, &field_path),
                     "approval_timeout" => entry.approval_timeout = this.seconds(value, &field_path),
-                    "rules" => entry.rules = this.rules(value, &field_path, &entry.rule),
+                    "rules" => entry.rules = this.rules(value, &field_path, name),
                     "class" => entry.class = this.choice(value, &field_path, &ToolClass::ALL),
                     "risk" => entry.risk = this.choice(value, &field_path, &Risk::ALL),
                     _ => this.unknown_field(path, field_name, &ENTRY_FIELDS),
@@ -454,14 +454,17 @@ impl Loader<'_> {
         })
     }
 
-    fn rules(&mut self, value: &Value, path: &str, entry_rule: &str) -> Vec<Rule> {
+    fn rules(&mut self, value: &Value, path: &str, key: &str) -> Vec<Rule> {
         let Value::Array(items) = value else {
             self.report(path, format!("expected an array of rules, found {}", describe(value)));
             return Vec::new();
         };
         let mut rules = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let name = format!("{entry_rule}.rules[{i}]");
+            let name = RuleRef::Rule {
+                key: key.to_owned(),
+                index: i,
+            };
             if let (Some(rule), true) = self.clean(|this| this.rule(item, &index(path, i), name)) {
                 rules.push(rule);
             }
@@ -469,7 +472,7 @@ impl Loader<'_> {
         rules
     }
 
-    fn rule(&mut self, value: &Value, path: &str, name: String) -> Option<Rule> {
+    fn rule(&mut self, value: &Value, path: &str, name: RuleRef) -> Option<Rule> {
         let map = self.object(
             value,
             path,

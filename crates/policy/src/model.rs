@@ -86,7 +86,10 @@ impl RawAction {
 }
 
 /// What a tool does, recorded with each call. Does not affect decisions.
+// No `Ord`: which class is "worse" is `guess`'s question (unknown counts least there), not the
+// order of this list (which the schema and the starter policy keep, unknown last).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ToolClass {
     /// Only reads state.
@@ -113,7 +116,9 @@ impl ToolClass {
 }
 
 /// How much harm a call to the tool could do, recorded with each call. Does not affect decisions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+// Ordered from least to most harm: a prompt raises a level to at least `high`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize, JsonSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// Harmless.

@@ -290,16 +290,16 @@ mod conditional_rule {
     fn decide(text: &str, tool: &str, path: &str) -> (Action, String) {
         let policy = Policy::from_json_str(text, "edited.json").expect("the result re-validates");
         let eval = policy.evaluate(tool, &json!({ "path": path }));
-        (eval.action, eval.rule)
+        (eval.action, eval.rule.to_string())
     }
 
     #[test]
     fn an_allow_goes_after_the_authors_denies_and_decides_only_what_it_covers() {
         let when = json!({"arguments.path": {"path_under": "/home/me/notes"}});
         let written = add_tool_rule(FILES, "write_file", &when, true, None).unwrap();
-        assert_eq!((written.index, written.name.as_str()), (1, "tools.write_file.rules[1]"));
+        assert_eq!((written.index, written.name.to_string().as_str()), (1, "tools.write_file.rules[1]"));
         let text = &written.text;
-        assert_eq!(decide(text, "write_file", "/home/me/notes/a.md"), (Action::Allow, written.name.clone()));
+        assert_eq!(decide(text, "write_file", "/home/me/notes/a.md"), (Action::Allow, written.name.to_string()));
         assert_eq!(decide(text, "write_file", "/home/me/notes/x/y.txt").0, Action::Allow);
         // Outside the directory, a `..` escape, and the author's deny: as before.
         assert_eq!(decide(text, "write_file", "/home/me/other.txt"), (Action::RequireApproval, "tools.write_file".into()));

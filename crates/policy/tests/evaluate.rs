@@ -2,7 +2,7 @@
 
 use std::num::{NonZeroU32, NonZeroU64};
 
-use portcullis_policy::{Action, Evaluation, Policy, RateLimit};
+use portcullis_policy::{Action, Evaluation, Policy, RateLimit, RuleRef};
 use rstest::rstest;
 use serde_json::{json, Value};
 
@@ -84,7 +84,7 @@ fn rate(max: u32, window: u64) -> Option<RateLimit> {
 fn precedence(#[case] tool: &str, #[case] action: Action, #[case] rule: &str, #[case] entry: Option<&str>) {
     let decision = example().evaluate(tool, &Value::Null);
     assert_eq!(
-        (decision.action, decision.rule.as_str(), decision.entry.as_deref()),
+        (decision.action, decision.rule.to_string().as_str(), decision.entry()),
         (action, rule, entry),
         "decision for {tool:?}"
     );
@@ -109,8 +109,9 @@ fn deny_carries_reason_and_no_rate_limit() {
         decision,
         Evaluation {
             action: Action::Deny,
-            rule: "tools.vm_delete".to_owned(),
-            entry: Some("vm_delete".to_owned()),
+            rule: RuleRef::Entry {
+                key: "vm_delete".to_owned()
+            },
             reason: Some("Deleting VMs is not allowed from agents".to_owned()),
             rate_limit: None,
             approval_timeout_secs: None,
@@ -138,7 +139,7 @@ fn default_require_approval_uses_file_timeout() {
     let policy = policy(json!({ "version": "1", "approval_timeout": 30 }));
     let decision = policy.evaluate("anything", &json!({}));
     assert_eq!(
-        (decision.action, decision.rule.as_str(), decision.approval_timeout_secs),
+        (decision.action, decision.rule.to_string().as_str(), decision.approval_timeout_secs),
         (Action::RequireApproval, "default", Some(30)),
         "default is require_approval when not given"
     );
@@ -149,7 +150,7 @@ fn default_require_approval_uses_file_timeout() {
 #[case::update_needs_approval("UPDATE t SET x = 1", Action::RequireApproval, "tools.execute_query")]
 fn design_example_rule(#[case] query: &str, #[case] action: Action, #[case] rule: &str) {
     let decision = example().evaluate("execute_query", &json!({ "query": query }));
-    assert_eq!((decision.action, decision.rule.as_str()), (action, rule));
+    assert_eq!((decision.action, decision.rule.to_string().as_str()), (action, rule));
 }
 
 fn rules_policy() -> Policy {
@@ -187,14 +188,14 @@ fn rules_first_match(
     assert_eq!(
         (
             decision.action,
-            decision.rule.as_str(),
+            decision.rule.to_string().as_str(),
             decision.reason.as_deref(),
             decision.rate_limit
         ),
         (action, rule, reason, rate_limit),
     );
     assert_eq!(
-        decision.entry.as_deref(),
+        decision.entry(),
         Some("write"),
         "the entry is reported whichever rule decided"
     );
@@ -308,7 +309,7 @@ fn seed_policy_loads_unchanged() {
     let policy = Policy::from_json_str(text, "seed/policy.json").expect("the seed policy loads");
     let allowed = policy.evaluate("vm_agent_exec_status", &json!({"vmid": 100}));
     assert_eq!(
-        (allowed.action, allowed.rule.as_str(), allowed.entry.as_deref()),
+        (allowed.action, allowed.rule.to_string().as_str(), allowed.entry()),
         (
             Action::Allow,
             "tools.vm_agent_exec_status",
@@ -317,7 +318,7 @@ fn seed_policy_loads_unchanged() {
     );
     let denied = policy.evaluate("vm_delete", &json!({}));
     assert_eq!(
-        (denied.action, denied.rule.as_str(), denied.entry),
+        (denied.action, denied.rule.to_string().as_str(), denied.entry()),
         (Action::Deny, "default", None)
     );
     assert!(policy.redact_keys().is_empty());
@@ -331,8 +332,7 @@ fn require_approval_for_all() {
             policy.evaluate(tool, &json!({})),
             Evaluation {
                 action: Action::RequireApproval,
-                rule: "no policy file".to_owned(),
-                entry: None,
+                rule: RuleRef::NoPolicyFile,
                 reason: None,
                 rate_limit: None,
                 approval_timeout_secs: None,
@@ -358,7 +358,7 @@ fn annotations_are_recorded_per_entry() {
     }));
     let decision = policy.evaluate("vm_destroy", &json!({}));
     assert_eq!(decision.action, Action::Allow, "annotations do not affect the decision");
-    let annotations = policy.annotations(decision.entry.as_deref().unwrap_or_default());
+    let annotations = policy.annotations(decision.entry().unwrap_or_default());
     assert_eq!(
         (annotations.class, annotations.risk),
         (Some(ToolClass::Delete), Some(Risk::Critical))
@@ -478,4 +478,43 @@ fn bad_new_operands_are_refused_with_the_reason(#[case] when: Value, #[case] nee
     let text = json!({"version": "1", "tools": {"t": {"rules": [{"when": when, "action": "allow"}]}}}).to_string();
     let err = Policy::from_json_str(&text, "t").expect_err("refused").to_string();
     assert!(err.contains(needle), "{err}");
+}
+
+/// The evaluator names what decided as a typed [`RuleRef`] whose text is what the audit log's
+/// `rule` column has always held — for every kind, keys with dots included: no one parses it back.
+#[rstest]
+#[case::hide("secret_x", json!({}), RuleRef::Hide { pattern: "secret_*".into() }, "hide: secret_*")]
+#[case::exact_entry("a.b", json!({}), RuleRef::Entry { key: "a.b".into() }, "tools.a.b")]
+#[case::glob_entry("vm_9", json!({}), RuleRef::Entry { key: "vm_*".into() }, "tools.vm_*")]
+#[case::argument_rule("a.b", json!({"n": 2}), RuleRef::Rule { key: "a.b".into(), index: 1 }, "tools.a.b.rules[1]")]
+#[case::shadowed_key_refusal("a.b", json!({"N": 1, "n": 0}), RuleRef::Entry { key: "a.b".into() }, "tools.a.b")]
+#[case::default("other", json!({}), RuleRef::Default, "default")]
+fn every_kind_of_rule_is_typed_and_reads_as_before(
+    #[case] tool: &str,
+    #[case] arguments: Value,
+    #[case] rule: RuleRef,
+    #[case] text: &str,
+) {
+    let policy = Policy::from_json_str(
+        r#"{"version": "1", "default": "deny", "hide": ["secret_*"], "tools": {
+            "a.b": {"rules": [
+                {"when": {"arguments.n": {"eq": 1}}, "action": "deny"},
+                {"when": {"arguments.n": {"eq": 2}}, "action": "require_approval"}
+            ]},
+            "vm_*": {"action": "require_approval"}
+        }}"#,
+        "kinds.json",
+    )
+    .expect("valid");
+    let decision = policy.evaluate(tool, &arguments);
+    assert_eq!((&decision.rule, decision.rule.to_string().as_str()), (&rule, text));
+    assert_eq!(decision.entry(), rule.entry_key(), "the entry is the rule's key");
+    let shown = serde_json::to_value(&decision).expect("serializes");
+    assert_eq!((&shown["rule"], &shown["entry"]), (&json!(text), &json!(rule.entry_key())));
+}
+
+#[test]
+fn no_policy_file_is_its_own_kind() {
+    let decision = Policy::require_approval_for_all().evaluate("x", &json!({}));
+    assert_eq!((&decision.rule, decision.rule.to_string().as_str()), (&RuleRef::NoPolicyFile, "no policy file"));
 }

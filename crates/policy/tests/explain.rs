@@ -44,7 +44,7 @@ fn glob(key: &str, literals: usize, wildcards: usize) -> GlobKey {
 fn an_exact_key_wins_and_the_globs_it_beat_are_named_in_precedence_order() {
     let e = policy().explain("pve_get_node_status", &CallFacts::arguments(&Value::Null));
     assert_eq!(e.evaluation.action, Action::Deny);
-    assert_eq!(e.evaluation.rule, "tools.pve_get_node_status");
+    assert_eq!(e.evaluation.rule.to_string(), "tools.pve_get_node_status");
     assert_eq!(
         e.matched,
         Matched::Exact {
@@ -105,7 +105,7 @@ fn rules_are_tried_in_order_until_one_holds() {
     let p = policy();
     let select = json!({"query": "SELECT 1"});
     let e = p.explain("execute_query", &CallFacts::arguments(&select));
-    assert_eq!(e.evaluation.rule, "tools.execute_query.rules[1]");
+    assert_eq!(e.evaluation.rule.to_string(), "tools.execute_query.rules[1]");
     assert_eq!(
         e.rules.iter().map(|r| (r.index, r.held)).collect::<Vec<_>>(),
         vec![(0, false), (1, true)]
@@ -116,7 +116,7 @@ fn rules_are_tried_in_order_until_one_holds() {
     let update = json!({"query": "UPDATE t SET x = 1"});
     let e = p.explain("execute_query", &CallFacts::arguments(&update));
     assert_eq!(e.evaluation.action, Action::RequireApproval);
-    assert_eq!(e.evaluation.rule, "tools.execute_query");
+    assert_eq!(e.evaluation.rule.to_string(), "tools.execute_query");
     assert!(e.rules.iter().all(|r| !r.held) && e.rules.len() == 2);
     let text = e.lines().join("\n");
     assert!(

@@ -67,7 +67,7 @@ pub async fn query_audit(host: State<'_, Arc<Host>>, filter: FilterArg, limit: u
 /// Where the export dialog proposes to save.
 #[tauri::command(rename_all = "snake_case")]
 pub fn suggest_export_path(format: Format) -> String {
-    let now = portcullis_gateway::gate::now_ms();
+    let now = portcullis_gateway::clock::now_ms();
     export::suggested_path(format, now, export::default_folder()).display().to_string()
 }
 
@@ -110,7 +110,7 @@ fn export_rows(store: &AuditStore, mut filter: AuditFilter) -> IpcResult<Vec<Aud
 pub async fn audit_histogram(host: State<'_, Arc<Host>>, filter: FilterArg, bucket_ms: i64) -> IpcResult<Vec<Bucket>> {
     let store = store(&host).await?;
     let filter = AuditFilter::from(filter);
-    let now = portcullis_gateway::gate::now_ms();
+    let now = portcullis_gateway::clock::now_ms();
     blocking(move || Ok(histogram::histogram(&*store, &filter, bucket_ms, now)?)).await
 }
 

@@ -111,7 +111,7 @@ fn decision_of(e: &Explanation) -> ToolDecision {
         tool: e.tool.clone(),
         decider,
         action,
-        rule: e.evaluation.rule.clone(),
+        rule: e.evaluation.rule.to_string(),
         lines: e.lines(),
     }
 }

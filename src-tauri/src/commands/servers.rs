@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use portcullis_gateway::risk::{self, Risk};
+use portcullis_policy::{guess, ToolClass};
 use serde::Serialize;
 use serde_json::Value;
 use tauri::State;
@@ -44,7 +44,7 @@ pub struct ToolInfo {
     pub description: Option<String>,
     #[ts(type = "Record<string, unknown> | null")]
     pub annotations: Option<Value>,
-    pub risk: Risk,
+    pub risk: ToolClass,
 }
 
 fn policy_health(host: &Host, running: &Running, server: &str) -> PolicyHealth {
@@ -165,7 +165,7 @@ fn tool_info(tool: &Value) -> Option<ToolInfo> {
     let annotations = tool.get("annotations").filter(|a| a.is_object()).cloned();
     let title = text("title").or_else(|| annotations.as_ref()?.get("title")?.as_str().map(str::to_owned));
     let description = text("description");
-    let risk = risk::classify(&name, description.as_deref(), annotations.as_ref());
+    let risk = guess::tool_class(&name, description.as_deref(), annotations.as_ref());
     Some(ToolInfo {
         name,
         title,
@@ -187,7 +187,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(t.title.as_deref(), Some("Delete"));
-        assert_eq!(t.risk, Risk::Delete);
+        assert_eq!(t.risk, ToolClass::Delete);
         assert!(tool_info(&serde_json::json!({"description": "no name"})).is_none());
     }
 }

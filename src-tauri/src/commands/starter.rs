@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use portcullis_gateway::starter_policy::{starter_policy, ClassifiedTool};
 use portcullis_gateway::upstream::list_tools::list_tools;
+use portcullis_policy::starter::{starter_policy, ClassifiedTool};
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;

@@ -260,7 +260,7 @@ fn grants_are_listed_and_revoked_once() {
     let main = window(&f.app, "main");
     let stranger = window(&f.app, "stranger");
     let gateway = f.host.running_now().unwrap().gateway.clone();
-    let now = portcullis_gateway::gate::now_ms();
+    let now = portcullis_gateway::clock::now_ms();
     let grant = NewGrant {
         server: "fs".into(),
         tool: "write_file".into(),

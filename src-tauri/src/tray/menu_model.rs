@@ -109,7 +109,7 @@ pub fn model(input: &TrayInput<'_>) -> TrayModel {
 mod tests {
     use super::*;
     use portcullis_gateway::approval::ClientInfo;
-    use portcullis_gateway::risk::Risk;
+    use portcullis_policy::{Risk, RuleRef, ToolClass};
 
     fn pending(id: &str, tool: &str) -> PendingApproval {
         PendingApproval {
@@ -119,8 +119,8 @@ mod tests {
             title: None,
             description: None,
             annotations: None,
-            risk: Risk::Write,
-            risk_level: portcullis_gateway::approval::RiskLevel::Medium,
+            risk: ToolClass::Write,
+            risk_level: Risk::Medium,
             risk_basis: portcullis_gateway::approval::RiskBasis::Guessed,
             reason: None,
             asked_by: "the default of fs.json (no entry names write_file)".into(),
@@ -132,7 +132,7 @@ mod tests {
                 name: Some("claude-code".into()),
                 version: None,
             },
-            rule: "default".into(),
+            rule: portcullis_gateway::approval::HeldBy::Policy(RuleRef::Default),
             requested_at: String::new(),
             requested_at_ms: 0,
             expires_at: String::new(),

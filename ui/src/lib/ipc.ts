@@ -1,7 +1,10 @@
 // Generated from the Rust types by src-tauri/src/bindings.rs (ts-rs). Do not edit:
 // PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings
 
-export type Risk = "unknown" | "read" | "write" | "execute" | "delete";
+/**
+ * What a tool does, recorded with each call. Does not affect decisions.
+ */
+export type ToolClass = "read" | "write" | "execute" | "delete" | "unknown";
 
 /**
  * How far an approval reaches.
@@ -9,9 +12,9 @@ export type Risk = "unknown" | "read" | "write" | "execute" | "delete";
 export type Scope = "once" | "session" | "always";
 
 /**
- * A held call's risk level (the policy format's `risk` values).
+ * How much harm a call to the tool could do, recorded with each call. Does not affect decisions.
  */
-export type RiskLevel = "low" | "medium" | "high" | "critical";
+export type Risk = "low" | "medium" | "high" | "critical";
 
 /**
  * Where a held call's risk level comes from.
@@ -28,12 +31,12 @@ export type PendingApproval = { id: string, server: string, tool: string, title:
  * The tool's class (read, write, execute, delete, unknown): the policy entry's `class`
  * when it sets one, else guessed from the name, description and annotations.
  */
-risk: Risk, 
+risk: ToolClass, 
 /**
  * How much harm the call could do: the entry's `risk` when the policy sets one, else the
  * class's level; at least `high` for a tool never listed or changed since pinned.
  */
-risk_level: RiskLevel, 
+risk_level: Risk, 
 /**
  * Why `risk_level` is what it is.
  */
@@ -63,7 +66,11 @@ arguments: unknown,
  * integers as their digits: JavaScript's own parse rounds those beyond 2^53, and the person
  * would approve `12345678901234567000` while `12345678901234567890` is forwarded.
  */
-arguments_json: string, session: string, client: ClientInfo, rule: string, requested_at: string, requested_at_ms: number, expires_at: string, expires_at_ms: number, 
+arguments_json: string, session: string, client: ClientInfo, 
+/**
+ * What held the call; its text is the audit's `rule` (`tools.write_file`, `pin:changed`).
+ */
+rule: string, requested_at: string, requested_at_ms: number, expires_at: string, expires_at_ms: number, 
 /**
  * The JSON-RPC id of the held request, as JSON text.
  */
@@ -329,7 +336,7 @@ export type ServerEntry = { "transport": "stdio", command: string, args: Array<s
  */
 export type EntryProblem = { field: string, message: string, };
 
-export type ToolInfo = { name: string, title: string | null, description: string | null, annotations: Record<string, unknown> | null, risk: Risk, };
+export type ToolInfo = { name: string, title: string | null, description: string | null, annotations: Record<string, unknown> | null, risk: ToolClass, };
 
 export type PolicyFile = { 
 /**

@@ -11,10 +11,10 @@ import type {
   InstallPreview,
   PendingApproval,
   PinChange,
-  Risk,
   ServerEntry,
   ServerStatus,
   StarterPolicyText,
+  ToolClass,
   ToolInfo,
 } from './types';
 
@@ -110,7 +110,7 @@ export function makeRow(over: Partial<AuditRow> = {}): AuditRow {
   };
 }
 
-function tool(name: string, risk: Risk, description: string, annotations: Record<string, unknown> | null = null): ToolInfo {
+function tool(name: string, risk: ToolClass, description: string, annotations: Record<string, unknown> | null = null): ToolInfo {
   const title = name.replace(/[-_]/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase());
   return { name, title, description, annotations, risk };
 }

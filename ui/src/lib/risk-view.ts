@@ -3,7 +3,7 @@
 // source, never a guess of its own. A tool the server never listed, or whose definition changed
 // since it was pinned, is high risk whatever its name suggests, and the badge says why loudly.
 
-import type { Risk, RiskBasis, RiskLevel } from './ipc';
+import type { Risk, RiskBasis, ToolClass } from './ipc';
 
 export interface RiskView {
   /** The class in words ("Writes"). */
@@ -16,7 +16,7 @@ export interface RiskView {
   alarm: boolean;
 }
 
-export const CLASS_LABELS: Record<Risk, string> = {
+export const CLASS_LABELS: Record<ToolClass, string> = {
   read: 'Reads',
   write: 'Writes',
   execute: 'Executes',
@@ -24,7 +24,7 @@ export const CLASS_LABELS: Record<Risk, string> = {
   unknown: 'Unknown effect',
 };
 
-const LEVEL_LABELS: Record<RiskLevel, string> = {
+const LEVEL_LABELS: Record<Risk, string> = {
   low: 'Low risk',
   medium: 'Medium risk',
   high: 'High risk',
@@ -38,7 +38,7 @@ const WHY: Record<RiskBasis, string> = {
   definition_changed: 'definition changed since pinned',
 };
 
-export function riskView(risk: Risk, level?: RiskLevel | null, basis?: RiskBasis | null): RiskView {
+export function riskView(risk: ToolClass, level?: Risk | null, basis?: RiskBasis | null): RiskView {
   return {
     classLabel: CLASS_LABELS[risk] ?? risk,
     levelLabel: level ? (LEVEL_LABELS[level] ?? level) : null,

@@ -1,7 +1,7 @@
 //! `portcullis policy init SERVER`: a starter policy from the server's live tool list.
 //!
 //! Connects to the configured server directly (no gateway needed), lists every tool, classifies
-//! each and writes `<policies dir>/<server>.json` (see `portcullis_gateway::starter_policy` for
+//! each and writes `<policies dir>/<server>.json` (see `portcullis_policy::starter` for
 //! the rules). An existing file is replaced only with `--force`; the file is written to a
 //! temporary file beside it and renamed into place, so a running gateway's watcher never reads
 //! half a policy.
@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use portcullis_audit::neutralize::terminal as clean;
 use portcullis_config::config::Config;
-use portcullis_gateway::starter_policy::{starter_policy, ClassifiedTool, StarterPolicy};
 use portcullis_gateway::upstream::list_tools::list_tools;
+use portcullis_policy::starter::{starter_policy, ClassifiedTool, StarterPolicy};
 use portcullis_policy::ToolClass;
 
 use super::write_stdout;
@@ -134,7 +134,7 @@ fn row(tool: &ClassifiedTool) -> [String; 4] {
 
 #[cfg(test)]
 mod tests {
-    use portcullis_gateway::starter_policy::starter_policy;
+    use portcullis_policy::starter::starter_policy;
     use serde_json::json;
 
     use super::summary;

@@ -48,7 +48,7 @@ impl Grants {
             which: super::standing::Which::Any,
             expires_at_ms: None,
         };
-        self.standing.add(grant, crate::gate::now_ms())
+        self.standing.add(grant, crate::clock::now_ms())
     }
 
     /// "For this session" on a call held because `tool` changed to the definition `digest`.

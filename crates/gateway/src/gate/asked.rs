@@ -6,33 +6,32 @@
 //!   arguments.path path_under \"/etc\""), from the same [`portcullis_policy::Policy::explain`]
 //!   that `policy explain` prints.
 //! - Class and risk: the entry's `class` and `risk` when the policy sets them; else the class
-//!   guessed from the name, description and annotations ([`crate::risk::classify`]) and the
+//!   guessed from the name, description and annotations ([`portcullis_policy::guess`]) and the
 //!   level that class gets in a starter policy. A tool the server never listed, or whose
 //!   definition changed since it was pinned, is at least high risk whatever the rest says: its
 //!   name and description are exactly what cannot be trusted.
 
-use portcullis_policy::{Matched, ToolClass};
+use portcullis_policy::{guess, starter, Matched, Risk, RuleRef, ToolClass};
 use serde_json::Value;
 
 use super::{Call, Caller, Gate};
-use crate::approval::{RiskBasis, RiskLevel};
-use crate::pins::{PinChange, PIN_RULE};
+use crate::approval::{HeldBy, RiskBasis};
+use crate::pins::PinChange;
 use crate::policy_store::InForce;
-use crate::risk::{classify, Risk};
 use crate::tool_catalog::ToolDescription;
 
 /// The prompt's facts about one held call.
 pub(super) struct Asking {
     pub reason: Option<String>,
     pub asked_by: String,
-    pub class: Risk,
-    pub risk_level: RiskLevel,
+    pub class: ToolClass,
+    pub risk_level: Risk,
     pub risk_basis: RiskBasis,
     pub info: ToolDescription,
 }
 
 impl Gate {
-    pub(super) fn asking(&self, call: &Call, caller: &Caller, rule: &str, pin_change: Option<&PinChange>) -> Asking {
+    pub(super) fn asking(&self, call: &Call, caller: &Caller, rule: &HeldBy, pin_change: Option<&PinChange>) -> Asking {
         let known = self.catalog.get(&call.server, &caller.session, &call.tool);
         let policy = match self.policies.get(&call.server) {
             Some(InForce::Policy(policy)) => Some(policy),
@@ -45,13 +44,13 @@ impl Gate {
             .map_or_else(|| format!("{}.json", call.server), |n| n.to_string_lossy().into_owned());
         let facts = caller.facts(&call.arguments);
         let explained = policy.as_ref().map(|p| p.explain(&call.tool, &facts));
-        let explained = explained.filter(|e| e.evaluation.rule == rule);
+        let explained = explained.filter(|e| rule.policy_rule() == Some(&e.evaluation.rule));
         let (asked_by, reason) = match (&explained, rule) {
-            (_, PIN_RULE) => (
+            (_, HeldBy::PinChanged) => (
                 "the tool's definition changed since it was pinned".to_owned(),
                 Some(format!("the server changed {:?} since it was first seen", call.tool)),
             ),
-            (_, portcullis_policy::NO_POLICY_FILE_RULE) => (
+            (_, HeldBy::Policy(RuleRef::NoPolicyFile)) => (
                 format!("no policy file ({file} does not exist): every call asks"),
                 None,
             ),
@@ -59,19 +58,20 @@ impl Gate {
             (None, rule) => (format!("{rule} in {file}"), None),
         };
         let annotations = match (&explained, &policy) {
-            (Some(e), Some(p)) => e.evaluation.entry.as_deref().map(|key| p.annotations(key)),
+            (Some(e), Some(p)) => e.evaluation.entry().map(|key| p.annotations(key)),
             _ => None,
         }
         .unwrap_or_default();
         let info = known.info;
-        let guessed = classify(&call.tool, info.description.as_deref(), info.annotations.as_ref());
-        let class = annotations.class.map_or(guessed, class_of);
+        let guessed = guess::tool_class(&call.tool, info.description.as_deref(), info.annotations.as_ref());
+        let class = annotations.class.unwrap_or(guessed);
         let from_policy = annotations.class.is_some() || annotations.risk.is_some();
-        let level = annotations.risk.map_or_else(|| level_of(class), RiskLevel::from);
+        // The level a class gets when the policy gives none, as `policy init` writes it.
+        let level = annotations.risk.unwrap_or_else(|| starter::class_risk(class));
         let (risk_level, risk_basis) = if pin_change.is_some() {
-            (level.max(RiskLevel::High), RiskBasis::DefinitionChanged)
+            (level.max(Risk::High), RiskBasis::DefinitionChanged)
         } else if !known.listed {
-            (level.max(RiskLevel::High), RiskBasis::NeverListed)
+            (level.max(Risk::High), RiskBasis::NeverListed)
         } else if from_policy {
             (level, RiskBasis::Policy)
         } else {
@@ -115,26 +115,6 @@ fn when_words(when: &Value) -> String {
         }
     }
     parts.join(" and ")
-}
-
-fn class_of(class: ToolClass) -> Risk {
-    match class {
-        ToolClass::Read => Risk::Read,
-        ToolClass::Write => Risk::Write,
-        ToolClass::Execute => Risk::Execute,
-        ToolClass::Delete => Risk::Delete,
-        ToolClass::Unknown => Risk::Unknown,
-    }
-}
-
-/// The level a class gets when the policy gives none (as `policy init` writes it).
-fn level_of(class: Risk) -> RiskLevel {
-    match class {
-        Risk::Read => RiskLevel::Low,
-        Risk::Write => RiskLevel::Medium,
-        Risk::Execute | Risk::Unknown => RiskLevel::High,
-        Risk::Delete => RiskLevel::Critical,
-    }
 }
 
 #[cfg(test)]

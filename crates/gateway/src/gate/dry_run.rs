@@ -9,7 +9,7 @@
 //! compared against `[redacted]`, not the secret; the answer counts those rows so a person knows.
 
 use portcullis_audit::{AuditRow, REDACTED};
-use portcullis_policy::{Action, CallFacts, Policy, When};
+use portcullis_policy::{Action, CallFacts, Policy, RuleRef, When};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -54,8 +54,8 @@ enum Cover {
     Any,
     /// Calls the policy with the new entry would decide with `Action`.
     Policy(Box<Policy>, Action),
-    /// Calls the written rule (named `tools.<key>.rules[<i>]`) would decide in that policy.
-    Rule(Box<Policy>, String),
+    /// Calls the written rule would decide in that policy.
+    Rule(Box<Policy>, RuleRef),
 }
 
 impl Gate {
@@ -158,7 +158,7 @@ impl Gate {
         reason: Option<&str>,
         effect: Action,
     ) -> Result<(Value, Cover), ChoiceError> {
-        let entry = self.policies.standing_entry(&p.server, &p.rule, action, reason);
+        let entry = self.policies.standing_entry(&p.server, p.rule.policy_rule(), action, reason);
         let text = self.policies.preview_entry(&p.server, &p.tool, entry.clone())?;
         let source = self.policies.path(&p.server).display().to_string();
         let policy = Policy::from_json_str(&text, &source).map_err(|e| ChoiceError::Invalid(e.to_string()))?;
@@ -232,8 +232,8 @@ fn covers(cover: &Cover, row: &AuditRow) -> (bool, bool) {
             let hit = action == *effect || (*effect == Action::Deny && action == Action::Hide);
             (hit, contains_redacted(&row.arguments))
         }
-        Cover::Rule(policy, name) => {
-            let hit = policy.evaluate_call(&row.tool, &facts).rule == *name;
+        Cover::Rule(policy, rule) => {
+            let hit = policy.evaluate_call(&row.tool, &facts).rule == *rule;
             (hit, contains_redacted(&row.arguments))
         }
     }
@@ -398,7 +398,7 @@ mod tests {
         // Nothing was decided or written.
         assert!(gate.approvals.get(&id).is_some(), "still pending");
         assert!(
-            gate.approvals.grants.standing.list(crate::gate::now_ms()).is_empty(),
+            gate.approvals.grants.standing.list(crate::clock::now_ms()).is_empty(),
             "no grant made"
         );
         let policy_after = std::fs::read_to_string(dir.path().join("policies/srv.json")).unwrap();

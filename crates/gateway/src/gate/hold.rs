@@ -13,7 +13,7 @@ use portcullis_wire::{method, Message};
 use serde_json::{json, Value};
 
 use super::{Call, Caller, Forwarded, Gate, Ruling};
-use crate::approval::{ClientInfo, PendingApproval, Resolution, Ticket};
+use crate::approval::{ClientInfo, HeldBy, PendingApproval, Resolution, Ticket};
 
 /// How often a waiting client hears that the call is still held.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
@@ -37,7 +37,7 @@ pub struct Hold {
     gate: Arc<Gate>,
     call: Call,
     caller: Caller,
-    rule: String,
+    rule: HeldBy,
     timeout: Duration,
     started: Instant,
     ticket: Ticket,
@@ -48,13 +48,13 @@ impl Hold {
         gate: Arc<Gate>,
         call: Call,
         caller: Caller,
-        rule: String,
+        rule: HeldBy,
         timeout: Duration,
         pin_change: Option<crate::pins::PinChange>,
     ) -> Self {
         let asking = gate.asking(&call, &caller, &rule, pin_change.as_ref());
         let info = asking.info;
-        let now = super::now_ms();
+        let now = crate::clock::now_ms();
         let expires = now + i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
         let approval = PendingApproval {
             id: String::new(),
@@ -170,7 +170,7 @@ impl Hold {
     }
 }
 
-fn ruling_for(resolution: &Resolution, call: &Call, rule: &str, timeout: Duration) -> Ruling {
+fn ruling_for(resolution: &Resolution, call: &Call, rule: &HeldBy, timeout: Duration) -> Ruling {
     let (decision, decided_by) = resolution.audit();
     let tool = &call.tool;
     let (reason, message) = match resolution {
@@ -201,7 +201,7 @@ fn ruling_for(resolution: &Resolution, call: &Call, rule: &str, timeout: Duratio
     Ruling {
         decision,
         decided_by,
-        rule: Some(rule.to_owned()),
+        rule: Some(rule.to_string()),
         reason,
         message,
     }

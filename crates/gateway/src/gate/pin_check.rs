@@ -18,6 +18,7 @@ use portcullis_audit::{DecidedBy, Decision};
 use portcullis_policy::{Action, Evaluation};
 
 use super::{refused, Call, Caller, Gate, Hold, Ruling, Verdict};
+use crate::approval::HeldBy;
 use crate::pins::{PinChange, PIN_RULE};
 
 impl Gate {
@@ -88,7 +89,7 @@ impl Gate {
             self.clone(),
             call,
             caller.clone(),
-            PIN_RULE.to_owned(),
+            HeldBy::PinChanged,
             timeout,
             Some(change),
         );

@@ -76,7 +76,7 @@ impl Gateway {
 impl Gateway {
     /// The standing grants in force now.
     pub fn standing_grants(&self) -> Vec<Listed> {
-        self.gate.standing_grants(crate::gate::now_ms())
+        self.gate.standing_grants(crate::clock::now_ms())
     }
 
     /// Ends the standing grant `id` at once; `false` if it is not in force.

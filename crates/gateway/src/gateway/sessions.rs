@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use crate::gate;
 use crate::queue;
 use crate::session::Session;
 use crate::upstream::{IdMode, Upstream, UpstreamError};
@@ -25,7 +24,7 @@ impl Gateway {
     /// Ends sessions whose clients vanished without a `DELETE` (a killed client), so their
     /// upstream children do not pile up.
     pub(super) async fn reap_idle_sessions(&self) {
-        let now = gate::now_ms();
+        let now = crate::clock::now_ms();
         let idle: Vec<Arc<str>> = self
             .sessions
             .lock()

@@ -32,7 +32,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::gate::hold::rfc3339;
-use crate::gate::now_ms;
+use crate::clock::now_ms;
 
 /// Tasks one board keeps at once; beyond it a held call waits the ordinary way.
 const MAX_TASKS: usize = 1024;

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 
 use super::{add_tool_entry, fail};
 use crate::load::parse_document;
-use crate::{exact_key, Policy, PolicyError};
+use crate::{exact_key, Policy, PolicyError, RuleRef};
 
 /// An argument rule written by [`add_tool_rule`].
 #[derive(Debug, Clone, PartialEq)]
@@ -25,8 +25,9 @@ pub struct RuleWrite {
     pub entry: Value,
     /// The rule's index in the entry's `rules`.
     pub index: usize,
-    /// How the audit names the rule: `tools.<key>.rules[<index>]`.
-    pub name: String,
+    /// The rule as the evaluator reports it when it decides ([`RuleRef::Rule`] with `key` and
+    /// `index`; the audit's `tools.<key>.rules[<index>]`).
+    pub name: RuleRef,
 }
 
 /// Returns `policy_text` with a rule `{when, action, reason}` added to `tool`'s exact-name entry
@@ -58,7 +59,10 @@ pub fn add_tool_rule(
     rules.insert(index, Value::Object(rule));
     let entry = Value::Object(entry);
     let text = add_tool_entry(policy_text, &key, entry.clone())?;
-    let name = format!("tools.{key}.rules[{index}]");
+    let name = RuleRef::Rule {
+        key: key.clone(),
+        index,
+    };
     Ok(RuleWrite {
         text,
         key,
@@ -75,8 +79,8 @@ fn current_entry(document: &Value, policy: &Policy, tool: &str, key: &str) -> Ma
     if let Some(Value::Object(exact)) = tools.and_then(|t| t.get(key)) {
         return exact.clone();
     }
-    let decided_by = policy.evaluate_call(tool, &crate::CallFacts::arguments(&Value::Null)).entry;
-    if let Some(Value::Object(glob)) = decided_by.and_then(|glob| tools?.get(&glob).cloned()) {
+    let decided_by = policy.evaluate_call(tool, &crate::CallFacts::arguments(&Value::Null)).rule;
+    if let Some(Value::Object(glob)) = decided_by.entry_key().and_then(|glob| tools?.get(glob).cloned()) {
         return glob;
     }
     let default = document.get("default").and_then(Value::as_str).unwrap_or("require_approval");

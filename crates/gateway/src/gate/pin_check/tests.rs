@@ -102,7 +102,7 @@ async fn a_changed_tool_is_held_unless_the_policy_refuses_it() {
     assert_eq!(refusal(gate.decide(call("ok"), &caller("a")).await), "held");
     let pending = gate.approvals.pending();
     assert_eq!(pending.len(), 1);
-    assert_eq!(pending[0].rule, PIN_RULE);
+    assert_eq!(pending[0].rule.to_string(), PIN_RULE);
     let change = pending[0].pin_change.as_ref().expect("the approval says what changed");
     assert_eq!(change.fields, vec!["description"]);
     assert_eq!(change.old["description"], "ok v1");
@@ -158,7 +158,8 @@ async fn approving_a_changed_tool_for_the_session_or_always() {
 /// it was pinned is high risk whatever it says of itself.
 #[tokio::test]
 async fn a_changed_tool_is_high_risk_and_an_unchanged_one_says_which_entry_asked() {
-    use crate::approval::{RiskBasis, RiskLevel};
+    use crate::approval::RiskBasis;
+    use portcullis_policy::Risk;
     let dir = tempfile::tempdir().unwrap();
     let gate = gate(&dir);
     list(&gate, "srv", &tools("v1"));
@@ -174,6 +175,6 @@ async fn a_changed_tool_is_high_risk_and_an_unchanged_one_says_which_entry_asked
     assert_eq!(refusal(gate.decide(call("ok"), &caller("a")).await), "held");
     let changed = gate.approvals.pending().into_iter().find(|p| p.tool == "ok").unwrap();
     assert_eq!(changed.risk_basis, RiskBasis::DefinitionChanged);
-    assert!(changed.risk_level >= RiskLevel::High, "{:?}", changed.risk_level);
+    assert!(changed.risk_level >= Risk::High, "{:?}", changed.risk_level);
     assert_eq!(changed.asked_by, "the tool's definition changed since it was pinned");
 }

@@ -1,6 +1,6 @@
 //! A starter policy from a server's live tool list (`portcullis policy init`).
 //!
-//! Each tool gets a class from [`crate::risk::classify`] (name, then description; annotations
+//! Each tool gets a class from [`crate::guess::tool_class`] (name, then description; annotations
 //! may raise it, never lower it) and a risk level derived from the class, and an entry that
 //! follows from the class:
 //!
@@ -19,10 +19,10 @@
 
 use std::collections::HashSet;
 
-use portcullis_policy::{Policy, PolicyError, Risk, ToolClass};
 use serde_json::{json, Map, Value};
 
-use crate::risk::{self, Risk as Class};
+use crate::model::{Risk, ToolClass};
+use crate::{guess, Policy, PolicyError};
 
 /// The rate limit of write tools: (calls, window in seconds). Ten a minute lets an agent do a
 /// task's worth of edits and stops a loop from doing hundreds.
@@ -70,13 +70,8 @@ pub fn classify_tool(tool: &Value) -> Option<ClassifiedTool> {
     let name = tool.get("name")?.as_str()?;
     let description = tool.get("description").and_then(Value::as_str);
     let annotations = tool.get("annotations");
-    let class = risk::classify(name, description, annotations);
-    let mut risk = match class {
-        Class::Read => Risk::Low,
-        Class::Write => Risk::Medium,
-        Class::Execute | Class::Unknown => Risk::High,
-        Class::Delete => Risk::Critical,
-    };
+    let class = guess::tool_class(name, description, annotations);
+    let mut risk = class_risk(class);
     if annotations
         .and_then(|a| a.get("openWorldHint"))
         .and_then(Value::as_bool)
@@ -85,16 +80,16 @@ pub fn classify_tool(tool: &Value) -> Option<ClassifiedTool> {
         risk = raise(risk);
     }
     let rule = match class {
-        Class::Read => StarterRule::Allow,
-        Class::Write => StarterRule::RateLimited {
+        ToolClass::Read => StarterRule::Allow,
+        ToolClass::Write => StarterRule::RateLimited {
             max: WRITE_RATE_LIMIT.0,
             window: WRITE_RATE_LIMIT.1,
         },
-        Class::Execute | Class::Delete | Class::Unknown => StarterRule::RequireApproval,
+        ToolClass::Execute | ToolClass::Delete | ToolClass::Unknown => StarterRule::RequireApproval,
     };
     Some(ClassifiedTool {
         name: name.to_owned(),
-        class: tool_class(class),
+        class,
         risk,
         rule,
     })
@@ -128,7 +123,7 @@ fn render(tools: &[ClassifiedTool]) -> String {
     for (i, tool) in tools.iter().enumerate() {
         out.push_str(if i == 0 { "\n" } else { ",\n" });
         out.push_str("    ");
-        out.push_str(&inline(&Value::String(portcullis_policy::exact_key(&tool.name))));
+        out.push_str(&inline(&Value::String(crate::exact_key(&tool.name))));
         out.push_str(": ");
         out.push_str(&inline(&entry(tool)));
     }
@@ -175,21 +170,22 @@ fn inline(value: &Value) -> String {
     }
 }
 
+/// The risk level a class gets in a starter policy (the table above), before `openWorldHint`;
+/// the prompt gives the same level to a class the policy sets without a `risk`.
+pub fn class_risk(class: ToolClass) -> Risk {
+    match class {
+        ToolClass::Read => Risk::Low,
+        ToolClass::Write => Risk::Medium,
+        ToolClass::Execute | ToolClass::Unknown => Risk::High,
+        ToolClass::Delete => Risk::Critical,
+    }
+}
+
 fn raise(risk: Risk) -> Risk {
     match risk {
         Risk::Low => Risk::Medium,
         Risk::Medium => Risk::High,
         Risk::High | Risk::Critical => Risk::Critical,
-    }
-}
-
-fn tool_class(class: Class) -> ToolClass {
-    match class {
-        Class::Read => ToolClass::Read,
-        Class::Write => ToolClass::Write,
-        Class::Execute => ToolClass::Execute,
-        Class::Delete => ToolClass::Delete,
-        Class::Unknown => ToolClass::Unknown,
     }
 }
 
@@ -206,7 +202,7 @@ fn class_rank(class: ToolClass) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use portcullis_policy::Action;
+    use crate::Action;
     use rstest::rstest;
 
     fn tool(name: &str, annotations: Option<Value>) -> Value {

@@ -1,23 +1,15 @@
-//! Risk classes of tools: read < write < execute < delete, or unknown.
+//! A tool's [`ToolClass`] guessed from what the server says of it, for a tool whose policy
+//! entry sets no `class`: the starter policy, the prompt, the app's tool list.
 //!
 //! The class comes from the tool's name (every word counts, the worst wins), else its
 //! description. Annotations are untrusted (MCP.md): they may raise the class — an explicit
 //! `destructiveHint: true` makes it delete, an explicit `readOnlyHint: false` at least write —
-//! and never lower it.
+//! and never lower it. "Worst" is by `severity`: unknown (no evidence) < read < write < execute
+//! < delete.
 
-use serde::Serialize;
 use serde_json::Value;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "snake_case")]
-pub enum Risk {
-    Unknown,
-    Read,
-    Write,
-    Execute,
-    Delete,
-}
+use crate::model::ToolClass;
 
 const DELETE: &[&str] = &[
     "delete",
@@ -55,7 +47,7 @@ const READ: &[&str] = &[
     "ping", "validate", "explain", "dump", "export",
 ];
 
-fn class_of_word(word: &str) -> Risk {
+fn class_of_word(word: &str) -> ToolClass {
     let w = word.to_ascii_lowercase();
     let w = w.as_str();
     let stem = w
@@ -65,15 +57,15 @@ fn class_of_word(word: &str) -> Risk {
         .unwrap_or(w);
     let is = |list: &[&str]| list.contains(&w) || list.contains(&stem);
     if is(DELETE) {
-        Risk::Delete
+        ToolClass::Delete
     } else if is(EXECUTE) {
-        Risk::Execute
+        ToolClass::Execute
     } else if is(WRITE) {
-        Risk::Write
+        ToolClass::Write
     } else if is(READ) {
-        Risk::Read
+        ToolClass::Read
     } else {
-        Risk::Unknown
+        ToolClass::Unknown
     }
 }
 
@@ -102,31 +94,50 @@ fn words(text: &str) -> Vec<String> {
     out
 }
 
-fn class_of_text(text: &str, max_words: usize) -> Risk {
+/// How much harm a class stands for, for "the worst wins". Not `Ord` on [`ToolClass`]: a policy
+/// file lists `unknown` last, and the starter policy groups it last too.
+fn severity(class: ToolClass) -> u8 {
+    match class {
+        ToolClass::Unknown => 0,
+        ToolClass::Read => 1,
+        ToolClass::Write => 2,
+        ToolClass::Execute => 3,
+        ToolClass::Delete => 4,
+    }
+}
+
+fn worst(a: ToolClass, b: ToolClass) -> ToolClass {
+    if severity(b) > severity(a) {
+        b
+    } else {
+        a
+    }
+}
+
+fn class_of_text(text: &str, max_words: usize) -> ToolClass {
     words(text)
         .iter()
         .take(max_words)
         .map(|w| class_of_word(w))
-        .max()
-        .unwrap_or(Risk::Unknown)
+        .fold(ToolClass::Unknown, worst)
 }
 
-/// The risk class of a tool.
-pub fn classify(name: &str, description: Option<&str>, annotations: Option<&Value>) -> Risk {
-    let mut risk = class_of_text(name, 16);
-    if risk == Risk::Unknown {
+/// The class of a tool from its name, description and annotations.
+pub fn tool_class(name: &str, description: Option<&str>, annotations: Option<&Value>) -> ToolClass {
+    let mut class = class_of_text(name, 16);
+    if class == ToolClass::Unknown {
         // Only the opening words: a description goes on to mention what the tool does *not* do.
-        risk = description.map_or(Risk::Unknown, |d| class_of_text(d, 3));
+        class = description.map_or(ToolClass::Unknown, |d| class_of_text(d, 3));
     }
     if let Some(annotations) = annotations {
         let flag = |k: &str| annotations.get(k).and_then(Value::as_bool);
         if flag("destructiveHint") == Some(true) && flag("readOnlyHint") != Some(true) {
-            risk = risk.max(Risk::Delete);
+            class = worst(class, ToolClass::Delete);
         } else if flag("readOnlyHint") == Some(false) {
-            risk = risk.max(Risk::Write);
+            class = worst(class, ToolClass::Write);
         }
     }
-    risk
+    class
 }
 
 #[cfg(test)]
@@ -136,35 +147,35 @@ mod tests {
     use serde_json::json;
 
     #[rstest]
-    #[case("pve_get_task_status", None, None, Risk::Read)]
-    #[case("vm_agent_exec_status", None, None, Risk::Execute)]
-    #[case("vm_delete", None, None, Risk::Delete)]
-    #[case("write_file", None, None, Risk::Write)]
-    #[case("createIssue", None, None, Risk::Write)]
-    #[case("git_reset", None, None, Risk::Write)]
-    #[case("frobnicate", Some("Deletes the widget"), None, Risk::Delete)]
-    #[case("frobnicate", None, None, Risk::Unknown)]
-    #[case("rollback_vm_snapshot", None, None, Risk::Delete)]
-    #[case("cloudron_uninstall_app", None, None, Risk::Delete)]
-    #[case("cloudron_install_app", None, None, Risk::Execute)]
-    #[case("suspend_vm", None, None, Risk::Execute)]
-    #[case("resize_vm_disk", None, None, Risk::Write)]
-    #[case("dump_vm_cloudinit", None, None, Risk::Read)]
-    #[case("echo", None, Some(json!({"readOnlyHint": true, "destructiveHint": false})), Risk::Read)]
-    #[case("echo", None, Some(json!({"destructiveHint": true})), Risk::Delete)]
-    #[case("read_file", None, Some(json!({"readOnlyHint": false})), Risk::Write)]
+    #[case("pve_get_task_status", None, None, ToolClass::Read)]
+    #[case("vm_agent_exec_status", None, None, ToolClass::Execute)]
+    #[case("vm_delete", None, None, ToolClass::Delete)]
+    #[case("write_file", None, None, ToolClass::Write)]
+    #[case("createIssue", None, None, ToolClass::Write)]
+    #[case("git_reset", None, None, ToolClass::Write)]
+    #[case("frobnicate", Some("Deletes the widget"), None, ToolClass::Delete)]
+    #[case("frobnicate", None, None, ToolClass::Unknown)]
+    #[case("rollback_vm_snapshot", None, None, ToolClass::Delete)]
+    #[case("cloudron_uninstall_app", None, None, ToolClass::Delete)]
+    #[case("cloudron_install_app", None, None, ToolClass::Execute)]
+    #[case("suspend_vm", None, None, ToolClass::Execute)]
+    #[case("resize_vm_disk", None, None, ToolClass::Write)]
+    #[case("dump_vm_cloudinit", None, None, ToolClass::Read)]
+    #[case("echo", None, Some(json!({"readOnlyHint": true, "destructiveHint": false})), ToolClass::Read)]
+    #[case("echo", None, Some(json!({"destructiveHint": true})), ToolClass::Delete)]
+    #[case("read_file", None, Some(json!({"readOnlyHint": false})), ToolClass::Write)]
     fn classes(
         #[case] name: &str,
         #[case] description: Option<&str>,
         #[case] annotations: Option<Value>,
-        #[case] expected: Risk,
+        #[case] expected: ToolClass,
     ) {
-        assert_eq!(classify(name, description, annotations.as_ref()), expected);
+        assert_eq!(tool_class(name, description, annotations.as_ref()), expected);
     }
 
     #[test]
     fn annotations_never_lower_the_class() {
         let calm = json!({"readOnlyHint": true, "destructiveHint": false});
-        assert_eq!(classify("delete_vm", None, Some(&calm)), Risk::Delete);
+        assert_eq!(tool_class("delete_vm", None, Some(&calm)), ToolClass::Delete);
     }
 }

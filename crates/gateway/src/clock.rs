@@ -1,0 +1,12 @@
+//! Wall-clock time as the audit log, approvals, grants and policy writes stamp it: milliseconds
+//! since the Unix epoch. A leaf module, so whatever needs the time imports nothing else for it.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Now, in milliseconds since the Unix epoch (0 for a clock set before it).
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
