@@ -15,9 +15,9 @@ use portcullis_gateway::starter_policy::{starter_policy, ClassifiedTool, Starter
 use portcullis_gateway::tool_listing::list_tools;
 use portcullis_policy::ToolClass;
 
-use super::write_stdout;
 use crate::exit::{Failure, Outcome};
 use crate::table;
+use crate::text::write_stdout;
 
 #[derive(clap::Args)]
 pub struct Args {
