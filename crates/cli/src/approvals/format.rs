@@ -362,6 +362,18 @@ mod tests {
     }
 
     #[test]
+    fn card_fields_keep_within_the_width_with_wide_characters_and_controls() {
+        let mut a = approval();
+        a.description = Some("日本語の説明文はとても長いので折り返す必要があります\u{1b}[2K。 ok".into());
+        let text = card(&a, at("2026-11-30T01:02:05Z"), 40, 0);
+        let fields = text.lines().take_while(|l| *l != "  arguments");
+        for line in fields {
+            assert!(columns(line) <= 40, "{line:?} is {} columns wide", columns(line));
+        }
+        assert!(!text.contains('\u{1b}'), "the control is neutralized before wrapping: {text}");
+    }
+
+    #[test]
     fn table_lists_calls_with_time_left() {
         let mut other = approval();
         other.id = "18".into();
