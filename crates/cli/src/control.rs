@@ -1,6 +1,6 @@
 //! The gateway's control API as the CLI uses it: pending approvals, decisions, pinned tools and
 //! the event stream, with the types they carry. A leaf: the commands that use it
-//! ([`crate::approvals`], [`crate::tools`]) import it, never the other way.
+//! (`approvals`, `tools`) import it, never the other way.
 //!
 //! Requests that should answer at once (list, approve, deny) are bounded by [`REQUEST_TIMEOUT`];
 //! the event stream has no overall timeout, only a bounded connect.
