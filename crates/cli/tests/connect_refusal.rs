@@ -19,8 +19,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
 /// Well under the 30 s the relay waits for a gateway that refuses it for a passing reason.
 const WITHIN: Duration = Duration::from_secs(10);
 
-/// `portcullis serve` with one server, `known`, once it says it is ready.
-async fn serve(dir: &Path) -> Child {
+/// `portcullis serve` with one server, `known`, once it says it is ready; its log is read on
+/// (`keep_log`) or its stderr closed.
+async fn serve(dir: &Path, keep_log: bool) -> Child {
     let config = dir.join("portcullis.json");
     let servers = json!({ "listen": "127.0.0.1:0", "mcpServers": { "known": { "command": "true" } } });
     std::fs::write(&config, servers.to_string()).unwrap();
@@ -48,8 +49,9 @@ async fn serve(dir: &Path) -> Child {
     tokio::time::timeout(WITHIN, ready)
         .await
         .expect("portcullis serve is ready in time");
-    // Its log stays read, so no write of it fails or blocks.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    if keep_log {
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    }
     child
 }
 
@@ -71,7 +73,7 @@ async fn connect(server: &str, data_dir: &Path) -> (Option<i32>, String) {
 #[tokio::test]
 async fn connect_to_an_unknown_server_is_a_clear_error_on_both_transports() {
     let dir = tempfile::tempdir().unwrap();
-    let _gateway = serve(dir.path()).await;
+    let _gateway = serve(dir.path(), true).await;
     let data = dir.path().join("data");
 
     let (code, stderr) = connect("nope", &data).await;
@@ -102,4 +104,16 @@ async fn connect_to_an_unknown_server_is_a_clear_error_on_both_transports() {
         stderr.contains("no server named \"nope\""),
         "says which name is unknown: {stderr}"
     );
+}
+
+/// Found by the test above: with its stderr closed (by a launcher that went away), the gateway's
+/// log fallback panicked the connection's task at the first warning, so the refusal never came and
+/// `connect` waited 30 s for a gateway instead.
+#[tokio::test]
+async fn a_gateway_whose_stderr_was_closed_still_refuses_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let _gateway = serve(dir.path(), false).await;
+    let (code, stderr) = connect("nope", &dir.path().join("data")).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("no server named \"nope\""), "{stderr}");
 }
