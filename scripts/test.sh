@@ -14,6 +14,10 @@ cargo --version
 node --version
 python3 --version
 
+step "module import graph: no crate's modules import each other in a circle"
+python3 scripts/check-module-cycles.py --self-test
+python3 scripts/check-module-cycles.py || echo "(import cycles are reported, not yet failing: issue 15 in progress)"
+
 step "cargo build"
 cargo build --locked --all-targets
 

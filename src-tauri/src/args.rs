@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use portcullis_gateway::paths::{self, Environment};
+use portcullis_config::paths::{self, Environment};
 
 #[derive(Debug, Clone, Parser)]
 #[command(

@@ -13,7 +13,7 @@ use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::pins::{DiffEntry, DiffKind, PinChange};
 use portcullis_gateway::policy_store::PolicyWrite;
 use portcullis_gateway::risk::Risk;
-use portcullis_gateway::server_status::ServerReport;
+use portcullis_gateway::upstream::monitor::ServerReport;
 use ts_rs::{Config, TS};
 
 use crate::commands::approvals::{DecisionAnswer, DryRunView, Extended};
@@ -25,10 +25,10 @@ use crate::commands::pins::ChangedTool;
 use crate::commands::policy::{Decider, ExplainAnswer, PolicyFile, Problem, ToolAction, ToolDecision, Validation};
 use crate::commands::servers::{PolicyHealth, ServerStatus, ToolInfo};
 use crate::commands::starter::{StarterPolicyText, StarterTool};
-use crate::export::Format;
+use crate::export::{Format, Saved};
 use crate::histogram::Bucket;
 use crate::ipc::IpcError;
-use crate::server_config::{EntryProblem, ServerEntry};
+use portcullis_config::config::edit::{EntryProblem, ServerEntry};
 use crate::settings::{Settings, Theme};
 use crate::windows::ShowApproval;
 
@@ -76,6 +76,7 @@ pub fn render() -> String {
         decl::<DryRunView>(&cfg),
         decl::<FilterArg>(&cfg),
         decl::<Format>(&cfg),
+        decl::<Saved>(&cfg),
         decl::<Bucket>(&cfg),
         decl::<ServerStatus>(&cfg),
         decl::<PolicyHealth>(&cfg),

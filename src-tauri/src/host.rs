@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use portcullis_audit::AuditStore;
 use portcullis_gateway::approval::ApproverGuard;
-use portcullis_gateway::config::{Config, ConfigError};
+use portcullis_config::config::{Config, ConfigError};
 use portcullis_gateway::{Gateway, StartError};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
@@ -88,7 +88,7 @@ impl Host {
         Self {
             paths,
             settings,
-            autostart: Autostart::new(Box::new(portcullis_gateway::paths::ProcessEnv)),
+            autostart: Autostart::new(Box::new(portcullis_config::paths::ProcessEnv)),
             paused: AtomicBool::new(false),
             phase: watch::channel(Phase::Starting).0,
             rejected: Mutex::new(HashMap::new()),

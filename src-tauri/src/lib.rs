@@ -26,7 +26,6 @@ pub mod host;
 pub mod ipc;
 mod logging;
 pub mod notification;
-pub mod server_config;
 mod settings;
 pub mod startup;
 mod takeover;
@@ -35,7 +34,7 @@ pub mod windows;
 
 use std::sync::Arc;
 
-use portcullis_gateway::paths::ProcessEnv;
+use portcullis_config::paths::ProcessEnv;
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 
 pub use crate::args::{Args, Paths};
@@ -89,7 +88,8 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::approvals::list_grants,
             commands::approvals::revoke_grant,
             commands::audit::query_audit,
-            commands::audit::export_audit,
+            commands::audit::save_audit_export,
+            commands::audit::suggest_export_path,
             commands::audit::audit_histogram,
             commands::servers::list_servers,
             commands::servers::restart_server,

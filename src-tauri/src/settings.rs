@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use portcullis_gateway::autostart::{self, AutostartError, Kind, Launch, Status};
-use portcullis_gateway::paths::Environment;
+use portcullis_config::autostart::{self, AutostartError, Kind, Launch, Status};
+use portcullis_config::paths::Environment;
 use serde::{Deserialize, Serialize};
 
 pub const SETTINGS_FILE: &str = "desktop-settings.json";
@@ -127,7 +127,7 @@ impl SettingsStore {
     }
 }
 
-/// Start at login: the platform's entry ([`portcullis_gateway::autostart`]), which on starts
+/// Start at login: the platform's entry ([`portcullis_config::autostart`]), which on starts
 /// this app. The same entry `portcullis serve --install-autostart` writes, so either shows here.
 pub struct Autostart {
     env: Box<dyn Environment + Send + Sync>,

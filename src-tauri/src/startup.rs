@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use portcullis_gateway::gateway_file::GatewayFile;
+use portcullis_config::gateway_file::GatewayFile;
 use portcullis_gateway::policy_store::InForce;
 use tauri::async_runtime::JoinHandle;
 use tauri::{AppHandle, Manager, Runtime};

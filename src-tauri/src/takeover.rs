@@ -15,7 +15,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use portcullis_gateway::gateway_file::GatewayFile;
+use portcullis_config::gateway_file::GatewayFile;
 
 /// How long the serve may take to stop: its own drain (3 s) and its upstreams' stop, with room.
 const STOP_WITHIN: Duration = Duration::from_secs(12);

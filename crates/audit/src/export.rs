@@ -1,6 +1,7 @@
 //! Audit rows as file text: the CSV and JSON lines that `portcullis audit --format csv|jsonl`
 //! prints and the desktop viewer exports (DESIGN §7). One implementation, so both stay
-//! byte-identical. Columns and keys are [`AuditRow::COLUMNS`], in that order.
+//! byte-identical. Columns and keys are [`AuditRow::COLUMNS`], in that order; CSV adds `time`
+//! after `time_ms`, the same instant as ISO-8601 UTC for the people who open it in a spreadsheet.
 //!
 //! CSV cells go through [`neutralize::csv_cell`]: the text columns (tool, client name, reason, …)
 //! came from agents and servers, and a cell such as `=HYPERLINK(…)` would run as a formula in a
@@ -11,18 +12,35 @@ use serde_json::Value;
 
 use crate::{neutralize, AuditRow};
 
+/// The CSV column the time is repeated in as ISO-8601 UTC, and the column it follows.
+const CSV_TIME: &str = "time";
+const CSV_TIME_AFTER: &str = "time_ms";
+
+/// The CSV's columns: [`AuditRow::COLUMNS`] with [`CSV_TIME`] after `time_ms`.
+fn csv_columns() -> impl Iterator<Item = &'static str> {
+    AuditRow::COLUMNS
+        .iter()
+        .flat_map(|c| std::iter::once(*c).chain((*c == CSV_TIME_AFTER).then_some(CSV_TIME)))
+}
+
 /// The CSV header line (no newline).
 pub fn csv_header() -> String {
-    AuditRow::COLUMNS.join(",")
+    csv_columns().collect::<Vec<_>>().join(",")
+}
+
+/// `time_ms` as ISO-8601 UTC with milliseconds, e.g. `2026-12-01T16:40:12.345Z`.
+pub fn iso_time(time_ms: i64) -> String {
+    let since_epoch = std::time::Duration::from_millis(time_ms.max(0).unsigned_abs());
+    humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + since_epoch).to_string()
 }
 
 /// One row as a CSV line (no newline): RFC 4180 quoting, NULL as an empty cell, the arguments
 /// as compact JSON, text guarded against formulas ([`neutralize::csv_cell`]).
 pub fn csv_row(row: &AuditRow) -> String {
     let value = serde_json::to_value(row).unwrap_or_default();
-    AuditRow::COLUMNS
-        .iter()
-        .map(|c| match value.get(*c) {
+    csv_columns()
+        .map(|c| match value.get(c) {
+            _ if c == CSV_TIME => iso_time(row.time_ms),
             None | Some(Value::Null) => String::new(),
             // Numbers are the gateway's own (ids, times, durations): `-1` is not a formula.
             Some(Value::Number(n)) => n.to_string(),
@@ -89,15 +107,24 @@ mod tests {
     fn csv_has_the_columns_and_quotes_what_needs_it() {
         let text = csv(&[row()]);
         let mut lines = text.lines();
-        assert_eq!(lines.next().unwrap(), AuditRow::COLUMNS.join(","));
+        let header = lines.next().unwrap();
+        assert!(header.starts_with("id,time_ms,time,session,"), "{header}");
+        assert_eq!(header.split(',').count(), AuditRow::COLUMNS.len() + 1, "{header}");
         let line = lines.next().unwrap();
         assert!(
-            line.starts_with("7,1700000000000,s,\"claude, desktop\",,fs,write_file,"),
+            line.starts_with("7,1700000000000,2023-11-14T22:13:20.000Z,s,\"claude, desktop\",,fs,write_file,"),
             "{line}"
         );
         assert!(line.contains(r#""{""path"":"#), "arguments are quoted JSON: {line}");
         assert!(line.ends_with("d,approved,user,default,,1200,,,1,"), "{line} (no original_arguments)");
-        assert_eq!(csv(&[]), AuditRow::COLUMNS.join(","), "no rows: the header alone");
+        assert_eq!(csv(&[]), csv_header(), "no rows: the header alone");
+    }
+
+    #[test]
+    fn iso_times_are_utc_with_milliseconds() {
+        assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_time(1_764_607_212_345), "2025-12-01T16:40:12.345Z");
+        assert_eq!(iso_time(-5), "1970-01-01T00:00:00.000Z", "a clock before 1970 is not a panic");
     }
 
     #[test]

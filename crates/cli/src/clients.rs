@@ -1,11 +1,11 @@
 //! `portcullis clients list | install CLIENT | uninstall CLIENT`: route an MCP client's servers
-//! through Portcullis and back. The work is `portcullis_gateway::clients`; this is prompts and output.
+//! through Portcullis and back. The work is `portcullis_clients`; this is prompts and output.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args as ClapArgs, Subcommand};
-use portcullis_gateway::clients::{self, install, uninstall, Client, Places, Setup};
+use portcullis_clients::{self as clients, install, uninstall, Client, Places, Setup};
 
 use crate::exit::{Failure, Outcome};
 use crate::table;

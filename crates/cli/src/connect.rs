@@ -13,7 +13,7 @@ mod stdio;
 use std::path::Path;
 use std::sync::Arc;
 
-use portcullis_gateway::gateway_file::GatewayFile;
+use portcullis_config::gateway_file::GatewayFile;
 
 use crate::exit::{Failure, Outcome};
 

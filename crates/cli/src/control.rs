@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
-use portcullis_gateway::gateway_file::{GatewayFile, GatewayFileError};
+use portcullis_config::gateway_file::{GatewayFile, GatewayFileError};
 use portcullis_wire::{SseDecoder, SseEvent};
 use reqwest::header::ACCEPT;
 use reqwest::{Method, StatusCode, Url};

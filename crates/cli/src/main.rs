@@ -62,11 +62,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let env = portcullis_gateway::paths::ProcessEnv;
-    let config = portcullis_gateway::paths::config_file(cli.config, &env);
+    let env = portcullis_config::paths::ProcessEnv;
+    let config = portcullis_config::paths::config_file(cli.config, &env);
     let data_dir_chosen = cli.data_dir.is_some()
-        || portcullis_gateway::paths::Environment::var(&env, portcullis_gateway::paths::HOME_ENV).is_some();
-    let data_dir = portcullis_gateway::paths::data_dir(cli.data_dir, &env);
+        || portcullis_config::paths::Environment::var(&env, portcullis_config::paths::HOME_ENV).is_some();
+    let data_dir = portcullis_config::paths::data_dir(cli.data_dir, &env);
     let result = match cli.command {
         Command::Serve(args) => serve::run(&config, &data_dir, &args),
         Command::Connect { server } => connect::run(&config, &data_dir, &server),

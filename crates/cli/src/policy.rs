@@ -58,7 +58,7 @@ fn check(files: &[PathBuf]) -> Outcome {
 }
 
 /// "No server X in the config (configured: …)", for the commands that name one.
-fn unknown_server(config: &portcullis_gateway::config::Config, config_path: &Path, server: &str) -> Failure {
+fn unknown_server(config: &portcullis_config::config::Config, config_path: &Path, server: &str) -> Failure {
     let known: Vec<&str> = config.servers.keys().map(String::as_str).collect();
     let known = if known.is_empty() {
         "none".to_owned()

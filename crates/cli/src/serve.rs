@@ -6,8 +6,8 @@ mod autostart;
 use std::net::SocketAddr;
 use std::path::Path;
 
-use portcullis_gateway::config::Config;
-use portcullis_gateway::gateway_file::GatewayFile;
+use portcullis_config::config::Config;
+use portcullis_config::gateway_file::GatewayFile;
 use portcullis_gateway::Gateway;
 
 use crate::exit::{Failure, Outcome};

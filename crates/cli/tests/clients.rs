@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use portcullis_gateway::config::{Config, ServerConfig};
+use portcullis_config::config::{Config, ServerConfig};
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
@@ -306,19 +306,39 @@ fn a_name_taken_in_portcullis_json_is_a_conflict_and_that_server_stays_as_it_was
 }
 
 #[test]
-fn a_vscode_file_with_comments_is_refused_and_left_untouched() {
+fn a_vscode_file_with_comments_keeps_them_through_install_and_uninstall() {
     let scene = Scene::new();
     let path = scene.home().join(".config/Code/User/mcp.json");
     std::fs::copy(fixtures().join("jsonc/mcp.json"), &path).expect("copy");
-    let original = std::fs::read(&path).expect("read");
+    let original = std::fs::read_to_string(&path).expect("read");
+    let done = scene.run(&["clients", "install", "vscode", "--yes"]);
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    let installed = std::fs::read_to_string(&path).expect("read");
+    for comment in ["// Servers for Copilot agent mode", "// the fetch server"] {
+        assert!(installed.contains(comment), "{comment} kept:\n{installed}");
+    }
+    assert!(installed.contains("\"connect\", \"fetch\""), "routed:\n{installed}");
+    let undone = scene.run(&["clients", "uninstall", "vscode", "--yes"]);
+    assert!(undone.status.success(), "{}", text(&undone.stderr));
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), original, "restored byte for byte");
+}
+
+#[test]
+fn a_malformed_vscode_file_is_refused_in_one_line_and_left_untouched() {
+    let scene = Scene::new();
+    let path = scene.home().join(".config/Code/User/mcp.json");
+    let broken = std::fs::read_to_string(fixtures().join("jsonc/mcp.json"))
+        .expect("read")
+        .replace("\"uvx\",", "\"uvx\"");
+    std::fs::write(&path, &broken).expect("write");
     let refused = scene.run(&["clients", "install", "vscode", "--yes"]);
     assert_eq!(refused.status.code(), Some(1));
     let stderr = text(&refused.stderr);
     assert!(
-        stderr.contains("comments") && stderr.lines().count() == 1,
+        stderr.contains("not valid JSON") && stderr.contains("mcp.json") && stderr.lines().count() == 1,
         "one clear line: {stderr}"
     );
-    assert_eq!(std::fs::read(&path).expect("read"), original, "nothing lost");
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), broken, "nothing lost");
     assert!(!scene.gateway_config().exists(), "nothing imported");
 }
 

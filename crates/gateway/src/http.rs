@@ -21,7 +21,7 @@ use axum::Router;
 use crate::Gateway;
 
 /// Largest request body accepted.
-pub const MAX_BODY: usize = crate::limits::MAX_MESSAGE;
+pub const MAX_BODY: usize = portcullis_wire::MAX_MESSAGE;
 
 pub fn router(gateway: Arc<Gateway>) -> Router {
     Router::new()

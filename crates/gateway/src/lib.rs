@@ -17,29 +17,23 @@
 
 pub mod approval;
 pub mod audit_log;
-pub mod autostart;
-pub mod clients;
-pub mod config;
 pub mod digest_key;
 pub mod events;
 pub mod gate;
-pub mod gateway_file;
 pub mod http;
 pub mod limits;
+pub mod listed_tool;
 pub mod local_conn;
 pub mod local_socket;
-pub mod paths;
 pub mod pins;
 pub mod policy_store;
 pub mod queue;
 pub mod rate_limit;
 pub mod risk;
-pub mod server_status;
 pub mod session;
 pub mod session_caps;
 pub mod starter_policy;
 pub mod tool_catalog;
-pub mod tool_listing;
 pub mod tools_filter;
 pub mod upstream;
 
@@ -49,20 +43,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use portcullis_audit::AuditWriter;
+use portcullis_config::config::{self, Config, ServerConfig};
+use portcullis_config::gateway_file::{self, GatewayFile};
 use rand::RngCore;
 use tokio::net::TcpListener;
 use tokio::sync::broadcast;
 
 use crate::approval::ApprovalBroker;
 use crate::audit_log::AuditLog;
-use crate::config::{Config, ServerConfig};
 use crate::events::GatewayEvent;
 use crate::gate::Gate;
-use crate::gateway_file::GatewayFile;
 use crate::pins::{PinError, PinStore, ToolPin};
 use crate::policy_store::PolicyStore;
 use crate::rate_limit::RateLimits;
-use crate::server_status::ServerMonitor;
+use crate::upstream::monitor::ServerMonitor;
 use crate::session::Session;
 use crate::tool_catalog::ToolCatalog;
 use crate::upstream::{IdMode, Upstream, UpstreamError};

@@ -1,9 +1,7 @@
 //! Limits on what the gateway reads, in one place.
 //!
-//! - [`MAX_MESSAGE`]: the largest JSON-RPC message, whichever way it comes — an HTTP request body
-//!   (larger: 413), a stdio line from a client (`connect`) or an upstream, an SSE event. Sixteen
-//!   MiB holds any real tool call or result (a big file read, a screenshot as base64) while capping
-//!   what one message can make the gateway buffer.
+//! - [`portcullis_wire::MAX_MESSAGE`]: the largest JSON-RPC message, whichever way it comes (an
+//!   HTTP request body, a stdio line, an SSE event).
 //! - [`MAX_DEPTH`]: how deeply a client's message may nest. serde_json refuses deeper input when
 //!   it builds a value (its recursion limit is 128), but the envelope parse skips `params` without
 //!   that check, so a request other than `tools/call` would reach the upstream as it came: a server
@@ -12,9 +10,6 @@
 //!   would be without Portcullis.
 //! - Client messages must be UTF-8 (RFC 8259 §8.1); the envelope parse would otherwise let
 //!   invalid bytes inside `params` through to the upstream.
-
-/// The largest message, in bytes.
-pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 /// The deepest nesting of arrays and objects accepted from a client (serde_json's own limit).
 pub const MAX_DEPTH: usize = 128;

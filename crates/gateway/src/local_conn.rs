@@ -58,7 +58,7 @@ const HELLO_MAX: usize = 4096;
 const HELLO_WITHIN: Duration = Duration::from_secs(5);
 /// The connection's outgoing queue: several of the largest messages, or many small ones.
 const OUT_BUDGET: Budget = Budget {
-    bytes: 3 * crate::limits::MAX_MESSAGE,
+    bytes: 3 * portcullis_wire::MAX_MESSAGE,
     messages: 8192,
 };
 /// The writer gathers what is ready into one write, up to this much.
@@ -148,7 +148,7 @@ where
         legacy: None,
         stateless: None,
     };
-    let mut decoder = LineDecoder::new(crate::limits::MAX_MESSAGE);
+    let mut decoder = LineDecoder::new(portcullis_wire::MAX_MESSAGE);
     let input_ended = 'read: loop {
         loop {
             match decoder.decode(&mut buf) {

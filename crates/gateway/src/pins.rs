@@ -30,7 +30,7 @@ use std::sync::Mutex;
 
 use portcullis_wire::canonical;
 
-use crate::tools_filter::Listed;
+use crate::listed_tool::Listed;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

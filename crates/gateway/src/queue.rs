@@ -47,11 +47,11 @@ pub struct Budget {
 
 impl Budget {
     /// A budget that holds at least one message of the largest size the gateway reads
-    /// ([`crate::limits::MAX_MESSAGE`]) and at least one message: a smaller one would refuse a
+    /// ([`portcullis_wire::MAX_MESSAGE`]) and at least one message: a smaller one would refuse a
     /// legitimate message into an empty queue.
     pub fn new(bytes: usize, messages: usize) -> Self {
         Self {
-            bytes: bytes.max(crate::limits::MAX_MESSAGE),
+            bytes: bytes.max(portcullis_wire::MAX_MESSAGE),
             messages: messages.max(1),
         }
     }
@@ -61,7 +61,7 @@ impl Budget {
 /// and log notifications), whichever comes first. A client or task that reads at all drains far
 /// faster than a server can fill this; only one that stopped reading reaches it.
 pub const STREAM_BUDGET: Budget = Budget {
-    bytes: 2 * crate::limits::MAX_MESSAGE,
+    bytes: portcullis_config::config::DEFAULT_STREAM_BUFFER_BYTES,
     messages: 4096,
 };
 
@@ -303,10 +303,10 @@ mod tests {
     #[test]
     fn a_budget_always_fits_one_largest_message() {
         let b = Budget::new(10, 0);
-        assert_eq!(b.bytes, crate::limits::MAX_MESSAGE);
+        assert_eq!(b.bytes, portcullis_wire::MAX_MESSAGE);
         assert_eq!(b.messages, 1);
         let (tx, _rx) = bounded::<Bytes>("t", Budget::new(0, 1), Overflow::Refuse);
-        assert!(tx.send(chunk(crate::limits::MAX_MESSAGE)).is_ok());
+        assert!(tx.send(chunk(portcullis_wire::MAX_MESSAGE)).is_ok());
     }
 
     #[tokio::test]

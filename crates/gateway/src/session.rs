@@ -38,6 +38,10 @@ use in_flight::{InFlight, Ticket};
 use outlets::Outlets;
 use reply::{Finish, PendingReply};
 
+/// How the agent session key of a `portcullis connect` relay over HTTP begins (the rest is a
+/// random id the relay chose: unguessable by others).
+pub const RELAY_SESSION_PREFIX: &str = "relay:";
+
 /// How a request is answered.
 pub enum Reply {
     /// One JSON body.
@@ -207,7 +211,7 @@ impl Session {
         }
         caller
             .session
-            .starts_with(crate::http::mcp::RELAY_SESSION_PREFIX)
+            .starts_with(RELAY_SESSION_PREFIX)
             .then(|| Arc::from(caller.session.as_str()))
     }
 

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::config::Limits;
+use portcullis_config::config::Limits;
 
 #[derive(Default)]
 pub struct SessionCaps {

@@ -14,12 +14,13 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::tools_filter::Listed;
+use crate::listed_tool::Listed;
 
 use serde_json::Value;
 
+/// What a server says about one tool in its `tools/list` entry, beyond the name.
 #[derive(Debug, Clone, Default)]
-pub struct ToolInfo {
+pub struct ToolDescription {
     pub title: Option<String>,
     pub description: Option<String>,
     pub annotations: Option<Value>,
@@ -30,7 +31,7 @@ pub struct ToolInfo {
 /// What the catalog knows of one tool for one session's prompt.
 #[derive(Debug, Clone, Default)]
 pub struct Known {
-    pub info: ToolInfo,
+    pub info: ToolDescription,
     /// Whether the server ever listed the tool (to this session, another, or the monitor).
     pub listed: bool,
 }
@@ -66,10 +67,10 @@ impl Stored {
         }
     }
 
-    fn info(&self) -> ToolInfo {
+    fn info(&self) -> ToolDescription {
         // The text was written from a `Value` here, so it reads back.
         let value = |t: &Option<Box<str>>| t.as_deref().and_then(|t| serde_json::from_str(t).ok());
-        ToolInfo {
+        ToolDescription {
             title: self.title.as_deref().map(str::to_owned),
             description: self.description.as_deref().map(str::to_owned),
             annotations: value(&self.annotations),

@@ -8,13 +8,12 @@
 //! the bytes that came, and one with hidden tools is spliced once.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
 
 use portcullis_policy::Policy;
 use portcullis_wire::tools_page::ToolsPage;
 use portcullis_wire::{error_code, Message};
-use serde_json::Value;
 
+use crate::listed_tool::Listed;
 use crate::pins::PinStore;
 use crate::tool_catalog::ToolCatalog;
 
@@ -25,30 +24,6 @@ pub struct Learn<'a> {
     pub session: &'a str,
     pub catalog: &'a ToolCatalog,
     pub pins: &'a PinStore,
-}
-
-/// A listed tool with an exact `name`, as the catalog and the pins learn it.
-pub struct Listed<'a> {
-    pub name: Cow<'a, str>,
-    /// The tool's JSON text as the server wrote it.
-    pub raw: &'a str,
-    value: OnceCell<Option<Value>>,
-}
-
-impl<'a> Listed<'a> {
-    pub fn new(name: Cow<'a, str>, raw: &'a str) -> Self {
-        Self {
-            name,
-            raw,
-            value: OnceCell::new(),
-        }
-    }
-
-    /// The tool as a JSON value, read once on first use; `None` when it cannot be read (nested
-    /// beyond serde_json's limit).
-    pub fn value(&self) -> Option<&Value> {
-        self.value.get_or_init(|| serde_json::from_str(self.raw).ok()).as_ref()
-    }
 }
 
 impl Learn<'_> {

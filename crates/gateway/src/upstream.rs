@@ -12,14 +12,15 @@
 mod child_process;
 mod correlator;
 mod legacy_sse;
+pub mod list_tools;
+pub mod monitor;
 mod stderr;
 mod streamable_http;
 
 use std::sync::Arc;
 
+use portcullis_config::config::ServerConfig;
 use portcullis_wire::{Message, RequestId};
-
-use crate::config::ServerConfig;
 
 pub use child_process::ChildProcess;
 pub use correlator::IdMode;

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use portcullis_audit::{AuditFilter, AuditStore};
-use portcullis_gateway::config::Config;
+use portcullis_config::config::Config;
 use portcullis_gateway::gate::{Call, Caller, Verdict};
 use portcullis_gateway::{digest_key, Gateway, StartError};
 use portcullis_wire::canonical;

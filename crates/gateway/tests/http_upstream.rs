@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use axum::http::HeaderMap;
 use axum::routing::post;
 use axum::{Json, Router};
-use portcullis_gateway::config::Config;
+use portcullis_config::config::Config;
 use portcullis_gateway::Gateway;
 use serde_json::{json, Value};
 

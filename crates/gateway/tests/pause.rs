@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use axum::routing::post;
 use axum::{Json, Router};
 use portcullis_audit::{AuditFilter, AuditStore, DecidedBy, Decision};
-use portcullis_gateway::config::Config;
+use portcullis_config::config::Config;
 use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::Gateway;
 use serde_json::{json, Value};

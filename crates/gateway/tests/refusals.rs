@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use portcullis_gateway::config::Config;
+use portcullis_config::config::Config;
 use portcullis_gateway::http::mcp::RefusalCode;
 use portcullis_gateway::local_conn::{Hello, PROTOCOL};
 use portcullis_gateway::{local_socket, Gateway};

@@ -8,7 +8,7 @@ use std::time::Duration;
 use axum::response::IntoResponse;
 use axum::routing::post;
 use axum::{Json, Router};
-use portcullis_gateway::config::{Config, ServerConfig};
+use portcullis_config::config::{Config, ServerConfig};
 use portcullis_gateway::Gateway;
 use serde_json::{json, Value};
 

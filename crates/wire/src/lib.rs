@@ -18,13 +18,22 @@ pub mod gate_result;
 pub mod message;
 pub mod method;
 pub mod mirror;
+pub mod parse_error;
 pub mod sse;
 pub mod strict;
 pub mod tools_page;
 
 pub use codec::{LineDecoder, LineError};
-pub use message::{Kind, Message, ParseError, RequestId};
+pub use message::{Kind, Message, RequestId};
+pub use parse_error::ParseError;
 pub use sse::{SseDecoder, SseEvent};
+
+/// The largest JSON-RPC message Portcullis reads, in bytes, whichever way it comes: an HTTP
+/// request body (larger: 413), a stdio line from a client (`connect`) or an upstream, an SSE
+/// event. Sixteen MiB holds any real tool call or result (a big file read, a screenshot as
+/// base64) while capping what one message can make the gateway buffer. Here because the config
+/// file's limits are checked against it too.
+pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 /// JSON-RPC error codes the gateway itself produces.
 pub mod error_code {

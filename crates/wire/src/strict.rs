@@ -27,7 +27,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde::Deserialize as _;
 use serde_json::value::RawValue;
 
-use crate::message::ParseError;
+use crate::parse_error::ParseError;
 
 /// Case folding for key comparison: lower, then upper, then lower again, one character at a time
 /// (a mapping to several characters keeps the character). This puts `ſ` with `s`, `K` (Kelvin)

@@ -14,7 +14,7 @@ use std::ops::Range;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::message::ParseError;
+use crate::parse_error::ParseError;
 use crate::strict::same_under_folding;
 
 /// One listed tool: its exact JSON text and where it sits in the message.

@@ -1,5 +1,5 @@
-//! `query_audit`, `export_audit`, `audit_histogram`: reads of the audit database, on a blocking
-//! thread (SQLite) so the async runtime never waits on the disk.
+//! `query_audit`, `save_audit_export`, `audit_histogram`: reads of the audit database, on a
+//! blocking thread (SQLite) so the async runtime never waits on the disk; `suggest_export_path`.
 
 use std::sync::Arc;
 
@@ -7,7 +7,7 @@ use portcullis_audit::{AuditFilter, AuditRow, AuditStore, Decision};
 use serde::Deserialize;
 use tauri::State;
 
-use crate::export::{self, Format};
+use crate::export::{self, Format, Saved};
 use crate::histogram::{self, Bucket};
 use crate::host::Host;
 use crate::ipc::{IpcError, IpcResult};
@@ -64,26 +64,46 @@ pub async fn query_audit(host: State<'_, Arc<Host>>, filter: FilterArg, limit: u
     blocking(move || Ok(store.query(&filter, limit.clamp(1, MAX_PAGE))?)).await
 }
 
+/// Where the export dialog proposes to save.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn export_audit(host: State<'_, Arc<Host>>, filter: FilterArg, format: Format) -> IpcResult<String> {
+pub fn suggest_export_path(format: Format) -> String {
+    let now = portcullis_gateway::gate::now_ms();
+    export::suggested_path(format, now, export::default_folder()).display().to_string()
+}
+
+/// Saves every row the filter matches to `path` (see `export.rs` for what is refused).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_audit_export(
+    host: State<'_, Arc<Host>>,
+    filter: FilterArg,
+    format: Format,
+    path: String,
+    replace: bool,
+) -> IpcResult<Saved> {
     let store = store(&host).await?;
-    let mut filter = AuditFilter::from(filter);
+    let filter = AuditFilter::from(filter);
     blocking(move || {
-        let mut rows = Vec::new();
-        while rows.len() < EXPORT_MAX {
-            let page = store.query(&filter, EXPORT_PAGE)?;
-            let Some(last) = page.last() else { break };
-            filter.before = Some(last.cursor());
-            let full = page.len() == EXPORT_PAGE;
-            rows.extend(page);
-            if !full {
-                break;
-            }
-        }
-        rows.truncate(EXPORT_MAX);
-        Ok(export::render(&rows, format))
+        let rows = export_rows(&store, filter)?;
+        export::save(&path, &export::render(&rows, format), rows.len(), replace)
     })
     .await
+}
+
+/// Every row the filter matches, newest first, at most [`EXPORT_MAX`].
+fn export_rows(store: &AuditStore, mut filter: AuditFilter) -> IpcResult<Vec<AuditRow>> {
+    let mut rows = Vec::new();
+    while rows.len() < EXPORT_MAX {
+        let page = store.query(&filter, EXPORT_PAGE)?;
+        let Some(last) = page.last() else { break };
+        filter.before = Some(last.cursor());
+        let full = page.len() == EXPORT_PAGE;
+        rows.extend(page);
+        if !full {
+            break;
+        }
+    }
+    rows.truncate(EXPORT_MAX);
+    Ok(rows)
 }
 
 #[tauri::command(rename_all = "snake_case")]

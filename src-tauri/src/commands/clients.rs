@@ -1,14 +1,14 @@
 //! `list_clients`, `preview_client_install`, `install_client`, `preview_client_uninstall`,
 //! `uninstall_client`: the Servers view's side of `portcullis clients` (the work is
-//! `portcullis_gateway::clients`). Each change is shown first and applied only as shown: install
+//! `portcullis_clients`). Each change is shown first and applied only as shown: install
 //! re-plans and refuses when the plan differs from the preview the person saw.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use portcullis_gateway::clients::{self, install, uninstall, Client, ClientError, Places, Setup};
-use portcullis_gateway::config::Config;
-use portcullis_gateway::paths::{Environment, ProcessEnv};
+use portcullis_clients::{self as clients, install, uninstall, Client, ClientError, Places, Setup};
+use portcullis_config::config::Config;
+use portcullis_config::paths::{Environment, ProcessEnv};
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use portcullis_gateway::gateway_file::GatewayFile;
-use portcullis_gateway::paths::{self, ProcessEnv};
+use portcullis_config::gateway_file::GatewayFile;
+use portcullis_config::paths::{self, ProcessEnv};
 use serde::Serialize;
 use serde_json::{json, Value};
 use tauri::State;

@@ -1,5 +1,5 @@
 //! `list_servers`, `restart_server`, `list_tools`: each upstream as the gateway's server monitor
-//! sees it ([`portcullis_gateway::server_status`]) and the health of its policy.
+//! sees it ([`portcullis_gateway::upstream::monitor`]) and the health of its policy.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,8 +13,8 @@ use ts_rs::TS;
 
 use crate::host::{Host, Running};
 use crate::ipc::{IpcError, IpcResult};
-use crate::server_config::{self, EntryProblem, ServerEntry};
-use portcullis_gateway::server_status::{ServerReport, Status};
+use portcullis_config::config::edit::{self as server_config, EntryProblem, ServerEntry};
+use portcullis_gateway::upstream::monitor::{ServerReport, Status};
 
 /// How long the server list waits for connections being opened; later polls show them.
 const LIST_WAIT: Duration = Duration::from_secs(3);

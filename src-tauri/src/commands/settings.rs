@@ -7,13 +7,13 @@ use tauri::State;
 use crate::host::Host;
 use crate::ipc::{IpcError, IpcResult};
 use crate::settings::{Settings, SettingsError};
-use portcullis_gateway::autostart::AutostartError;
+use portcullis_config::autostart::AutostartError;
 
 /// The approval timeout `portcullis.json` sets, which the settings show unless they override it.
 async fn config_timeout(host: &Host) -> u64 {
     match host.running().await {
         Ok(running) => running.config_timeout_secs,
-        Err(_) => portcullis_gateway::config::DEFAULT_APPROVAL_TIMEOUT_SECS,
+        Err(_) => portcullis_config::config::DEFAULT_APPROVAL_TIMEOUT_SECS,
     }
 }
 

@@ -46,7 +46,7 @@ pub(super) fn fixture() -> Fixture {
 /// An environment whose only variable is `XDG_CONFIG_HOME`.
 pub(super) struct TempConfigHome(pub(super) std::path::PathBuf);
 
-impl portcullis_gateway::paths::Environment for TempConfigHome {
+impl portcullis_config::paths::Environment for TempConfigHome {
     fn var(&self, key: &str) -> Option<std::ffi::OsString> {
         (key == "XDG_CONFIG_HOME").then(|| self.0.clone().into_os_string())
     }
@@ -102,8 +102,16 @@ fn commands_answer_with_the_ui_contract() {
         hist,
         Ok(json!([{"start_ms": 0, "counts": {}}, {"start_ms": 3_600_000, "counts": {}}]))
     );
-    let csv = invoke(&main, "export_audit", json!({"filter": {}, "format": "csv"})).unwrap();
-    assert!(csv.as_str().unwrap().starts_with("id,time_ms,session"), "{csv}");
+    let path = f._dir.path().join("audit.csv");
+    let save = json!({"filter": {}, "format": "csv", "path": path, "replace": false});
+    let saved = invoke(&main, "save_audit_export", save.clone()).unwrap();
+    assert_eq!(saved["rows"], 0, "{saved}");
+    let csv = std::fs::read_to_string(&path).unwrap();
+    assert!(csv.starts_with("id,time_ms,time,session"), "{csv}");
+    let again = invoke(&main, "save_audit_export", save).unwrap_err();
+    assert_eq!(again["code"], "export_exists", "a second save asks before replacing: {again}");
+    let suggested = invoke(&main, "suggest_export_path", json!({"format": "jsonl"})).unwrap();
+    assert!(suggested.as_str().unwrap().ends_with(".jsonl"), "{suggested}");
     let policy = invoke(&main, "read_policy", json!({"server": "fs"})).unwrap();
     assert_eq!(policy["text"], Value::Null, "no policy file yet");
     let bad = invoke(

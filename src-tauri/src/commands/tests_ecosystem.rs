@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use portcullis_gateway::paths::Environment;
+use portcullis_config::paths::Environment;
 
 use super::clients;
 use super::tests::{fixture, invoke, refused_by_acl, window};

@@ -201,6 +201,32 @@ def test_the_audit_view_lists_the_decisions(app: App) -> None:
     app.screenshot("servers", MAIN_TITLE)
 
 
+def test_the_audit_export_asks_where_and_before_replacing(app: App) -> None:
+    app.window("main")
+    app.click("tab-audit")
+    wait_until(lambda: len(app.find_all("audit-row")) >= 1, 15, "an audit row")
+    target = app.data_dir.parent / f"export-{marker()}.csv"
+    for attempt in ("new", "exists"):
+        app.click("export-csv")
+        path = app.wait_testid("export-path")
+        wait_until(lambda: path.get_attribute("value").endswith(".csv"), 15, "the suggested path")
+        path.clear()
+        path.send_keys(str(target))
+        app.click("export-save")
+        if attempt == "exists":
+            warning = app.wait_testid("export-error")
+            assert "already exists" in warning.text, warning.text
+            app.screenshot("audit-export-exists", MAIN_TITLE)
+            app.click("export-replace")
+        saved = app.wait_testid("export-saved")
+        assert str(target) in saved.text, saved.text
+        app.click("export-done")
+    lines = target.read_text().splitlines()
+    assert lines[0].startswith("id,time_ms,time,session,"), lines[0]
+    assert re.match(r"^\d+,\d+,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z,", lines[1]), lines[1]
+    assert target.stat().st_mode & 0o777 == 0o600, oct(target.stat().st_mode)
+
+
 def test_report_prompt_latency() -> None:
     assert LATENCIES_MS and PAINT_MS, "no latency measured"
     print(f"\nprompt window on screen after the client sent the call: {', '.join(f'{x:.0f} ms' for x in LATENCIES_MS)}"

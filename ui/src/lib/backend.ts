@@ -23,6 +23,7 @@ import type {
   PendingApproval,
   PolicyFile,
   PolicyWrite,
+  SavedExport,
   StandingGrant,
   ServerEntry,
   ServerStatus,
@@ -52,7 +53,10 @@ export interface Backend {
   dryRunApproval(id: string, choice: ApprovalChoice): Promise<DryRunResult>;
 
   queryAudit(filter: AuditFilter, limit: number): Promise<AuditRow[]>;
-  exportAudit(filter: AuditFilter, format: ExportFormat): Promise<string>;
+  /** Where the export dialog proposes to save (the Downloads folder, a name with the time). */
+  suggestExportPath(format: ExportFormat): Promise<string>;
+  /** Saves every row `filter` matches to `path`; `export_exists` unless `replace`. */
+  saveAuditExport(filter: AuditFilter, format: ExportFormat, path: string, replace: boolean): Promise<SavedExport>;
   auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramBucket[]>;
 
   listServers(): Promise<ServerStatus[]>;
@@ -116,7 +120,8 @@ export const COMMANDS = {
   extendApproval: 'extend_approval',
   dryRunApproval: 'dry_run_approval',
   queryAudit: 'query_audit',
-  exportAudit: 'export_audit',
+  suggestExportPath: 'suggest_export_path',
+  saveAuditExport: 'save_audit_export',
   auditHistogram: 'audit_histogram',
   listServers: 'list_servers',
   restartServer: 'restart_server',
@@ -208,8 +213,11 @@ export class TauriBackend implements Backend {
   queryAudit(filter: AuditFilter, limit: number) {
     return call<AuditRow[]>(COMMANDS.queryAudit, { filter, limit });
   }
-  exportAudit(filter: AuditFilter, format: ExportFormat) {
-    return call<string>(COMMANDS.exportAudit, { filter, format });
+  suggestExportPath(format: ExportFormat) {
+    return call<string>(COMMANDS.suggestExportPath, { format });
+  }
+  saveAuditExport(filter: AuditFilter, format: ExportFormat, path: string, replace: boolean) {
+    return call<SavedExport>(COMMANDS.saveAuditExport, { filter, format, path, replace });
   }
   auditHistogram(filter: AuditFilter, bucketMs: number) {
     return call<HistogramBucket[]>(COMMANDS.auditHistogram, { filter, bucket_ms: bucketMs });

@@ -291,6 +291,11 @@ export type AuditFilter = { server?: string, tool?: string, decision?: Decision,
 
 export type ExportFormat = "csv" | "jsonl";
 
+/**
+ * What a save wrote, for the confirmation the person reads.
+ */
+export type SavedExport = { path: string, rows: number, bytes: number, };
+
 export type HistogramBucket = { start_ms: number, counts: { [key in Decision]?: number }, };
 
 /**

@@ -12,6 +12,7 @@ import type {
   ApprovalChoice,
   DecisionAnswer,
   PolicyWrite,
+  SavedExport,
   StandingGrant,
   AuditFilter,
   AuditRow,
@@ -112,17 +113,6 @@ function matches(row: AuditRow, f: AuditFilter): boolean {
     if (!(row.time_ms < t || (row.time_ms === t && row.id < id))) return false;
   }
   return true;
-}
-
-const CSV_COLUMNS: (keyof AuditRow)[] = [
-  'id', 'time_ms', 'session', 'client_name', 'client_version', 'server', 'tool', 'arguments',
-  'arguments_digest', 'decision', 'decided_by', 'rule', 'reason', 'wait_ms', 'outcome', 'upstream_ms', 'request_id',
-];
-
-function csvCell(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 export class MockBackend implements Backend {
@@ -361,14 +351,23 @@ export class MockBackend implements Backend {
     return clone(this.select(filter).slice(0, limit));
   }
 
-  async exportAudit(filter: AuditFilter, format: ExportFormat): Promise<string> {
-    this.record(COMMANDS.exportAudit, { filter, format });
-    const rows = this.select({ ...filter, before: undefined });
-    if (format === 'jsonl') return rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : '');
-    const lines = [CSV_COLUMNS.join(',')];
-    for (const r of rows) lines.push(CSV_COLUMNS.map((c) => csvCell(r[c])).join(','));
-    return lines.join('\n') + '\n';
+  /** Paths saved to, with the rows each save wrote (the mock writes no file). */
+  readonly savedExports = new Map<string, number>();
+
+  async suggestExportPath(format: ExportFormat): Promise<string> {
+    this.record(COMMANDS.suggestExportPath, { format });
+    return `/home/user/Downloads/portcullis-audit.${format}`;
   }
+
+  async saveAuditExport(filter: AuditFilter, format: ExportFormat, path: string, replace: boolean): Promise<SavedExport> {
+    this.record(COMMANDS.saveAuditExport, { filter, format, path, replace });
+    if (!path.startsWith('/')) throw new BackendError('export_path_not_absolute', `${JSON.stringify(path)} is not a full path`);
+    if (this.savedExports.has(path) && !replace) throw new BackendError('export_exists', `${path} already exists`);
+    const rows = this.select({ ...filter, before: undefined }).length;
+    this.savedExports.set(path, rows);
+    return { path, rows, bytes: rows * 100 };
+  }
+
 
   async auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramBucket[]> {
     this.record(COMMANDS.auditHistogram, { filter, bucket_ms: bucketMs });

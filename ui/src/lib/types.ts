@@ -42,6 +42,7 @@ export type {
   Risk,
   RiskBasis,
   RiskLevel,
+  SavedExport,
   ServerEntry,
   ServerReport,
   ServerStatus,

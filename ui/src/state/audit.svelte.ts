@@ -12,7 +12,7 @@ import {
   toAuditFilter,
   type AuditForm,
 } from '../lib/audit-query';
-import type { AuditFilter, AuditRow, ExportFormat, HistogramBucket } from '../lib/types';
+import type { AuditFilter, AuditRow, ExportFormat, HistogramBucket, SavedExport } from '../lib/types';
 
 export class AuditState {
   form = $state<AuditForm>(emptyForm());
@@ -153,8 +153,13 @@ export class AuditState {
     this.form = emptyForm();
   }
 
-  /** The export of every row the current filter matches. */
-  exportText(format: ExportFormat): Promise<string> {
-    return this.backend.exportAudit({ ...this.filter }, format);
+  /** Where the export dialog proposes to save. */
+  suggestExportPath(format: ExportFormat): Promise<string> {
+    return this.backend.suggestExportPath(format);
+  }
+
+  /** Saves every row the current filter matches to `path`. */
+  saveExport(format: ExportFormat, path: string, replace: boolean): Promise<SavedExport> {
+    return this.backend.saveAuditExport({ ...this.filter }, format, path, replace);
   }
 }

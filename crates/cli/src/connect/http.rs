@@ -17,14 +17,14 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use portcullis_gateway::gateway_file::GatewayFile;
+use portcullis_config::gateway_file::GatewayFile;
 use portcullis_gateway::http::mcp::{RefusalCode, RELAY_HEADER, SESSION_HEADER};
 
-const MAX_LINE: usize = portcullis_gateway::limits::MAX_MESSAGE;
+const MAX_LINE: usize = portcullis_wire::MAX_MESSAGE;
 /// After the client's end of input, how long the answers still streaming may take (the
 /// gateway's default call timeout and longest hold; the gateway bounds each call itself).
 const FINISH_WITHIN: std::time::Duration = std::time::Duration::from_secs(
-    portcullis_gateway::config::DEFAULT_CALL_TIMEOUT_SECS + portcullis_gateway::config::DEFAULT_MAX_HOLD_SECS,
+    portcullis_config::config::DEFAULT_CALL_TIMEOUT_SECS + portcullis_config::config::DEFAULT_MAX_HOLD_SECS,
 );
 
 #[derive(Debug, thiserror::Error)]

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use portcullis_gateway::gateway_file::GatewayFile;
+use portcullis_config::gateway_file::GatewayFile;
 use portcullis_gateway::http::mcp::RefusalCode;
 use portcullis_gateway::local_conn::{Hello, PROTOCOL};
 use portcullis_gateway::local_socket;
@@ -31,7 +31,7 @@ use tokio::time::Instant;
 use super::sniff::{sniff, Line as SniffedLine};
 use super::stdio::{Input, Output};
 
-const MAX_LINE: usize = portcullis_gateway::limits::MAX_MESSAGE;
+const MAX_LINE: usize = portcullis_wire::MAX_MESSAGE;
 /// Said for each request in flight when the gateway went away.
 pub const RESTARTED: &str = "[portcullis] the gateway restarted; the call was not completed";
 /// How long `connect` waits for a gateway before it answers requests with an error instead.
@@ -48,7 +48,7 @@ const REPLAY_WITHIN: Duration = Duration::from_secs(30);
 /// call timeout and longest hold (the gateway bounds every call by its own settings; this only
 /// keeps a relay from outliving a gateway that stopped answering).
 const FINISH_WITHIN: Duration = Duration::from_secs(
-    portcullis_gateway::config::DEFAULT_CALL_TIMEOUT_SECS + portcullis_gateway::config::DEFAULT_MAX_HOLD_SECS,
+    portcullis_config::config::DEFAULT_CALL_TIMEOUT_SECS + portcullis_config::config::DEFAULT_MAX_HOLD_SECS,
 );
 
 type Sock = local_socket::Stream;

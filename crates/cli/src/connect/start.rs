@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use portcullis_gateway::gateway_file::GatewayFile;
+use portcullis_config::gateway_file::GatewayFile;
 
 pub const LOCK_FILE: &str = "start.lock";
 pub const LOG_FILE: &str = "serve.log";

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use portcullis_audit::neutralize::terminal as clean;
-use portcullis_gateway::config::Config;
+use portcullis_config::config::Config;
 use portcullis_policy::{CallFacts, Policy};
 use serde_json::Value;
 

@@ -10,9 +10,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use portcullis_audit::neutralize::terminal as clean;
-use portcullis_gateway::config::Config;
+use portcullis_config::config::Config;
 use portcullis_gateway::starter_policy::{starter_policy, ClassifiedTool, StarterPolicy};
-use portcullis_gateway::tool_listing::list_tools;
+use portcullis_gateway::upstream::list_tools::list_tools;
 use portcullis_policy::ToolClass;
 
 use crate::exit::{Failure, Outcome};

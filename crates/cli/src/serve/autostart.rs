@@ -1,11 +1,11 @@
 //! `portcullis serve --install-autostart` / `--uninstall-autostart`: start the headless gateway
 //! at login, with this binary and the config and data dir in force now
-//! ([`portcullis_gateway::autostart`] has the platform part).
+//! ([`portcullis_config::autostart`] has the platform part).
 
 use std::path::Path;
 
-use portcullis_gateway::autostart::{self, Kind, Launch};
-use portcullis_gateway::paths::ProcessEnv;
+use portcullis_config::autostart::{self, Kind, Launch};
+use portcullis_config::paths::ProcessEnv;
 
 use crate::exit::{Failure, Outcome};
 use crate::text::write_stdout;

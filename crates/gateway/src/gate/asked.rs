@@ -19,7 +19,7 @@ use crate::approval::{RiskBasis, RiskLevel};
 use crate::pins::{PinChange, PIN_RULE};
 use crate::policy_store::InForce;
 use crate::risk::{classify, Risk};
-use crate::tool_catalog::ToolInfo;
+use crate::tool_catalog::ToolDescription;
 
 /// The prompt's facts about one held call.
 pub(super) struct Asking {
@@ -28,7 +28,7 @@ pub(super) struct Asking {
     pub class: Risk,
     pub risk_level: RiskLevel,
     pub risk_basis: RiskBasis,
-    pub info: ToolInfo,
+    pub info: ToolDescription,
 }
 
 impl Gate {

@@ -16,19 +16,11 @@ use std::sync::Arc;
 
 use portcullis_audit::{DecidedBy, Decision};
 use portcullis_policy::{Action, Evaluation};
-use serde_json::Value;
 
 use super::{refused, Call, Caller, Gate, Hold, Ruling, Verdict};
 use crate::pins::{PinChange, PIN_RULE};
 
 impl Gate {
-    /// The tools of a `tools/list` answer passing through: remembered for the prompt, compared
-    /// with their pins.
-    pub fn learn_tools(&self, server: &str, tools: &[Value]) {
-        self.catalog.learn(server, tools);
-        self.pins.observe(server, tools);
-    }
-
     /// The change that holds this call, unless the policy refuses it anyway.
     pub(super) fn pending_change(&self, call: &Call, eval: &Evaluation) -> Option<PinChange> {
         if matches!(eval.action, Action::Deny | Action::Hide) {

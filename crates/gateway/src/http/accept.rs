@@ -16,13 +16,13 @@ use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use portcullis_config::config::Limits;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::conn_caps::{ConnCaps, OwnerLookup};
 use super::Conn;
-use crate::config::Limits;
 
 /// After a failed accept (out of descriptors, usually), wait this long before the next, rather
 /// than spin on the error.

@@ -13,10 +13,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use portcullis_config::config::Limits;
 use tokio::sync::{mpsc, oneshot};
 
 use super::peer_user;
-use crate::config::Limits;
 
 /// Whose end the client socket is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -20,8 +20,6 @@ use crate::Gateway;
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// Sent by `portcullis connect`: the relay's agent session, and "open the stream now".
 pub const RELAY_HEADER: &str = "x-portcullis-relay";
-/// How a relay's agent session key begins (a random id the relay chose: unguessable by others).
-pub const RELAY_SESSION_PREFIX: &str = "relay:";
 
 /// Why the gateway turned a client away before handling any of its messages: a stable code for
 /// programs beside the words for people (`portcullis connect` branches on the code, never on the
@@ -234,7 +232,7 @@ pub(crate) fn caller_for(session: &Session, relay: Option<&str>, msg: &Message) 
     };
     let (client_name, client_version) = (field("name"), field("version"));
     let session_key = match (relay, &client_name) {
-        (Some(relay), _) => format!("{RELAY_SESSION_PREFIX}{relay}"),
+        (Some(relay), _) => format!("{}{relay}", crate::session::RELAY_SESSION_PREFIX),
         (None, Some(name)) => format!("stateless:{name}/{}", client_version.as_deref().unwrap_or("?")),
         (None, None) => "stateless:anonymous".to_owned(),
     };

@@ -28,7 +28,7 @@ struct OutletsInner {
 /// bound still fits the largest message. Full: the oldest go, since the newest matter more to a
 /// client that comes back (the latest progress, the pending request).
 const BACKLOG_MESSAGES: usize = 256;
-const BACKLOG_BYTES: usize = 2 * crate::limits::MAX_MESSAGE;
+const BACKLOG_BYTES: usize = 2 * portcullis_wire::MAX_MESSAGE;
 
 #[derive(Default)]
 struct Backlog {
@@ -153,7 +153,7 @@ mod tests {
         }
         assert_eq!(outlets.lock().backlog.queue.len(), BACKLOG_MESSAGES);
         assert_eq!(outlets.lock().backlog.dropped, 10);
-        let big = crate::limits::MAX_MESSAGE - 100;
+        let big = portcullis_wire::MAX_MESSAGE - 100;
         outlets.deliver(note(big), "s");
         outlets.deliver(note(big), "s");
         outlets.deliver(note(big), "s");

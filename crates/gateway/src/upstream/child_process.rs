@@ -23,7 +23,7 @@ use super::correlator::{Correlator, IdMode};
 use super::{Exchange, UpstreamError};
 
 /// Longest line accepted from a server.
-const MAX_LINE: usize = crate::limits::MAX_MESSAGE;
+const MAX_LINE: usize = portcullis_wire::MAX_MESSAGE;
 /// How much of an oversized line is kept to find its id.
 const OVERSIZED_HEAD: usize = 512;
 /// How long a server gets after stdin closes, then after SIGTERM.

@@ -20,7 +20,7 @@ use super::{Exchange, Framing, UpstreamError};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
-const MAX_EVENT: usize = crate::limits::MAX_MESSAGE;
+const MAX_EVENT: usize = portcullis_wire::MAX_MESSAGE;
 
 pub struct StreamableHttp {
     server: String,

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use portcullis_gateway::config::Config;
+use portcullis_config::config::Config;
 use portcullis_gateway::Gateway;
 use serde_json::{json, Value};
 

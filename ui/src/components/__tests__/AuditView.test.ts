@@ -48,11 +48,6 @@ function setup() {
 const shownIds = () => screen.queryAllByTestId('audit-row').map((r) => Number(r.dataset.id));
 
 describe('Audit view', () => {
-  beforeEach(() => {
-    URL.createObjectURL = vi.fn(() => 'blob:audit');
-    URL.revokeObjectURL = vi.fn();
-  });
-
   it('loads the first page of the last 24 hours, newest first', async () => {
     const backend = setup();
     await waitFor(() => expect(shownIds()).toEqual([7, 6, 5]));
@@ -114,17 +109,49 @@ describe('Audit view', () => {
     expect(shownIds()).toContain(5);
   });
 
-  it('exports the current filter as CSV and JSONL', async () => {
+  it('asks where to save an export, asks before replacing, and says what it wrote', async () => {
     const backend = setup();
     await waitFor(() => expect(shownIds().length).toBe(3));
     await fireEvent.click(screen.getByTestId('export-csv'));
-    await fireEvent.click(screen.getByTestId('export-jsonl'));
-    await waitFor(() =>
-      expect(backend.callsOf('export_audit')).toEqual([
-        { filter: { since_ms: NOW - DAY }, format: 'csv' },
-        { filter: { since_ms: NOW - DAY }, format: 'jsonl' },
-      ]),
-    );
-    expect(URL.createObjectURL).toHaveBeenCalledTimes(2);
+    const path = (await screen.findByTestId('export-path')) as HTMLInputElement;
+    await waitFor(() => expect(path.value).toBe('/home/user/Downloads/portcullis-audit.csv'));
+    expect(backend.callsOf('save_audit_export')).toEqual([]);
+    await fireEvent.input(path, { target: { value: '/tmp/mine.csv' } });
+    await fireEvent.click(screen.getByTestId('export-save'));
+    // Every row the filter matches, not only the page shown.
+    expect((await screen.findByTestId('export-saved')).textContent).toContain('Saved 7 rows');
+    expect(screen.getByTestId('export-saved').textContent).toContain('/tmp/mine.csv');
+    await fireEvent.click(screen.getByTestId('export-done'));
+    expect(screen.queryByTestId('export-dialog')).toBeNull();
+
+    // The same path again: the file is there, so it asks; only Replace writes over it.
+    await fireEvent.click(screen.getByTestId('export-csv'));
+    const again = (await screen.findByTestId('export-path')) as HTMLInputElement;
+    await waitFor(() => expect(again.value).not.toBe(''));
+    await fireEvent.input(again, { target: { value: '/tmp/mine.csv' } });
+    await fireEvent.click(screen.getByTestId('export-save'));
+    expect((await screen.findByTestId('export-error')).textContent).toContain('already exists');
+    await fireEvent.click(screen.getByTestId('export-replace'));
+    await screen.findByTestId('export-saved');
+    expect(backend.callsOf('save_audit_export')).toEqual([
+      { filter: { since_ms: NOW - DAY }, format: 'csv', path: '/tmp/mine.csv', replace: false },
+      { filter: { since_ms: NOW - DAY }, format: 'csv', path: '/tmp/mine.csv', replace: false },
+      { filter: { since_ms: NOW - DAY }, format: 'csv', path: '/tmp/mine.csv', replace: true },
+    ]);
   });
+
+  it('refuses a relative path with the reason and saves nothing', async () => {
+    const backend = setup();
+    await waitFor(() => expect(shownIds().length).toBe(3));
+    await fireEvent.click(screen.getByTestId('export-jsonl'));
+    const path = (await screen.findByTestId('export-path')) as HTMLInputElement;
+    await waitFor(() => expect(path.value).toContain('.jsonl'));
+    await fireEvent.input(path, { target: { value: 'audit.jsonl' } });
+    await fireEvent.click(screen.getByTestId('export-save'));
+    expect((await screen.findByTestId('export-error')).textContent).toContain('not a full path');
+    expect(backend.savedExports.size).toBe(0);
+    await fireEvent.click(screen.getByTestId('export-cancel'));
+    expect(screen.queryByTestId('export-dialog')).toBeNull();
+  });
+
 });

@@ -24,14 +24,15 @@ function record(answer: (cmd: string) => unknown = () => null) {
 
 describe('TauriBackend', () => {
   it('invokes verb_noun commands with the documented argument keys', async () => {
-    const calls = record((cmd) => (cmd === 'export_audit' ? 'id,time_ms\n' : cmd.startsWith('list_') ? [] : null));
+    const calls = record((cmd) => (cmd === 'suggest_export_path' ? '/d/a.csv' : cmd.startsWith('list_') ? [] : null));
     const b = new TauriBackend();
     const settings = { approval_timeout_secs: 45, notifications: true, theme: 'dark' as const };
     await b.listApprovals();
     await b.decideApproval('7', { approve: 'session' });
     await b.decideApproval('8', { deny: { reason: 'no', always: true } });
     await b.queryAudit({ server: 's', before: [10, 3] }, 50);
-    expect(await b.exportAudit({}, 'csv')).toBe('id,time_ms\n');
+    expect(await b.suggestExportPath('csv')).toBe('/d/a.csv');
+    await b.saveAuditExport({}, 'jsonl', '/d/a.jsonl', true);
     await b.auditHistogram({ since_ms: 1 }, 60_000);
     await b.listServers();
     await b.restartServer('s');
@@ -57,7 +58,8 @@ describe('TauriBackend', () => {
       ['decide_approval', { id: '7', choice: { approve: 'session' } }],
       ['decide_approval', { id: '8', choice: { deny: { reason: 'no', always: true } } }],
       ['query_audit', { filter: { server: 's', before: [10, 3] }, limit: 50 }],
-      ['export_audit', { filter: {}, format: 'csv' }],
+      ['suggest_export_path', { format: 'csv' }],
+      ['save_audit_export', { filter: {}, format: 'jsonl', path: '/d/a.jsonl', replace: true }],
       ['audit_histogram', { filter: { since_ms: 1 }, bucket_ms: 60_000 }],
       ['list_servers', {}],
       ['restart_server', { server: 's' }],

@@ -22,6 +22,13 @@ fn tools(version: &str) -> Vec<Value> {
         .collect()
 }
 
+/// A `tools/list` answer passing through: its tools remembered for the prompt and compared
+/// with their pins, as `tools_filter.rs` does for a real page.
+fn list(gate: &Gate, server: &str, tools: &[Value]) {
+    gate.catalog.learn(server, tools);
+    gate.pins.observe(server, tools);
+}
+
 fn gate(dir: &tempfile::TempDir) -> Arc<Gate> {
     crate::gate::hold_tests::gate_with_policy(dir, POLICY, 600)
 }
@@ -59,13 +66,13 @@ fn refusal(verdict: Verdict) -> String {
 async fn a_changed_tool_is_held_unless_the_policy_refuses_it() {
     let dir = tempfile::tempdir().unwrap();
     let gate = gate(&dir);
-    gate.learn_tools("srv", &tools("v1"));
+    list(&gate, "srv", &tools("v1"));
     assert_eq!(
         refusal(gate.decide(call("ok"), &caller("a")).await),
         "forwarded",
         "unchanged: policy only"
     );
-    gate.learn_tools("srv", &tools("v2"));
+    list(&gate, "srv", &tools("v2"));
 
     // No approver attached: a hold is refused at once, saying why.
     let ok = refusal(gate.decide(call("ok"), &caller("a")).await);
@@ -105,10 +112,10 @@ async fn a_changed_tool_is_held_unless_the_policy_refuses_it() {
 async fn approving_a_changed_tool_for_the_session_or_always() {
     let dir = tempfile::tempdir().unwrap();
     let gate = gate(&dir);
-    gate.learn_tools("srv", &tools("v1"));
+    list(&gate, "srv", &tools("v1"));
     // A session grant from before the change does not cover the changed tool.
     gate.approvals.grants.grant_session("srv", "ask", "a");
-    gate.learn_tools("srv", &tools("v2"));
+    list(&gate, "srv", &tools("v2"));
     let _approver = gate.approvals.attach_approver();
 
     assert_eq!(refusal(gate.decide(call("ask"), &caller("a")).await), "held");
@@ -154,7 +161,7 @@ async fn a_changed_tool_is_high_risk_and_an_unchanged_one_says_which_entry_asked
     use crate::approval::{RiskBasis, RiskLevel};
     let dir = tempfile::tempdir().unwrap();
     let gate = gate(&dir);
-    gate.learn_tools("srv", &tools("v1"));
+    list(&gate, "srv", &tools("v1"));
     let _approver = gate.approvals.attach_approver();
     assert_eq!(refusal(gate.decide(call("ask"), &caller("a")).await), "held");
     let asked = gate.approvals.pending().pop().unwrap();
@@ -163,7 +170,7 @@ async fn a_changed_tool_is_high_risk_and_an_unchanged_one_says_which_entry_asked
     assert_eq!(asked.input_schema, Some(json!({"type": "object"})));
     assert_eq!(asked.description.as_deref(), Some("ask v1"));
 
-    gate.learn_tools("srv", &tools("v2"));
+    list(&gate, "srv", &tools("v2"));
     assert_eq!(refusal(gate.decide(call("ok"), &caller("a")).await), "held");
     let changed = gate.approvals.pending().into_iter().find(|p| p.tool == "ok").unwrap();
     assert_eq!(changed.risk_basis, RiskBasis::DefinitionChanged);

@@ -1,19 +1,20 @@
 //! Adding or changing one `mcpServers` entry of `portcullis.json` from the Servers view: the
 //! entry as a form edits it ([`ServerEntry`]), and the file's new text — every other field, key
-//! and entry kept in place, the result checked by the gateway's own config parser before anything
-//! is written.
+//! and entry kept in place, the result checked by the gateway's own parser ([`Config::from_str`])
+//! before anything is written.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use portcullis_gateway::config::{Config, ServerConfig};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use ts_rs::TS;
+
+use super::{Config, ConfigError, ServerConfig};
 
 /// What the form edits. Fields of the entry it does not show (`cwd`, a `type` of `sse`, keys
 /// other tools added) are kept when the transport stays the same.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "transport", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ServerEntry {
     Stdio {
@@ -33,7 +34,8 @@ pub enum ServerEntry {
 
 /// Why an entry was not saved, for the form: the field (`name`, `command`, `url`, or a JSON path
 /// into the file) and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EntryProblem {
     pub field: String,
     pub message: String,
@@ -215,9 +217,9 @@ fn problem(field: &str, message: String) -> EntryProblem {
     }
 }
 
-fn config_problem(e: &portcullis_gateway::config::ConfigError) -> EntryProblem {
+fn config_problem(e: &ConfigError) -> EntryProblem {
     match e {
-        portcullis_gateway::config::ConfigError::Invalid { json_path, message, .. } => {
+        ConfigError::Invalid { json_path, message, .. } => {
             problem(json_path, message.clone())
         }
         other => problem("", other.to_string()),

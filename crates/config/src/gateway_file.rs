@@ -13,7 +13,7 @@ pub struct GatewayFile {
     pub url: String,
     pub token: String,
     pub pid: u32,
-    /// The local socket `portcullis connect` uses ([`crate::local_socket`]); absent where the
+    /// The local socket `portcullis connect` uses (`connect.sock`, the gateway's); absent where the
     /// platform has none or it could not be made (then `connect` relays over HTTP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub socket: Option<PathBuf>,

@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
+use portcullis_config::config::ServerConfig;
 use portcullis_wire::{error_code, method, Message};
 use serde_json::{json, Value};
 
-use crate::config::ServerConfig;
-use crate::upstream::{IdMode, Upstream};
+use super::{IdMode, Upstream};
 
 /// The protocol version offered in `initialize`.
 pub const PROTOCOL_VERSION: &str = "2025-06-18";

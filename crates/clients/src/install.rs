@@ -6,10 +6,10 @@ use serde_json::{Map, Value};
 
 use super::json_file::{back_up, render, sha256, write_atomic};
 use super::{
-    display_path, entries, is_routed, lookup_mut, preview_entry, Client, ClientError, JsonFile, Record, Routed, Setup,
+    display_path, entries, is_routed, preview_entry, Client, ClientError, JsonFile, Record, Routed, Setup, Syntax,
     TRANSPORT_KEYS,
 };
-use crate::config::Config;
+use portcullis_config::config::{Config, ConfigError};
 
 /// The change install would make; nothing is written until [`apply`].
 #[derive(Debug, Clone)]
@@ -67,7 +67,7 @@ impl Plan {
 }
 
 /// Works out the change for `client`. Refuses when the client was installed already (uninstall
-/// first), has no config file, or its file is not plain JSON.
+/// first), has no config file, or its file is not JSON (comments and trailing commas allowed).
 pub fn plan(client: Client, config_path: &Path, setup: &Setup) -> Result<Plan, ClientError> {
     if let Some(record) = Record::load(&setup.data_dir, client)? {
         return Err(ClientError::new(format!(
@@ -77,7 +77,7 @@ pub fn plan(client: Client, config_path: &Path, setup: &Setup) -> Result<Plan, C
             client.id()
         )));
     }
-    let file = JsonFile::read(config_path)?.ok_or_else(|| {
+    let file = JsonFile::read(config_path, Syntax::Jsonc)?.ok_or_else(|| {
         ClientError::new(format!(
             "{} has no config at {}; nothing to route",
             client.name(),
@@ -86,7 +86,6 @@ pub fn plan(client: Client, config_path: &Path, setup: &Setup) -> Result<Plan, C
     })?;
     let gateway = GatewayFileState::read(&setup.gateway_config)?;
 
-    let mut doc = file.doc.clone();
     let mut routed = Vec::new();
     let mut imports: Vec<(String, Value)> = Vec::new();
     let mut skipped = Vec::new();
@@ -124,9 +123,6 @@ pub fn plan(client: Client, config_path: &Path, setup: &Setup) -> Result<Plan, C
             })
             .unwrap_or_default();
         let after = client.routed_entry(setup, &name, &extras);
-        if let Some(Value::Object(servers)) = lookup_mut(&mut doc, &map) {
-            servers.insert(name.clone(), after.clone()); // keeps the key's position
-        }
         routed.push(Routed {
             map,
             name,
@@ -134,7 +130,7 @@ pub fn plan(client: Client, config_path: &Path, setup: &Setup) -> Result<Plan, C
             after,
         });
     }
-    let new_bytes = file.render(&doc)?;
+    let new_bytes = file.edited(&routed.iter().map(|r| (r.path(), r.after.clone())).collect::<Vec<_>>())?;
     let gateway_config = gateway.with_imports(&imports)?;
     Ok(Plan {
         client,
@@ -210,7 +206,7 @@ fn importable(name: &str, entry: &Value) -> Result<Value, String> {
     }
     let probe = serde_json::json!({ "mcpServers": { name: transport } });
     Config::from_str(&probe.to_string(), Path::new("portcullis.json")).map_err(|e| match e {
-        crate::config::ConfigError::Invalid { message, .. } => format!("Portcullis cannot run it: {message}"),
+        ConfigError::Invalid { message, .. } => format!("Portcullis cannot run it: {message}"),
         other => other.to_string(),
     })?;
     Ok(transport)
@@ -225,7 +221,7 @@ struct GatewayFileState {
 
 impl GatewayFileState {
     fn read(path: &Path) -> Result<Self, ClientError> {
-        let file = JsonFile::read(path)?;
+        let file = JsonFile::read(path, Syntax::Json)?;
         let servers = match file.as_ref().map(|f| f.doc.get("mcpServers")) {
             Some(Some(Value::Object(s))) => s.clone(),
             Some(Some(_)) => {

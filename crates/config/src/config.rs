@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub mod edit;
 mod limits;
-pub use limits::Limits;
+pub use limits::{Limits, DEFAULT_STREAM_BUFFER_BYTES};
 
 /// Default wait for a person's decision: below the 60 s most clients give a request.
 pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u64 = 45;

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::json_file::{sha256, write_atomic};
-use super::{display_path, lookup_mut, Client, ClientError, JsonFile, Record};
+use super::{display_path, lookup, Client, ClientError, JsonFile, Record, Syntax};
 
 /// How the client's file was put back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub fn run(client: Client, data_dir: &Path, dry_run: bool) -> Result<Outcome, Cl
     })?;
     let backup = std::fs::read(&record.backup)
         .map_err(|e| ClientError::new(format!("cannot read the backup {}: {e}", record.backup.display())))?;
-    let current = JsonFile::read(&record.config_path)?;
+    let current = JsonFile::read(&record.config_path, Syntax::Jsonc)?;
     let (restored, bytes) = match &current {
         Some(file) if sha256(&file.bytes) != record.installed_sha256 => put_back_entries(&record, file)?,
         // Unchanged since install, or deleted since: the backup is the answer.
@@ -62,19 +62,18 @@ pub fn run(client: Client, data_dir: &Path, dry_run: bool) -> Result<Outcome, Cl
 }
 
 fn put_back_entries(record: &Record, file: &JsonFile) -> Result<(Restored, Vec<u8>), ClientError> {
-    let mut doc = file.doc.clone();
-    let (mut put_back, mut left) = (Vec::new(), Vec::new());
+    let (mut put_back, mut left, mut edits) = (Vec::new(), Vec::new(), Vec::new());
     for routed in &record.routed {
         let label = display_path(&routed.map, &routed.name);
-        match lookup_mut(&mut doc, &routed.map).and_then(|m| m.as_object_mut()) {
-            Some(servers) if servers.get(&routed.name) == Some(&routed.after) => {
-                servers.insert(routed.name.clone(), routed.before.clone());
+        match lookup(&file.doc, &routed.map).and_then(|m| m.get(&routed.name)) {
+            Some(entry) if *entry == routed.after => {
+                edits.push((routed.path(), routed.before.clone()));
                 put_back.push(label);
             }
             _ => left.push(label),
         }
     }
-    let bytes = file.render(&doc)?;
+    let bytes = file.edited(&edits)?;
     Ok((Restored::Entries { put_back, left }, bytes))
 }
 
@@ -89,7 +88,7 @@ enum GatewayEdit {
 /// `portcullis.json` without the imported servers: as it was before install if nothing changed
 /// it since (its backup, or no file), else without the imports that are still as imported.
 fn remove_imports(record: &Record) -> Result<(Vec<String>, GatewayEdit), ClientError> {
-    let Some(file) = JsonFile::read(&record.gateway_config)? else {
+    let Some(file) = JsonFile::read(&record.gateway_config, Syntax::Json)? else {
         return Ok((Vec::new(), GatewayEdit::None));
     };
     let imported: Vec<String> = record.imported.iter().map(|(n, _)| n.clone()).collect();

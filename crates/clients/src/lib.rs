@@ -1,4 +1,7 @@
-//! Routing an MCP client's servers through Portcullis, and undoing it (`portcullis clients`).
+//! Routing an MCP client's servers through Portcullis, and undoing it: the work behind
+//! `portcullis clients` and the desktop app's Clients view. It edits files (the client's config,
+//! `portcullis.json`, its own records) and runs nothing; it knows the gateway only through the
+//! file contract of `portcullis-config`.
 //!
 //! Four clients, each with one JSON config file that holds maps of server name → entry:
 //!
@@ -17,7 +20,8 @@
 //! entry that launches `portcullis connect NAME` — stdio rather than the HTTP URL because the
 //! gateway's bearer token changes at every start, so a URL entry would stop working after a
 //! restart. Keys the client itself reads (`disabled`, `autoApprove`, …) stay on the entry, other
-//! keys and the order of everything are kept. The file is backed up beside itself first, and a
+//! keys and the order of everything are kept. The file is edited in place ([`JsonFile::edited`]):
+//! comments and trailing commas (JSONC, VS Code's `mcp.json`) and every byte not routed stay. The file is backed up beside itself first, and a
 //! record of the change goes to `<data dir>/clients/<client>.json`.
 //!
 //! Uninstall ([`uninstall::run`]): if the file is still exactly what install wrote, the backup
@@ -35,7 +39,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use json_file::JsonFile;
+pub use json_file::{Edit, JsonFile, Syntax};
 
 /// Something a person must fix or decide; the message says what.
 #[derive(Debug, thiserror::Error)]
@@ -211,6 +215,15 @@ pub struct Record {
     pub installed_at: String,
 }
 
+impl Routed {
+    /// The key path of the entry itself, e.g. `["servers", "fetch"]`.
+    fn path(&self) -> Vec<String> {
+        let mut path = self.map.clone();
+        path.push(self.name.clone());
+        path
+    }
+}
+
 impl Record {
     pub fn path(data_dir: &Path, client: Client) -> PathBuf {
         data_dir.join("clients").join(format!("{}.json", client.id()))
@@ -257,7 +270,7 @@ pub fn list(places: &Places, data_dir: &Path) -> Vec<Status> {
                 problem: None,
                 installed,
             };
-            match JsonFile::read(&config_path) {
+            match JsonFile::read(&config_path, Syntax::Jsonc) {
                 Ok(None) => {}
                 Ok(Some(file)) => {
                     let entries = entries(client, &file.doc);

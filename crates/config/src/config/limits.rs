@@ -2,7 +2,11 @@
 //! gateway hold. Every default is far above what one person's clients use, and low enough that
 //! nobody — another local user without the token included — can exhaust the machine through it.
 
+use portcullis_wire::MAX_MESSAGE;
 use serde::Deserialize;
+
+/// `stream_buffer_bytes` unset: two largest messages (the gateway's stream budget).
+pub const DEFAULT_STREAM_BUFFER_BYTES: usize = 2 * MAX_MESSAGE;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,7 +40,7 @@ pub struct Limits {
     /// once; only a client holding connections half-open takes longer.
     pub header_read_timeout_secs: u64,
     /// Bytes buffered per stream for a client that is slow to read; at least one largest
-    /// message ([`crate::limits::MAX_MESSAGE`]).
+    /// message ([`MAX_MESSAGE`]).
     pub stream_buffer_bytes: usize,
 }
 
@@ -49,7 +53,7 @@ impl Default for Limits {
             max_connections_per_foreign_user: 16,
             max_foreign_connections: 64,
             header_read_timeout_secs: 10,
-            stream_buffer_bytes: crate::queue::STREAM_BUDGET.bytes,
+            stream_buffer_bytes: DEFAULT_STREAM_BUFFER_BYTES,
         }
     }
 }
@@ -70,7 +74,7 @@ impl RawLimits {
         };
         let stream_buffer_bytes = match self.stream_buffer_bytes {
             None => d.stream_buffer_bytes,
-            Some(n) if (crate::limits::MAX_MESSAGE as u64..=MAX_STREAM_BUFFER).contains(&n) => {
+            Some(n) if (MAX_MESSAGE as u64..=MAX_STREAM_BUFFER).contains(&n) => {
                 usize::try_from(n).unwrap_or(d.stream_buffer_bytes)
             }
             Some(n) => {
@@ -78,7 +82,7 @@ impl RawLimits {
                     "stream_buffer_bytes",
                     format!(
                         "must be between {} (one largest message) and {MAX_STREAM_BUFFER}, found {n}",
-                        crate::limits::MAX_MESSAGE
+                        MAX_MESSAGE
                     ),
                 ))
             }

@@ -13,15 +13,15 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use portcullis_config::config::ServerConfig;
 use portcullis_wire::{method, Message};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{watch, Mutex as AsyncMutex};
 
-use crate::config::ServerConfig;
 use crate::gate::Gate;
-use crate::tool_listing::{self, stderr_tail};
-use crate::upstream::{IdMode, Upstream};
+use super::list_tools::{self, stderr_tail};
+use super::{IdMode, Upstream};
 
 /// How long a server gets to answer `initialize` and list its tools.
 const HANDSHAKE: Duration = Duration::from_secs(30);
@@ -249,7 +249,7 @@ impl Probe {
 
     /// Re-reads the tool list after `notifications/tools/list_changed`.
     async fn relist(&self, upstream: &Upstream) {
-        if let Ok(Ok(tools)) = tokio::time::timeout(HANDSHAKE, tool_listing::list_all_pages(upstream)).await {
+        if let Ok(Ok(tools)) = tokio::time::timeout(HANDSHAKE, list_tools::list_all_pages(upstream)).await {
             self.status.send_if_modified(|s| match s {
                 Status::Running { tools: t, .. } => {
                     *t = Arc::new(tools);
@@ -269,13 +269,13 @@ async fn serve_events(probe: std::sync::Weak<Probe>, upstream: Upstream, mut eve
         if msg.method() == Some(method::TOOLS_LIST_CHANGED) {
             probe.relist(&upstream).await;
         } else {
-            tool_listing::answer_server_request(&upstream, &msg).await;
+            list_tools::answer_server_request(&upstream, &msg).await;
         }
     }
 }
 
 /// The monitor's handshake and first list, with the same code as `policy init`.
 async fn handshake(upstream: &Upstream) -> Result<Vec<Value>, String> {
-    tool_listing::handshake(upstream, "portcullis-monitor").await?;
-    tool_listing::list_all_pages(upstream).await
+    list_tools::handshake(upstream, "portcullis-monitor").await?;
+    list_tools::list_all_pages(upstream).await
 }
