@@ -3,8 +3,9 @@
 //!
 //! On a terminal, crossterm puts stdin into raw mode (no line buffering, no echo, Ctrl-C a key)
 //! for as long as a [`RawMode`] lives, and decodes its key events; dropping it restores the
-//! terminal, also when unwinding. Raw mode turns output processing off too, so a [`Screen`] on a
-//! terminal ends its lines with `\r\n`. From a pipe, each character is a key ([`PipedKeys`]).
+//! terminal, also when unwinding. Raw mode turns output processing off too, so while it is on a
+//! [`Screen`] ends its lines with `\r\n` (also into a pipe: `watch | tee` shows on that terminal).
+//! From a pipe, each character is a key ([`PipedKeys`]).
 
 use std::io::{self, IsTerminal, Read, Write};
 use std::time::Duration;
@@ -143,21 +144,24 @@ impl StopSignals {
 pub struct Screen {
     out: Box<dyn Write + Send>,
     live: bool,
+    /// `\r\n` while the terminal is in raw mode (no output processing), else `\n`.
+    line_end: &'static str,
     width: usize,
     prompt_visible: bool,
 }
 
 impl Screen {
-    pub fn stdout(width: usize) -> Self {
+    pub fn stdout(raw: bool, width: usize) -> Self {
         let out = io::stdout();
         let live = out.is_terminal();
-        Self::new(Box::new(out), live, width)
+        Self::new(Box::new(out), live, raw, width)
     }
 
-    pub fn new(out: Box<dyn Write + Send>, live: bool, width: usize) -> Self {
+    pub fn new(out: Box<dyn Write + Send>, live: bool, raw: bool, width: usize) -> Self {
         Self {
             out,
             live,
+            line_end: if raw { "\r\n" } else { "\n" },
             width,
             prompt_visible: false,
         }
@@ -170,11 +174,8 @@ impl Screen {
     /// A finished line, above the prompt.
     pub fn line(&mut self, text: &str) -> io::Result<()> {
         self.clear_prompt()?;
-        if self.live {
-            write!(self.out, "{}\r\n", text.replace('\n', "\r\n"))?;
-        } else {
-            writeln!(self.out, "{text}")?;
-        }
+        let end = self.line_end;
+        write!(self.out, "{}{end}", text.replace('\n', end))?;
         self.out.flush()
     }
 
@@ -185,7 +186,7 @@ impl Screen {
             let room = self.width.saturating_sub(1).max(10);
             write!(self.out, "\r\x1b[2K{}", tail_within(text, room))?;
         } else if force {
-            writeln!(self.out, "{}", text.trim_end())?;
+            write!(self.out, "{}{}", text.trim_end(), self.line_end)?;
         } else {
             return Ok(());
         }
@@ -249,7 +250,7 @@ mod tests {
     #[test]
     fn piped_output_prints_each_prompt_once_and_no_escapes() {
         let sink = Sink::default();
-        let mut screen = Screen::new(Box::new(sink.clone()), false, 80);
+        let mut screen = Screen::new(Box::new(sink.clone()), false, false, 80);
         screen.prompt("[a] > ", true).unwrap();
         screen.prompt("[a] > ", false).unwrap();
         screen.line("approved 1 (once)").unwrap();
@@ -259,7 +260,7 @@ mod tests {
     #[test]
     fn terminal_prompt_is_redrawn_in_place_and_cleared_before_lines() {
         let sink = Sink::default();
-        let mut screen = Screen::new(Box::new(sink.clone()), true, 80);
+        let mut screen = Screen::new(Box::new(sink.clone()), true, true, 80);
         screen.prompt("in 3s > ", true).unwrap();
         screen.prompt("in 2s > ", false).unwrap();
         screen.line("done").unwrap();
@@ -269,17 +270,23 @@ mod tests {
     #[test]
     fn terminal_prompt_keeps_to_one_row() {
         let sink = Sink::default();
-        let mut screen = Screen::new(Box::new(sink.clone()), true, 20);
+        let mut screen = Screen::new(Box::new(sink.clone()), true, true, 20);
         screen.prompt("reason: abcdefghijklmnopqrstuvwxyz", true).unwrap();
         assert_eq!(sink.text(), "\r\x1b[2K…ijklmnopqrstuvwxyz");
     }
 
     #[test]
-    fn terminal_lines_return_the_carriage_as_raw_mode_does_not() {
+    fn lines_return_the_carriage_in_raw_mode_as_the_terminal_no_longer_does() {
+        for live in [true, false] {
+            let sink = Sink::default();
+            let mut screen = Screen::new(Box::new(sink.clone()), live, true, 80);
+            screen.line("card\n  server fs").unwrap();
+            assert_eq!(sink.text(), "card\r\n  server fs\r\n", "live: {live}");
+        }
         let sink = Sink::default();
-        let mut screen = Screen::new(Box::new(sink.clone()), true, 80);
+        let mut screen = Screen::new(Box::new(sink.clone()), true, false, 80);
         screen.line("card\n  server fs").unwrap();
-        assert_eq!(sink.text(), "card\r\n  server fs\r\n");
+        assert_eq!(sink.text(), "card\n  server fs\n", "without raw mode the terminal returns the carriage");
     }
 
     #[test]

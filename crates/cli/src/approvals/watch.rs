@@ -69,7 +69,7 @@ pub async fn run(api: &ControlClient, width: usize) -> Outcome {
     let key_rx = terminal::read_keys(tty).map_err(|e| Failure::user(format!("cannot read keys: {e}")))?;
     let mut watch = Watch {
         api,
-        screen: Screen::stdout(width),
+        screen: Screen::stdout(raw.is_some(), width),
         queue: pending.into(),
         shown: Shown::Nothing,
         mode: Mode::Keys,
