@@ -286,7 +286,11 @@ mod tests {
         let sink = Sink::default();
         let mut screen = Screen::new(Box::new(sink.clone()), true, false, 80);
         screen.line("card\n  server fs").unwrap();
-        assert_eq!(sink.text(), "card\n  server fs\n", "without raw mode the terminal returns the carriage");
+        assert_eq!(
+            sink.text(),
+            "card\n  server fs\n",
+            "without raw mode the terminal returns the carriage"
+        );
     }
 
     #[test]
