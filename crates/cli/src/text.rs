@@ -59,6 +59,9 @@ mod tests {
     #[case::long_word_after_text("ab cdefghij", 4, vec!["ab", "cdef", "ghij"])]
     #[case::paragraphs("a\nb", 10, vec!["a", "b"])]
     #[case::empty("", 10, vec![""])]
+    #[case::spaces_inside_a_line_are_kept("a  b", 10, vec!["a  b"])]
+    #[case::indentation_is_kept("  - item one\n  - item two", 10, vec!["  - item", "one", "  - item", "two"])]
+    #[case::no_trailing_spaces("one two three", 4, vec!["one", "two", "thre", "e"])]
     #[case::wide_characters_count_two_columns("日本語 テキスト", 8, vec!["日本語", "テキスト"])]
     #[case::combining_marks_count_none("cafe\u{301} cafe\u{301}", 9, vec!["cafe\u{301} cafe\u{301}"])]
     fn wrap_cases(#[case] text: &str, #[case] width: usize, #[case] expected: Vec<&str>) {
