@@ -26,7 +26,7 @@ pub fn spawn<R: Runtime>(app: AppHandle<R>, running: Arc<Running>, mut events: b
                 Err(RecvError::Lagged(missed)) => {
                     // The web views re-list when shown; make the prompt match the truth now.
                     tracing::warn!(missed, "fell behind the gateway's events; resyncing");
-                    let pending = running.gateway.gate().approvals.pending().len();
+                    let pending = running.gateway.pending_approvals().len();
                     windows::apply_prompt(&app, prompt_action(pending, false));
                     app.state::<Arc<Host>>().nudge();
                 }
@@ -38,11 +38,11 @@ pub fn spawn<R: Runtime>(app: AppHandle<R>, running: Arc<Running>, mut events: b
 
 fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEvent) {
     let host = app.state::<Arc<Host>>();
-    let gate = running.gateway.gate();
+    let gateway = &running.gateway;
     forward(app, &event);
     match event {
         GatewayEvent::ApprovalRequested { approval } => {
-            let pending = gate.approvals.pending().len();
+            let pending = gateway.pending_approvals().len();
             windows::apply_prompt(app, prompt_action(pending, true));
             let latency = portcullis_gateway::gate::now_ms() - approval.requested_at_ms;
             tracing::info!(id = approval.id, latency_ms = latency, "prompt shown");
@@ -51,7 +51,7 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
         }
         GatewayEvent::ApprovalResolved { .. } => {
             refresh_notification(app, running);
-            let pending = gate.approvals.pending().len();
+            let pending = gateway.pending_approvals().len();
             windows::apply_prompt(app, prompt_action(pending, false));
             host.nudge();
         }
@@ -69,7 +69,7 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
 fn refresh_notification<R: Runtime>(app: &AppHandle<R>, running: &Running) {
     let host = app.state::<Arc<Host>>();
     let pending = if host.settings.notifications() {
-        running.gateway.gate().approvals.pending()
+        running.gateway.pending_approvals()
     } else {
         Vec::new()
     };
@@ -98,7 +98,7 @@ pub fn split(event: &GatewayEvent) -> (String, Value) {
 
 fn on_notification_action<R: Runtime>(app: &AppHandle<R>, running: &Running) -> notification::OnAction {
     let app = app.clone();
-    let gate = running.gateway.gate().clone();
+    let gateway = running.gateway.clone();
     Arc::new(move |id, action| {
         let choice = match action {
             notification::Action::Approve => Choice::Approve(Scope::Once),
@@ -108,7 +108,7 @@ fn on_notification_action<R: Runtime>(app: &AppHandle<R>, running: &Running) -> 
             },
             notification::Action::Open => return windows::show_prompt_on(&app, id),
         };
-        if let Err(e) = decide(&gate, id, choice).map(drop) {
+        if let Err(e) = decide(&gateway, id, choice).map(drop) {
             tracing::info!(%e, "notification action on a call already decided");
         }
     })

@@ -145,7 +145,7 @@ impl Host {
     /// start with.
     pub fn paused(&self) -> bool {
         match self.running_now() {
-            Some(running) => running.gateway.gate().paused(),
+            Some(running) => running.gateway.paused(),
             None => self.paused.load(Ordering::Acquire),
         }
     }
@@ -155,7 +155,7 @@ impl Host {
     pub fn set_paused(&self, paused: bool) {
         self.paused.store(paused, Ordering::Release);
         if let Some(running) = self.running_now() {
-            running.gateway.gate().set_paused(paused);
+            running.gateway.set_paused(paused);
         }
         self.nudge();
     }
@@ -201,14 +201,14 @@ impl Host {
             config.approval_timeout_secs = secs;
         }
         let gateway = Gateway::open(config, data_dir).map_err(StartupError::Start)?;
-        gateway.gate().set_paused(self.paused.load(Ordering::Acquire));
+        gateway.set_paused(self.paused.load(Ordering::Acquire));
         let (listener, file) = gateway.bind(data_dir).await.map_err(|e| match e {
             StartError::AlreadyRunning { pid, url } => StartupError::AlreadyRunning { pid, url },
             e => StartupError::Start(e),
         })?;
         let audit_path = data_dir.join(portcullis_gateway::AUDIT_FILE);
         let audit = AuditStore::open(&audit_path).map_err(|e| StartupError::Start(StartError::Audit(e)))?;
-        let approver = gateway.gate().approvals.attach_approver();
+        let approver = gateway.attach_approver();
         let running = Running {
             gateway,
             audit: Arc::new(audit),

@@ -175,7 +175,7 @@ fn quit_on_signal<R: Runtime>(app: AppHandle<R>) {
 
 fn tray_model(host: &Host) -> TrayModel {
     let (pending, failure) = match host.phase() {
-        Phase::Running(r) => (r.gateway.gate().approvals.pending(), None),
+        Phase::Running(r) => (r.gateway.pending_approvals(), None),
         Phase::Failed(e) => (Vec::new(), Some(e.code().replace('_', " "))),
         Phase::Starting => (Vec::new(), None),
     };

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use portcullis_config::gateway_file::GatewayFile;
-use portcullis_gateway::policy_store::InForce;
 use tauri::async_runtime::JoinHandle;
 use tauri::{AppHandle, Manager, Runtime};
 use tokio::sync::oneshot;
@@ -83,12 +82,11 @@ fn lock(serving: &Serving) -> std::sync::MutexGuard<'_, Option<Served>> {
 }
 
 fn broken_policies(running: &Running) -> Vec<String> {
-    let gate = running.gateway.gate();
     running
         .config()
         .servers
         .keys()
-        .filter(|s| matches!(gate.policies.get(s), Some(InForce::Broken(_))))
+        .filter(|s| running.gateway.policy_broken(s).is_some())
         .cloned()
         .collect()
 }

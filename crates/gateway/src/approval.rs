@@ -226,7 +226,6 @@ struct State {
 /// A call waiting for its resolution.
 pub struct Ticket {
     pub id: String,
-    pub approval: PendingApproval,
     pub resolution: oneshot::Receiver<Resolution>,
     /// How long after it was held the call times out: starts at its timeout, moved by
     /// [`ApprovalBroker::extend`].
@@ -299,11 +298,10 @@ impl ApprovalBroker {
             "call held for approval"
         );
         let _ = self.events.send(GatewayEvent::ApprovalRequested {
-            approval: Box::new(approval.clone()),
+            approval: Box::new(approval),
         });
         Ticket {
             id: id.to_string(),
-            approval,
             resolution: rx,
             deadline: deadline_rx,
         }

@@ -3,6 +3,7 @@
 
 pub mod dry_run;
 mod asked;
+mod parts;
 pub(crate) mod hold;
 mod pin_check;
 
@@ -179,21 +180,48 @@ pub enum ChoiceError {
     Invalid(String),
 }
 
+/// The decision point. Its parts are its own: the rest of the gateway asks it for what it does
+/// (`gate/parts.rs`), and everything outside the crate goes through [`crate::Gateway`].
 pub struct Gate {
-    pub policies: Arc<PolicyStore>,
-    pub rate_limits: RateLimits,
-    pub audit: AuditLog,
-    pub approvals: Arc<ApprovalBroker>,
-    pub catalog: ToolCatalog,
+    policies: Arc<PolicyStore>,
+    rate_limits: RateLimits,
+    audit: AuditLog,
+    approvals: Arc<ApprovalBroker>,
+    catalog: ToolCatalog,
     /// Tool definitions as first seen; a changed tool's calls are held (see `gate/pin_check.rs`).
-    pub pins: PinStore,
-    pub events: broadcast::Sender<GatewayEvent>,
+    pins: PinStore,
+    events: broadcast::Sender<GatewayEvent>,
     /// The config's approval timeout, used when the policy sets none.
-    pub approval_timeout_secs: u64,
+    approval_timeout_secs: u64,
     /// `approval.max_hold_secs`: no extension takes a hold past this, from when it was held.
-    pub max_hold_secs: u64,
+    max_hold_secs: u64,
     /// Keyed digests of call arguments, for audit rows and continuation grants (`digest_key.rs`).
-    pub digester: canonical::ArgumentDigester,
+    digester: canonical::ArgumentDigester,
+}
+
+impl Gate {
+    pub(crate) fn new(
+        policies: Arc<PolicyStore>,
+        audit: AuditLog,
+        pins: PinStore,
+        digester: canonical::ArgumentDigester,
+        events: broadcast::Sender<GatewayEvent>,
+        approval_timeout_secs: u64,
+        max_hold_secs: u64,
+    ) -> Self {
+        Self {
+            policies,
+            rate_limits: RateLimits::default(),
+            audit,
+            approvals: Arc::new(ApprovalBroker::new(events.clone())),
+            catalog: ToolCatalog::default(),
+            pins,
+            events,
+            approval_timeout_secs,
+            max_hold_secs,
+            digester,
+        }
+    }
 }
 
 /// A decision before it is recorded.

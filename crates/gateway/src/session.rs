@@ -30,7 +30,6 @@ use portcullis_wire::{error_code, method, Message, RequestId};
 use serde_json::Value;
 
 use crate::gate::{Call, Caller, Gate, Verdict};
-use crate::policy_store::InForce;
 use crate::queue;
 use crate::upstream::Upstream;
 
@@ -113,7 +112,7 @@ impl Session {
         tokio::spawn(async move {
             while let Some(msg) = events.recv().await {
                 if msg.method() == Some(method::TOOLS_LIST_CHANGED) {
-                    catalog_gate.catalog.forget(&catalog_server, &session_id);
+                    catalog_gate.forget_session_tools(&catalog_server, &session_id);
                 }
                 // A shared stateless connection has no streams of its own: what belongs to a
                 // request already rode on its response stream (see `upstream::correlator`).
@@ -122,7 +121,7 @@ impl Session {
                 }
             }
             // The session's upstream is gone: what it was told of the tools goes with it.
-            catalog_gate.catalog.forget(&catalog_server, &session_id);
+            catalog_gate.forget_session_tools(&catalog_server, &session_id);
         });
         Arc::new(Self {
             id,
@@ -160,7 +159,7 @@ impl Session {
     }
 
     pub async fn close(&self) {
-        self.gate.approvals.withdraw_session(&self.id);
+        self.gate.withdraw_session(&self.id);
         self.upstream.close().await;
     }
 
@@ -187,11 +186,7 @@ impl Session {
         };
         // Marked first: whatever answer the request would get from now on is withheld.
         let wire_id = self.in_flight.cancel(&sender, &request_id)?;
-        if self
-            .gate
-            .approvals
-            .withdraw_request(&caller.session, request_id.as_json())
-        {
+        if self.gate.withdraw_request(&caller.session, request_id.as_json()) {
             // Still held: the upstream never saw the request, so its cancel stays here too.
             return None;
         }
@@ -318,17 +313,7 @@ impl Session {
 
     /// Removes hidden tools from a `tools/list` page ([`crate::tools_filter`]).
     fn filter_hidden(&self, response: Message) -> Message {
-        let policy = match self.gate.policies.get(&self.server) {
-            Some(InForce::Policy(policy)) => Some(policy),
-            _ => None,
-        };
-        let learn = crate::tools_filter::Learn {
-            server: &self.server,
-            session: &self.id,
-            catalog: &self.gate.catalog,
-            pins: &self.gate.pins,
-        };
-        crate::tools_filter::filter(response, policy.as_ref(), &learn)
+        self.gate.filter_listed(&self.server, &self.id, response)
     }
 }
 

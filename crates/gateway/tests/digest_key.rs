@@ -9,10 +9,8 @@ use std::sync::Arc;
 
 use portcullis_audit::{AuditFilter, AuditStore};
 use portcullis_config::config::Config;
-use portcullis_gateway::gate::{Call, Caller, Verdict};
 use portcullis_gateway::{digest_key, Gateway, StartError};
 use portcullis_wire::canonical;
-use portcullis_wire::RequestId;
 use serde_json::json;
 
 fn open(dir: &Path) -> Result<Arc<Gateway>, StartError> {
@@ -24,23 +22,27 @@ fn open(dir: &Path) -> Result<Arc<Gateway>, StartError> {
     Gateway::open(config, &dir.join("data"))
 }
 
-/// Decides one call whose PIN the audit log redacts, and returns the stored row's digest.
-async fn recorded_digest(gateway: &Gateway, dir: &Path) -> String {
-    let call = Call {
-        server: "up".into(),
-        tool: "transfer".into(),
-        arguments: json!({ "pin": "4821", "to": "savings" }),
-        arguments_text: None,
-        original_arguments: None,
-        request_id: RequestId::from_value(&json!(1)).unwrap(),
-        modern: false,
-        request_state: None,
-    };
-    assert!(matches!(
-        gateway.gate().decide(call, &Caller::default()).await,
-        Verdict::Refuse(_)
-    ));
-    let store = AuditStore::open(&dir.join("data").join(portcullis_gateway::AUDIT_FILE)).unwrap();
+/// Sends one call whose PIN the audit log redacts through the gateway's HTTP endpoint, and
+/// returns the stored row's digest.
+async fn recorded_digest(gateway: Arc<Gateway>, dir: &Path) -> String {
+    let data = dir.join("data");
+    let (listener, file) = gateway.bind(&data).await.unwrap();
+    tokio::spawn(gateway.serve(listener, std::future::pending()));
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "transfer", "arguments": { "pin": "4821", "to": "savings" },
+        "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } } });
+    let reply: serde_json::Value = reqwest::Client::new()
+        .post(file.server_url("up"))
+        .bearer_auth(&file.token)
+        .json(&call)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply["result"]["isError"], true, "denied by the policy: {reply}");
+    let store = AuditStore::open(&data.join(portcullis_gateway::AUDIT_FILE)).unwrap();
     let rows = store.query(&AuditFilter::default(), 10).unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].arguments["pin"], json!("[redacted]"));
@@ -50,8 +52,8 @@ async fn recorded_digest(gateway: &Gateway, dir: &Path) -> String {
 #[tokio::test]
 async fn audit_rows_carry_a_digest_keyed_per_install() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let in_a = recorded_digest(&open(a.path()).unwrap(), a.path()).await;
-    let in_b = recorded_digest(&open(b.path()).unwrap(), b.path()).await;
+    let in_a = recorded_digest(open(a.path()).unwrap(), a.path()).await;
+    let in_b = recorded_digest(open(b.path()).unwrap(), b.path()).await;
     assert!(in_a.starts_with(canonical::ARGUMENTS_DIGEST_PREFIX), "{in_a}");
     assert_ne!(in_a, in_b, "the same call digests differently on two installs");
 

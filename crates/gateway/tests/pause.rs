@@ -56,13 +56,13 @@ async fn a_paused_gateway_denies_held_calls_without_asking_and_says_why() {
     let gateway = Gateway::open(config, &data).unwrap();
     let (listener, file) = gateway.bind(&data).await.unwrap();
     tokio::spawn(gateway.clone().serve(listener, std::future::pending()));
-    let _approver = gateway.gate().approvals.attach_approver();
+    let _approver = gateway.attach_approver();
     let mut events = gateway.subscribe();
 
-    assert!(!gateway.gate().paused());
-    gateway.gate().set_paused(true);
-    gateway.gate().set_paused(true); // no change: no second event
-    assert!(gateway.gate().paused());
+    assert!(!gateway.paused());
+    gateway.set_paused(true);
+    gateway.set_paused(true); // no change: no second event
+    assert!(gateway.paused());
     assert!(matches!(
         events.recv().await.unwrap(),
         GatewayEvent::PauseChanged { paused: true }
@@ -83,10 +83,7 @@ async fn a_paused_gateway_denies_held_calls_without_asking_and_says_why() {
         "{text}"
     );
     assert_eq!(*calls.lock().unwrap(), 0, "a paused call never reaches the upstream");
-    assert!(
-        gateway.gate().approvals.pending().is_empty(),
-        "nothing is held while paused"
-    );
+    assert!(gateway.pending_approvals().is_empty(), "nothing is held while paused");
     let rows = AuditStore::open(&data.join(portcullis_gateway::AUDIT_FILE))
         .unwrap()
         .query(&AuditFilter::default(), 10)
@@ -99,7 +96,7 @@ async fn a_paused_gateway_denies_held_calls_without_asking_and_says_why() {
     assert_eq!(rows[0].reason.as_deref(), Some("Portcullis is paused"));
 
     // Resumed: the next call is held for a person again.
-    gateway.gate().set_paused(false);
+    gateway.set_paused(false);
     let held = tokio::spawn(post(call(2)));
     let requested = loop {
         match tokio::time::timeout(std::time::Duration::from_secs(10), events.recv()).await {
@@ -109,7 +106,6 @@ async fn a_paused_gateway_denies_held_calls_without_asking_and_says_why() {
         }
     };
     gateway
-        .gate()
         .choose(
             &requested.id,
             portcullis_gateway::gate::Choice::Approve(portcullis_gateway::approval::Scope::Once),

@@ -2,7 +2,6 @@
 
 pub const INITIALIZE: &str = "initialize";
 pub const INITIALIZED: &str = "notifications/initialized";
-pub const SERVER_DISCOVER: &str = "server/discover";
 pub const TOOLS_CALL: &str = "tools/call";
 pub const TOOLS_LIST: &str = "tools/list";
 pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";

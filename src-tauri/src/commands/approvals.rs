@@ -8,8 +8,9 @@ use std::time::Duration;
 use portcullis_gateway::approval::standing::Listed;
 use portcullis_gateway::approval::{DecideError, PendingApproval};
 use portcullis_gateway::gate::dry_run::DryRun;
-use portcullis_gateway::gate::{Choice, ChoiceError, Gate};
+use portcullis_gateway::gate::{Choice, ChoiceError};
 use portcullis_gateway::policy_store::{PolicyWrite, UndoError};
+use portcullis_gateway::Gateway;
 use serde::Serialize;
 use serde_json::Value;
 use tauri::State;
@@ -21,7 +22,7 @@ use crate::ipc::{IpcError, IpcResult};
 #[tauri::command(rename_all = "snake_case")]
 pub async fn list_approvals(host: State<'_, Arc<Host>>) -> IpcResult<Vec<PendingApproval>> {
     let running = host.running().await?;
-    Ok(running.gateway.gate().approvals.pending())
+    Ok(running.gateway.pending_approvals())
 }
 
 /// What a decision did besides deciding the call: the other held calls it settled, the grant it
@@ -38,12 +39,12 @@ pub struct DecisionAnswer {
 pub async fn decide_approval(host: State<'_, Arc<Host>>, id: String, choice: ChoiceArg) -> IpcResult<DecisionAnswer> {
     let running = host.running().await?;
     let choice = choice.into_choice()?;
-    decide(running.gateway.gate(), &id, choice)
+    decide(&running.gateway, &id, choice)
 }
 
 /// A person's decision, from any of the app's surfaces (prompt, main window, notification).
-pub fn decide(gate: &Gate, id: &str, choice: Choice) -> IpcResult<DecisionAnswer> {
-    match gate.choose(id, choice) {
+pub fn decide(gateway: &Gateway, id: &str, choice: Choice) -> IpcResult<DecisionAnswer> {
+    match gateway.choose(id, choice) {
         Ok(decided) => {
             let approval = &decided.approval;
             let also = decided.also_settled.len();
@@ -64,7 +65,7 @@ pub fn decide(gate: &Gate, id: &str, choice: Choice) -> IpcResult<DecisionAnswer
 #[tauri::command(rename_all = "snake_case")]
 pub async fn undo_policy_write(host: State<'_, Arc<Host>>, write_id: String) -> IpcResult<PolicyWrite> {
     let running = host.running().await?;
-    running.gateway.gate().undo_policy_write(&write_id).map_err(|e| {
+    running.gateway.undo_policy_write(&write_id).map_err(|e| {
         let code = match e {
             UndoError::Unknown(_) => "unknown_write",
             UndoError::Expired(_) => "undo_expired",
@@ -79,7 +80,7 @@ pub async fn undo_policy_write(host: State<'_, Arc<Host>>, write_id: String) -> 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn list_grants(host: State<'_, Arc<Host>>) -> IpcResult<Vec<Listed>> {
     let running = host.running().await?;
-    Ok(running.gateway.gate().approvals.grants.standing.list(portcullis_gateway::gate::now_ms()))
+    Ok(running.gateway.standing_grants())
 }
 
 /// Ends a standing grant at once: later calls it covered are decided by the policy again.
@@ -87,7 +88,7 @@ pub async fn list_grants(host: State<'_, Arc<Host>>) -> IpcResult<Vec<Listed>> {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn revoke_grant(host: State<'_, Arc<Host>>, id: String) -> IpcResult<()> {
     let running = host.running().await?;
-    if running.gateway.gate().approvals.grants.standing.revoke(&id) {
+    if running.gateway.revoke_grant(&id) {
         tracing::info!(grant = id, "grant revoked in the app");
         Ok(())
     } else {
@@ -135,8 +136,7 @@ pub async fn extend_approval(host: State<'_, Arc<Host>>, id: String, by_secs: u6
     let running = host.running().await?;
     let extended = running
         .gateway
-        .gate()
-        .extend(&id, Duration::from_secs(by_secs))
+        .extend_approval(&id, Duration::from_secs(by_secs))
         .map_err(decide_error)?;
     Ok(Extended {
         approval: extended.approval,
@@ -185,8 +185,8 @@ impl From<DryRun> for DryRunView {
 pub async fn dry_run_approval(host: State<'_, Arc<Host>>, id: String, choice: ChoiceArg) -> IpcResult<DryRunView> {
     let running = host.running().await?;
     let choice = choice.into_choice()?;
-    let gate = running.gateway.gate().clone();
-    let planned = tauri::async_runtime::spawn_blocking(move || gate.dry_run(&id, &choice))
+    let gateway = running.gateway.clone();
+    let planned = tauri::async_runtime::spawn_blocking(move || gateway.dry_run(&id, &choice))
         .await
         .map_err(|e| IpcError::new("dry_run_failed", e.to_string()))?;
     planned.map(DryRunView::from).map_err(choice_error)

@@ -138,7 +138,7 @@ fn known(running: &Running, server: &str) -> IpcResult<std::path::PathBuf> {
     if !running.gateway.has_server(server) {
         return Err(IpcError::unknown_server(server));
     }
-    Ok(running.gateway.gate().policies.path(server))
+    Ok(running.gateway.policy_path(server))
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -213,7 +213,7 @@ pub async fn save_policy(host: State<'_, Arc<Host>>, server: String, text: Strin
     portcullis_atomic_file::lock(&path)
         .and_then(|locked| locked.write(text.as_bytes(), policy_file))
         .map_err(|e| IpcError::new("policy_write_failed", format!("cannot write {}: {e}", path.display())))?;
-    running.gateway.gate().policies.reload(&server);
+    running.gateway.reload_policy(&server);
     tracing::info!(server, path = %path.display(), "policy saved from the editor");
     Ok(Validation { problems })
 }

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use portcullis_gateway::policy_store::InForce;
 use portcullis_gateway::risk::{self, Risk};
 use serde::Serialize;
 use serde_json::Value;
@@ -49,9 +48,9 @@ pub struct ToolInfo {
 }
 
 fn policy_health(host: &Host, running: &Running, server: &str) -> PolicyHealth {
-    let policies = &running.gateway.gate().policies;
-    match policies.get(server) {
-        Some(InForce::Broken(why)) => PolicyHealth {
+    let gateway = &running.gateway;
+    match gateway.policy_broken(server) {
+        Some(why) => PolicyHealth {
             state: "invalid",
             problems: vec![why.to_string()],
         },
@@ -63,7 +62,7 @@ fn policy_health(host: &Host, running: &Running, server: &str) -> PolicyHealth {
                     problems,
                 }
             }
-            None if policies.path(server).exists() => PolicyHealth {
+            None if gateway.policy_path(server).exists() => PolicyHealth {
                 state: "ok",
                 problems: Vec::new(),
             },

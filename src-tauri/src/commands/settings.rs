@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tauri::State;
+use tauri::{AppHandle, Emitter, Runtime, State};
 
 use crate::host::Host;
 use crate::ipc::{IpcError, IpcResult};
@@ -22,16 +22,22 @@ pub async fn get_settings(host: State<'_, Arc<Host>>) -> IpcResult<Settings> {
     Ok(host.settings.get(config_timeout(&host).await))
 }
 
-/// Saves the settings. Notifications and theme apply at once; a new default approval timeout
-/// applies from the next start (the gateway reads it once).
+/// The event every window hears when the settings change (an open prompt follows the theme).
+pub const SETTINGS_CHANGED: &str = "SettingsChanged";
+
+/// Saves the settings. Notifications and theme apply at once, in every open window; a new
+/// default approval timeout applies from the next start (the gateway reads it once).
 #[tauri::command(rename_all = "snake_case")]
-pub async fn set_settings(host: State<'_, Arc<Host>>, settings: Settings) -> IpcResult<()> {
+pub async fn set_settings<R: Runtime>(app: AppHandle<R>, host: State<'_, Arc<Host>>, settings: Settings) -> IpcResult<()> {
     let timeout = config_timeout(&host).await;
     host.settings.set(&settings, timeout).map_err(|e| match e {
         SettingsError::Timeout => IpcError::new("invalid_settings", e.to_string()),
         SettingsError::Write { .. } => IpcError::internal("cannot save the settings", &e),
     })?;
     host.nudge();
+    if let Err(e) = app.emit(SETTINGS_CHANGED, &settings) {
+        tracing::warn!(error = %e, "cannot tell the open windows that the settings changed");
+    }
     Ok(())
 }
 

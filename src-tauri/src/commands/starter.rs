@@ -63,7 +63,7 @@ pub async fn generate_policy(host: State<'_, Arc<Host>>, server: String) -> IpcR
     let Some(server_config) = config.servers.get(&server) else {
         return Err(IpcError::unknown_server(&server));
     };
-    let path = running.gateway.gate().policies.path(&server);
+    let path = running.gateway.policy_path(&server);
     if path.exists() {
         return Err(IpcError::new(
             "policy_exists",

@@ -149,7 +149,7 @@ fn commands_answer_with_the_ui_contract() {
     assert!(f.host.paused());
     assert_eq!(invoke(&main, "get_paused", json!({})), Ok(json!(true)));
     assert!(
-        f.host.running_now().unwrap().gateway.gate().paused(),
+        f.host.running_now().unwrap().gateway.paused(),
         "the gateway itself is paused"
     );
 }
@@ -234,10 +234,12 @@ fn undo_policy_write_takes_back_an_always_write_once() {
     let f = fixture();
     let prompt = window(&f.app, "prompt");
     let stranger = window(&f.app, "stranger");
-    let gate = f.host.running_now().unwrap().gateway.gate().clone();
-    let path = gate.policies.path("fs");
+    let gateway = f.host.running_now().unwrap().gateway.clone();
+    let path = gateway.policy_path("fs");
     assert!(!path.exists());
-    let write = gate.policies.write_entry("fs", "write_file", json!({})).unwrap();
+    let write = gateway
+        .write_policy_entry_for_test("fs", "write_file", json!({}))
+        .unwrap();
     assert!(path.exists(), "the always wrote the file");
     let args = json!({"write_id": write.write_id});
     assert!(refused_by_acl(&invoke(&stranger, "undo_policy_write", args.clone())));
@@ -257,7 +259,7 @@ fn grants_are_listed_and_revoked_once() {
     let f = fixture();
     let main = window(&f.app, "main");
     let stranger = window(&f.app, "stranger");
-    let gate = f.host.running_now().unwrap().gateway.gate().clone();
+    let gateway = f.host.running_now().unwrap().gateway.clone();
     let now = portcullis_gateway::gate::now_ms();
     let grant = NewGrant {
         server: "fs".into(),
@@ -268,7 +270,7 @@ fn grants_are_listed_and_revoked_once() {
         which: Which::Any,
         expires_at_ms: Some(now + 300_000),
     };
-    let id = gate.approvals.grants.standing.add(grant, now);
+    let id = gateway.add_standing_grant_for_test(grant, now);
     assert!(refused_by_acl(&invoke(&stranger, "list_grants", json!({}))));
     let listed = invoke(&main, "list_grants", json!({})).unwrap();
     assert_eq!(listed[0]["id"], json!(id), "{listed}");

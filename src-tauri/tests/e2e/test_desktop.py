@@ -210,8 +210,10 @@ def test_the_audit_export_asks_where_and_before_replacing(app: App) -> None:
         app.click("export-csv")
         path = app.wait_testid("export-path")
         wait_until(lambda: path.get_attribute("value").endswith(".csv"), 15, "the suggested path")
-        path.clear()
-        path.send_keys(str(target))
+        # Typed as an input event: send_keys of a path would make selenium upload the file.
+        app.driver.execute_script(
+            "const el = arguments[0]; el.value = arguments[1]; el.dispatchEvent(new Event('input', {bubbles: true}));",
+            path, str(target))
         app.click("export-save")
         if attempt == "exists":
             warning = app.wait_testid("export-error")
@@ -225,6 +227,32 @@ def test_the_audit_export_asks_where_and_before_replacing(app: App) -> None:
     assert lines[0].startswith("id,time_ms,time,session,"), lines[0]
     assert re.match(r"^\d+,\d+,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z,", lines[1]), lines[1]
     assert target.stat().st_mode & 0o777 == 0o600, oct(target.stat().st_mode)
+
+
+def test_a_theme_chosen_in_settings_applies_to_the_open_prompt(app: App) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    client = app.client()
+    m = int(uuid.uuid4().int % 10**9)  # echo is allowed by now (the policy editor test): get-sum is held
+    pending = app.call_async(client, "get-sum", {"a": m, "b": 1})
+    wait_prompt_for(app, str(m))
+    theme_of = lambda: app.driver.execute_script("return document.documentElement.dataset.theme || ''")  # noqa: E731
+    before = theme_of()
+    try:
+        for theme in ("dark", "light"):
+            app.window("main")
+            app.click("tab-settings")
+            Select(app.wait_testid("setting-theme")).select_by_value(theme)
+            app.window("prompt")
+            wait_until(lambda: theme_of() == theme, 10, f"the open prompt to turn {theme} (was {before!r})")
+            app.screenshot(f"prompt-{theme}", PROMPT_TITLE)
+    finally:
+        app.window("main")
+        app.click("tab-settings")
+        Select(app.wait_testid("setting-theme")).select_by_value("system")
+        app.window("prompt")
+        app.decide("approve-once")
+    assert str(m + 1) in result_text(pending.result(timeout=30))
 
 
 def test_report_prompt_latency() -> None:

@@ -40,3 +40,42 @@ export function layoutBars(buckets: HistogramBucket[], width: number, height: nu
 export function presentDecisions(buckets: HistogramBucket[]): Decision[] {
   return DECISIONS.filter((d) => buckets.some((b) => (b.counts[d] ?? 0) > 0));
 }
+
+/** Below this share of the bars holding calls, the chart zooms to where the calls are. */
+const ZOOM_BELOW = 0.25;
+
+/**
+ * Where to zoom the chart: the start of the first bucket with a call, when the calls sit in
+ * the last quarter of the range or less (a 24 h range whose calls came in the last ten
+ * minutes is one sliver otherwise); `null` when the range is already a fit, or empty.
+ */
+export function zoomStart(buckets: HistogramBucket[]): number | null {
+  const first = buckets.findIndex((b) => bucketTotal(b) > 0);
+  if (first <= 0) return null;
+  return (buckets.length - first) / buckets.length < ZOOM_BELOW ? buckets[first].start_ms : null;
+}
+
+export interface Tick {
+  /** Position along the time axis, 0..1. */
+  at: number;
+  ms: number;
+}
+
+/** At most `count` labelled instants on the time axis, on bucket boundaries, evenly spread. */
+export function timeTicks(buckets: HistogramBucket[], bucketMs: number, count = 5): Tick[] {
+  const n = buckets.length;
+  if (n === 0) return [];
+  const step = Math.max(1, Math.ceil(n / Math.max(1, count - 1)));
+  const ticks: Tick[] = [];
+  for (let i = 0; i < n; i += step) ticks.push({ at: i / n, ms: buckets[i].start_ms });
+  const end = buckets[n - 1].start_ms + bucketMs;
+  if (ticks[ticks.length - 1].at < 1 - 0.5 / Math.max(1, count - 1)) ticks.push({ at: 1, ms: end });
+  return ticks;
+}
+
+/** The count axis: 0, the middle (when it is a whole number worth showing), and the top. */
+export function countTicks(max: number): number[] {
+  if (max <= 0) return [0];
+  const mid = max / 2;
+  return max >= 4 && Number.isInteger(mid) ? [max, mid, 0] : [max, 0];
+}

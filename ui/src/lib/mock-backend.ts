@@ -467,6 +467,7 @@ export class MockBackend implements Backend {
   async setSettings(settings: Settings): Promise<void> {
     this.record(COMMANDS.setSettings, { settings });
     this.data.settings = clone(settings);
+    this.emit('SettingsChanged', clone(settings));
   }
 
   async promptPainted(): Promise<void> {

@@ -4,7 +4,7 @@
 // test fails when that file is stale). This module re-exports them under the names the UI uses
 // and adds only what TypeScript alone can say: the decision list as a value, and the event map.
 
-import type { Decision, GatewayEvent, Scope, ServerStatus, ShowApproval } from './ipc';
+import type { Decision, GatewayEvent, Scope, ServerStatus, Settings, ShowApproval } from './ipc';
 
 export type {
   ApprovalChoice,
@@ -88,7 +88,7 @@ export type PolicyReloaded = Payload<'PolicyReloaded'>;
 export type PolicyRejected = Payload<'PolicyRejected'>;
 export type PauseChanged = Payload<'PauseChanged'>;
 
-/** Tauri `listen` names: the gateway's event types, and the app's own `ShowApproval`. */
-export type EventMap = { [K in GatewayEvent['type']]: Payload<K> } & { ShowApproval: ShowApproval };
+/** Tauri `listen` names: the gateway's event types, and the app's own `ShowApproval` and `SettingsChanged`. */
+export type EventMap = { [K in GatewayEvent['type']]: Payload<K> } & { ShowApproval: ShowApproval; SettingsChanged: Settings };
 
 export type EventName = keyof EventMap;

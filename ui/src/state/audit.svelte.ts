@@ -12,7 +12,11 @@ import {
   toAuditFilter,
   type AuditForm,
 } from '../lib/audit-query';
+import { zoomStart } from '../lib/chart';
 import type { AuditFilter, AuditRow, ExportFormat, HistogramBucket, SavedExport } from '../lib/types';
+
+/** Most times the chart zooms in (each round narrows the bars: a day to minutes takes three). */
+const MAX_ZOOMS = 3;
 
 export class AuditState {
   form = $state<AuditForm>(emptyForm());
@@ -26,6 +30,8 @@ export class AuditState {
   live = $state(false);
   histogram = $state.raw<HistogramBucket[]>([]);
   bucketMs = $state(3_600_000);
+  /** Where the chart starts when it zoomed in to the calls (`null`: it shows the whole range). */
+  zoomedFrom = $state<number | null>(null);
   servers = $state<string[]>([]);
   /** Rows announced while the live tail was off or filtered out: a hint to refresh. */
   unseen = $state(0);
@@ -101,9 +107,25 @@ export class AuditState {
   }
 
   async refreshHistogram(): Promise<void> {
-    const bucket = bucketFor(this.filter, this.clock());
+    const now = this.clock();
+    const filter = { ...this.filter };
     try {
-      const buckets = await this.backend.auditHistogram({ ...this.filter }, bucket);
+      let bucket = bucketFor(filter, now);
+      let buckets = await this.backend.auditHistogram(filter, bucket);
+      // A range much wider than its calls is drawn again over the part that has them, until
+      // the calls fill the chart or the bars are as narrow as they go (a few rounds at most).
+      let zoomedFrom: number | null = null;
+      for (let round = 0; round < MAX_ZOOMS; round++) {
+        const zoom = zoomStart(buckets);
+        if (zoom === null) break;
+        const zoomed = { ...filter, since_ms: zoom };
+        const finer = bucketFor(zoomed, now);
+        if (finer >= bucket) break;
+        bucket = finer;
+        buckets = await this.backend.auditHistogram(zoomed, bucket);
+        zoomedFrom = zoom;
+      }
+      this.zoomedFrom = zoomedFrom;
       this.bucketMs = bucket;
       this.histogram = buckets;
     } catch {

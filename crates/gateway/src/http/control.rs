@@ -32,15 +32,15 @@ use crate::Gateway;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 pub async fn list(State(gw): State<Arc<Gateway>>) -> Response {
-    Json(gw.gate().approvals.pending()).into_response()
+    Json(gw.pending_approvals()).into_response()
 }
 
 /// What a person checks when calls are refused: whether the audit can be written, and which
 /// policy files were rejected (the last good policy, or none, in force instead).
 pub async fn status(State(gw): State<Arc<Gateway>>) -> Response {
-    let audit = crate::audit_log::health_json(gw.gate().audit.fault().as_ref());
-    let policies = gw.gate().policies.problems();
-    Json(json!({ "audit": audit, "policies": policies })).into_response()
+    let health = gw.health();
+    let audit = crate::audit_log::health_json(health.audit.as_ref());
+    Json(json!({ "audit": audit, "policies": health.policies })).into_response()
 }
 
 /// `POST /control/approvals/{id}/approve`. Without `for` and `when`: once, this session, or
@@ -154,10 +154,9 @@ pub async fn deny(State(gw): State<Arc<Gateway>>, Path(id): Path<String>, body: 
 /// What the choice would write and how many earlier audited calls it would have matched; the
 /// call stays pending. The audit is read off the async threads.
 async fn dry_run(gw: Arc<Gateway>, id: String, choice: Choice) -> Response {
-    let gate = gw.gate().clone();
     let answer = tokio::task::spawn_blocking(move || {
-        let planned = gate.dry_run(&id, &choice);
-        (planned, gate.approvals.get(&id).is_some())
+        let planned = gw.dry_run(&id, &choice);
+        (planned, gw.is_pending(&id))
     })
     .await;
     match answer {
@@ -201,14 +200,13 @@ pub async fn extend(
             &format!("\"by_secs\" must be between 1 and 86400, found {by}"),
         );
     }
-    let gate = gw.gate();
-    match gate.extend(&id, Duration::from_secs(by)) {
+    match gw.extend_approval(&id, Duration::from_secs(by)) {
         Ok(extended) => Json(json!({
             "id": id,
             "expires_at": extended.approval.expires_at,
             "expires_at_ms": extended.approval.expires_at_ms,
             "clamped": extended.clamped,
-            "max_hold_secs": gate.max_hold_secs,
+            "max_hold_secs": gw.config().max_hold_secs,
         }))
         .into_response(),
         Err(e @ DecideError::Unknown(_)) => error(StatusCode::NOT_FOUND, &e.to_string()),
@@ -252,7 +250,7 @@ fn decide(gw: &Gateway, id: &str, choice: Choice) -> Response {
         Choice::Approve(scope) => Some(*scope),
         _ => None,
     };
-    match gw.gate().choose(id, choice) {
+    match gw.choose(id, choice) {
         Ok(decided) => {
             let decision = if approved { "approved" } else { "rejected" };
             Json(json!({
@@ -290,7 +288,7 @@ pub struct UndoBody {
 /// made (its `policy_write.write_id`), within 30 s and only if the file was not changed since.
 pub async fn undo_policy_write(State(gw): State<Arc<Gateway>>, Json(body): Json<UndoBody>) -> Response {
     use crate::policy_store::UndoError;
-    match gw.gate().undo_policy_write(&body.write_id) {
+    match gw.undo_policy_write(&body.write_id) {
         Ok(write) => Json(json!({ "undone": true, "policy_write": write })).into_response(),
         Err(e @ UndoError::Unknown(_)) => error(StatusCode::NOT_FOUND, &e.to_string()),
         Err(e @ UndoError::Expired(_)) => error(StatusCode::GONE, &e.to_string()),
@@ -301,12 +299,12 @@ pub async fn undo_policy_write(State(gw): State<Arc<Gateway>>, Json(body): Json<
 
 /// `GET /control/grants`: the standing grants in force.
 pub async fn grants(State(gw): State<Arc<Gateway>>) -> Response {
-    Json(gw.gate().approvals.grants.standing.list(crate::gate::now_ms())).into_response()
+    Json(gw.standing_grants()).into_response()
 }
 
 /// `POST /control/grants/{id}/revoke`.
 pub async fn revoke(State(gw): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
-    if gw.gate().approvals.grants.standing.revoke(&id) {
+    if gw.revoke_grant(&id) {
         tracing::info!(grant = id, "grant revoked");
         Json(json!({ "id": id, "revoked": true })).into_response()
     } else {
@@ -316,7 +314,7 @@ pub async fn revoke(State(gw): State<Arc<Gateway>>, Path(id): Path<String>) -> R
 
 /// Every gateway event as SSE; the subscriber counts as an approver while connected.
 pub async fn events(State(gw): State<Arc<Gateway>>) -> Response {
-    let guard = gw.gate().approvals.attach_approver();
+    let guard = gw.attach_approver();
     let rx = gw.subscribe();
     let events = futures::stream::unfold((rx, guard), |(mut rx, guard)| async move {
         let frame = match tokio::time::timeout(KEEP_ALIVE, rx.recv()).await {

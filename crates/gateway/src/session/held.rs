@@ -18,7 +18,6 @@ use super::reattach::{self, Waiter};
 use super::reply::PendingReply;
 use super::tasks::{self, GatewayTask, TaskState};
 use super::{Reply, RequestContext, Session};
-use crate::approval::Resolution;
 use crate::gate::{Caller, Hold, ProgressSink};
 use crate::queue;
 
@@ -85,7 +84,7 @@ impl Session {
         Some(reattach::Key {
             caller: caller.session.clone(),
             tool: params.name.clone(),
-            digest: self.gate.digester.digest(params.arguments.as_ref().unwrap_or(&empty)),
+            digest: self.gate.digest(params.arguments.as_ref().unwrap_or(&empty)),
         })
     }
 
@@ -209,7 +208,7 @@ impl Session {
     /// `approval.max_hold_secs`: the client no longer waits on a request, so its timeout is not
     /// the limit; the prompt shows the new deadline.
     fn mint_held_task(&self, hold: &Hold, tool: &str, ask: TaskAsk) -> Option<Arc<GatewayTask>> {
-        let max_hold = Duration::from_secs(self.gate.max_hold_secs);
+        let max_hold = self.gate.max_hold();
         let label = format!("{}/{tool}", self.server);
         let task = self.tasks.mint(
             ask,
@@ -316,7 +315,7 @@ impl Session {
 
     /// The deadline of the approval a task waits on, while it waits.
     fn hold_deadline(&self, task: &GatewayTask) -> Option<i64> {
-        self.gate.approvals.get(task.approval()).map(|a| a.expires_at_ms)
+        self.gate.pending(task.approval()).map(|a| a.expires_at_ms)
     }
 
     /// A `tasks/*` request about one of the gateway's own tasks. `tasks/cancel` withdraws the
@@ -324,7 +323,7 @@ impl Session {
     pub(super) async fn answer_task(&self, task: &GatewayTask, request: &str, id: &RequestId, ticket: Option<Ticket>) -> Reply {
         if request == portcullis_wire::method::TASKS_CANCEL {
             let why = "the client cancelled the task".to_owned();
-            let _ = self.gate.approvals.resolve(task.approval(), Resolution::Cancelled { why });
+            let _ = self.gate.cancel_held(task.approval(), why);
         }
         let given_up = ticket.as_ref().map(Ticket::cancellation).unwrap_or_default();
         let answer = task.answer(request, id, self.hold_deadline(task), given_up).await;

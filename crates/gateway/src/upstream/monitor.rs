@@ -233,7 +233,7 @@ impl Probe {
                 return;
             }
         };
-        gate.catalog.learn(&self.server, &tools);
+        gate.learn_server_tools(&self.server, &tools);
         tracing::info!(server = self.server, tools = tools.len(), "monitoring connection up");
         self.status.send_replace(Status::Running {
             upstream: upstream.clone(),

@@ -109,6 +109,23 @@ describe('Audit view', () => {
     expect(shownIds()).toContain(5);
   });
 
+  it('zooms the 24 h chart to the minutes that hold the calls, with both axes labelled', async () => {
+    const backend = setup();
+    const span = await screen.findByTestId('chart-span');
+    await waitFor(() => expect(span.textContent).toContain('Zoomed to the calls'));
+    const calls = backend.callsOf('audit_histogram') as { filter: { since_ms: number }; bucket_ms: number }[];
+    const [whole, zoomed] = [calls[0], calls[calls.length - 1]];
+    expect(whole.filter.since_ms).toBe(NOW - DAY);
+    // Narrowed in rounds to the bars that hold the calls: minutes, not a day.
+    expect(calls.length).toBeGreaterThan(2);
+    expect(zoomed.filter.since_ms).toBeGreaterThan(NOW - 15 * 60_000);
+    expect(zoomed.bucket_ms).toBeLessThan(whole.bucket_ms);
+    expect(span.textContent).toContain(`bars of ${zoomed.bucket_ms / 60_000} min`);
+    const xLabels = within(screen.getByTestId('chart-x-axis')).getAllByText(/^\d\d:\d\d$/);
+    expect(xLabels.length).toBeGreaterThanOrEqual(2);
+    expect(screen.getByTestId('chart-y-axis').textContent).toContain('0');
+  });
+
   it('asks where to save an export, asks before replacing, and says what it wrote', async () => {
     const backend = setup();
     await waitFor(() => expect(shownIds().length).toBe(3));

@@ -1,0 +1,163 @@
+//! The gate's parts as the rest of the gateway uses them: policy files, held calls, grants,
+//! the tool catalog and pins. Each method says what the caller does; outside the crate the same
+//! things are reached through [`crate::Gateway`].
+
+use portcullis_wire::Message;
+use serde_json::Value;
+
+use super::Gate;
+use crate::approval::standing::Listed;
+use crate::approval::{ApproverGuard, DecideError, PendingApproval, Resolution};
+use crate::pins::{PinError, ToolPin};
+use crate::policy_store::{InForce, PolicyProblem};
+
+impl Gate {
+    /// The policy in force for `server` (`None`: not a configured server).
+    pub(crate) fn policy(&self, server: &str) -> Option<InForce> {
+        self.policies.get(server)
+    }
+
+    /// Where `server`'s policy file is (whether or not it exists).
+    pub(crate) fn policy_path(&self, server: &str) -> std::path::PathBuf {
+        self.policies.path(server)
+    }
+
+    /// Reads `server`'s policy file again now (the watcher would, a moment later).
+    pub(crate) fn reload_policy(&self, server: &str) {
+        self.policies.reload(server);
+    }
+
+    /// A server configured at run time: its policy file is loaded and watched.
+    pub(crate) fn add_server(&self, server: &str) {
+        self.policies.add_server(server);
+    }
+
+    /// The policy files that could not be put in force.
+    pub(crate) fn policy_problems(&self) -> Vec<PolicyProblem> {
+        self.policies.problems()
+    }
+
+    /// Why the audit cannot be written now, if it cannot (every call is refused meanwhile).
+    pub(crate) fn audit_fault(&self) -> Option<portcullis_audit::AuditFault> {
+        self.audit.fault()
+    }
+
+    /// Every call held for a person, oldest first.
+    pub(crate) fn pending_approvals(&self) -> Vec<PendingApproval> {
+        self.approvals.pending()
+    }
+
+    /// The held call `id`, while it waits.
+    pub(crate) fn pending(&self, id: &str) -> Option<PendingApproval> {
+        self.approvals.get(id)
+    }
+
+    /// Counts someone who can answer prompts while the guard lives; with nobody, held calls are
+    /// refused at once.
+    pub(crate) fn attach_approver(&self) -> ApproverGuard {
+        self.approvals.attach_approver()
+    }
+
+    /// Gives a held call up (the client cancelled its task): recorded as `cancelled`.
+    pub(crate) fn cancel_held(&self, id: &str, why: String) -> Result<PendingApproval, DecideError> {
+        self.approvals.resolve(id, Resolution::Cancelled { why })
+    }
+
+    /// The session ended: its held calls are withdrawn and its grants end.
+    pub(crate) fn withdraw_session(&self, session: &str) {
+        self.approvals.withdraw_session(session);
+    }
+
+    /// The client cancelled request `request_id` (its exact JSON text); `true` if it was still held.
+    pub(crate) fn withdraw_request(&self, session: &str, request_id: &str) -> bool {
+        self.approvals.withdraw_request(session, request_id)
+    }
+
+    /// The standing grants in force at `now_ms`.
+    pub(crate) fn standing_grants(&self, now_ms: i64) -> Vec<Listed> {
+        self.approvals.grants.standing.list(now_ms)
+    }
+
+    /// Ends standing grant `id`; `false` if it was not in force.
+    pub(crate) fn revoke_grant(&self, id: &str) -> bool {
+        self.approvals.grants.standing.revoke(id)
+    }
+
+    /// The keyed digest of call arguments, as audit rows and continuation grants carry it.
+    pub(crate) fn digest(&self, arguments: &Value) -> String {
+        self.digester.digest(arguments)
+    }
+
+    /// `approval.max_hold_secs`: the longest a call may be held, extensions included.
+    pub(crate) fn max_hold(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.max_hold_secs)
+    }
+
+    /// Removes the tools `server`'s policy hides from a `tools/list` page one session was sent,
+    /// learning the tools and their definitions on the way ([`crate::tools_filter`]).
+    pub(crate) fn filter_listed(&self, server: &str, session: &str, response: Message) -> Message {
+        let policy = match self.policies.get(server) {
+            Some(InForce::Policy(policy)) => Some(policy),
+            _ => None,
+        };
+        let learn = crate::tools_filter::Learn {
+            server,
+            session,
+            catalog: &self.catalog,
+            pins: &self.pins,
+        };
+        crate::tools_filter::filter(response, policy.as_ref(), &learn)
+    }
+
+    /// The server-wide tool list, read outside any agent session (the monitor connection).
+    pub(crate) fn learn_server_tools(&self, server: &str, tools: &[Value]) {
+        self.catalog.learn(server, tools);
+    }
+
+    /// What one session was told of the tools is gone (its upstream ended, or the list changed).
+    pub(crate) fn forget_session_tools(&self, server: &str, session: &str) {
+        self.catalog.forget(server, session);
+    }
+
+    /// Drops idle rate-limit buckets.
+    pub(crate) fn prune_rate_limits(&self) {
+        self.rate_limits.prune();
+    }
+
+    /// Every pinned tool, with its pending change if its server changed it.
+    pub(crate) fn tool_pins(&self) -> Vec<ToolPin> {
+        self.pins.list()
+    }
+
+    /// The pinned tools whose servers changed them.
+    pub(crate) fn changed_tools(&self) -> Vec<ToolPin> {
+        self.pins.changed()
+    }
+
+    /// Trusts the changed definition of `tool` (with `digest`, only if that is the change reviewed).
+    pub(crate) fn accept_tool(&self, server: &str, tool: &str, digest: Option<&str>) -> Result<ToolPin, PinError> {
+        self.pins.accept(server, tool, digest)
+    }
+}
+
+/// Test setup for the app's command tests: the state a held call's answer or a `tools/list`
+/// page would leave, made directly.
+#[cfg(feature = "test-support")]
+impl Gate {
+    pub(crate) fn observe_tools(&self, server: &str, tools: &[Value]) {
+        self.pins.observe(server, tools);
+    }
+
+    pub(crate) fn write_policy_entry(
+        &self,
+        server: &str,
+        tool: &str,
+        entry: Value,
+    ) -> Result<crate::policy_store::PolicyWrite, crate::policy_store::WriteError> {
+        self.policies.write_entry(server, tool, entry)
+    }
+
+    pub(crate) fn add_standing_grant(&self, grant: crate::approval::standing::NewGrant, now_ms: i64) -> String {
+        self.approvals.grants.standing.add(grant, now_ms)
+    }
+}

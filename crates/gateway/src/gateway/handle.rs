@@ -1,0 +1,134 @@
+//! What the CLI (through the control API, `http/control.rs`) and the desktop app (in-process)
+//! ask of a running gateway: the held calls and a person's answers, the standing grants, the
+//! pause switch, the policy files, the tool pins and the gateway's health. One API for both, so
+//! neither reaches into the gate's parts.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use portcullis_audit::AuditFault;
+
+use crate::approval::standing::Listed;
+use crate::approval::{ApproverGuard, DecideError, Extended, PendingApproval};
+use crate::gate::dry_run::DryRun;
+use crate::gate::{Choice, ChoiceError, Decided};
+use crate::pins::{PinError, ToolPin};
+use crate::policy_store::{InForce, PolicyProblem, PolicyWrite, UndoError};
+use crate::Gateway;
+
+/// What a person checks when calls are refused (`GET /control/status`).
+#[derive(Debug, Clone)]
+pub struct Health {
+    /// Why the audit cannot be written now; every call is refused until it can.
+    pub audit: Option<AuditFault>,
+    /// The policy files that could not be put in force.
+    pub policies: Vec<PolicyProblem>,
+}
+
+/// Held calls and a person's answers.
+impl Gateway {
+    /// Every call held for a person, oldest first.
+    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+        self.gate.pending_approvals()
+    }
+
+    /// Whether the call `id` is still held.
+    pub fn is_pending(&self, id: &str) -> bool {
+        self.gate.pending(id).is_some()
+    }
+
+    /// A person decides the held call `id` ([`crate::gate::Gate::choose`]).
+    pub fn choose(&self, id: &str, choice: Choice) -> Result<Decided, ChoiceError> {
+        self.gate.choose(id, choice)
+    }
+
+    /// What `choice` on `id` would write and match in the audit; decides nothing. Reads the
+    /// audit database: call it off the async threads.
+    pub fn dry_run(&self, id: &str, choice: &Choice) -> Result<DryRun, ChoiceError> {
+        self.gate.dry_run(id, choice)
+    }
+
+    /// Moves the held call's deadline `by` later, bounded by `approval.max_hold_secs` from when
+    /// it was held.
+    pub fn extend_approval(&self, id: &str, by: Duration) -> Result<Extended, DecideError> {
+        self.gate.extend(id, by)
+    }
+
+    /// Counts someone who answers prompts while the guard lives: with nobody, held calls are
+    /// refused at once instead of waiting for no one.
+    pub fn attach_approver(&self) -> ApproverGuard {
+        self.gate.attach_approver()
+    }
+
+    /// Whether approvals are paused (held calls denied at once).
+    pub fn paused(&self) -> bool {
+        self.gate.paused()
+    }
+
+    /// Pauses or resumes approvals ([`crate::gate::Gate::set_paused`]).
+    pub fn set_paused(&self, paused: bool) {
+        self.gate.set_paused(paused);
+    }
+}
+
+/// Standing grants, policy files, pins and health.
+impl Gateway {
+    /// The standing grants in force now.
+    pub fn standing_grants(&self) -> Vec<Listed> {
+        self.gate.standing_grants(crate::gate::now_ms())
+    }
+
+    /// Ends the standing grant `id` at once; `false` if it is not in force.
+    pub fn revoke_grant(&self, id: &str) -> bool {
+        self.gate.revoke_grant(id)
+    }
+
+    /// Where `server`'s policy file is, whether or not it exists.
+    pub fn policy_path(&self, server: &str) -> PathBuf {
+        self.gate.policy_path(server)
+    }
+
+    /// Why no policy is in force for `server`, when no valid one was ever loaded (every call of
+    /// it is refused); `None` when one is, or `server` is not configured.
+    pub fn policy_broken(&self, server: &str) -> Option<Arc<str>> {
+        match self.gate.policy(server) {
+            Some(InForce::Broken(why)) => Some(why),
+            Some(InForce::Policy(_)) | None => None,
+        }
+    }
+
+    /// Reads `server`'s policy file again now (after the app saved it; the watcher would too).
+    pub fn reload_policy(&self, server: &str) {
+        self.gate.reload_policy(server);
+    }
+
+    /// Takes back the policy write an "always" decision made ([`Decided::policy_write`]).
+    pub fn undo_policy_write(&self, write_id: &str) -> Result<PolicyWrite, UndoError> {
+        self.gate.undo_policy_write(write_id)
+    }
+
+    /// Whether the audit can be written, and which policy files were rejected.
+    pub fn health(&self) -> Health {
+        Health {
+            audit: self.gate.audit_fault(),
+            policies: self.gate.policy_problems(),
+        }
+    }
+
+    /// Every pinned tool, with its pending change if the server changed it (control API, desktop).
+    pub fn tool_pins(&self) -> Vec<ToolPin> {
+        self.gate.tool_pins()
+    }
+
+    /// The pinned tools whose servers changed them; their calls are held until accepted.
+    pub fn changed_tools(&self) -> Vec<ToolPin> {
+        self.gate.changed_tools()
+    }
+
+    /// Trusts the changed definition of `tool`; with `digest`, only if that is still the change
+    /// the person reviewed (`PinChange::new_digest`).
+    pub fn accept_tool(&self, server: &str, tool: &str, digest: Option<&str>) -> Result<ToolPin, PinError> {
+        self.gate.accept_tool(server, tool, digest)
+    }
+}
