@@ -11,6 +11,8 @@ What it offers:
                    it arrives, and lets a test wait (bounded) for the event it expects;
   * `cli()`        `portcullis approvals ...` / `policy check` / `audit` as a subprocess with a deadline;
   * `Watch`        `portcullis approvals watch` with a pipe on stdin, its stdout collected line by line;
+  * `TerminalWatch` `portcullis approvals watch` on a pseudo-terminal, as a person runs it: keys typed into
+                   the pty, the screen read from it, the terminal's mode checked while it runs and after;
   * `AutoApprover` a thread that decides every ApprovalRequested matching a predicate as it arrives.
 
 Every wait has a deadline; nothing synchronises by sleeping a fixed time.
@@ -469,6 +471,89 @@ class Watch:
                 self.popen.wait(timeout=5)
         for t in self._readers:
             t.join(1.0)
+        return self.popen.returncode
+
+
+class TerminalWatch:
+    """`portcullis approvals watch --data-dir D` on a pseudo-terminal: stdin, stdout and stderr are the pty's
+    slave end, which is also its controlling terminal; keys are written to the master end and the screen is
+    what the master reads. `$COLUMNS` is unset, so the width comes from the terminal (`columns`)."""
+
+    def __init__(self, data_dir: Path, columns: int = 60, rows: int = 40) -> None:
+        import fcntl
+        import pty
+        import struct
+        import termios
+
+        self._termios = termios
+        self.master, self.slave = pty.openpty()
+        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        self.cooked = termios.tcgetattr(self.slave)  # the mode a shell would leave it in
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+        env["NO_COLOR"] = "1"
+
+        def controlling_terminal() -> None:
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        argv = [str(harness.portcullis_bin()), "approvals", "watch", "--data-dir", str(data_dir)]
+        self.popen = subprocess.Popen(argv, stdin=self.slave, stdout=self.slave, stderr=self.slave, env=env,
+                                      start_new_session=True, preexec_fn=controlling_terminal)
+        self.screen = b""
+
+    def text(self) -> str:
+        return self.screen.decode("utf-8", "replace")
+
+    def lines(self) -> list[str]:
+        """The screen's finished lines, without the prompt's redraws (`\\r` + erase line)."""
+        return [line.rsplit("\x1b[2K", 1)[-1] for line in self.text().split("\r\n")]
+
+    def wait_text(self, needle: str, count: int = 1, timeout: float = EVENT_TIMEOUT) -> None:
+        """Reads the screen until `needle` has appeared `count` times (bounded)."""
+        import select
+
+        deadline = time.monotonic() + timeout
+        while self.text().count(needle) < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ApprovalError(f"approvals watch did not show {needle!r} x{count} within {timeout:.0f}s:\n"
+                                    + self.text()[-3000:])
+            ready, _, _ = select.select([self.master], [], [], min(remaining, 0.5))
+            if ready:
+                try:
+                    self.screen += os.read(self.master, 65536)
+                except OSError:  # the slave side is gone
+                    raise ApprovalError(f"the terminal closed before {needle!r}:\n{self.text()[-3000:]}") from None
+            elif self.popen.poll() is not None:
+                raise ApprovalError(f"approvals watch exited {self.popen.returncode} before showing {needle!r}:\n"
+                                    + self.text()[-3000:])
+
+    def type(self, keys: bytes) -> None:
+        os.write(self.master, keys)
+
+    def mode(self) -> list[Any]:
+        return self._termios.tcgetattr(self.slave)
+
+    def is_raw(self) -> bool:
+        t = self._termios
+        iflag, oflag, _, lflag = self.mode()[:4]
+        return not lflag & (t.ICANON | t.ECHO | t.ISIG) and not iflag & t.IXON and not oflag & t.OPOST
+
+    def wait(self, timeout: float = 10.0) -> int:
+        return self.popen.wait(timeout=timeout)
+
+    def stop(self) -> int | None:
+        if self.popen.poll() is None:
+            try:
+                self.popen.send_signal(signal.SIGTERM)
+                self.popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(timeout=5)
+        for fd in (self.master, self.slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         return self.popen.returncode
 
 

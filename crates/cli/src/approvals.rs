@@ -1,8 +1,7 @@
 //! `portcullis approvals`: list, approve and deny held calls, or decide them as they arrive
 //! (`watch`), through the running gateway's control API.
 
-pub(crate) mod api;
-pub(crate) mod format;
+mod format;
 mod keys;
 mod terminal;
 mod watch;
@@ -12,9 +11,9 @@ use std::time::SystemTime;
 
 use clap::Subcommand;
 
-use self::api::{Approval, ControlClient, Scope};
+use crate::control::{Approval, ControlClient, Scope};
 use crate::exit::{Failure, Outcome};
-use crate::policy::write_stdout;
+use crate::text::{clean, clean_block, rfc3339_ms, write_stdout};
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -106,7 +105,7 @@ pub enum Command {
     Watch,
 }
 
-/// Cards are wrapped to `$COLUMNS` (default 80), at most this wide.
+/// Cards are wrapped to `$COLUMNS`, else the terminal's width (else 80), at most this wide.
 const MAX_WIDTH: usize = 100;
 
 pub fn run(data_dir: &Path, command: &Command) -> Outcome {
@@ -162,6 +161,7 @@ fn width() -> usize {
     std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())
+        .or_else(terminal::columns_of_stdout)
         .unwrap_or(80)
         .clamp(40, MAX_WIDTH)
 }
@@ -202,7 +202,8 @@ async fn approve_edited(api: &ControlClient, id: &str, arguments: &str) -> Outco
     let call = pending(api, id).await?;
     let arguments: serde_json::Value =
         serde_json::from_str(arguments).map_err(|e| Failure::user(format!("--arguments is not JSON: {e}")))?;
-    api.decide(id, "approve", &serde_json::json!({ "arguments": arguments })).await?;
+    api.decide(id, "approve", &serde_json::json!({ "arguments": arguments }))
+        .await?;
     write_stdout(&format::approved_line(id, "once, with edited arguments", call.as_ref()));
     Ok(())
 }
@@ -232,7 +233,7 @@ fn parse_when(when: Option<&str>) -> Result<Option<serde_json::Value>, Failure> 
 fn scope_words(scope: &str, for_: Option<&str>, when: Option<&str>) -> String {
     let mut words = scope.to_owned();
     if let Some(for_) = for_ {
-        words.push_str(&format!(", for {}", format::clean(for_)));
+        words.push_str(&format!(", for {}", clean(for_)));
     }
     if when.is_some() {
         words.push_str(", when the condition holds");
@@ -247,16 +248,13 @@ fn settled_lines(answer: &serde_json::Value) {
     if let (Some(id), Some(path)) = (write["write_id"].as_str(), write["path"].as_str()) {
         write_stdout(&format!(
             "wrote to {}:\n{}\nundo within 30 s: portcullis approvals undo {}",
-            format::clean(path),
-            write["rule_text"].as_str().map(format::clean_block).unwrap_or_default(),
-            format::clean(id)
+            clean(path),
+            write["rule_text"].as_str().map(clean_block).unwrap_or_default(),
+            clean(id)
         ));
     }
     if let Some(grant) = answer.get("grant").and_then(serde_json::Value::as_str) {
-        write_stdout(&format!(
-            "grant {} (list: portcullis approvals grants)",
-            format::clean(grant)
-        ));
+        write_stdout(&format!("grant {} (list: portcullis approvals grants)", clean(grant)));
     }
     let ids: Vec<&str> = answer
         .get("also_settled")
@@ -264,7 +262,7 @@ fn settled_lines(answer: &serde_json::Value) {
         .map(|a| a.iter().filter_map(serde_json::Value::as_str).collect())
         .unwrap_or_default();
     if !ids.is_empty() {
-        let ids: Vec<String> = ids.into_iter().map(format::clean).collect();
+        let ids: Vec<String> = ids.into_iter().map(clean).collect();
         write_stdout(&format!(
             "also settled {} waiting call(s): {}",
             ids.len(),
@@ -284,13 +282,7 @@ async fn dry_run(api: &ControlClient, id: &str, verb: &str, body: &serde_json::V
 
 fn dry_run_lines(id: &str, answer: &serde_json::Value) -> Vec<String> {
     use serde_json::Value;
-    let text = |k: &str| {
-        answer
-            .get(k)
-            .and_then(Value::as_str)
-            .map(format::clean)
-            .unwrap_or_default()
-    };
+    let text = |k: &str| answer.get(k).and_then(Value::as_str).map(clean).unwrap_or_default();
     let number = |k: &str| answer.get(k).and_then(Value::as_u64).unwrap_or_default();
     let (server, tool) = (text("server"), text("tool"));
     let verb = if text("decision") == "deny" {
@@ -302,12 +294,9 @@ fn dry_run_lines(id: &str, answer: &serde_json::Value) -> Vec<String> {
     match text("writes").as_str() {
         "grant" => {
             let grant = &answer["grant"];
-            let g = |k: &str| grant.get(k).and_then(Value::as_str).map(format::clean);
+            let g = |k: &str| grant.get(k).and_then(Value::as_str).map(clean);
             let which = match g("which").as_deref() {
-                Some("when") => format!(
-                    "calls whose arguments match {}",
-                    format::clean(&grant["when"].to_string())
-                ),
+                Some("when") => format!("calls whose arguments match {}", clean(&grant["when"].to_string())),
                 Some("exact") => "this exact call (same arguments)".to_owned(),
                 _ => "any arguments".to_owned(),
             };
@@ -325,14 +314,14 @@ fn dry_run_lines(id: &str, answer: &serde_json::Value) -> Vec<String> {
             let rule = &answer["rule"];
             lines.push(format!(
                 "dry run: {verb} {id} would write into {server}'s policy file: \"{}\": {}",
-                format::clean(rule["key"].as_str().unwrap_or_default()),
-                format::clean(&rule["entry"].to_string())
+                clean(rule["key"].as_str().unwrap_or_default()),
+                clean(&rule["entry"].to_string())
             ));
             if let Some(name) = rule["name"].as_str() {
                 lines.push(format!(
                     "the new rule is {}: {}",
-                    format::clean(name),
-                    format::clean(&rule["rule"].to_string())
+                    clean(name),
+                    clean(&rule["rule"].to_string())
                 ));
                 if rule["decides_this_call"] == false {
                     lines.push(
@@ -384,7 +373,7 @@ async fn extend(api: &ControlClient, id: &str, by: &str) -> Outcome {
     }
     let body = serde_json::json!({ "by_secs": by.as_secs() });
     let answer = api.decide(id, "extend", &body).await?;
-    let text = |k: &str| answer.get(k).and_then(serde_json::Value::as_str).map(format::clean);
+    let text = |k: &str| answer.get(k).and_then(serde_json::Value::as_str).map(clean);
     let mut line = format!(
         "extended {id}: the call now waits until {}",
         text("expires_at").unwrap_or_default()
@@ -414,14 +403,14 @@ async fn grants(api: &ControlClient, json: bool) -> Outcome {
         return Ok(());
     }
     for g in rows {
-        let text = |k: &str| g.get(k).and_then(serde_json::Value::as_str).map(format::clean);
+        let text = |k: &str| g.get(k).and_then(serde_json::Value::as_str).map(clean);
         let whose = text("session").map_or_else(|| "every session".to_owned(), |s| format!("session {s}"));
-        let until = g.get("expires_at_ms").and_then(serde_json::Value::as_i64).map_or_else(
-            || "until restart".to_owned(),
-            |ms| format!("until {}", format::rfc3339_ms(ms)),
-        );
+        let until = g
+            .get("expires_at_ms")
+            .and_then(serde_json::Value::as_i64)
+            .map_or_else(|| "until restart".to_owned(), |ms| format!("until {}", rfc3339_ms(ms)));
         let which = match text("which").as_deref() {
-            Some("when") => format!("when {}", format::clean(&g["when"].to_string())),
+            Some("when") => format!("when {}", clean(&g["when"].to_string())),
             Some("exact") => "this exact call".to_owned(),
             _ => "any arguments".to_owned(),
         };
@@ -450,9 +439,12 @@ async fn revoke(api: &ControlClient, id: &str) -> Outcome {
 
 async fn undo(api: &ControlClient, write_id: &str) -> Outcome {
     let answer = api
-        .post_json(&["control", "policy", "undo"], &serde_json::json!({ "write_id": write_id }))
+        .post_json(
+            &["control", "policy", "undo"],
+            &serde_json::json!({ "write_id": write_id }),
+        )
         .await?;
     let path = answer["policy_write"]["path"].as_str().unwrap_or_default();
-    write_stdout(&format!("undone {}: {} is as it was", format::clean(write_id), format::clean(path)));
+    write_stdout(&format!("undone {}: {} is as it was", clean(write_id), clean(path)));
     Ok(())
 }

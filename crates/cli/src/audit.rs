@@ -8,7 +8,7 @@ use portcullis_audit::neutralize::terminal as clean;
 use portcullis_audit::{export, AuditFilter, AuditRow, AuditStore, Decision};
 
 use crate::exit::{Failure, Outcome};
-use crate::policy::write_stdout;
+use crate::text::write_stdout;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -8,8 +8,8 @@ use clap::{Args as ClapArgs, Subcommand};
 use portcullis_clients::{self as clients, install, uninstall, Client, Places, Setup};
 
 use crate::exit::{Failure, Outcome};
-use crate::policy::write_stdout;
 use crate::table;
+use crate::text::write_stdout;
 
 #[derive(Subcommand)]
 pub enum Command {

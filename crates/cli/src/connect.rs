@@ -24,6 +24,7 @@ pub fn run(config: &Path, data_dir: &Path, server: &str) -> Outcome {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .log_internal_errors(false) // a closed stderr must not make a log line panic (see serve.rs)
         .try_init();
     // One thread: the relay is one task, and a second thread would only add hops.
     let runtime = crate::exit::runtime()?;

@@ -5,10 +5,12 @@ mod approvals;
 mod audit;
 mod clients;
 mod connect;
+mod control;
 mod exit;
 mod policy;
 mod serve;
 mod table;
+mod text;
 mod tools;
 
 use std::path::PathBuf;

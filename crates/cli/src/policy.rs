@@ -10,6 +10,7 @@ use clap::Subcommand;
 use portcullis_policy::Policy;
 
 use crate::exit::{Failure, Outcome};
+use crate::text::write_stdout;
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -68,10 +69,4 @@ fn unknown_server(config: &portcullis_config::config::Config, config_path: &Path
         "no server {server:?} in {} (configured: {known})",
         config_path.display()
     ))
-}
-
-/// The one place the CLI writes results to stdout.
-#[allow(clippy::print_stdout)]
-pub fn write_stdout(text: &str) {
-    println!("{text}");
 }

@@ -100,5 +100,8 @@ fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // Its fallback for a failed write is `eprintln!`, which panics: a launcher that closed our
+        // stderr would turn every log line into a panic of the task that logged it.
+        .log_internal_errors(false)
         .try_init();
 }

@@ -5,13 +5,11 @@
 use std::path::Path;
 
 use clap::Subcommand;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::approvals::api::{ApiError, ControlClient};
-use crate::approvals::format::{clean, clean_block};
+use crate::control::{ApiError, ControlClient, Pin, PinChange};
 use crate::exit::{Failure, Outcome};
-use crate::policy::write_stdout;
+use crate::text::{clean, clean_block, write_stdout};
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -38,45 +36,6 @@ pub enum Command {
     /// Trust a changed tool's new definition: it becomes the pin, and calls are no longer held
     /// for the change (the policy still applies)
     Accept { server: String, tool: String },
-}
-
-/// A pinned tool, as `GET /control/tools` answers.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Pin {
-    pub server: String,
-    pub tool: String,
-    pub digest: String,
-    #[serde(default)]
-    pub pinned_at: Option<String>,
-    #[serde(default)]
-    pub change: Option<PinChange>,
-}
-
-/// What changed in a pinned tool (also carried by a held call's `pin_change`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct PinChange {
-    #[serde(default)]
-    pub fields: Vec<String>,
-    #[serde(default)]
-    pub new_digest: Option<String>,
-    #[serde(default)]
-    pub old: Value,
-    #[serde(default)]
-    pub new: Value,
-    #[serde(default)]
-    pub diff: Vec<DiffEntry>,
-    #[serde(default)]
-    pub seen_at: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct DiffEntry {
-    pub path: String,
-    pub change: String,
-    #[serde(default)]
-    pub old: Option<Value>,
-    #[serde(default)]
-    pub new: Option<Value>,
 }
 
 pub fn run(data_dir: &Path, command: &Command) -> Outcome {

@@ -3,8 +3,9 @@
 //!
 //! The connection opens with one line from the client, a hello naming the server and the token
 //! from gateway.json (`{"portcullis":1,"server":"everything","token":"…"}`); the gateway answers
-//! [`ACK`] or a one-line JSON-RPC error and closes. Then the connection drives the same
-//! [`Session`] API as the HTTP entry ([`crate::http::mcp`]), so no decision is made here:
+//! [`ACK`] or a one-line JSON-RPC error whose `data.code` says why ([`RefusalCode`]) and closes.
+//! Then the connection drives the same [`Session`] API as the HTTP entry ([`crate::http::mcp`]),
+//! so no decision is made here:
 //! - `initialize` opens a legacy session owned by this connection (ended when it closes);
 //! - anything else without one goes to the server's stateless session, with the connection as
 //!   the caller (`relay:<random>`, chosen here, so no other client can speak as it);
@@ -40,7 +41,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::gate::Caller;
-use crate::http::mcp::caller_for;
+use crate::http::mcp::{caller_for, RefusalCode};
 use crate::local_socket;
 use crate::queue::{self, Budget, Overflow};
 use crate::session::{Reply, RequestContext, Session};
@@ -115,17 +116,18 @@ where
 {
     let (mut rd, mut wr) = tokio::io::split(stream);
     let mut buf = BytesMut::with_capacity(64 * 1024);
-    let hello = tokio::time::timeout(HELLO_WITHIN, read_hello(&mut rd, &mut buf)).await;
+    let hello = tokio::time::timeout(HELLO_WITHIN, read_hello(&mut rd, &mut buf))
+        .await
+        .unwrap_or_else(|_| Err("no hello within 5 s".to_owned()));
     let server = match hello
-        .map_err(|_| "no hello within 5 s".to_owned())
+        .map_err(|why| (RefusalCode::BadHello, why))
         .and_then(|h| check(&gateway, h))
     {
         Ok(server) => server,
-        Err(why) => {
+        Err((code, why)) => {
             tracing::warn!("local socket: connection refused: {why}");
-            let refusal = Message::error_response(None, error_code::INVALID_REQUEST, &format!("[portcullis] {why}"));
             let mut line = Vec::new();
-            encode_line_into(&mut line, refusal.bytes());
+            encode_line_into(&mut line, &refusal(code, &why));
             let _ = wr.write_all(&line).await;
             let _ = wr.shutdown().await;
             return;
@@ -200,21 +202,38 @@ async fn read_hello<R: AsyncRead + Unpin>(rd: &mut R, buf: &mut BytesMut) -> Res
     }
 }
 
-fn check(gateway: &Gateway, hello: Result<Hello, String>) -> Result<String, String> {
-    let hello = hello?;
+fn check(gateway: &Gateway, hello: Hello) -> Result<String, (RefusalCode, String)> {
     if hello.portcullis != PROTOCOL {
-        return Err(format!(
+        let why = format!(
             "this gateway speaks local-socket protocol {PROTOCOL}, the client {}",
             hello.portcullis
-        ));
+        );
+        return Err((RefusalCode::BadHello, why));
     }
     if !crate::http::guard::constant_time_eq(hello.token.as_bytes(), gateway.token().as_bytes()) {
-        return Err("the token does not match this gateway's (is gateway.json from another gateway?)".into());
+        let why = "the token does not match this gateway's (is gateway.json from another gateway?)";
+        return Err((RefusalCode::BadToken, why.into()));
     }
     if !gateway.has_server(&hello.server) {
-        return Err(format!("no server named {:?} in the config", hello.server));
+        let why = format!("no server named {:?} in the config", hello.server);
+        return Err((RefusalCode::UnknownServer, why));
     }
     Ok(hello.server)
+}
+
+/// The hello refused: a JSON-RPC error (what any client can show) with the [`RefusalCode`] in
+/// `data`, for the relay to branch on.
+fn refusal(code: RefusalCode, why: &str) -> Vec<u8> {
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": error_code::INVALID_REQUEST,
+            "message": format!("[portcullis] {why}"),
+            "data": { "code": code },
+        },
+    });
+    serde_json::to_vec(&error).unwrap_or_default()
 }
 
 struct Conn {

@@ -849,6 +849,65 @@ def test_watch_denies_with_piped_key(aworld, agw, api):
     assert row["decision"] == "rejected" and row["decided_by"] == "user", row.raw
 
 
+def test_watch_on_a_terminal_decides_by_key_and_restores_the_terminal(aworld, agw, api):
+    """The terminal approver as a person runs it: raw mode while it runs, the card as wide as the terminal,
+    an arrow key (whose escape sequence ends in `A`) and Alt+a decide nothing, `a` approves once, Ctrl-C
+    quits, and the terminal is left in the mode it was in."""
+    m = marker()
+    watch = approvals.TerminalWatch(agw.data_dir, columns=60)
+    try:
+        watch.wait_text("waiting for calls")
+        assert watch.is_raw(), f"raw mode while watching: {watch.mode()}"
+
+        async def body():
+            async with open_session("http", "ev", aworld.spec("ev"), agw) as (s, _):
+                async with anyio.create_task_group() as tg:
+                    call = Background(tg, lambda: s.call_tool("echo", {"message": m}))
+                    await in_thread(watch.wait_text, m)  # the card is on screen
+                    await in_thread(watch.wait_text, "[q] quit")
+                    watch.type(b"\x1b[A")  # arrow up
+                    watch.type(b"\x1ba")  # Alt+a
+                    watch.type(b"?")  # the legend again: the keys before it were read by then
+                    await in_thread(watch.wait_text, "[q] quit", 2)
+                    held = await in_thread(api.pending)
+                    assert any(approvals.mentions(a, m) for a in held), f"an arrow key or Alt+a decided the call: {held}"
+                    watch.type(b"a")
+                    await in_thread(watch.wait_text, "approved ")
+                    return await call.wait()
+
+        result = run(body)
+        assert m in first_text(result) and not result.isError, result
+        watch.type(b"\x03")  # Ctrl-C: a key in raw mode
+        watch.wait_text("stopped watching")
+        code = watch.wait(10)
+        mode = watch.mode()
+    finally:
+        watch.stop()
+    assert code == 0, f"watch exited {code}:\n{watch.text()}"
+    assert mode == watch.cooked, f"the terminal's mode is restored on exit: {mode} != {watch.cooked}"
+    lines = watch.lines()
+    (head,) = [line for line in lines if line.startswith("---- approval ")]
+    assert len(head) == 60, f"the card is as wide as the terminal (60 columns): {head!r}"
+    assert any(line.startswith("approved ") and "(once)" in line for line in lines), lines
+    (row,) = approvals.audit_rows(agw, "ev", "echo", m)
+    assert row["decision"] == "approved" and row["decided_by"] == "user", row.raw
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_watch_on_a_terminal_restores_it_when_stopped_by_a_signal(agw, signame):
+    watch = approvals.TerminalWatch(agw.data_dir)
+    try:
+        watch.wait_text("waiting for calls")
+        assert watch.is_raw(), f"raw mode while watching: {watch.mode()}"
+        watch.popen.send_signal(getattr(signal, signame))
+        code = watch.wait(10)
+        mode = watch.mode()
+    finally:
+        watch.stop()
+    assert code == 0, f"watch exited {code} on {signame}:\n{watch.text()}"
+    assert mode == watch.cooked, f"the terminal's mode is restored after {signame}: {mode} != {watch.cooked}"
+
+
 def test_approvals_list_json_fields(aworld, agw, api, events):
     m = marker()
     args = {"message": f"list me {m}", "nested": {"token": "s3cret-visible-to-the-approver"}}

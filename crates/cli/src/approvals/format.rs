@@ -9,61 +9,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::api::{Approval, Client, Resolved};
+use crate::control::{Approval, Client, Resolved};
+use crate::text::{clean, clean_block, columns, wrap};
 
 /// Column where card values start.
 const LABEL_WIDTH: usize = 13;
-
-/// `text` on one line, with every character that could steer a terminal made visible
-/// (the shared rule: [`portcullis_audit::neutralize::terminal`]).
-pub fn clean(text: &str) -> String {
-    portcullis_audit::neutralize::terminal(text)
-}
-
-/// Like [`clean`], but keeps line breaks (and turns tabs into spaces).
-/// Milliseconds since the epoch as an RFC 3339 time (UTC, seconds).
-pub fn rfc3339_ms(ms: i64) -> String {
-    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    humantime::format_rfc3339_seconds(at).to_string()
-}
-
-pub fn clean_block(text: &str) -> String {
-    portcullis_audit::neutralize::terminal_block(text)
-}
-
-/// Greedy word wrap to `width` columns (counted in chars); words longer than a line are split.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut lines = Vec::new();
-    for paragraph in text.split('\n') {
-        let mut line = String::new();
-        let mut len = 0;
-        for word in paragraph.split(' ').filter(|w| !w.is_empty()) {
-            let mut word: Vec<char> = word.chars().collect();
-            if len > 0 && len + 1 + word.len() > width {
-                lines.push(std::mem::take(&mut line));
-                len = 0;
-            }
-            while word.len() > width {
-                if len > 0 {
-                    lines.push(std::mem::take(&mut line));
-                    len = 0;
-                }
-                let rest = word.split_off(width);
-                lines.push(word.into_iter().collect());
-                word = rest;
-            }
-            if len > 0 {
-                line.push(' ');
-                len += 1;
-            }
-            len += word.len();
-            line.extend(word);
-        }
-        lines.push(line);
-    }
-    lines
-}
 
 /// When the gateway will refuse the call if no one decides.
 pub fn expiry(approval: &Approval) -> Option<SystemTime> {
@@ -162,7 +112,7 @@ pub fn card(approval: &Approval, now: SystemTime, width: usize, waiting: usize) 
     } else {
         String::new()
     };
-    let fill = width.saturating_sub(head.chars().count() + tail.chars().count());
+    let fill = width.saturating_sub(columns(&head) + columns(&tail));
     out.push(format!("{head}{}{tail}", "-".repeat(fill)));
     let mut field = |label: &str, value: &str| {
         let mut lines = wrap(value, width - LABEL_WIDTH).into_iter();
@@ -411,15 +361,16 @@ mod tests {
         assert!(text.contains(r"fine\u{1b}[2K\u{d}risk read\u{202e}txt.exe"), "{text}");
     }
 
-    #[rstest]
-    #[case::fits("one two three", 20, vec!["one two three"])]
-    #[case::breaks("one two three", 7, vec!["one two", "three"])]
-    #[case::long_word("abcdefghij", 4, vec!["abcd", "efgh", "ij"])]
-    #[case::long_word_after_text("ab cdefghij", 4, vec!["ab", "cdef", "ghij"])]
-    #[case::paragraphs("a\nb", 10, vec!["a", "b"])]
-    #[case::empty("", 10, vec![""])]
-    fn wrap_cases(#[case] text: &str, #[case] width: usize, #[case] expected: Vec<&str>) {
-        assert_eq!(wrap(text, width), expected);
+    #[test]
+    fn card_fields_keep_within_the_width_with_wide_characters_and_controls() {
+        let mut a = approval();
+        a.description = Some("日本語の説明文はとても長いので折り返す必要があります\u{1b}[2K。 ok".into());
+        let text = card(&a, at("2026-11-30T01:02:05Z"), 40, 0);
+        let fields = text.lines().take_while(|l| *l != "  arguments");
+        for line in fields {
+            assert!(columns(line) <= 40, "{line:?} is {} columns wide", columns(line));
+        }
+        assert!(!text.contains('\u{1b}'), "the control is neutralized before wrapping: {text}");
     }
 
     #[test]

@@ -1,168 +1,105 @@
-//! Keys for the watch prompt: raw stdin bytes → [`Key`]s → the [`Choice`] they stand for.
+//! Keys for the watch prompt: a terminal's key events (decoded by crossterm) or a pipe's
+//! characters → [`Key`]s → the [`Choice`] they stand for.
 //!
-//! Escape sequences (arrow keys, function keys, Alt+letter) are swallowed whole: an arrow key
-//! sends `ESC [ A`, and reading that `A` as "always allow" would grant a permanent rule by accident.
+//! Arrow keys, function keys and Alt+letter never become letters: an arrow key sends `ESC [ A`,
+//! and reading that `A` as "always allow" would grant a permanent rule by accident. crossterm
+//! reads such a sequence as one key; from a pipe, an escape drops the rest of its line.
 
-/// One key press, decoded from the bytes a terminal (or a pipe) sends.
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+/// One key press.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Key {
     Char(char),
-    /// `\r` or `\n`.
     Enter,
-    /// DEL (0x7f) or BS (0x08).
     Backspace,
-    /// A lone ESC.
+    /// A lone Escape key.
     Escape,
-    /// Ctrl-C (0x03) or Ctrl-D (0x04); in raw mode these arrive as bytes, not signals.
+    /// Ctrl-C or Ctrl-D; in raw mode these arrive as keys, not signals.
     Interrupt,
-    /// An escape sequence, another control byte, or invalid UTF-8: never a decision.
+    /// An arrow, a function key, a key with Ctrl or Alt, another control: never a decision.
     Other,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Ground,
-    /// After ESC: `[` or `O` starts a sequence; anything else is Alt+key.
-    Escape,
-    /// Inside `ESC [` …: parameter bytes until a final byte 0x40..=0x7e.
-    Sequence,
-    /// Inside a UTF-8 character: bytes still missing; `swallow` for the tail of an Alt+character.
-    Utf8 {
-        missing: usize,
-        swallow: bool,
-    },
-}
-
-#[derive(Debug)]
-pub struct KeyDecoder {
-    state: State,
-    utf8: Vec<u8>,
-    /// A terminal sends a whole escape sequence in one read, so an ESC that ends a read is the
-    /// Escape key itself. Bytes from a pipe come one at a time, so there it cannot be told apart.
-    lone_escape_at_end: bool,
-}
-
-impl KeyDecoder {
-    pub fn new(lone_escape_at_end: bool) -> Self {
-        Self {
-            state: State::Ground,
-            utf8: Vec::new(),
-            lone_escape_at_end,
+impl Key {
+    /// The key a terminal event stands for; `None` for events that are not key presses.
+    pub fn of_event(event: &Event) -> Option<Self> {
+        match event {
+            Event::Key(key) if key.kind == KeyEventKind::Press => Some(Self::of_key(key)),
+            _ => None,
         }
     }
 
-    /// Decodes the bytes of one read.
+    fn of_key(key: &KeyEvent) -> Self {
+        let steered = key.modifiers.intersects(!KeyModifiers::SHIFT);
+        let control = key.modifiers == KeyModifiers::CONTROL;
+        match key.code {
+            KeyCode::Char('c' | 'd') if control => Self::Interrupt,
+            // Raw BS (0x08) arrives as Ctrl-H.
+            KeyCode::Char('h') if control => Self::Backspace,
+            KeyCode::Char(c) if !steered && !c.is_control() => Self::Char(c),
+            KeyCode::Enter if !steered => Self::Enter,
+            KeyCode::Backspace if !steered => Self::Backspace,
+            KeyCode::Esc if !steered => Self::Escape,
+            _ => Self::Other,
+        }
+    }
+}
+
+/// Keys from a pipe (a script, a test, or a line-mode terminal behind `cat`): one per character.
+/// There is no terminal to tell an Escape key from the start of a sequence, so an escape and the
+/// rest of its line are dropped.
+#[derive(Debug, Default)]
+pub struct PipedKeys {
+    /// The start of a character split across reads.
+    partial: Vec<u8>,
+    in_escape: bool,
+}
+
+impl PipedKeys {
+    /// The keys in the bytes of one read.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<Key> {
+        let mut rest = std::mem::take(&mut self.partial);
+        rest.extend_from_slice(bytes);
         let mut keys = Vec::new();
-        for &byte in bytes {
-            if let Some(key) = self.byte(byte) {
-                keys.push(key);
-            }
-        }
-        if self.lone_escape_at_end && self.state == State::Escape {
-            self.state = State::Ground;
-            keys.push(Key::Escape);
-        }
-        keys
-    }
-
-    fn byte(&mut self, byte: u8) -> Option<Key> {
-        match self.state {
-            State::Ground => self.ground(byte),
-            State::Escape => match byte {
-                b'[' | b'O' => {
-                    self.state = State::Sequence;
-                    None
+        let mut at = 0;
+        loop {
+            let e = match std::str::from_utf8(&rest[at..]) {
+                Ok(text) => {
+                    self.keys_of(text, &mut keys);
+                    return keys;
                 }
-                _ => {
-                    // Alt+key: swallowed, with the rest of a multi-byte character.
-                    self.state = match utf8_len(byte) {
-                        len @ 2.. => State::Utf8 {
-                            missing: len - 1,
-                            swallow: true,
-                        },
-                        _ => State::Ground,
-                    };
-                    Some(Key::Other)
-                }
-            },
-            State::Sequence => {
-                if (0x40..=0x7e).contains(&byte) {
-                    self.state = State::Ground;
-                    Some(Key::Other)
-                } else if (0x20..=0x3f).contains(&byte) {
-                    None
-                } else {
-                    // Not a sequence after all; start over with this byte.
-                    self.state = State::Ground;
-                    self.ground(byte).or(Some(Key::Other))
-                }
-            }
-            State::Utf8 { missing, swallow } => {
-                if byte & 0xc0 != 0x80 {
-                    // A truncated character: drop it and read this byte afresh.
-                    self.state = State::Ground;
-                    self.utf8.clear();
-                    return self.ground(byte);
-                }
-                self.utf8.push(byte);
-                if missing > 1 {
-                    self.state = State::Utf8 {
-                        missing: missing - 1,
-                        swallow,
-                    };
-                    return None;
-                }
-                self.state = State::Ground;
-                let bytes = std::mem::take(&mut self.utf8);
-                if swallow {
-                    return None;
-                }
-                Some(
-                    std::str::from_utf8(&bytes)
-                        .ok()
-                        .and_then(|s| s.chars().next())
-                        .map_or(Key::Other, Key::Char),
-                )
-            }
+                Err(e) => e,
+            };
+            let valid = at + e.valid_up_to();
+            self.keys_of(std::str::from_utf8(&rest[at..valid]).unwrap_or_default(), &mut keys);
+            let Some(bad) = e.error_len() else {
+                self.partial = rest[valid..].to_owned(); // completed by the next read
+                return keys;
+            };
+            keys.push(Key::Other);
+            at = valid + bad;
         }
     }
 
-    fn ground(&mut self, byte: u8) -> Option<Key> {
-        match byte {
-            b'\r' | b'\n' => Some(Key::Enter),
-            0x7f | 0x08 => Some(Key::Backspace),
-            0x03 | 0x04 => Some(Key::Interrupt),
-            0x1b => {
-                self.state = State::Escape;
-                None
+    fn keys_of(&mut self, text: &str, keys: &mut Vec<Key>) {
+        for c in text.chars() {
+            if self.in_escape {
+                self.in_escape = !matches!(c, '\r' | '\n');
+                continue;
             }
-            0x20..=0x7e => Some(Key::Char(char::from(byte))),
-            0x00..=0x1f => Some(Key::Other),
-            _ => match utf8_len(byte) {
-                0 | 1 => Some(Key::Other),
-                len => {
-                    self.utf8.clear();
-                    self.utf8.push(byte);
-                    self.state = State::Utf8 {
-                        missing: len - 1,
-                        swallow: false,
-                    };
-                    None
+            keys.push(match c {
+                '\r' | '\n' => Key::Enter,
+                '\u{7f}' | '\u{8}' => Key::Backspace,
+                '\u{3}' | '\u{4}' => Key::Interrupt,
+                '\u{1b}' => {
+                    self.in_escape = true;
+                    continue;
                 }
-            },
+                c if c.is_control() => Key::Other,
+                c => Key::Char(c),
+            });
         }
-    }
-}
-
-/// The length of a UTF-8 sequence from its lead byte; 0 for a byte that cannot lead one.
-fn utf8_len(lead: u8) -> usize {
-    match lead {
-        0x00..=0x7f => 1,
-        0xc2..=0xdf => 2,
-        0xe0..=0xef => 3,
-        0xf0..=0xf4 => 4,
-        _ => 0,
     }
 }
 
@@ -251,47 +188,63 @@ mod tests {
         assert!(!Choice::of(key).decides(), "{key:?} must not settle a call");
     }
 
+    fn press(code: KeyCode, modifiers: KeyModifiers) -> Event {
+        Event::Key(KeyEvent::new(code, modifiers))
+    }
+
+    #[rstest]
+    #[case::plain(press(KeyCode::Char('a'), KeyModifiers::NONE), Some(Key::Char('a')))]
+    #[case::shifted(press(KeyCode::Char('A'), KeyModifiers::SHIFT), Some(Key::Char('A')))]
+    #[case::arrow_up_is_not_always_allow(press(KeyCode::Up, KeyModifiers::NONE), Some(Key::Other))]
+    #[case::function_key(press(KeyCode::F(5), KeyModifiers::NONE), Some(Key::Other))]
+    #[case::alt_a_is_not_a(press(KeyCode::Char('a'), KeyModifiers::ALT), Some(Key::Other))]
+    #[case::ctrl_a_is_not_a(press(KeyCode::Char('a'), KeyModifiers::CONTROL), Some(Key::Other))]
+    #[case::ctrl_c(press(KeyCode::Char('c'), KeyModifiers::CONTROL), Some(Key::Interrupt))]
+    #[case::ctrl_d_is_not_deny(press(KeyCode::Char('d'), KeyModifiers::CONTROL), Some(Key::Interrupt))]
+    #[case::ctrl_h_is_backspace(press(KeyCode::Char('h'), KeyModifiers::CONTROL), Some(Key::Backspace))]
+    #[case::enter(press(KeyCode::Enter, KeyModifiers::NONE), Some(Key::Enter))]
+    #[case::escape(press(KeyCode::Esc, KeyModifiers::NONE), Some(Key::Escape))]
+    #[case::tab(press(KeyCode::Tab, KeyModifiers::NONE), Some(Key::Other))]
+    #[case::utf8(press(KeyCode::Char('é'), KeyModifiers::NONE), Some(Key::Char('é')))]
+    #[case::resize_is_no_key(Event::Resize(80, 24), None)]
+    fn terminal_events_map_to_keys(#[case] event: Event, #[case] expected: Option<Key>) {
+        assert_eq!(Key::of_event(&event), expected);
+    }
+
+    #[test]
+    fn a_key_release_is_not_a_second_press() {
+        let mut release = KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE);
+        release.kind = KeyEventKind::Release;
+        assert_eq!(Key::of_event(&Event::Key(release)), None);
+    }
+
     #[rstest]
     #[case::plain(b"a".as_slice(), vec![Key::Char('a')])]
-    #[case::piped_keys_with_newlines(b"a\ns\r\n".as_slice(), vec![Key::Char('a'), Key::Enter, Key::Char('s'), Key::Enter, Key::Enter])]
-    #[case::arrow_up_is_not_always_allow(b"\x1b[A".as_slice(), vec![Key::Other])]
-    #[case::ss3_arrow(b"\x1bOA".as_slice(), vec![Key::Other])]
-    #[case::f5_with_parameters(b"\x1b[15~d".as_slice(), vec![Key::Other, Key::Char('d')])]
-    #[case::alt_a_is_swallowed(b"\x1ba".as_slice(), vec![Key::Other])]
-    #[case::lone_escape(b"\x1b".as_slice(), vec![Key::Escape])]
+    #[case::keys_with_newlines(b"a\ns\r\n".as_slice(), vec![Key::Char('a'), Key::Enter, Key::Char('s'), Key::Enter, Key::Enter])]
+    #[case::arrow_up_is_not_always_allow(b"\x1b[A\nd".as_slice(), vec![Key::Char('d')])]
+    #[case::ss3_arrow(b"\x1bOA\n".as_slice(), vec![])]
+    #[case::alt_a_is_dropped(b"\x1ba\n".as_slice(), vec![])]
     #[case::ctrl_c(b"\x03".as_slice(), vec![Key::Interrupt])]
     #[case::ctrl_d(b"\x04".as_slice(), vec![Key::Interrupt])]
     #[case::delete(b"\x7f".as_slice(), vec![Key::Backspace])]
     #[case::tab_is_other(b"\t".as_slice(), vec![Key::Other])]
     #[case::utf8(b"\xc3\xa9\xe2\x82\xac".as_slice(), vec![Key::Char('é'), Key::Char('€')])]
     #[case::invalid_utf8(b"\xffa".as_slice(), vec![Key::Other, Key::Char('a')])]
-    #[case::truncated_utf8(b"\xc3a".as_slice(), vec![Key::Char('a')])]
-    fn terminal_bytes_decode_to_keys(#[case] bytes: &[u8], #[case] expected: Vec<Key>) {
-        let mut decoder = KeyDecoder::new(true);
-        assert_eq!(decoder.feed(bytes), expected);
+    fn piped_bytes_map_to_keys(#[case] bytes: &[u8], #[case] expected: Vec<Key>) {
+        assert_eq!(PipedKeys::default().feed(bytes), expected);
     }
 
     #[test]
-    fn piped_escape_sequence_split_across_reads_is_still_swallowed() {
-        let mut decoder = KeyDecoder::new(false);
-        let keys: Vec<Key> = b"\x1b[A".iter().flat_map(|b| decoder.feed(&[*b])).collect();
-        assert_eq!(
-            keys,
-            vec![Key::Other],
-            "an arrow key read byte by byte must not become `A`"
-        );
+    fn piped_escape_sequence_split_across_reads_is_still_dropped() {
+        let mut keys = PipedKeys::default();
+        let got: Vec<Key> = b"\x1b[A\n".iter().flat_map(|b| keys.feed(&[*b])).collect();
+        assert_eq!(got, vec![], "an arrow key read byte by byte must not become `A`");
     }
 
     #[test]
     fn utf8_split_across_reads_decodes() {
-        let mut decoder = KeyDecoder::new(true);
-        assert_eq!(decoder.feed(b"\xe2\x82"), vec![]);
-        assert_eq!(decoder.feed(b"\xac"), vec![Key::Char('€')]);
-    }
-
-    #[test]
-    fn alt_with_multibyte_character_is_swallowed_whole() {
-        let mut decoder = KeyDecoder::new(true);
-        assert_eq!(decoder.feed(b"\x1b\xc3\xa9a"), vec![Key::Other, Key::Char('a')]);
+        let mut keys = PipedKeys::default();
+        assert_eq!(keys.feed(b"\xe2\x82"), vec![]);
+        assert_eq!(keys.feed(b"\xac"), vec![Key::Char('€')]);
     }
 }

@@ -1,37 +1,49 @@
 //! The terminal side of `approvals watch`: keys from stdin, text to stdout, and the signals that
 //! end it.
 //!
-//! On a TTY, stdin goes into raw input mode (no line buffering, no echo, Ctrl-C as a byte) for as
-//! long as a [`RawMode`] lives; dropping it restores the saved settings, also when unwinding.
-//! Output processing stays on, so `\n` still starts a new line. From a pipe, bytes are read one at a
-//! time so tests can feed keys.
+//! On a terminal, crossterm puts stdin into raw mode (no line buffering, no echo, Ctrl-C a key)
+//! for as long as a [`RawMode`] lives, and decodes its key events; dropping it restores the
+//! terminal, also when unwinding. Raw mode turns output processing off too, so while it is on a
+//! [`Screen`] ends its lines with `\r\n` (also into a pipe: `watch | tee` shows on that terminal).
+//! From a pipe, each character is a key ([`PipedKeys`]).
 
 use std::io::{self, IsTerminal, Read, Write};
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::keys::{Key, KeyDecoder};
+use super::keys::{Key, PipedKeys};
+use crate::text::columns;
 
 /// Keys as they are typed; the channel closes when stdin ends.
-pub type KeyReceiver = mpsc::UnboundedReceiver<Vec<Key>>;
+pub type KeyReceiver = mpsc::UnboundedReceiver<Key>;
 
-/// Reads stdin on its own thread (a blocking read cannot be cancelled, and a thread outside the
-/// runtime does not hold up its shutdown when the command ends).
+/// Reads keys on their own thread (a blocking read cannot be cancelled, and a thread outside the
+/// runtime does not hold up its shutdown when the command ends): a terminal's key events through
+/// crossterm, or a pipe's bytes.
 pub fn read_keys(tty: bool) -> io::Result<KeyReceiver> {
-    let mut input = stdin_reader()?;
     let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::Builder::new()
-        .name("approvals-keys".into())
-        .spawn(move || {
-            let mut decoder = KeyDecoder::new(tty);
+    let thread = std::thread::Builder::new().name("approvals-keys".into());
+    if tty {
+        thread.spawn(move || {
+            while let Ok(event) = crossterm::event::read() {
+                if let Some(key) = Key::of_event(&event) {
+                    if tx.send(key).is_err() {
+                        break;
+                    }
+                }
+            }
+        })?;
+    } else {
+        let mut input = stdin_reader()?;
+        thread.spawn(move || {
+            let mut keys = PipedKeys::default();
             let mut buf = [0_u8; 64];
-            let chunk = if tty { buf.len() } else { 1 };
             loop {
-                match input.read(&mut buf[..chunk]) {
+                match input.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
-                        let keys = decoder.feed(&buf[..n]);
-                        if !keys.is_empty() && tx.send(keys).is_err() {
+                        if keys.feed(&buf[..n]).into_iter().any(|key| tx.send(key).is_err()) {
                             break;
                         }
                     }
@@ -40,10 +52,11 @@ pub fn read_keys(tty: bool) -> io::Result<KeyReceiver> {
                 }
             }
         })?;
+    }
     Ok(rx)
 }
 
-/// An unbuffered reader of fd 0, so no bytes hide in a userspace buffer when type-ahead is flushed.
+/// An unbuffered reader of fd 0, so every byte read is a key handed on at once.
 #[cfg(unix)]
 fn stdin_reader() -> io::Result<Box<dyn Read + Send>> {
     use std::os::fd::AsFd;
@@ -56,64 +69,34 @@ fn stdin_reader() -> io::Result<Box<dyn Read + Send>> {
     Ok(Box::new(io::stdin()))
 }
 
-#[cfg(unix)]
-pub use unix::RawMode;
+/// Raw mode on the terminal behind stdin; the saved mode comes back on drop.
+pub struct RawMode(());
 
-#[cfg(unix)]
-mod unix {
-    use std::io;
-    use std::os::fd::{AsFd, OwnedFd};
-
-    use nix::sys::termios::{
-        tcflush, tcgetattr, tcsetattr, FlushArg, InputFlags, LocalFlags, SetArg, SpecialCharacterIndices, Termios,
-    };
-
-    /// Raw input mode on the terminal behind stdin; the saved mode comes back on drop.
-    pub struct RawMode {
-        fd: OwnedFd,
-        saved: Termios,
-    }
-
-    impl RawMode {
-        pub fn enter() -> io::Result<Self> {
-            let fd = io::stdin().as_fd().try_clone_to_owned()?;
-            let saved = tcgetattr(&fd)?;
-            let mut raw = saved.clone();
-            // Keys one at a time, unechoed; Ctrl-C/Ctrl-Z/Ctrl-S/Ctrl-V arrive as bytes.
-            raw.local_flags
-                .remove(LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG | LocalFlags::IEXTEN);
-            raw.input_flags.remove(InputFlags::IXON);
-            raw.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
-            raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
-            // TCSAFLUSH: keys typed before the watcher started must not decide anything.
-            tcsetattr(&fd, SetArg::TCSAFLUSH, &raw)?;
-            Ok(Self { fd, saved })
+impl RawMode {
+    /// Enters raw mode and drops the keys typed before: they were not meant for any card.
+    pub fn enter() -> io::Result<Self> {
+        crossterm::terminal::enable_raw_mode()?;
+        let raw = Self(());
+        while crossterm::event::poll(Duration::ZERO)? {
+            crossterm::event::read()?;
         }
-
-        /// Drops keys typed but not yet read, so a key meant for one card never lands on the next.
-        pub fn discard_typeahead(&self) {
-            let _ = tcflush(&self.fd, FlushArg::TCIFLUSH);
-        }
-    }
-
-    impl Drop for RawMode {
-        fn drop(&mut self) {
-            let _ = tcsetattr(&self.fd, SetArg::TCSANOW, &self.saved);
-        }
+        Ok(raw)
     }
 }
 
-/// Without termios there is no raw mode; keys then arrive a line at a time.
-#[cfg(not(unix))]
-pub struct RawMode;
-
-#[cfg(not(unix))]
-impl RawMode {
-    pub fn enter() -> io::Result<Self> {
-        Ok(Self)
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        let _ = crossterm::terminal::disable_raw_mode();
     }
+}
 
-    pub fn discard_typeahead(&self) {}
+/// The terminal's width in columns, when stdout is one.
+pub fn columns_of_stdout() -> Option<usize> {
+    if !io::stdout().is_terminal() {
+        return None;
+    }
+    let (columns, _rows) = crossterm::terminal::size().ok()?;
+    Some(usize::from(columns)).filter(|c| *c > 0)
 }
 
 /// Ends the watch on SIGINT, SIGTERM or SIGHUP (in raw mode Ctrl-C is a key, not a signal).
@@ -161,21 +144,24 @@ impl StopSignals {
 pub struct Screen {
     out: Box<dyn Write + Send>,
     live: bool,
+    /// `\r\n` while the terminal is in raw mode (no output processing), else `\n`.
+    line_end: &'static str,
     width: usize,
     prompt_visible: bool,
 }
 
 impl Screen {
-    pub fn stdout(width: usize) -> Self {
+    pub fn stdout(raw: bool, width: usize) -> Self {
         let out = io::stdout();
         let live = out.is_terminal();
-        Self::new(Box::new(out), live, width)
+        Self::new(Box::new(out), live, raw, width)
     }
 
-    pub fn new(out: Box<dyn Write + Send>, live: bool, width: usize) -> Self {
+    pub fn new(out: Box<dyn Write + Send>, live: bool, raw: bool, width: usize) -> Self {
         Self {
             out,
             live,
+            line_end: if raw { "\r\n" } else { "\n" },
             width,
             prompt_visible: false,
         }
@@ -188,7 +174,8 @@ impl Screen {
     /// A finished line, above the prompt.
     pub fn line(&mut self, text: &str) -> io::Result<()> {
         self.clear_prompt()?;
-        writeln!(self.out, "{text}")?;
+        let end = self.line_end;
+        write!(self.out, "{}{end}", text.replace('\n', end))?;
         self.out.flush()
     }
 
@@ -196,18 +183,10 @@ impl Screen {
     /// the end of what was typed); elsewhere it is printed only when `force`d.
     pub fn prompt(&mut self, text: &str, force: bool) -> io::Result<()> {
         if self.live {
-            let chars: Vec<char> = text.chars().collect();
             let room = self.width.saturating_sub(1).max(10);
-            let shown: String = if chars.len() > room {
-                std::iter::once('…')
-                    .chain(chars[chars.len() - (room - 1)..].iter().copied())
-                    .collect()
-            } else {
-                text.to_owned()
-            };
-            write!(self.out, "\r\x1b[2K{shown}")?;
+            write!(self.out, "\r\x1b[2K{}", tail_within(text, room))?;
         } else if force {
-            writeln!(self.out, "{}", text.trim_end())?;
+            write!(self.out, "{}{}", text.trim_end(), self.line_end)?;
         } else {
             return Ok(());
         }
@@ -223,6 +202,24 @@ impl Screen {
         self.prompt_visible = false;
         Ok(())
     }
+}
+
+/// `text`, or `…` and as much of its end as fits in `room` columns.
+fn tail_within(text: &str, room: usize) -> String {
+    if columns(text) <= room {
+        return text.to_owned();
+    }
+    let mut used = 1; // the `…`
+    let mut tail: Vec<char> = text
+        .chars()
+        .rev()
+        .take_while(|c| {
+            used += columns(c.encode_utf8(&mut [0; 4]));
+            used <= room
+        })
+        .collect();
+    tail.push('…');
+    tail.into_iter().rev().collect()
 }
 
 #[cfg(test)]
@@ -253,7 +250,7 @@ mod tests {
     #[test]
     fn piped_output_prints_each_prompt_once_and_no_escapes() {
         let sink = Sink::default();
-        let mut screen = Screen::new(Box::new(sink.clone()), false, 80);
+        let mut screen = Screen::new(Box::new(sink.clone()), false, false, 80);
         screen.prompt("[a] > ", true).unwrap();
         screen.prompt("[a] > ", false).unwrap();
         screen.line("approved 1 (once)").unwrap();
@@ -263,18 +260,43 @@ mod tests {
     #[test]
     fn terminal_prompt_is_redrawn_in_place_and_cleared_before_lines() {
         let sink = Sink::default();
-        let mut screen = Screen::new(Box::new(sink.clone()), true, 80);
+        let mut screen = Screen::new(Box::new(sink.clone()), true, true, 80);
         screen.prompt("in 3s > ", true).unwrap();
         screen.prompt("in 2s > ", false).unwrap();
         screen.line("done").unwrap();
-        assert_eq!(sink.text(), "\r\x1b[2Kin 3s > \r\x1b[2Kin 2s > \r\x1b[2Kdone\n");
+        assert_eq!(sink.text(), "\r\x1b[2Kin 3s > \r\x1b[2Kin 2s > \r\x1b[2Kdone\r\n");
     }
 
     #[test]
     fn terminal_prompt_keeps_to_one_row() {
         let sink = Sink::default();
-        let mut screen = Screen::new(Box::new(sink.clone()), true, 20);
+        let mut screen = Screen::new(Box::new(sink.clone()), true, true, 20);
         screen.prompt("reason: abcdefghijklmnopqrstuvwxyz", true).unwrap();
         assert_eq!(sink.text(), "\r\x1b[2K…ijklmnopqrstuvwxyz");
+    }
+
+    #[test]
+    fn lines_return_the_carriage_in_raw_mode_as_the_terminal_no_longer_does() {
+        for live in [true, false] {
+            let sink = Sink::default();
+            let mut screen = Screen::new(Box::new(sink.clone()), live, true, 80);
+            screen.line("card\n  server fs").unwrap();
+            assert_eq!(sink.text(), "card\r\n  server fs\r\n", "live: {live}");
+        }
+        let sink = Sink::default();
+        let mut screen = Screen::new(Box::new(sink.clone()), true, false, 80);
+        screen.line("card\n  server fs").unwrap();
+        assert_eq!(
+            sink.text(),
+            "card\n  server fs\n",
+            "without raw mode the terminal returns the carriage"
+        );
+    }
+
+    #[test]
+    fn a_long_prompt_keeps_its_end_within_the_columns() {
+        assert_eq!(tail_within("short", 10), "short");
+        assert_eq!(tail_within("reason: 日本語テキスト", 10), "…テキスト");
+        assert!(columns(&tail_within("reason: 日本語テキスト", 10)) <= 10);
     }
 }

@@ -9,11 +9,12 @@
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime};
 
-use super::api::{ApiError, Approval, ControlClient, ControlEvent, EventStream, Resolved, Scope, StreamItem};
 use super::format;
 use super::keys::{Choice, Key, LEGEND};
 use super::terminal::{self, KeyReceiver, RawMode, Screen, StopSignals};
+use crate::control::{ApiError, Approval, ControlClient, ControlEvent, EventStream, Resolved, Scope, StreamItem};
 use crate::exit::{Failure, Outcome};
+use crate::text::clean;
 
 /// What is on screen now.
 #[derive(Debug, PartialEq)]
@@ -68,7 +69,7 @@ pub async fn run(api: &ControlClient, width: usize) -> Outcome {
     let key_rx = terminal::read_keys(tty).map_err(|e| Failure::user(format!("cannot read keys: {e}")))?;
     let mut watch = Watch {
         api,
-        screen: Screen::stdout(width),
+        screen: Screen::stdout(raw.is_some(), width),
         queue: pending.into(),
         shown: Shown::Nothing,
         mode: Mode::Keys,
@@ -111,7 +112,7 @@ impl Watch<'_> {
                     )),
                 },
                 keys = self.key_rx.recv(), if !self.keys_closed => match keys {
-                    Some(keys) => self.keys.extend(keys),
+                    Some(key) => self.keys.push_back(key),
                     None => self.keys_closed = true,
                 },
                 _ = tick.tick() => self.refresh_prompt(false)?, // the countdown, on a terminal
@@ -150,8 +151,8 @@ impl Watch<'_> {
         let text = format::card(front, SystemTime::now(), self.width, self.queue.len() - 1);
         self.shown = Shown::Card(front.id.clone());
         self.mode = Mode::Keys;
-        if let Some(raw) = &self.raw {
-            raw.discard_typeahead();
+        if self.raw.is_some() {
+            // Keys typed before this card appeared were not meant for it.
             self.keys.clear();
             while self.key_rx.try_recv().is_ok() {}
         }
@@ -167,7 +168,7 @@ impl Watch<'_> {
         };
         let text = match &self.mode {
             Mode::Keys => format::prompt(front, SystemTime::now(), self.queue.len() - 1),
-            Mode::Reason(typed) => format!("reason (Enter denies, Esc goes back): {}", format::clean(typed)),
+            Mode::Reason(typed) => format!("reason (Enter denies, Esc goes back): {}", clean(typed)),
         };
         self.screen.prompt(&text, force).map_err(write_failed)
     }
@@ -254,7 +255,7 @@ impl Watch<'_> {
             Choice::Unknown(c) => {
                 self.say(&format!(
                     "{} does nothing here; press ? for the keys",
-                    format::clean(&c.to_string())
+                    clean(&c.to_string())
                 ))?;
                 self.refresh_prompt(true)?;
                 return Ok(Step::Again);
@@ -287,7 +288,7 @@ impl Watch<'_> {
             Err(e @ ApiError::Unreachable { .. }) => Err(e.into()),
             Err(e) => {
                 // The call is still waiting: say why it failed and let the person choose again.
-                self.say(&format!("could not decide {}: {e}", format::clean(&call.id)))?;
+                self.say(&format!("could not decide {}: {e}", clean(&call.id)))?;
                 self.refresh_prompt(true)
             }
         }
@@ -319,7 +320,7 @@ impl Watch<'_> {
                 } else {
                     format!(
                         "the gateway cannot write its audit log ({}); every tools/call is refused until it can",
-                        format::clean(error.as_deref().unwrap_or("unknown error"))
+                        clean(error.as_deref().unwrap_or("unknown error"))
                     )
                 };
                 self.say(&line)?;

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use portcullis_config::gateway_file::GatewayFile;
-use portcullis_gateway::http::mcp::{RELAY_HEADER, SESSION_HEADER};
+use portcullis_gateway::http::mcp::{RefusalCode, RELAY_HEADER, SESSION_HEADER};
 
 const MAX_LINE: usize = portcullis_wire::MAX_MESSAGE;
 /// After the client's end of input, how long the answers still streaming may take (the
@@ -53,7 +53,7 @@ where
 {
     let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let url = file.server_url(server);
-    check_gateway(&client, &url, &file.token).await?;
+    check_gateway(&client, &url, server, &file.token).await?;
     let (out, out_rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_stdout(stdout, out_rx));
     let relay = Arc::new(Relay {
@@ -78,8 +78,9 @@ where
     Ok(())
 }
 
-/// A HEAD-free probe: an empty POST tells us the token works and the server exists.
-async fn check_gateway(client: &reqwest::Client, url: &str, token: &str) -> Result<(), RelayError> {
+/// A probe before relaying: a GET without a session tells whether the token works and the server
+/// exists (an unknown one is a 404 whose body names [`RefusalCode::UnknownServer`]).
+async fn check_gateway(client: &reqwest::Client, url: &str, server: &str, token: &str) -> Result<(), RelayError> {
     let response = client
         .get(url)
         .bearer_auth(token)
@@ -92,13 +93,10 @@ async fn check_gateway(client: &reqwest::Client, url: &str, token: &str) -> Resu
     match response.status() {
         reqwest::StatusCode::UNAUTHORIZED => Err(RelayError::Unauthorized),
         reqwest::StatusCode::NOT_FOUND => {
-            let body = response.text().await.unwrap_or_default();
-            if body.contains("no server named") {
-                Err(RelayError::UnknownServer(
-                    url.rsplit('/').next().unwrap_or_default().to_owned(),
-                ))
-            } else {
-                Ok(())
+            let body: serde_json::Value = response.json().await.unwrap_or_default();
+            match body.get("code").map(|code| serde_json::from_value(code.clone())) {
+                Some(Ok(RefusalCode::UnknownServer)) => Err(RelayError::UnknownServer(server.to_owned())),
+                _ => Ok(()),
             }
         }
         _ => Ok(()),

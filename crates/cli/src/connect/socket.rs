@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use portcullis_config::gateway_file::GatewayFile;
+use portcullis_gateway::http::mcp::RefusalCode;
 use portcullis_gateway::local_conn::{Hello, PROTOCOL};
 use portcullis_gateway::local_socket;
 use portcullis_wire::codec::encode_line_into;
@@ -144,9 +145,7 @@ impl Relay {
                         Err(e) => why = e,
                     },
                     Err(Attempt::NoSocket(file)) if first => return Err(Outcome::NoSocket(file)),
-                    Err(Attempt::Refused(text)) if text.contains("no server named") => {
-                        return Err(Outcome::Refused(text))
-                    }
+                    Err(Attempt::Refused(RefusalCode::UnknownServer, text)) => return Err(Outcome::Refused(text)),
                     // A gateway that went away is most likely restarting: give it time first.
                     Err(Attempt::NotRunning(e))
                         if !started && self.opts.start.is_some() && (first || waited.elapsed() >= RESTART_GRACE) =>
@@ -161,7 +160,7 @@ impl Relay {
                         }
                         continue;
                     }
-                    Err(Attempt::NotRunning(e) | Attempt::Refused(e)) => why = e,
+                    Err(Attempt::NotRunning(e) | Attempt::Refused(_, e)) => why = e,
                     Err(Attempt::NoSocket(_)) => why = "the gateway names no local socket".into(),
                 }
                 tokio::time::sleep(pause).await;
@@ -206,12 +205,7 @@ impl Relay {
         if value.get("ok") == Some(&Value::Bool(true)) {
             return Ok(conn);
         }
-        let text = value
-            .pointer("/error/message")
-            .and_then(Value::as_str)
-            .unwrap_or("the gateway refused the connection")
-            .to_owned();
-        Err(Attempt::Refused(text))
+        Err(refused(&value))
     }
 
     /// The session as the client made it: its `initialize` again (the answer swallowed), then
@@ -401,7 +395,7 @@ impl Relay {
                     Ok(_) => {}
                 },
                 () = &mut retry => {
-                    if matches!(self.try_connect().await, Ok(_) | Err(Attempt::Refused(_))) {
+                    if matches!(self.try_connect().await, Ok(_) | Err(Attempt::Refused(..))) {
                         return true;
                     }
                     retry.as_mut().reset(Instant::now() + RETRY_WITHOUT_GATEWAY);
@@ -414,7 +408,22 @@ impl Relay {
 enum Attempt {
     NotRunning(String),
     NoSocket(GatewayFile),
-    Refused(String),
+    /// The gateway answered the hello with a refusal: why, for programs and for people.
+    Refused(RefusalCode, String),
+}
+
+/// The hello's refusal: its code (`error.data.code`; a gateway that sends none is taken to
+/// refuse for a passing reason) and its words.
+fn refused(answer: &Value) -> Attempt {
+    let code = answer
+        .pointer("/error/data/code")
+        .and_then(|code| serde_json::from_value(code.clone()).ok())
+        .unwrap_or(RefusalCode::Other);
+    let text = answer
+        .pointer("/error/message")
+        .and_then(Value::as_str)
+        .unwrap_or("the gateway refused the connection");
+    Attempt::Refused(code, text.to_owned())
 }
 
 impl Conn {

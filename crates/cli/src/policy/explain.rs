@@ -11,8 +11,8 @@ use portcullis_config::config::Config;
 use portcullis_policy::{CallFacts, Policy};
 use serde_json::Value;
 
-use super::write_stdout;
 use crate::exit::{Failure, Outcome};
+use crate::text::write_stdout;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -15,9 +15,9 @@ use portcullis_gateway::upstream::list_tools::list_tools;
 use portcullis_policy::starter::{starter_policy, ClassifiedTool, StarterPolicy};
 use portcullis_policy::ToolClass;
 
-use super::write_stdout;
 use crate::exit::{Failure, Outcome};
 use crate::table;
+use crate::text::write_stdout;
 
 #[derive(clap::Args)]
 pub struct Args {

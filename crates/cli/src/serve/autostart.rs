@@ -8,7 +8,7 @@ use portcullis_config::autostart::{self, Kind, Launch};
 use portcullis_config::paths::ProcessEnv;
 
 use crate::exit::{Failure, Outcome};
-use crate::policy::write_stdout;
+use crate::text::write_stdout;
 
 pub fn install(config: &Path, data_dir: &Path) -> Outcome {
     let absolute = |p: &Path| std::path::absolute(p).map_err(|e| Failure::user(format!("{}: {e}", p.display())));

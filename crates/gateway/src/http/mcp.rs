@@ -21,6 +21,25 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 /// Sent by `portcullis connect`: the relay's agent session, and "open the stream now".
 pub const RELAY_HEADER: &str = "x-portcullis-relay";
 
+/// Why the gateway turned a client away before handling any of its messages: a stable code for
+/// programs beside the words for people (`portcullis connect` branches on the code, never on the
+/// text). The HTTP entry answers an unknown server with 404 and `{"code":"unknown_server",
+/// "error":"…"}`; the local socket's hello refusal carries the code as `error.data.code`
+/// ([`crate::local_conn`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusalCode {
+    /// The config names no such server.
+    UnknownServer,
+    /// The hello's token is not this gateway's.
+    BadToken,
+    /// No hello in time, or not one this gateway speaks.
+    BadHello,
+    /// A code this build does not know (from a newer gateway).
+    #[serde(other)]
+    Other,
+}
+
 pub async fn health() -> impl IntoResponse {
     axum::Json(serde_json::json!({ "status": "ok" }))
 }
@@ -281,11 +300,11 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 fn unknown_server(server: &str) -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        format!("portcullis: no server named {server:?} in the config\n"),
-    )
-        .into_response()
+    let body = serde_json::json!({
+        "code": RefusalCode::UnknownServer,
+        "error": format!("portcullis: no server named {server:?} in the config"),
+    });
+    (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
 }
 
 /// A session limit is full: a JSON-RPC error with the reason (HTTP 200, so every client shows

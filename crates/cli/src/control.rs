@@ -1,4 +1,6 @@
-//! The gateway's control API as the CLI uses it: pending approvals, decisions, and the event stream.
+//! The gateway's control API as the CLI uses it: pending approvals, decisions, pinned tools and
+//! the event stream, with the types they carry. A leaf: the commands that use it
+//! (`approvals`, `tools`) import it, never the other way.
 //!
 //! Requests that should answer at once (list, approve, deny) are bounded by [`REQUEST_TIMEOUT`];
 //! the event stream has no overall timeout, only a bounded connect.
@@ -48,7 +50,46 @@ pub struct Approval {
     pub expires_at_ms: Option<u64>,
     /// Set when the call is held because its tool changed since it was pinned.
     #[serde(default)]
-    pub pin_change: Option<crate::tools::PinChange>,
+    pub pin_change: Option<PinChange>,
+}
+
+/// A pinned tool, as `GET /control/tools` answers.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Pin {
+    pub server: String,
+    pub tool: String,
+    pub digest: String,
+    #[serde(default)]
+    pub pinned_at: Option<String>,
+    #[serde(default)]
+    pub change: Option<PinChange>,
+}
+
+/// What changed in a pinned tool (also carried by a held call's `pin_change`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct PinChange {
+    #[serde(default)]
+    pub fields: Vec<String>,
+    #[serde(default)]
+    pub new_digest: Option<String>,
+    #[serde(default)]
+    pub old: Value,
+    #[serde(default)]
+    pub new: Value,
+    #[serde(default)]
+    pub diff: Vec<DiffEntry>,
+    #[serde(default)]
+    pub seen_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct DiffEntry {
+    pub path: String,
+    pub change: String,
+    #[serde(default)]
+    pub old: Option<Value>,
+    #[serde(default)]
+    pub new: Option<Value>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -252,7 +293,9 @@ impl ControlClient {
     }
 
     pub async fn approve(&self, id: &str, scope: Scope) -> Result<(), ApiError> {
-        self.decide(id, "approve", &json!({ "scope": scope.as_str() })).await.map(drop)
+        self.decide(id, "approve", &json!({ "scope": scope.as_str() }))
+            .await
+            .map(drop)
     }
 
     pub async fn deny(&self, id: &str, reason: Option<&str>, always: bool) -> Result<(), ApiError> {
@@ -266,7 +309,11 @@ impl ControlClient {
     pub async fn decide(&self, id: &str, verb: &str, body: &Value) -> Result<Value, ApiError> {
         check_id(id)?;
         let response = self
-            .send(Method::POST, self.url(&["control", "approvals", id, verb]), Some(body.clone()))
+            .send(
+                Method::POST,
+                self.url(&["control", "approvals", id, verb]),
+                Some(body.clone()),
+            )
             .await?;
         self.json_of(response).await
     }
