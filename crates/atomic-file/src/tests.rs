@@ -92,7 +92,9 @@ fn concurrent_read_modify_writes_under_the_lock_all_land() {
             std::thread::spawn(move || (0..25).for_each(|_| increment(&path)))
         })
         .collect();
-    threads.into_iter().for_each(|t| t.join().unwrap());
+    for t in threads {
+        t.join().unwrap();
+    }
     assert_eq!(count(&path), 200, "every increment survives: none read a stale file");
 }
 

@@ -11,7 +11,7 @@ use crate::error::AuditError;
 use crate::migration;
 
 /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
-pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The writer checkpoints by itself only when the log reaches this many pages (~40 MiB); normally
 /// the checkpoint thread has reset it long before.

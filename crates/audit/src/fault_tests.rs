@@ -194,7 +194,7 @@ fn a_full_filesystem_fails_records_and_the_writer_recovers_once_space_is_freed()
     // one that needs more space fails. Bounded: the log is far smaller than this many records.
     let mut written: u64 = 20;
     let err = loop {
-        match writer.record_blocking(sample("s", "t", Decision::Allowed, written as i64)) {
+        match writer.record_blocking(sample("s", "t", Decision::Allowed, i64::try_from(written).unwrap())) {
             Ok(_) => written += 1,
             Err(err) => break err,
         }
@@ -227,16 +227,13 @@ fn a_read_only_database_at_start_fails_closed_and_recovers_when_made_writable() 
     }
     let view = dir.path().join("view");
     std::fs::create_dir(&view).unwrap();
-    let (path, mount) = match Mount::bind(&real, &view).filter(|m| m.remount("ro")) {
-        Some(mount) => (view.join("audit.db"), Some(mount)),
-        None => {
-            let path = real.join("audit.db");
-            crate::tests::chmod(&path, 0o444);
-            if !crate::tests::file_modes_are_enforced(&path) {
-                return;
-            }
-            (path, None)
+    let (path, mount) = if let Some(mount) = Mount::bind(&real, &view).filter(|m| m.remount("ro")) { (view.join("audit.db"), Some(mount)) } else {
+        let path = real.join("audit.db");
+        crate::tests::chmod(&path, 0o444);
+        if !crate::tests::file_modes_are_enforced(&path) {
+            return;
         }
+        (path, None)
     };
 
     let writer = AuditWriter::open_fail_closed(&path).unwrap();

@@ -71,6 +71,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
 }];
 
 /// The schema version this build writes and reads.
+#[allow(clippy::cast_possible_wrap, reason = "a handful of migrations, far below i64::MAX")]
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Brings the database up to [`SCHEMA_VERSION`]. Cheap when it is already there (one pragma read,
@@ -138,7 +139,7 @@ mod tests {
         for (i, step) in MIGRATIONS.iter().enumerate() {
             assert_eq!(
                 step.version,
-                i as i64 + 1,
+                i64::try_from(i).unwrap() + 1,
                 "migration `{}` is out of sequence",
                 step.name
             );

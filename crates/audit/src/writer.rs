@@ -744,7 +744,7 @@ mod tests {
         let start = commits(&writer);
         let release = park(&writer);
         let (tx, rx) = mpsc::channel();
-        let n = MAX_BATCH as i64 * 2 + 1;
+        let n = i64::try_from(MAX_BATCH).unwrap() * 2 + 1;
         for i in 0..n {
             let tx = tx.clone();
             writer.record(

@@ -16,7 +16,7 @@ use crate::exit::{Failure, Outcome};
 use crate::text::{clean, clean_block, rfc3339_ms, write_stdout};
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// List the calls waiting for a decision, oldest first
     List {
         /// Print the gateway's JSON array instead of a table
@@ -108,7 +108,7 @@ pub enum Command {
 /// Cards are wrapped to `$COLUMNS`, else the terminal's width (else 80), at most this wide.
 const MAX_WIDTH: usize = 100;
 
-pub fn run(data_dir: &Path, command: &Command) -> Outcome {
+pub(crate) fn run(data_dir: &Path, command: &Command) -> Outcome {
     let api = ControlClient::from_data_dir(data_dir)?;
     let runtime = crate::exit::runtime()?;
     runtime.block_on(async {

@@ -11,7 +11,7 @@ use crate::exit::{Failure, Outcome};
 use crate::text::write_stdout;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[arg(long)]
     server: Option<String>,
     #[arg(long)]
@@ -39,7 +39,7 @@ enum Format {
     Csv,
 }
 
-pub fn run(data_dir: &Path, args: &Args) -> Outcome {
+pub(crate) fn run(data_dir: &Path, args: &Args) -> Outcome {
     let filter = filter(args)?;
     let db = data_dir.join(portcullis_gateway::AUDIT_FILE);
     if !db.exists() {

@@ -12,7 +12,7 @@ use crate::table;
 use crate::text::write_stdout;
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Show each client's config file, its servers and whether they go through Portcullis
     List(Where),
     /// Route a client's servers through Portcullis: import them into portcullis.json and point
@@ -23,7 +23,7 @@ pub enum Command {
 }
 
 #[derive(ClapArgs)]
-pub struct Where {
+pub(crate) struct Where {
     /// Home directory the client files are under (default: yours); client config dirs are taken
     /// as HOME/.config
     #[arg(long, env = "PORTCULLIS_CLIENTS_HOME", value_name = "DIR")]
@@ -31,7 +31,7 @@ pub struct Where {
 }
 
 #[derive(ClapArgs)]
-pub struct Change {
+pub(crate) struct Change {
     /// claude-desktop, cursor, claude-code or vscode
     client: String,
     /// Show the change and write nothing
@@ -45,7 +45,7 @@ pub struct Change {
 }
 
 /// The global paths, as given.
-pub struct Paths<'a> {
+pub(crate) struct Paths<'a> {
     pub config: &'a Path,
     pub data_dir: &'a Path,
     /// Whether the data dir was chosen (flag or environment) rather than the platform default:
@@ -53,7 +53,7 @@ pub struct Paths<'a> {
     pub data_dir_chosen: bool,
 }
 
-pub fn run(paths: &Paths<'_>, command: &Command) -> Outcome {
+pub(crate) fn run(paths: &Paths<'_>, command: &Command) -> Outcome {
     match command {
         Command::List(place) => list(paths, place),
         Command::Install(change) => install(paths, change),

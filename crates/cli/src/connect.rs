@@ -17,7 +17,7 @@ use portcullis_config::gateway_file::GatewayFile;
 
 use crate::exit::{Failure, Outcome};
 
-pub fn run(config: &Path, data_dir: &Path, server: &str) -> Outcome {
+pub(crate) fn run(config: &Path, data_dir: &Path, server: &str) -> Outcome {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PORTCULLIS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()

@@ -18,14 +18,14 @@ use serde_json::{json, Value};
 
 use crate::exit::Failure;
 
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// Arguments are shown in full, so an event may be as large as a tool call.
 const MAX_EVENT: usize = 16 * 1024 * 1024;
 
 /// A held call waiting for a person, as `GET /control/approvals` and `ApprovalRequested` carry it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Approval {
+pub(crate) struct Approval {
     #[serde(deserialize_with = "id_text")]
     pub id: String,
     pub server: String,
@@ -55,7 +55,7 @@ pub struct Approval {
 
 /// A pinned tool, as `GET /control/tools` answers.
 #[derive(Debug, Clone, Deserialize)]
-pub struct Pin {
+pub(crate) struct Pin {
     pub server: String,
     pub tool: String,
     pub digest: String,
@@ -67,7 +67,7 @@ pub struct Pin {
 
 /// What changed in a pinned tool (also carried by a held call's `pin_change`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct PinChange {
+pub(crate) struct PinChange {
     #[serde(default)]
     pub fields: Vec<String>,
     #[serde(default)]
@@ -83,7 +83,7 @@ pub struct PinChange {
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct DiffEntry {
+pub(crate) struct DiffEntry {
     pub path: String,
     pub change: String,
     #[serde(default)]
@@ -93,7 +93,7 @@ pub struct DiffEntry {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct Client {
+pub(crate) struct Client {
     #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]
@@ -102,7 +102,7 @@ pub struct Client {
 
 /// What came of a call that left the queue.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     #[serde(deserialize_with = "id_text")]
     pub id: String,
     pub decision: String,
@@ -115,7 +115,7 @@ pub struct Resolved {
 /// An event from `GET /control/events`; types this CLI does not use are [`ControlEvent::Other`].
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "type")]
-pub enum ControlEvent {
+pub(crate) enum ControlEvent {
     ApprovalRequested {
         approval: Box<Approval>,
     },
@@ -132,14 +132,14 @@ pub enum ControlEvent {
 
 /// `once`, `session` or `always`: how far an approval reaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Scope {
+pub(crate) enum Scope {
     Once,
     Session,
     Always,
 }
 
 impl Scope {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Once => "once",
             Self::Session => "session",
@@ -149,7 +149,7 @@ impl Scope {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ApiError {
+pub(crate) enum ApiError {
     #[error("the gateway at {url} is not answering ({reason}); is it still running?")]
     Unreachable { url: String, reason: String },
     #[error("the gateway refused the token in gateway.json (is it from another gateway?)")]
@@ -172,7 +172,7 @@ impl From<ApiError> for Failure {
     }
 }
 
-pub struct ControlClient {
+pub(crate) struct ControlClient {
     http: reqwest::Client,
     base: Url,
     token: String,
@@ -180,7 +180,7 @@ pub struct ControlClient {
 
 impl ControlClient {
     /// Finds the running gateway through `gateway.json` in the data dir.
-    pub fn from_data_dir(data_dir: &std::path::Path) -> Result<Self, Failure> {
+    pub(crate) fn from_data_dir(data_dir: &std::path::Path) -> Result<Self, Failure> {
         let file = GatewayFile::read(data_dir).map_err(|e| match e {
             GatewayFileError::Missing(_) => Failure::NoGateway(e.to_string()),
             other => Failure::user(other),
@@ -251,14 +251,14 @@ impl ControlClient {
     }
 
     /// The pending approvals exactly as the gateway sent them (for `--json`).
-    pub async fn list_raw(&self) -> Result<Value, ApiError> {
+    pub(crate) async fn list_raw(&self) -> Result<Value, ApiError> {
         self.get_json(&["control", "approvals"]).await
     }
 
     /// What a person should know from `GET /control/status`, one line each: the audit log cannot
     /// be written (every call is refused), a policy file was rejected. Empty when all is well or
     /// the gateway does not say (older builds).
-    pub async fn warnings(&self) -> Vec<String> {
+    pub(crate) async fn warnings(&self) -> Vec<String> {
         let Some(status) = self.status().await else {
             return Vec::new();
         };
@@ -284,7 +284,7 @@ impl ControlClient {
     }
 
     /// The pending approvals, oldest first.
-    pub async fn list(&self) -> Result<Vec<Approval>, ApiError> {
+    pub(crate) async fn list(&self) -> Result<Vec<Approval>, ApiError> {
         let raw = self.list_raw().await?;
         serde_json::from_value(raw).map_err(|e| ApiError::Refused {
             status: StatusCode::OK,
@@ -292,13 +292,13 @@ impl ControlClient {
         })
     }
 
-    pub async fn approve(&self, id: &str, scope: Scope) -> Result<(), ApiError> {
+    pub(crate) async fn approve(&self, id: &str, scope: Scope) -> Result<(), ApiError> {
         self.decide(id, "approve", &json!({ "scope": scope.as_str() }))
             .await
             .map(drop)
     }
 
-    pub async fn deny(&self, id: &str, reason: Option<&str>, always: bool) -> Result<(), ApiError> {
+    pub(crate) async fn deny(&self, id: &str, reason: Option<&str>, always: bool) -> Result<(), ApiError> {
         self.decide(id, "deny", &json!({ "reason": reason, "always": always }))
             .await
             .map(drop)
@@ -306,7 +306,7 @@ impl ControlClient {
 
     /// `POST /control/approvals/{id}/{verb}` with `body`; the gateway's answer (`grant`,
     /// `also_settled` …).
-    pub async fn decide(&self, id: &str, verb: &str, body: &Value) -> Result<Value, ApiError> {
+    pub(crate) async fn decide(&self, id: &str, verb: &str, body: &Value) -> Result<Value, ApiError> {
         check_id(id)?;
         let response = self
             .send(
@@ -319,13 +319,13 @@ impl ControlClient {
     }
 
     /// `GET` a control endpoint below the base URL; the JSON answer.
-    pub async fn get_json(&self, segments: &[&str]) -> Result<Value, ApiError> {
+    pub(crate) async fn get_json(&self, segments: &[&str]) -> Result<Value, ApiError> {
         let response = self.send(Method::GET, self.url(segments), None).await?;
         self.json_of(response).await
     }
 
     /// `POST` `body` to a control endpoint; the JSON answer.
-    pub async fn post_json(&self, segments: &[&str], body: &Value) -> Result<Value, ApiError> {
+    pub(crate) async fn post_json(&self, segments: &[&str], body: &Value) -> Result<Value, ApiError> {
         let response = self.send(Method::POST, self.url(segments), Some(body.clone())).await?;
         self.json_of(response).await
     }
@@ -344,7 +344,7 @@ impl ControlClient {
     }
 
     /// Subscribes to the event stream. While it is open the gateway counts this CLI as an approver.
-    pub async fn events(&self) -> Result<EventStream, ApiError> {
+    pub(crate) async fn events(&self) -> Result<EventStream, ApiError> {
         let response = self
             .http
             .get(self.url(&["control", "events"]))
@@ -382,7 +382,7 @@ fn check_id(id: &str) -> Result<(), ApiError> {
 type Body = std::pin::Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 
 /// Control events as they arrive. `next` yields `None` when the gateway closed the stream.
-pub struct EventStream {
+pub(crate) struct EventStream {
     body: Body,
     decoder: SseDecoder,
     ready: std::collections::VecDeque<SseEvent>,
@@ -390,14 +390,14 @@ pub struct EventStream {
 
 /// One item of the stream: an event, or one the CLI could not read (shown, not fatal).
 #[derive(Debug)]
-pub enum StreamItem {
+pub(crate) enum StreamItem {
     Event(ControlEvent),
     Unreadable(String),
 }
 
 impl EventStream {
     /// Cancel-safe: events already decoded are kept until asked for.
-    pub async fn next(&mut self) -> Option<StreamItem> {
+    pub(crate) async fn next(&mut self) -> Option<StreamItem> {
         loop {
             if let Some(event) = self.ready.pop_front() {
                 if event.data.is_empty() {

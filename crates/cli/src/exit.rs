@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 #[derive(Debug)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// Bad input or a refused operation: one line, exit 1.
     User(String),
     /// Several lines already formatted (e.g. policy problems), exit 1.
@@ -13,11 +13,11 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub fn user(message: impl std::fmt::Display) -> Self {
+    pub(crate) fn user(message: impl std::fmt::Display) -> Self {
         Self::User(message.to_string())
     }
 
-    pub fn report(self) -> ExitCode {
+    pub(crate) fn report(self) -> ExitCode {
         match self {
             Self::User(message) => {
                 eprintln!("portcullis: {message}");
@@ -37,10 +37,10 @@ impl Failure {
     }
 }
 
-pub type Outcome = Result<(), Failure>;
+pub(crate) type Outcome = Result<(), Failure>;
 
 /// The one-thread runtime a subcommand runs its async work on.
-pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -13,7 +13,7 @@ use crate::exit::{Failure, Outcome};
 use crate::text::write_stdout;
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Validate policy files; every problem is reported with file, JSON path and expectation
     Check {
         #[arg(required = true, value_name = "FILE")]
@@ -29,7 +29,7 @@ pub enum Command {
     Schema,
 }
 
-pub fn run(config: &Path, command: &Command) -> Outcome {
+pub(crate) fn run(config: &Path, command: &Command) -> Outcome {
     match command {
         Command::Check { files } => check(files),
         Command::Init(args) => init::run(config, args),

@@ -13,7 +13,7 @@ use portcullis_gateway::Gateway;
 use crate::exit::{Failure, Outcome};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Listen on this loopback address instead of the config's `listen` (port 0: any free
     /// port; the one chosen is in gateway.json and the ready line)
     #[arg(long, value_name = "ADDR")]
@@ -26,7 +26,7 @@ pub struct Args {
     uninstall_autostart: bool,
 }
 
-pub fn run(config_path: &Path, data_dir: &Path, args: &Args) -> Outcome {
+pub(crate) fn run(config_path: &Path, data_dir: &Path, args: &Args) -> Outcome {
     if args.install_autostart {
         return autostart::install(config_path, data_dir);
     }

@@ -4,7 +4,7 @@ use crate::text::columns;
 
 /// Renders rows (the first is usually the header) of cleaned text as aligned columns, measured in
 /// terminal columns so a wide character does not push the rest of its row out of line.
-pub fn render<const N: usize>(rows: &[[String; N]]) -> String {
+pub(crate) fn render<const N: usize>(rows: &[[String; N]]) -> String {
     let widths: Vec<usize> = (0..N)
         .map(|i| rows.iter().map(|r| columns(&r[i])).max().unwrap_or(0))
         .collect();

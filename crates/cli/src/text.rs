@@ -9,30 +9,30 @@ use unicode_width::UnicodeWidthStr;
 
 /// `text` on one line, with every character that could steer a terminal made visible
 /// (the shared rule: [`portcullis_audit::neutralize::terminal`]).
-pub fn clean(text: &str) -> String {
+pub(crate) fn clean(text: &str) -> String {
     portcullis_audit::neutralize::terminal(text)
 }
 
 /// Like [`clean`], but keeps line breaks (and turns tabs into spaces).
-pub fn clean_block(text: &str) -> String {
+pub(crate) fn clean_block(text: &str) -> String {
     portcullis_audit::neutralize::terminal_block(text)
 }
 
 /// Milliseconds since the epoch as an RFC 3339 time (UTC, seconds).
-pub fn rfc3339_ms(ms: i64) -> String {
+pub(crate) fn rfc3339_ms(ms: i64) -> String {
     let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
     humantime::format_rfc3339_seconds(at).to_string()
 }
 
 /// How many terminal columns `text` takes (a CJK character two, a combining mark none).
 /// `text` is already [`clean`]ed: controls have no width to count.
-pub fn columns(text: &str) -> usize {
+pub(crate) fn columns(text: &str) -> usize {
     UnicodeWidthStr::width(text)
 }
 
 /// Greedy word wrap of cleaned text to `width` columns, paragraph by paragraph; words longer than
 /// a line are split. Every line is returned, empty ones included.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     let options = textwrap::Options::new(width.max(1))
         .word_separator(textwrap::WordSeparator::AsciiSpace)
         .word_splitter(textwrap::WordSplitter::NoHyphenation)
@@ -42,7 +42,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 
 /// The one place the CLI writes results to stdout.
 #[allow(clippy::print_stdout)]
-pub fn write_stdout(text: &str) {
+pub(crate) fn write_stdout(text: &str) {
     println!("{text}");
 }
 

@@ -12,7 +12,7 @@ use crate::exit::{Failure, Outcome};
 use crate::text::{clean, clean_block, write_stdout};
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// List the pinned tools and whether their server changed them since
     List {
         /// Only the tools whose definition changed (their calls are held until accepted)
@@ -38,7 +38,7 @@ pub enum Command {
     Accept { server: String, tool: String },
 }
 
-pub fn run(data_dir: &Path, command: &Command) -> Outcome {
+pub(crate) fn run(data_dir: &Path, command: &Command) -> Outcome {
     let api = ControlClient::from_data_dir(data_dir)?;
     let runtime = crate::exit::runtime()?;
     runtime.block_on(async {
@@ -172,7 +172,7 @@ fn table(pins: &[Pin], only_changed: bool) -> String {
 }
 
 /// The change in words: which fields, then each difference with the old and new value.
-pub fn change_text(pin: &Pin, change: &PinChange) -> String {
+pub(crate) fn change_text(pin: &Pin, change: &PinChange) -> String {
     let mut out = vec![format!(
         "{} {}: the server changed this tool since it was pinned{}",
         clean(&pin.server),

@@ -223,7 +223,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ClientError>
 /// an existing file.
 pub(crate) fn back_up(path: &Path, bytes: &[u8], stamp: &str) -> Result<PathBuf, ClientError> {
     for n in 1..100 {
-        let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+        let mut name = path.file_name().map(std::ffi::OsStr::to_os_string).unwrap_or_default();
         name.push(format!(".portcullis-backup-{stamp}"));
         if n > 1 {
             name.push(format!("-{n}"));
@@ -239,7 +239,7 @@ pub(crate) fn back_up(path: &Path, bytes: &[u8], stamp: &str) -> Result<PathBuf,
                 file.write_all(bytes).and_then(|()| file.sync_all()).map_err(fail)?;
                 return Ok(backup);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(fail(e)),
         }
     }

@@ -274,33 +274,30 @@ fn server_config(raw: RawServer) -> Result<ServerConfig, String> {
         (None, Some(_), Some(_)) => return Err("has both \"command\" and \"url\"; set \"type\"".into()),
         (None, None, None) => return Err("needs \"command\" (stdio) or \"url\" (http)".into()),
     };
-    match kind {
-        "stdio" => {
-            let command = raw.command.ok_or("a stdio server needs \"command\"")?;
-            Ok(ServerConfig::Stdio {
-                command,
-                args: raw.args,
-                env: raw.env,
-                cwd: raw.cwd,
-            })
+    if kind == "stdio" {
+        let command = raw.command.ok_or("a stdio server needs \"command\"")?;
+        Ok(ServerConfig::Stdio {
+            command,
+            args: raw.args,
+            env: raw.env,
+            cwd: raw.cwd,
+        })
+    } else {
+        let url = raw.url.ok_or("an http or sse server needs \"url\"")?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!("url must start with http:// or https://, found {url:?}"));
         }
-        _ => {
-            let url = raw.url.ok_or("an http or sse server needs \"url\"")?;
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!("url must start with http:// or https://, found {url:?}"));
+        Ok(if kind == "sse" {
+            ServerConfig::Sse {
+                url,
+                headers: raw.headers,
             }
-            Ok(if kind == "sse" {
-                ServerConfig::Sse {
-                    url,
-                    headers: raw.headers,
-                }
-            } else {
-                ServerConfig::Http {
-                    url,
-                    headers: raw.headers,
-                }
-            })
-        }
+        } else {
+            ServerConfig::Http {
+                url,
+                headers: raw.headers,
+            }
+        })
     }
 }
 

@@ -106,7 +106,7 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     for (name, tool, args, _) in &cases {
         group.bench_function(*name, |b| {
-            b.iter(|| black_box(policy.evaluate(black_box(tool), black_box(args))))
+            b.iter(|| black_box(policy.evaluate(black_box(tool), black_box(args))));
         });
     }
     group.finish();
@@ -114,7 +114,7 @@ fn bench(c: &mut Criterion) {
     let mut load = c.benchmark_group("policy_load");
     load.sample_size(20);
     load.bench_function("from_json_str_1000", |b| {
-        b.iter(|| Policy::from_json_str(black_box(&text), "bench.json").expect("valid"))
+        b.iter(|| Policy::from_json_str(black_box(&text), "bench.json").expect("valid"));
     });
     load.finish();
 }

@@ -127,36 +127,30 @@ fn splice(text: &str, key: &str, entry: &Value) -> Result<String, String> {
 
 /// `text` with `key: value` added as the last member of `object`.
 fn insert_member(text: &str, object: &Object, style: &Style, key: &str, value: &Value) -> Result<String, String> {
-    match object.members.last() {
-        Some(last) => {
-            let indent = line_indent(text, last.key_span.start);
-            // `:` and one space if the file spaces its colons (alignment padding is not copied).
-            let spaced = text[last.key_span.end..last.value.start].ends_with([' ', '\t']);
-            let colon = if spaced { ": " } else { ":" };
-            let value = style.value(value, indent.filter(|_| style.unit.is_some()))?;
-            let lead = match indent.filter(|_| style.unit.is_some()) {
-                Some(indent) => format!("{}{indent}", style.newline),
-                // One line: the space the file puts after its commas (if any).
-                None => separator_before(text, object, last),
-            };
-            Ok(replace(text, last.value.end..last.value.end, &format!(",{lead}{key}{colon}{value}")))
-        }
-        None => {
-            // An empty object: `{}` becomes the object with one member, on its own line when
-            // the file is indented.
-            let outer = line_indent(text, object.open).or_else(|| enclosing_indent(text, object.open));
-            match (&style.unit, outer) {
-                (Some(unit), Some(outer)) => {
-                    let inner = format!("{outer}{unit}");
-                    let value = style.value(value, Some(&inner))?;
-                    let body = format!("{{{nl}{inner}{key}: {value}{nl}{outer}}}", nl = style.newline);
-                    Ok(replace(text, object.open..object.close + 1, &body))
-                }
-                _ => {
-                    let value = style.value(value, None)?;
-                    Ok(replace(text, object.open..object.close + 1, &format!("{{{key}:{value}}}")))
-                }
-            }
+    if let Some(last) = object.members.last() {
+        let indent = line_indent(text, last.key_span.start);
+        // `:` and one space if the file spaces its colons (alignment padding is not copied).
+        let spaced = text[last.key_span.end..last.value.start].ends_with([' ', '\t']);
+        let colon = if spaced { ": " } else { ":" };
+        let value = style.value(value, indent.filter(|_| style.unit.is_some()))?;
+        let lead = match indent.filter(|_| style.unit.is_some()) {
+            Some(indent) => format!("{}{indent}", style.newline),
+            // One line: the space the file puts after its commas (if any).
+            None => separator_before(text, object, last),
+        };
+        Ok(replace(text, last.value.end..last.value.end, &format!(",{lead}{key}{colon}{value}")))
+    } else {
+        // An empty object: `{}` becomes the object with one member, on its own line when
+        // the file is indented.
+        let outer = line_indent(text, object.open).or_else(|| enclosing_indent(text, object.open));
+        if let (Some(unit), Some(outer)) = (&style.unit, outer) {
+            let inner = format!("{outer}{unit}");
+            let value = style.value(value, Some(&inner))?;
+            let body = format!("{{{nl}{inner}{key}: {value}{nl}{outer}}}", nl = style.newline);
+            Ok(replace(text, object.open..object.close + 1, &body))
+        } else {
+            let value = style.value(value, None)?;
+            Ok(replace(text, object.open..object.close + 1, &format!("{{{key}:{value}}}")))
         }
     }
 }

@@ -29,17 +29,17 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("wire");
     g.throughput(Throughput::Elements(1));
     g.bench_function("parse_tools_call", |b| {
-        b.iter(|| Message::parse(black_box(call.clone())).expect("valid"))
+        b.iter(|| Message::parse(black_box(call.clone())).expect("valid"));
     });
     g.bench_function("parse_response_small", |b| {
-        b.iter(|| Message::parse(black_box(small.clone())).expect("valid"))
+        b.iter(|| Message::parse(black_box(small.clone())).expect("valid"));
     });
     g.bench_function("parse_response_16k", |b| {
-        b.iter(|| Message::parse(black_box(large.clone())).expect("valid"))
+        b.iter(|| Message::parse(black_box(large.clone())).expect("valid"));
     });
     let msg = Message::parse(call.clone()).expect("valid");
     g.bench_function("tools_call_params", |b| {
-        b.iter(|| black_box(&msg).params::<ToolCallParams>().expect("valid"))
+        b.iter(|| black_box(&msg).params::<ToolCallParams>().expect("valid"));
     });
     let args: Value = msg
         .params::<ToolCallParams>()
@@ -56,7 +56,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut dec = SseDecoder::new(1 << 20);
             dec.feed(black_box(&framed)).expect("valid")
-        })
+        });
     });
     let line = encode_line(&small);
     g.bench_function("line_decode_small", |b| {
@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
             let mut dec = LineDecoder::new(1 << 20);
             let mut buf = BytesMut::from(&line[..]);
             dec.decode(black_box(&mut buf)).expect("valid")
-        })
+        });
     });
     g.finish();
 }

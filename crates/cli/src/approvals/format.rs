@@ -16,7 +16,7 @@ use crate::text::{clean, clean_block, columns, wrap};
 const LABEL_WIDTH: usize = 13;
 
 /// When the gateway will refuse the call if no one decides.
-pub fn expiry(approval: &Approval) -> Option<SystemTime> {
+pub(super) fn expiry(approval: &Approval) -> Option<SystemTime> {
     if let Some(at) = approval
         .expires_at
         .as_deref()
@@ -32,7 +32,7 @@ pub fn expiry(approval: &Approval) -> Option<SystemTime> {
 }
 
 /// Time left, rounded up to whole seconds: `43s`, `2m05s`, `1h02m`, `expired`, or `-` if unknown.
-pub fn time_left(now: SystemTime, at: Option<SystemTime>) -> String {
+pub(super) fn time_left(now: SystemTime, at: Option<SystemTime>) -> String {
     let Some(at) = at else { return "-".to_owned() };
     let left = match at.duration_since(now) {
         Ok(left) if !left.is_zero() => left,
@@ -47,7 +47,7 @@ pub fn time_left(now: SystemTime, at: Option<SystemTime>) -> String {
 }
 
 /// `expires in 43s`, or `expired` once the deadline has passed (the gateway's word is awaited).
-pub fn countdown(now: SystemTime, approval: &Approval) -> String {
+pub(super) fn countdown(now: SystemTime, approval: &Approval) -> String {
     match time_left(now, expiry(approval)).as_str() {
         "-" => "no deadline given".to_owned(),
         "expired" => "expired".to_owned(),
@@ -55,7 +55,7 @@ pub fn countdown(now: SystemTime, approval: &Approval) -> String {
     }
 }
 
-pub fn client_text(client: &Client) -> String {
+pub(super) fn client_text(client: &Client) -> String {
     match (client.name.as_deref(), client.version.as_deref()) {
         (Some(name), Some(version)) => clean(&format!("{name} {version}")),
         (Some(name), None) => clean(name),
@@ -65,7 +65,7 @@ pub fn client_text(client: &Client) -> String {
 }
 
 /// `portcullis approvals list` without `--json`.
-pub fn table(approvals: &[Approval], now: SystemTime) -> String {
+pub(super) fn table(approvals: &[Approval], now: SystemTime) -> String {
     if approvals.is_empty() {
         return "no pending approvals".to_owned();
     }
@@ -103,7 +103,7 @@ fn risk_text(risk: Option<&str>) -> String {
 }
 
 /// The card for one held call, `width` columns wide. `waiting` is how many more are queued.
-pub fn card(approval: &Approval, now: SystemTime, width: usize, waiting: usize) -> String {
+pub(super) fn card(approval: &Approval, now: SystemTime, width: usize, waiting: usize) -> String {
     let width = width.max(LABEL_WIDTH + 20);
     let mut out = Vec::new();
     let head = format!("---- approval {} ", clean(&approval.id));
@@ -177,7 +177,7 @@ fn arguments_text(arguments: &Value) -> String {
 }
 
 /// The prompt line under a card, kept short so it fits one terminal row.
-pub fn prompt(approval: &Approval, now: SystemTime, waiting: usize) -> String {
+pub(super) fn prompt(approval: &Approval, now: SystemTime, waiting: usize) -> String {
     let more = if waiting > 0 {
         format!(", {waiting} more waiting")
     } else {
@@ -187,12 +187,12 @@ pub fn prompt(approval: &Approval, now: SystemTime, waiting: usize) -> String {
 }
 
 /// `fs write_file`, for one-line messages.
-pub fn call_text(approval: &Approval) -> String {
+pub(super) fn call_text(approval: &Approval) -> String {
     format!("{} {}", clean(&approval.server), clean(&approval.tool))
 }
 
 /// The line printed after this CLI decided a call.
-pub fn approved_line(id: &str, scope: &str, call: Option<&Approval>) -> String {
+pub(super) fn approved_line(id: &str, scope: &str, call: Option<&Approval>) -> String {
     let mut line = format!("approved {} ({scope})", clean(id));
     if let Some(call) = call {
         line.push_str(&format!(": {}", call_text(call)));
@@ -200,7 +200,7 @@ pub fn approved_line(id: &str, scope: &str, call: Option<&Approval>) -> String {
     line
 }
 
-pub fn rejected_line(id: &str, always: bool, reason: Option<&str>, call: Option<&Approval>) -> String {
+pub(super) fn rejected_line(id: &str, always: bool, reason: Option<&str>, call: Option<&Approval>) -> String {
     let mut line = format!("rejected {}", clean(id));
     if always {
         line.push_str(" (always)");
@@ -215,7 +215,7 @@ pub fn rejected_line(id: &str, always: bool, reason: Option<&str>, call: Option<
 }
 
 /// What to say when a call left the queue without this CLI deciding it.
-pub fn resolved_line(resolved: &Resolved, call: Option<&Approval>) -> String {
+pub(super) fn resolved_line(resolved: &Resolved, call: Option<&Approval>) -> String {
     let what = match call {
         Some(call) => format!("{} ({})", clean(&resolved.id), call_text(call)),
         None => clean(&resolved.id),
@@ -273,7 +273,7 @@ mod tests {
     fn expiry_falls_back_to_wall_clock_millis_only() {
         let mut a = approval();
         a.expires_at = None;
-        assert_eq!(expiry(&a), Some(UNIX_EPOCH + Duration::from_millis(1_796_000_568_000)));
+        assert_eq!(expiry(&a), Some(UNIX_EPOCH + Duration::from_secs(1796000568)));
         a.expires_at_ms = Some(456);
         assert_eq!(expiry(&a), None, "a small number is not a wall-clock time");
         assert_eq!(time_left(SystemTime::now(), None), "-");

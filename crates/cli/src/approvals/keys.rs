@@ -9,7 +9,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// One key press.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Key {
+pub(super) enum Key {
     Char(char),
     Enter,
     Backspace,
@@ -23,7 +23,7 @@ pub enum Key {
 
 impl Key {
     /// The key a terminal event stands for; `None` for events that are not key presses.
-    pub fn of_event(event: &Event) -> Option<Self> {
+    pub(super) fn of_event(event: &Event) -> Option<Self> {
         match event {
             Event::Key(key) if key.kind == KeyEventKind::Press => Some(Self::of_key(key)),
             _ => None,
@@ -50,7 +50,7 @@ impl Key {
 /// There is no terminal to tell an Escape key from the start of a sequence, so an escape and the
 /// rest of its line are dropped.
 #[derive(Debug, Default)]
-pub struct PipedKeys {
+pub(super) struct PipedKeys {
     /// The start of a character split across reads.
     partial: Vec<u8>,
     in_escape: bool,
@@ -58,7 +58,7 @@ pub struct PipedKeys {
 
 impl PipedKeys {
     /// The keys in the bytes of one read.
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<Key> {
+    pub(super) fn feed(&mut self, bytes: &[u8]) -> Vec<Key> {
         let mut rest = std::mem::take(&mut self.partial);
         rest.extend_from_slice(bytes);
         let mut keys = Vec::new();
@@ -74,7 +74,7 @@ impl PipedKeys {
             let valid = at + e.valid_up_to();
             self.keys_of(std::str::from_utf8(&rest[at..valid]).unwrap_or_default(), &mut keys);
             let Some(bad) = e.error_len() else {
-                self.partial = rest[valid..].to_owned(); // completed by the next read
+                rest[valid..].clone_into(&mut self.partial); // completed by the next read
                 return keys;
             };
             keys.push(Key::Other);
@@ -105,7 +105,7 @@ impl PipedKeys {
 
 /// What a key asks for while a call is on screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Choice {
+pub(super) enum Choice {
     ApproveOnce,
     ApproveSession,
     AlwaysAllow,
@@ -122,7 +122,7 @@ pub enum Choice {
 }
 
 impl Choice {
-    pub fn of(key: Key) -> Self {
+    pub(super) fn of(key: Key) -> Self {
         match key {
             Key::Char('a') => Self::ApproveOnce,
             Key::Char('s') => Self::ApproveSession,
@@ -138,7 +138,7 @@ impl Choice {
     }
 
     /// True for the keys that settle the call on screen.
-    pub fn decides(self) -> bool {
+    pub(super) fn decides(self) -> bool {
         matches!(
             self,
             Self::ApproveOnce
@@ -152,7 +152,7 @@ impl Choice {
 }
 
 /// The key legend shown under every card.
-pub const LEGEND: &str =
+pub(super) const LEGEND: &str =
     "[a] approve once  [s] approve for this session  [A] always allow  [d] deny  [D] deny always  [r] deny with a reason  [q] quit";
 
 #[cfg(test)]

@@ -16,12 +16,12 @@ use super::keys::{Key, PipedKeys};
 use crate::text::columns;
 
 /// Keys as they are typed; the channel closes when stdin ends.
-pub type KeyReceiver = mpsc::UnboundedReceiver<Key>;
+pub(super) type KeyReceiver = mpsc::UnboundedReceiver<Key>;
 
 /// Reads keys on their own thread (a blocking read cannot be cancelled, and a thread outside the
 /// runtime does not hold up its shutdown when the command ends): a terminal's key events through
 /// crossterm, or a pipe's bytes.
-pub fn read_keys(tty: bool) -> io::Result<KeyReceiver> {
+pub(super) fn read_keys(tty: bool) -> io::Result<KeyReceiver> {
     let (tx, rx) = mpsc::unbounded_channel();
     let thread = std::thread::Builder::new().name("approvals-keys".into());
     if tty {
@@ -70,11 +70,11 @@ fn stdin_reader() -> io::Result<Box<dyn Read + Send>> {
 }
 
 /// Raw mode on the terminal behind stdin; the saved mode comes back on drop.
-pub struct RawMode(());
+pub(super) struct RawMode(());
 
 impl RawMode {
     /// Enters raw mode and drops the keys typed before: they were not meant for any card.
-    pub fn enter() -> io::Result<Self> {
+    pub(super) fn enter() -> io::Result<Self> {
         crossterm::terminal::enable_raw_mode()?;
         let raw = Self(());
         while crossterm::event::poll(Duration::ZERO)? {
@@ -91,7 +91,7 @@ impl Drop for RawMode {
 }
 
 /// The terminal's width in columns, when stdout is one.
-pub fn columns_of_stdout() -> Option<usize> {
+pub(super) fn columns_of_stdout() -> Option<usize> {
     if !io::stdout().is_terminal() {
         return None;
     }
@@ -100,14 +100,14 @@ pub fn columns_of_stdout() -> Option<usize> {
 }
 
 /// Ends the watch on SIGINT, SIGTERM or SIGHUP (in raw mode Ctrl-C is a key, not a signal).
-pub struct StopSignals {
+pub(super) struct StopSignals {
     #[cfg(unix)]
     signals: [tokio::signal::unix::Signal; 3],
 }
 
 impl StopSignals {
     #[cfg(unix)]
-    pub fn install() -> io::Result<Self> {
+    pub(super) fn install() -> io::Result<Self> {
         use tokio::signal::unix::{signal, SignalKind};
         Ok(Self {
             signals: [
@@ -124,7 +124,7 @@ impl StopSignals {
     }
 
     #[cfg(unix)]
-    pub async fn wait(&mut self) {
+    pub(super) async fn wait(&mut self) {
         let [interrupt, terminate, hangup] = &mut self.signals;
         tokio::select! {
             _ = interrupt.recv() => {}
@@ -141,7 +141,7 @@ impl StopSignals {
 
 /// Where the watch writes. On a terminal (`live`) the prompt is one line redrawn in place;
 /// elsewhere every line is final, so a test reading the output sees each thing once.
-pub struct Screen {
+pub(super) struct Screen {
     out: Box<dyn Write + Send>,
     live: bool,
     /// `\r\n` while the terminal is in raw mode (no output processing), else `\n`.
@@ -151,13 +151,13 @@ pub struct Screen {
 }
 
 impl Screen {
-    pub fn stdout(raw: bool, width: usize) -> Self {
+    pub(super) fn stdout(raw: bool, width: usize) -> Self {
         let out = io::stdout();
         let live = out.is_terminal();
         Self::new(Box::new(out), live, raw, width)
     }
 
-    pub fn new(out: Box<dyn Write + Send>, live: bool, raw: bool, width: usize) -> Self {
+    pub(super) fn new(out: Box<dyn Write + Send>, live: bool, raw: bool, width: usize) -> Self {
         Self {
             out,
             live,
@@ -167,12 +167,12 @@ impl Screen {
         }
     }
 
-    pub fn has_prompt(&self) -> bool {
+    pub(super) fn has_prompt(&self) -> bool {
         self.prompt_visible
     }
 
     /// A finished line, above the prompt.
-    pub fn line(&mut self, text: &str) -> io::Result<()> {
+    pub(super) fn line(&mut self, text: &str) -> io::Result<()> {
         self.clear_prompt()?;
         let end = self.line_end;
         write!(self.out, "{}{end}", text.replace('\n', end))?;
@@ -181,7 +181,7 @@ impl Screen {
 
     /// Shows the prompt. On a terminal it replaces the previous one (and keeps to one row, showing
     /// the end of what was typed); elsewhere it is printed only when `force`d.
-    pub fn prompt(&mut self, text: &str, force: bool) -> io::Result<()> {
+    pub(super) fn prompt(&mut self, text: &str, force: bool) -> io::Result<()> {
         if self.live {
             let room = self.width.saturating_sub(1).max(10);
             write!(self.out, "\r\x1b[2K{}", tail_within(text, room))?;
@@ -195,7 +195,7 @@ impl Screen {
     }
 
     /// Takes the prompt off the screen (terminal) so what follows starts on a clean row.
-    pub fn clear_prompt(&mut self) -> io::Result<()> {
+    pub(super) fn clear_prompt(&mut self) -> io::Result<()> {
         if self.live && self.prompt_visible {
             write!(self.out, "\r\x1b[2K")?;
         }

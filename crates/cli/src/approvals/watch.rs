@@ -56,7 +56,7 @@ struct Watch<'a> {
     width: usize,
 }
 
-pub async fn run(api: &ControlClient, width: usize) -> Outcome {
+pub(super) async fn run(api: &ControlClient, width: usize) -> Outcome {
     let mut events = api.events().await?;
     let pending = api.list().await?;
     let mut stop = StopSignals::install().map_err(|e| Failure::user(format!("cannot watch for signals: {e}")))?;

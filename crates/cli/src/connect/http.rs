@@ -28,7 +28,7 @@ const FINISH_WITHIN: std::time::Duration = std::time::Duration::from_secs(
 );
 
 #[derive(Debug, thiserror::Error)]
-pub enum RelayError {
+pub(super) enum RelayError {
     #[error("the gateway at {url} is not answering: {source}")]
     Unreachable { url: String, source: reqwest::Error },
     #[error("the gateway has no server named {0:?}")]
@@ -46,7 +46,7 @@ struct Relay {
     out: mpsc::UnboundedSender<Message>,
 }
 
-pub async fn run<R, W>(file: &GatewayFile, server: &str, stdin: R, stdout: W) -> Result<(), RelayError>
+pub(super) async fn run<R, W>(file: &GatewayFile, server: &str, stdin: R, stdout: W) -> Result<(), RelayError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,

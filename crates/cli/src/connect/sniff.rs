@@ -28,7 +28,7 @@ struct Head<'a> {
 
 /// What a line is, as far as `connect` cares.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Line {
+pub(super) enum Line {
     Request { id: RequestId, initialize: bool },
     Response { id: RequestId },
     /// `notifications/initialized`.
@@ -38,7 +38,7 @@ pub enum Line {
     Other,
 }
 
-pub fn sniff(line: &[u8]) -> Line {
+pub(super) fn sniff(line: &[u8]) -> Line {
     let Ok(head) = serde_json::from_slice::<Head<'_>>(line) else {
         return Line::Other;
     };

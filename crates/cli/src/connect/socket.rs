@@ -33,7 +33,7 @@ use super::stdio::{Input, Output};
 
 const MAX_LINE: usize = portcullis_wire::MAX_MESSAGE;
 /// Said for each request in flight when the gateway went away.
-pub const RESTARTED: &str = "[portcullis] the gateway restarted; the call was not completed";
+pub(super) const RESTARTED: &str = "[portcullis] the gateway restarted; the call was not completed";
 /// How long `connect` waits for a gateway before it answers requests with an error instead.
 const WAIT_FOR_GATEWAY: Duration = Duration::from_secs(30);
 /// Between tries while waiting: doubling from the first, up to the last.
@@ -54,14 +54,14 @@ const FINISH_WITHIN: Duration = Duration::from_secs(
 type Sock = local_socket::Stream;
 
 /// What to do when no gateway answers.
-pub struct Options {
+pub(super) struct Options {
     pub data_dir: PathBuf,
     pub server: String,
     /// Starts a gateway in the background; `Err` says why it could not.
     pub start: Option<Box<dyn Fn() -> Result<(), String> + Send + Sync>>,
 }
 
-pub enum Outcome {
+pub(super) enum Outcome {
     /// The client closed its stdin.
     Done,
     /// gateway.json names no socket: relay over HTTP instead.
@@ -99,7 +99,7 @@ enum Lost {
     Gateway,
 }
 
-pub async fn run(opts: Options, stdin: Input, stdout: Output) -> Outcome {
+pub(super) async fn run(opts: Options, stdin: Input, stdout: Output) -> Outcome {
     let mut relay = Relay {
         opts,
         stdin,

@@ -10,14 +10,14 @@ use std::time::{Duration, Instant};
 
 use portcullis_config::gateway_file::GatewayFile;
 
-pub const LOCK_FILE: &str = "start.lock";
-pub const LOG_FILE: &str = "serve.log";
+pub(super) const LOCK_FILE: &str = "start.lock";
+pub(super) const LOG_FILE: &str = "serve.log";
 /// How long a started gateway has to write gateway.json with a socket that answers.
 const READY_WITHIN: Duration = Duration::from_secs(20);
 /// How long to wait for another `connect` that holds the lock.
 const LOCK_WITHIN: Duration = Duration::from_secs(25);
 
-pub struct Starter {
+pub(super) struct Starter {
     pub config: PathBuf,
     pub data_dir: PathBuf,
 }
@@ -25,7 +25,7 @@ pub struct Starter {
 impl Starter {
     /// Starts a gateway unless one is running or another `connect` just started one; returns
     /// once one answers, or says why none does. Blocking (run it off the async thread).
-    pub fn start(&self) -> Result<(), String> {
+    pub(super) fn start(&self) -> Result<(), String> {
         let dir = &self.data_dir;
         create_private_dir(dir).map_err(|e| format!("cannot create the data dir {}: {e}", dir.display()))?;
         let _lock = lock(&dir.join(LOCK_FILE))?;
@@ -66,7 +66,7 @@ impl Starter {
         while started.elapsed() < READY_WITHIN {
             if answers(dir) {
                 tracing::info!(
-                    ms = started.elapsed().as_millis() as u64,
+                    ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                     "the started gateway is ready"
                 );
                 return Ok(());

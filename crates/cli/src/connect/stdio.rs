@@ -6,10 +6,10 @@ use std::pin::Pin;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub type Input = Pin<Box<dyn AsyncRead + Send>>;
-pub type Output = Pin<Box<dyn AsyncWrite + Send>>;
+pub(super) type Input = Pin<Box<dyn AsyncRead + Send>>;
+pub(super) type Output = Pin<Box<dyn AsyncWrite + Send>>;
 
-pub fn stdin() -> Input {
+pub(super) fn stdin() -> Input {
     #[cfg(unix)]
     if let Some(input) = unix::reader(std::io::stdin()) {
         return input;
@@ -17,7 +17,7 @@ pub fn stdin() -> Input {
     Box::pin(tokio::io::stdin())
 }
 
-pub fn stdout() -> Output {
+pub(super) fn stdout() -> Output {
     #[cfg(unix)]
     if let Some(output) = unix::writer(std::io::stdout()) {
         return output;

@@ -15,7 +15,7 @@ use crate::exit::{Failure, Outcome};
 use crate::text::write_stdout;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Server name from the config's mcpServers
     pub server: String,
     /// Tool name as the agent calls it
@@ -34,7 +34,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(config_path: &Path, args: &Args) -> Outcome {
+pub(super) fn run(config_path: &Path, args: &Args) -> Outcome {
     let config = Config::load(config_path).map_err(Failure::user)?;
     if !config.servers.contains_key(&args.server) {
         return Err(super::unknown_server(&config, config_path, &args.server));

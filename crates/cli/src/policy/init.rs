@@ -20,7 +20,7 @@ use crate::table;
 use crate::text::write_stdout;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Server name from the config's mcpServers
     pub server: String,
     /// Replace an existing policy file
@@ -34,7 +34,7 @@ pub struct Args {
     pub timeout: u64,
 }
 
-pub fn run(config_path: &Path, args: &Args) -> Outcome {
+pub(super) fn run(config_path: &Path, args: &Args) -> Outcome {
     let config = Config::load(config_path).map_err(Failure::user)?;
     let Some(server) = config.servers.get(&args.server) else {
         return Err(super::unknown_server(&config, config_path, &args.server));

@@ -10,7 +10,7 @@ use portcullis_config::paths::ProcessEnv;
 use crate::exit::{Failure, Outcome};
 use crate::text::write_stdout;
 
-pub fn install(config: &Path, data_dir: &Path) -> Outcome {
+pub(super) fn install(config: &Path, data_dir: &Path) -> Outcome {
     let absolute = |p: &Path| std::path::absolute(p).map_err(|e| Failure::user(format!("{}: {e}", p.display())));
     let program = std::env::current_exe().map_err(|e| Failure::user(format!("cannot find this program: {e}")))?;
     let args = ["serve", "--config"]
@@ -32,7 +32,7 @@ pub fn install(config: &Path, data_dir: &Path) -> Outcome {
     Ok(())
 }
 
-pub fn uninstall() -> Outcome {
+pub(super) fn uninstall() -> Outcome {
     if autostart::uninstall(&ProcessEnv).map_err(Failure::user)? {
         write_stdout("portcullis no longer starts at login");
     } else {

@@ -10,7 +10,7 @@ use crate::paths::Environment;
 const FILE: &str = "portcullis.desktop";
 const MARK: &str = "X-Portcullis-Kind=";
 
-pub fn install(launch: &Launch, env: &dyn Environment) -> Result<PathBuf, AutostartError> {
+pub(super) fn install(launch: &Launch, env: &dyn Environment) -> Result<PathBuf, AutostartError> {
     let path = entry_path(env)?;
     refuse_if_not_ours(&path)?;
     let io = |source| AutostartError::Io {
@@ -22,7 +22,7 @@ pub fn install(launch: &Launch, env: &dyn Environment) -> Result<PathBuf, Autost
     Ok(path)
 }
 
-pub fn uninstall(env: &dyn Environment) -> Result<bool, AutostartError> {
+pub(super) fn uninstall(env: &dyn Environment) -> Result<bool, AutostartError> {
     let path = entry_path(env)?;
     if !path.exists() {
         return Ok(false);
@@ -35,7 +35,7 @@ pub fn uninstall(env: &dyn Environment) -> Result<bool, AutostartError> {
     Ok(true)
 }
 
-pub fn status(env: &dyn Environment) -> Result<Status, AutostartError> {
+pub(super) fn status(env: &dyn Environment) -> Result<Status, AutostartError> {
     let path = entry_path(env)?;
     match std::fs::read_to_string(&path) {
         Ok(text) => match kind_of(&text) {

@@ -81,8 +81,7 @@ impl RawLimits {
                 return Err((
                     "stream_buffer_bytes",
                     format!(
-                        "must be between {} (one largest message) and {MAX_STREAM_BUFFER}, found {n}",
-                        MAX_MESSAGE
+                        "must be between {MAX_MESSAGE} (one largest message) and {MAX_STREAM_BUFFER}, found {n}"
                     ),
                 ))
             }

@@ -32,7 +32,7 @@ pub(super) struct Member {
 pub(super) struct ScanError(pub usize);
 
 impl Object {
-    pub fn member(&self, key: &str) -> Option<&Member> {
+    pub(super) fn member(&self, key: &str) -> Option<&Member> {
         self.members.iter().find(|m| m.key == key)
     }
 }
