@@ -23,7 +23,7 @@ use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
 use crate::commands::first_run::GettingStarted;
 use crate::commands::pins::ChangedTool;
 use crate::commands::policy::{Decider, ExplainAnswer, PolicyFile, Problem, ToolAction, ToolDecision, Validation};
-use crate::commands::servers::{PolicyHealth, ServerStatus, ToolInfo};
+use crate::commands::servers::{PolicyHealth, ServerStatus, ServerTool};
 use crate::commands::starter::{StarterPolicyText, StarterTool};
 use crate::export::{Format, Saved};
 use crate::histogram::Bucket;
@@ -82,7 +82,7 @@ pub fn render() -> String {
         decl::<PolicyHealth>(&cfg),
         decl::<ServerEntry>(&cfg),
         decl::<EntryProblem>(&cfg),
-        decl::<ToolInfo>(&cfg),
+        decl::<ServerTool>(&cfg),
         decl::<PolicyFile>(&cfg),
         decl::<Problem>(&cfg),
         decl::<Validation>(&cfg),

@@ -37,8 +37,9 @@ pub struct PolicyHealth {
     pub problems: Vec<String>,
 }
 
+/// One tool as its server lists it, with the class Portcullis guesses: a row of the Policies view.
 #[derive(Debug, Serialize, TS)]
-pub struct ToolInfo {
+pub struct ServerTool {
     pub name: String,
     pub title: Option<String>,
     pub description: Option<String>,
@@ -104,7 +105,7 @@ pub async fn restart_server(host: State<'_, Arc<Host>>, server: String) -> IpcRe
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub async fn list_tools(host: State<'_, Arc<Host>>, server: String) -> IpcResult<Vec<ToolInfo>> {
+pub async fn list_tools(host: State<'_, Arc<Host>>, server: String) -> IpcResult<Vec<ServerTool>> {
     let running = host.running().await?;
     let monitor = running.gateway.servers();
     let probe = monitor.get(&server).ok_or_else(|| IpcError::unknown_server(&server))?;
@@ -159,14 +160,14 @@ pub async fn save_server(host: State<'_, Arc<Host>>, name: String, entry: Server
     Ok(Vec::new())
 }
 
-fn tool_info(tool: &Value) -> Option<ToolInfo> {
+fn tool_info(tool: &Value) -> Option<ServerTool> {
     let name = tool.get("name")?.as_str()?.to_owned();
     let text = |k: &str| tool.get(k).and_then(Value::as_str).map(str::to_owned);
     let annotations = tool.get("annotations").filter(|a| a.is_object()).cloned();
     let title = text("title").or_else(|| annotations.as_ref()?.get("title")?.as_str().map(str::to_owned));
     let description = text("description");
     let risk = guess::tool_class(&name, description.as_deref(), annotations.as_ref());
-    Some(ToolInfo {
+    Some(ServerTool {
         name,
         title,
         description,

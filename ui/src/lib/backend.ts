@@ -29,7 +29,7 @@ import type {
   ServerStatus,
   Settings,
   StarterPolicyText,
-  ToolInfo,
+  ServerTool,
   UninstallReport,
   PolicyExplanation,
   ValidationResult,
@@ -61,7 +61,7 @@ export interface Backend {
 
   listServers(): Promise<ServerStatus[]>;
   restartServer(server: string): Promise<void>;
-  listTools(server: string): Promise<ToolInfo[]>;
+  listTools(server: string): Promise<ServerTool[]>;
   /** The `mcpServers` entry as the form edits it; null when the file has none by that name. */
   readServer(server: string): Promise<ServerEntry | null>;
   /** Adds or replaces an entry (written atomically, applied at once); its problems, if it was refused. */
@@ -229,7 +229,7 @@ export class TauriBackend implements Backend {
     return call<void>(COMMANDS.restartServer, { server });
   }
   listTools(server: string) {
-    return call<ToolInfo[]>(COMMANDS.listTools, { server });
+    return call<ServerTool[]>(COMMANDS.listTools, { server });
   }
   readServer(server: string) {
     return call<ServerEntry | null>(COMMANDS.readServer, { server });

@@ -336,7 +336,10 @@ export type ServerEntry = { "transport": "stdio", command: string, args: Array<s
  */
 export type EntryProblem = { field: string, message: string, };
 
-export type ToolInfo = { name: string, title: string | null, description: string | null, annotations: Record<string, unknown> | null, risk: ToolClass, };
+/**
+ * One tool as its server lists it, with the class Portcullis guesses: a row of the Policies view.
+ */
+export type ServerTool = { name: string, title: string | null, description: string | null, annotations: Record<string, unknown> | null, risk: ToolClass, };
 
 export type PolicyFile = { 
 /**

@@ -36,7 +36,7 @@ import type {
   ServerStatus,
   Settings,
   StarterPolicyText,
-  ToolInfo,
+  ServerTool,
   UninstallReport,
   ValidationResult,
 } from './types';
@@ -45,7 +45,7 @@ export interface MockData {
   approvals: PendingApproval[];
   audit: AuditRow[];
   servers: ServerStatus[];
-  tools: Record<string, ToolInfo[]>;
+  tools: Record<string, ServerTool[]>;
   /** Policy text per server; null or absent means no policy file. */
   policies: Record<string, string | null>;
   settings: Settings;
@@ -400,7 +400,7 @@ export class MockBackend implements Backend {
     s.stderr_tail = [...s.stderr_tail, `[portcullis] restarted ${server}`].slice(-20);
   }
 
-  async listTools(server: string): Promise<ToolInfo[]> {
+  async listTools(server: string): Promise<ServerTool[]> {
     this.record(COMMANDS.listTools, { server });
     const s = this.data.servers.find((x) => x.name === server);
     if (s && s.state !== 'running') throw new BackendError('server_not_running', `${server} is not running`);

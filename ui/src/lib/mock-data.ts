@@ -15,7 +15,7 @@ import type {
   ServerStatus,
   StarterPolicyText,
   ToolClass,
-  ToolInfo,
+  ServerTool,
 } from './types';
 
 let approvalSeq = 0;
@@ -110,12 +110,12 @@ export function makeRow(over: Partial<AuditRow> = {}): AuditRow {
   };
 }
 
-function tool(name: string, risk: ToolClass, description: string, annotations: Record<string, unknown> | null = null): ToolInfo {
+function tool(name: string, risk: ToolClass, description: string, annotations: Record<string, unknown> | null = null): ServerTool {
   const title = name.replace(/[-_]/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase());
   return { name, title, description, annotations, risk };
 }
 
-export const DEMO_TOOLS: Record<string, ToolInfo[]> = {
+export const DEMO_TOOLS: Record<string, ServerTool[]> = {
   filesystem: [
     tool('read_file', 'read', 'Read the complete contents of a file.', { readOnlyHint: true }),
     tool('read_multiple_files', 'read', 'Read several files at once.', { readOnlyHint: true }),

@@ -11,7 +11,7 @@
 // already there. (One JavaScript limit: object keys that look like array indices, e.g. a tool
 // named "42", are listed first by the engine and so lose their place.)
 
-import type { DecidedAction, Decider, ToolDecision, ToolInfo } from './types';
+import type { DecidedAction, Decider, ToolDecision, ServerTool } from './types';
 
 export type Action = 'allow' | 'deny' | 'require_approval';
 
@@ -198,7 +198,7 @@ export function setDefault(policy: PolicyDoc, action: Action): PolicyDoc {
 }
 
 /** A new policy for a server that has none: read-only tools run, everything else asks. */
-export function starterPolicy(toolList: ToolInfo[]): PolicyDoc {
+export function starterPolicy(toolList: ServerTool[]): PolicyDoc {
   const entries: Record<string, unknown> = {};
   for (const t of toolList) if (t.risk === 'read') entries[t.name] = {};
   return { version: '1', default: 'require_approval', tools: entries };

@@ -52,7 +52,7 @@ export type {
   Theme,
   ToolClass,
   ToolDecision,
-  ToolInfo,
+  ServerTool,
   UninstallReport,
   ValidationResult,
 } from './ipc';

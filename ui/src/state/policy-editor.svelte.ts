@@ -20,7 +20,7 @@ import {
   type ToolView,
 } from '../lib/policy-model';
 import { isGlob } from '../lib/glob';
-import type { PolicyExplanation, PolicyProblem, StarterPolicyText, ToolInfo } from '../lib/types';
+import type { PolicyExplanation, PolicyProblem, StarterPolicyText, ServerTool } from '../lib/types';
 
 export interface ShownProblem extends PolicyProblem {
   /** Where in the text, when the path (or the syntax error) can be found there. */
@@ -30,7 +30,7 @@ export interface ShownProblem extends PolicyProblem {
 
 export interface ToolRow {
   name: string;
-  info: ToolInfo | null;
+  info: ServerTool | null;
   /** Listed by the running server (false: only named in the policy). */
   live: boolean;
   view: ToolView;
@@ -49,7 +49,7 @@ export class PolicyEditor {
   exists = $state(false);
   text = $state('');
   savedText = $state('');
-  tools = $state<ToolInfo[]>([]);
+  tools = $state<ServerTool[]>([]);
   toolsError = $state<string | null>(null);
   gatewayProblems = $state<PolicyProblem[]>([]);
   /** Problems the gateway announced for the file on disk (PolicyRejected). */

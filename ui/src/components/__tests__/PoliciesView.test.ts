@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import PoliciesView from '../PoliciesView.svelte';
 import { MockBackend } from '../../lib/mock-backend';
-import type { ServerStatus, ToolInfo } from '../../lib/types';
+import type { ServerStatus, ServerTool } from '../../lib/types';
 
 afterEach(() => cleanup());
 
@@ -19,7 +19,7 @@ const POLICY = `{
 }
 `;
 
-const tool = (name: string, risk: ToolInfo['risk']): ToolInfo => ({ name, title: null, description: null, annotations: null, risk });
+const tool = (name: string, risk: ServerTool['risk']): ServerTool => ({ name, title: null, description: null, annotations: null, risk });
 const server = (name: string, policy: ServerStatus['policy']['state']): ServerStatus => ({
   name,
   transport: 'stdio',

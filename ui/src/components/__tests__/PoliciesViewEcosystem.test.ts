@@ -5,11 +5,11 @@ import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/sv
 import PoliciesView from '../PoliciesView.svelte';
 import { MockBackend } from '../../lib/mock-backend';
 import { makeApproval, makePinChange } from '../../lib/mock-data';
-import type { ChangedTool, ServerStatus, StarterPolicyText, ToolInfo } from '../../lib/types';
+import type { ChangedTool, ServerStatus, StarterPolicyText, ServerTool } from '../../lib/types';
 
 afterEach(() => cleanup());
 
-const tool = (name: string, risk: ToolInfo['risk']): ToolInfo => ({ name, title: null, description: null, annotations: null, risk });
+const tool = (name: string, risk: ServerTool['risk']): ServerTool => ({ name, title: null, description: null, annotations: null, risk });
 const server = (name: string, policy: ServerStatus['policy']['state']): ServerStatus => ({
   name,
   transport: 'stdio',
