@@ -42,7 +42,7 @@ pub struct Saved {
 
 /// One header line (CSV) then one line per row; no trailing newline. The audit crate's
 /// formatting, shared with the CLI.
-pub fn render(rows: &[AuditRow], format: Format) -> String {
+pub(crate) fn render(rows: &[AuditRow], format: Format) -> String {
     match format {
         Format::Csv => export::csv(rows),
         Format::Jsonl => export::jsonl(rows),
@@ -51,7 +51,7 @@ pub fn render(rows: &[AuditRow], format: Format) -> String {
 
 /// Where an export goes unless the person picks another place: the Downloads folder (else the
 /// home folder), named by the time, e.g. `portcullis-audit-2026-12-01T16-40-12.csv`.
-pub fn suggested_path(format: Format, now_ms: i64, folder: Option<PathBuf>) -> PathBuf {
+pub(crate) fn suggested_path(format: Format, now_ms: i64, folder: Option<PathBuf>) -> PathBuf {
     // `:` is not allowed in file names on some file systems people copy exports to.
     let stamp: String = export::iso_time(now_ms).chars().take(19).map(|c| if c == ':' { '-' } else { c }).collect();
     let name = format!("portcullis-audit-{stamp}.{}", format.extension());
@@ -59,12 +59,12 @@ pub fn suggested_path(format: Format, now_ms: i64, folder: Option<PathBuf>) -> P
 }
 
 /// The person's Downloads folder when it exists, else their home.
-pub fn default_folder() -> Option<PathBuf> {
+pub(crate) fn default_folder() -> Option<PathBuf> {
     dirs::download_dir().filter(|d| d.is_dir()).or_else(dirs::home_dir)
 }
 
 /// Writes `text` to `path` as the person asked (see the module doc for the rules).
-pub fn save(path: &str, text: &str, rows: usize, replace: bool) -> Result<Saved, IpcError> {
+pub(crate) fn save(path: &str, text: &str, rows: usize, replace: bool) -> Result<Saved, IpcError> {
     let target = Path::new(path.trim());
     if !target.is_absolute() {
         return Err(IpcError::new(

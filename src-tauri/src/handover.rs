@@ -16,7 +16,7 @@ const HANDING_OVER: &str = "PORTCULLIS_HANDING_OVER";
 const HANDOVER_WAIT: Duration = Duration::from_secs(15);
 
 /// Whether the running copy of the app was asked to show its window (so this start should end).
-pub fn to_running_app(paths: &Paths) -> bool {
+pub(crate) fn to_running_app(paths: &Paths) -> bool {
     if std::env::var_os(HANDING_OVER).is_some() {
         return false;
     }

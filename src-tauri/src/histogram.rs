@@ -7,7 +7,7 @@ use portcullis_audit::{AuditError, AuditFilter, AuditStore, Decision};
 use serde::Serialize;
 
 /// Most buckets returned; a longer span keeps the newest.
-pub const MAX_BUCKETS: i64 = 500;
+pub(crate) const MAX_BUCKETS: i64 = 500;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[ts(rename = "HistogramBucket")]
@@ -17,7 +17,7 @@ pub struct Bucket {
 }
 
 /// What the histogram needs from the store (a trait so the bucketing is tested on its own).
-pub trait Counter {
+pub(crate) trait Counter {
     fn count(&self, filter: &AuditFilter) -> Result<u64, AuditError>;
 }
 
@@ -29,7 +29,7 @@ impl Counter for AuditStore {
 
 /// Buckets of `bucket_ms` from the filter's `since_ms` (else the oldest matching row) to its
 /// `until_ms` (else `now_ms`). The keyset cursor `before` is ignored.
-pub fn histogram(
+pub(crate) fn histogram(
     store: &dyn Counter,
     filter: &AuditFilter,
     bucket_ms: i64,
@@ -173,7 +173,7 @@ mod tests {
             ..AuditFilter::default()
         };
         let b = histogram(&rows, &filter, 1_000, 10_000_000).unwrap();
-        assert_eq!(b.len() as i64, MAX_BUCKETS);
+        assert_eq!(i64::try_from(b.len()).unwrap(), MAX_BUCKETS);
         assert_eq!(b.last().unwrap().start_ms, 9_999_000);
     }
 }

@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 
-pub const LOG_FILE: &str = "desktop.log";
+pub(crate) const LOG_FILE: &str = "desktop.log";
 /// A log past this size is started afresh at the next launch.
 const MAX_LOG_BYTES: u64 = 10 * 1024 * 1024;
 
 /// Starts logging; returns the log file's path. Without a writable data dir, logs go to stderr
 /// only (the gateway's own start then reports the data-dir problem in the window).
-pub fn init(data_dir: &Path) -> Option<PathBuf> {
+pub(crate) fn init(data_dir: &Path) -> Option<PathBuf> {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PORTCULLIS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let path = data_dir.join(LOG_FILE);
@@ -47,7 +47,7 @@ fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// The data dir holds the gateway token: only its owner may enter it.
-pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]

@@ -10,7 +10,7 @@ use portcullis_config::autostart::{self, AutostartError, Kind, Launch, Status};
 use portcullis_config::paths::Environment;
 use serde::{Deserialize, Serialize};
 
-pub const SETTINGS_FILE: &str = "desktop-settings.json";
+pub(crate) const SETTINGS_FILE: &str = "desktop-settings.json";
 /// The longest default wait for a person that the settings accept (a day).
 const MAX_TIMEOUT_SECS: u64 = 86_400;
 

@@ -24,7 +24,7 @@ const POLL: Duration = Duration::from_millis(50);
 
 /// Stops the `portcullis serve` with `pid` that gateway.json in `data_dir` names; `true` once it
 /// has let go of the data dir, `false` when it is not a serve or did not stop in time.
-pub async fn stop_serve(data_dir: &Path, pid: u32) -> bool {
+pub(crate) async fn stop_serve(data_dir: &Path, pid: u32) -> bool {
     if !imp::is_serve(pid) {
         return false;
     }
@@ -62,19 +62,19 @@ mod imp {
     }
 
     /// `portcullis [global flags] serve …` (not `portcullis-desktop`, not anything else).
-    pub fn is_serve(pid: u32) -> bool {
+    pub(super) fn is_serve(pid: u32) -> bool {
         let argv = argv(pid);
         let program = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p).to_owned());
         program.as_deref() == Some("portcullis") && argv.iter().skip(1).any(|a| a == "serve")
     }
 
-    pub fn terminate(pid: u32) -> nix::Result<()> {
+    pub(super) fn terminate(pid: u32) -> nix::Result<()> {
         let pid = i32::try_from(pid).map_err(|_| nix::errno::Errno::ESRCH)?;
         kill(Pid::from_raw(pid), Signal::SIGTERM)
     }
 
     /// Exited: no process, or a zombie its parent has not reaped yet.
-    pub fn gone(pid: u32) -> bool {
+    pub(super) fn gone(pid: u32) -> bool {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
             Err(_) => true,

@@ -15,7 +15,7 @@ use crate::host::{Host, Phase};
 use crate::Paths;
 
 pub(super) struct Fixture {
-    pub(super) _dir: tempfile::TempDir,
+    pub(super) dir: tempfile::TempDir,
     pub(super) app: App<MockRuntime>,
     pub(super) host: Arc<Host>,
 }
@@ -40,7 +40,7 @@ pub(super) fn fixture() -> Fixture {
     let app = crate::configure(mock_builder(), host.clone())
         .build(tauri::generate_context!(test = true))
         .unwrap();
-    Fixture { _dir: dir, app, host }
+    Fixture { dir, app, host }
 }
 
 /// An environment whose only variable is `XDG_CONFIG_HOME`.
@@ -102,7 +102,7 @@ fn commands_answer_with_the_ui_contract() {
         hist,
         Ok(json!([{"start_ms": 0, "counts": {}}, {"start_ms": 3_600_000, "counts": {}}]))
     );
-    let path = f._dir.path().join("audit.csv");
+    let path = f.dir.path().join("audit.csv");
     let save = json!({"filter": {}, "format": "csv", "path": path, "replace": false});
     let saved = invoke(&main, "save_audit_export", save.clone()).unwrap();
     assert_eq!(saved["rows"], 0, "{saved}");
@@ -111,7 +111,8 @@ fn commands_answer_with_the_ui_contract() {
     let again = invoke(&main, "save_audit_export", save).unwrap_err();
     assert_eq!(again["code"], "export_exists", "a second save asks before replacing: {again}");
     let suggested = invoke(&main, "suggest_export_path", json!({"format": "jsonl"})).unwrap();
-    assert!(suggested.as_str().unwrap().ends_with(".jsonl"), "{suggested}");
+    let suggested = std::path::Path::new(suggested.as_str().unwrap());
+    assert_eq!(suggested.extension().and_then(|e| e.to_str()), Some("jsonl"), "{suggested:?}");
     let policy = invoke(&main, "read_policy", json!({"server": "fs"})).unwrap();
     assert_eq!(policy["text"], Value::Null, "no policy file yet");
     let bad = invoke(
@@ -364,7 +365,7 @@ fn a_tray_entry_shows_the_prompt_on_its_call() {
 fn start_at_login_writes_and_removes_the_apps_autostart_entry() {
     let f = fixture();
     let main = window(&f.app, "main");
-    let entry = f._dir.path().join("xdg/autostart/portcullis.desktop");
+    let entry = f.dir.path().join("xdg/autostart/portcullis.desktop");
     assert_eq!(invoke(&main, "get_autostart", json!({})), Ok(json!(false)));
     assert_eq!(invoke(&main, "set_autostart", json!({"enabled": true})), Ok(Value::Null));
     let text = std::fs::read_to_string(&entry).expect("the entry is written");

@@ -93,7 +93,7 @@ for line in sys.stdin:
 fn a_starter_policy_is_generated_for_review_and_never_over_an_existing_file() {
     let f = fixture();
     let main = window(&f.app, "main");
-    let script = f._dir.path().join("notes_server.py");
+    let script = f.dir.path().join("notes_server.py");
     std::fs::write(&script, SERVER).unwrap();
     let entry = json!({"transport": "stdio", "command": "python3", "args": [script.to_str().unwrap()], "env": {}});
     assert_eq!(
@@ -148,12 +148,12 @@ fn a_client_is_routed_as_previewed_and_put_back_byte_for_byte() {
     let f = fixture();
     let main = window(&f.app, "main");
     let host = &f.host;
-    let home = f._dir.path().join("home");
+    let home = f.dir.path().join("home");
     let cursor = home.join(".cursor").join("mcp.json");
     std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
     let original = "{\n  \"mcpServers\": {\n    \"notes\": { \"command\": \"python3\", \"args\": [\"notes.py\"] }\n  },\n  \"theme\": \"dark\"\n}\n";
     std::fs::write(&cursor, original).unwrap();
-    let bin = f._dir.path().join("portcullis");
+    let bin = f.dir.path().join("portcullis");
     std::fs::write(&bin, "").unwrap();
     let env = FakeEnv(vec![
         ("PORTCULLIS_CLIENTS_HOME", home.clone().into_os_string()),

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use super::{Action, OnAction, Shown};
 
 /// Starts the worker; it ends when the sender is dropped.
-pub fn run(mut wanted: watch::Receiver<Option<Shown>>, on_action: OnAction) {
+pub(super) fn run(mut wanted: watch::Receiver<Option<Shown>>, on_action: OnAction) {
     let spawned = std::thread::Builder::new().name("notification".into()).spawn(move || {
         futures::executor::block_on(async move {
             let mut current: Option<(NotificationHandle, Shown)> = None;
