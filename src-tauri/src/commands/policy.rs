@@ -157,8 +157,17 @@ pub async fn read_policy(host: State<'_, Arc<Host>>, server: String) -> IpcResul
     };
     Ok(PolicyFile {
         text,
-        path: path.display().to_string(),
+        path: shown_path(&path).display().to_string(),
     })
+}
+
+/// The path as a person reads it: `demo/../policies/x.json` becomes the folder's real, absolute
+/// path (the file itself may not exist yet, its folder usually does); else the path as given.
+fn shown_path(path: &std::path::Path) -> std::path::PathBuf {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return path.to_path_buf();
+    };
+    std::fs::canonicalize(dir).map_or_else(|_| path.to_path_buf(), |dir| dir.join(name))
 }
 
 /// Every problem of `text` as a policy (empty: valid).
@@ -225,6 +234,18 @@ pub const GOLDEN_PATH: &str = "ui/src/lib/__fixtures__/policy-explain.json";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_policy_path_is_shown_without_dot_dot() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("demo")).unwrap();
+        std::fs::create_dir_all(dir.path().join("policies")).unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        let shown = shown_path(&dir.path().join("demo/../policies/fs.json"));
+        assert_eq!(shown, real.join("policies/fs.json"), "the file need not exist yet");
+        let nowhere = std::path::Path::new("/no/such/dir/fs.json");
+        assert_eq!(shown_path(nowhere), nowhere, "a folder that is not there: the path as given");
+    }
 
     #[derive(Serialize)]
     struct GoldenCase {

@@ -26,6 +26,15 @@ export type StateKind = ToolState['kind'];
 
 export const STATE_KINDS: StateKind[] = ['allow', 'rate_limit', 'require_approval', 'deny', 'hide'];
 
+/** What each state does, in a sentence (the state buttons' tooltips). */
+export const STATE_HELP: Record<StateKind, string> = {
+  allow: 'Calls run without asking anyone.',
+  rate_limit: 'Calls run without asking, at most the number you set per window, per agent session; more are refused.',
+  require_approval: "Each call waits for a person's approval in the prompt; no answer in time refuses it.",
+  deny: 'Calls are refused; the agent reads the reason.',
+  hide: 'Agents do not see the tool in the list, and calls to it are refused.',
+};
+
 export const STATE_LABELS: Record<StateKind, string> = {
   allow: 'Allow',
   rate_limit: 'Rate limit',
@@ -229,12 +238,14 @@ export function stateFor(kind: StateKind, current: ToolState): ToolState {
 export function describeSource(view: ToolView): string {
   switch (view.source.kind) {
     case 'entry':
-      return view.rules > 0 ? `own entry, ${view.rules} argument rule${view.rules === 1 ? '' : 's'}` : 'own entry';
+      return view.rules > 0
+        ? `its own entry; ${view.rules} argument rule${view.rules === 1 ? '' : 's'} can decide otherwise by what a call sends (see Raw JSON)`
+        : 'its own entry in the policy';
     case 'glob':
-      return `pattern "${view.source.key}"`;
+      return `no entry of its own: the pattern "${view.source.key}" decides`;
     case 'default':
-      return 'policy default';
+      return "no entry: the policy's default for unlisted tools";
     case 'hide':
-      return `hide "${view.source.pattern}"`;
+      return `hidden by the pattern "${view.source.pattern}"`;
   }
 }

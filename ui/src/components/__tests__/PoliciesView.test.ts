@@ -33,7 +33,7 @@ function setup() {
   const backend = new MockBackend({
     servers: [server('filesystem', 'ok'), server('shell', 'missing')],
     tools: {
-      filesystem: [tool('read_file', 'read'), tool('write_file', 'write'), tool('move_file', 'write'), tool('edit_file', 'write')],
+      filesystem: [tool('read_file', 'read'), { ...tool('write_file', 'write'), description: 'Create a file or overwrite an existing file.' }, tool('move_file', 'write'), tool('edit_file', 'write')],
       shell: [tool('run_command', 'execute'), tool('list_processes', 'read')],
     },
     policies: { filesystem: POLICY, shell: null },
@@ -182,6 +182,22 @@ describe('Policies view', () => {
     expect(backend.policyText('shell')).not.toBeNull();
   });
 
+  it('shows each tool description and finds tools by any word of their name or description', async () => {
+    setup();
+    await rowsReady();
+    expect(screen.getByTestId('description-write_file').textContent).toContain('overwrite an existing file');
+    // Every state button says what it does.
+    expect(screen.getByTestId('state-write_file-hide').closest('label')!.title).toContain('do not see the tool');
+    const total = screen.getAllByTestId('tool-row').length;
+    expect(screen.getByTestId('policy-shown').textContent).toBe(`${total} tools`);
+    await fireEvent.input(screen.getByTestId('policy-search'), { target: { value: 'OVERWRITE file' } });
+    await waitFor(() => expect(screen.getAllByTestId('tool-row').map((r) => r.dataset.tool)).toEqual(['write_file']));
+    expect(screen.getByTestId('policy-shown').textContent).toBe(`1 of ${total} tools`);
+    await fireEvent.input(screen.getByTestId('policy-search'), { target: { value: 'no-such-tool' } });
+    await waitFor(() => expect(screen.queryAllByTestId('tool-row')).toEqual([]));
+    expect(screen.getByTestId('policy-editor').textContent).toContain('No tool matches "no-such-tool"');
+  });
+
   it('changing the default moves every unlisted tool', async () => {
     setup();
     await rowsReady();
@@ -196,13 +212,13 @@ describe('Policies view', () => {
     const backend = setup();
     await rowsReady();
     // read_file has no entry of its own: the glob read_* decides, as the policy crate says.
-    expect(screen.getByTestId('source-read_file').textContent).toBe('pattern "read_*"');
+    expect(screen.getByTestId('source-read_file').textContent).toBe('no entry of its own: the pattern "read_*" decides');
     expect(screen.getByTestId('source-read_file').title).toContain('most specific matching glob');
-    expect(screen.getByTestId('source-write_file').textContent).toBe('own entry');
+    expect(screen.getByTestId('source-write_file').textContent).toBe('its own entry in the policy');
 
     await fireEvent.click(screen.getByTestId('state-read_file-deny'));
     await waitFor(() => expect(stateOf('read_file')).toBe('deny'));
-    expect(screen.getByTestId('source-read_file').textContent).toBe('own entry');
+    expect(screen.getByTestId('source-read_file').textContent).toBe('its own entry in the policy');
     // Asked about the text being edited, before any save.
     const asked = backend.callsOf('explain_policy') as { server: string; text: string; tools: string[] }[];
     const last = asked[asked.length - 1];
