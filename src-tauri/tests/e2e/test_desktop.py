@@ -132,6 +132,23 @@ def test_the_policy_editor_writes_the_file_and_changes_the_next_decision(app: Ap
                "the policy file to allow echo")
     app.wait_testid("policy-message")
     app.screenshot("policy-editor", MAIN_TITLE)
+    # The raw editor: a long line wraps, and the coloured copy under the textarea wraps with it
+    # (same height), so what is typed lies on its colours.
+    app.click("policy-tab-raw")
+    area = app.wait_testid("raw-json")
+    app.driver.execute_script(
+        "const el = arguments[0]; el.value = el.value.replace('{', '{\"reason\": \"' + 'long words '.repeat(40) + '\", ');"
+        "el.dispatchEvent(new Event('input', {bubbles: true}));", area)
+    heights = lambda: app.driver.execute_script(  # noqa: E731
+        # The textarea's own text height: with no height its scrollHeight is its content's.
+        "const a = arguments[0]; const l = a.parentElement.querySelector('.lines');"
+        "a.style.height = '0px'; const typed = a.scrollHeight; a.style.height = '';"
+        "return [typed, l.getBoundingClientRect().height, a.clientWidth];", area)
+    wait_until(lambda: heights()[1] > 18 * 3, 10, "the long line to wrap")
+    typed, drawn, _ = heights()
+    assert abs(typed - drawn) <= 2, f"the textarea ({typed}px) and its colours ({drawn}px) must wrap alike"
+    app.screenshot("policy-raw", MAIN_TITLE)
+    app.click("policy-revert")
     m = marker()
     result = app.client().call_tool("echo", {"message": m}, timeout=15)
     assert not result.get("isError") and m in result_text(result), f"echo is allowed now: {result}"
