@@ -99,30 +99,49 @@ impl From<Result<Forwarded, Value>> for Verdict {
     }
 }
 
+/// The token a forwarded `tools/call` carries until its answer: it completes the call's decision
+/// row exactly once — [`Forwarded::finish`] with the upstream's outcome, or, when it is dropped
+/// unanswered (the client hung up and its request's future was dropped, the task carrying it
+/// ended), as `cancelled`.
 pub struct Forwarded {
     audit: AuditLog,
     row_id: i64,
     started: Instant,
     /// Set for approved calls: an `input_required` answer lets the retry through (MRTR).
     continuation: Option<(Arc<ApprovalBroker>, ContinuationKey)>,
+    /// `finish` recorded the outcome: nothing left for `Drop`.
+    finished: bool,
 }
 
 impl Forwarded {
     /// Records the upstream's answer on the decision row.
-    pub fn finish(self, response: &Message) {
+    pub fn finish(mut self, response: &Message) {
+        self.finished = true;
         let outcome = outcome_of(response);
         self.audit.complete(self.row_id, outcome, elapsed_ms(self.started));
-        if let Some((broker, key)) = self.continuation {
+        if let Some((broker, key)) = self.continuation.take() {
             if let Some(state) = input_required_state(response) {
                 broker.grants.grant_continuation(key, state);
             }
         }
     }
 
-    /// The client went away before the answer.
+    /// The client went away before the answer: recorded as `cancelled`, as any drop of an
+    /// unfinished token is; named where the gateway gives a call up on purpose.
     pub fn abandon(self) {
-        self.audit
-            .complete(self.row_id, Outcome::Cancelled, elapsed_ms(self.started));
+        drop(self);
+    }
+}
+
+impl Drop for Forwarded {
+    /// Safe in any context, async included: `complete` only queues the update for the audit
+    /// writer's thread (an unbounded channel send, no I/O here), and the writer's update touches
+    /// a row only while its `outcome` is still NULL, so a real outcome is never overwritten.
+    fn drop(&mut self) {
+        if !self.finished {
+            self.audit
+                .complete(self.row_id, Outcome::Cancelled, elapsed_ms(self.started));
+        }
     }
 }
 
@@ -467,6 +486,7 @@ impl Gate {
                     row_id,
                     started: Instant::now(),
                     continuation,
+                    finished: false,
                 })
             }
         }

@@ -138,7 +138,13 @@ impl Session {
             Ok(f) if tx.is_closed() => f.abandon(),
             Ok(f) => {
                 let mut pending = PendingReply::new(self.clone(), id, ticket, Some(f));
-                match pending.send_upstream(msg, &pass_headers).await {
+                let sent = tokio::select! {
+                    // The client closed the stream before the upstream took the call: `Drop`
+                    // gives the request up.
+                    () = tx.closed() => return,
+                    sent = pending.send_upstream(msg, &pass_headers) => sent,
+                };
+                match sent {
                     Ok(exchange) => pending.stream_into(exchange, tx, None),
                     Err(Some(answer)) => {
                         let _ = tx.send(answer);
@@ -191,7 +197,13 @@ impl Session {
                         pass_headers,
                         sink: None,
                     };
-                    PendingReply::new(session, id, ticket, Some(f)).forward(msg, &ctx).await
+                    let forward = PendingReply::new(session, id, ticket, Some(f)).forward(msg, &ctx);
+                    tokio::select! {
+                        reply = forward => reply,
+                        // The client hung up while the approved call ran: dropping the forward
+                        // gives the request up (the pending reply's `Drop`, the row `cancelled`).
+                        () = tx.closed() => return,
+                    }
                 }
                 Err(_) if end.withdrawn => Reply::Cancelled,
                 Err(result) => Reply::answer(in_flight::answer(ticket, Message::response(&id, &result))),
