@@ -10,6 +10,8 @@ mod pin_check;
 #[cfg(test)]
 mod audit_fault_tests;
 #[cfg(test)]
+mod forwarded_tests;
+#[cfg(test)]
 mod hold_tests;
 #[cfg(test)]
 mod rule_tests;
