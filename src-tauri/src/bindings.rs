@@ -8,7 +8,7 @@
 
 use portcullis_audit::{AuditRow, DecidedBy, Decision, Outcome};
 use portcullis_gateway::approval::standing::{Effect, Listed as StandingGrant};
-use portcullis_gateway::approval::{ClientInfo, PendingApproval, RiskBasis, Scope};
+use portcullis_gateway::approval::pending::{ClientInfo, PendingApproval, RiskBasis, Scope};
 use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::pins::{DiffEntry, DiffKind, PinChange};
 use portcullis_gateway::policy_store::PolicyWrite;

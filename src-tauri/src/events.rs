@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use portcullis_gateway::approval::Scope;
+use portcullis_gateway::approval::pending::Scope;
 use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::gate::Choice;
 use serde_json::Value;

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::approval::{PendingApproval, Scope};
+use crate::approval::pending::{PendingApproval, Scope};
 
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

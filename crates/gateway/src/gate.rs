@@ -25,7 +25,8 @@ use portcullis_wire::{canonical, gate_result, Message, RequestId};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::approval::{ApprovalBroker, ContinuationKey, DecideError, Resolution, Scope};
+use crate::approval::pending::{PendingApproval, Scope};
+use crate::approval::{ApprovalBroker, ContinuationKey, DecideError, Resolution};
 use crate::audit_log::AuditLog;
 use crate::clock::now_ms;
 use crate::events::GatewayEvent;
@@ -185,7 +186,7 @@ pub struct GrantChoice {
 /// choice settled at once.
 #[derive(Debug, Clone)]
 pub struct Decided {
-    pub approval: crate::approval::PendingApproval,
+    pub approval: PendingApproval,
     pub grant: Option<String>,
     pub also_settled: Vec<String>,
     /// The policy file write an "always" made, which can be undone for a short while.
@@ -387,7 +388,7 @@ impl Gate {
             self.clone(),
             call,
             caller.clone(),
-            crate::approval::HeldBy::Policy(eval.rule),
+            crate::approval::pending::HeldBy::Policy(eval.rule),
             timeout,
             None,
         )))
@@ -593,7 +594,7 @@ impl Gate {
 
     /// Edited arguments may only make a call the policy would still hold or allow: an edit that the
     /// policy (or a standing deny) refuses is refused here, and the call keeps waiting.
-    fn check_edit(&self, p: &crate::approval::PendingApproval, arguments: &Value) -> Result<(), ChoiceError> {
+    fn check_edit(&self, p: &PendingApproval, arguments: &Value) -> Result<(), ChoiceError> {
         if !arguments.is_object() {
             return Err(ChoiceError::Invalid("edited arguments must be a JSON object".into()));
         }
@@ -614,7 +615,7 @@ impl Gate {
                 )));
             }
         }
-        let edited = crate::approval::PendingApproval {
+        let edited = PendingApproval {
             arguments: arguments.clone(),
             ..p.clone()
         };
@@ -630,7 +631,7 @@ impl Gate {
     }
 
     /// Turns a [`GrantChoice`] on `p` into a standing grant; returns its id.
-    fn add_grant(&self, p: &crate::approval::PendingApproval, g: &GrantChoice) -> Result<String, ChoiceError> {
+    fn add_grant(&self, p: &PendingApproval, g: &GrantChoice) -> Result<String, ChoiceError> {
         use crate::approval::standing::{Effect, NewGrant, Which};
         let which = match (&g.when, g.exact) {
             (Some(_), true) => {
@@ -665,12 +666,12 @@ impl Gate {
     /// write whatever the new policy now allows or denies. "Once" covers only its call.
     fn settle_covered(
         &self,
-        decided: &crate::approval::PendingApproval,
+        decided: &PendingApproval,
         choice: &Choice,
         resolution: &Resolution,
         written_rule: Option<&portcullis_policy::RuleRef>,
     ) -> Vec<String> {
-        let same_tool = |p: &crate::approval::PendingApproval| p.server == decided.server && p.tool == decided.tool;
+        let same_tool = |p: &PendingApproval| p.server == decided.server && p.tool == decided.tool;
         let mut settled = Vec::new();
         for p in self.approvals.pending().into_iter().filter(same_tool) {
             let outcome = match choice {
@@ -696,7 +697,7 @@ impl Gate {
         settled
     }
 
-    fn standing_grant_for(&self, p: &crate::approval::PendingApproval) -> Option<crate::approval::standing::Found> {
+    fn standing_grant_for(&self, p: &PendingApproval) -> Option<crate::approval::standing::Found> {
         self.find_standing(&p.server, &p.tool, &p.session, p.client.facts(&p.arguments))
     }
 
@@ -705,7 +706,7 @@ impl Gate {
     /// With `by_rule`, only when that rule is what decides.
     fn policy_now_decides(
         &self,
-        p: &crate::approval::PendingApproval,
+        p: &PendingApproval,
         by_rule: Option<&portcullis_policy::RuleRef>,
     ) -> Option<Resolution> {
         let Some(InForce::Policy(policy)) = self.policies.get(&p.server) else {

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use portcullis_gateway::approval::standing::Listed;
-use portcullis_gateway::approval::{DecideError, PendingApproval};
+use portcullis_gateway::approval::pending::PendingApproval;
+use portcullis_gateway::approval::DecideError;
 use portcullis_gateway::gate::dry_run::DryRun;
 use portcullis_gateway::gate::{Choice, ChoiceError};
 use portcullis_gateway::policy_store::{PolicyWrite, UndoError};

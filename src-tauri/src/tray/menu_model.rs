@@ -1,7 +1,7 @@
 //! What the tray shows, as data: a pure function of the pending calls, the pause switch and the
 //! gateway's state. Tests check this model; [`super::render`] only draws it.
 
-use portcullis_gateway::approval::PendingApproval;
+use portcullis_gateway::approval::pending::PendingApproval;
 
 /// Pending calls listed in the menu; the rest are summed up in one line.
 pub const MAX_LISTED: usize = 8;
@@ -108,7 +108,7 @@ pub fn model(input: &TrayInput<'_>) -> TrayModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use portcullis_gateway::approval::ClientInfo;
+    use portcullis_gateway::approval::pending::ClientInfo;
     use portcullis_policy::{Risk, RuleRef, ToolClass};
 
     fn pending(id: &str, tool: &str) -> PendingApproval {
@@ -121,7 +121,7 @@ mod tests {
             annotations: None,
             risk: ToolClass::Write,
             risk_level: Risk::Medium,
-            risk_basis: portcullis_gateway::approval::RiskBasis::Guessed,
+            risk_basis: portcullis_gateway::approval::pending::RiskBasis::Guessed,
             reason: None,
             asked_by: "the default of fs.json (no entry names write_file)".into(),
             input_schema: None,
@@ -132,7 +132,7 @@ mod tests {
                 name: Some("claude-code".into()),
                 version: None,
             },
-            rule: portcullis_gateway::approval::HeldBy::Policy(RuleRef::Default),
+            rule: portcullis_gateway::approval::pending::HeldBy::Policy(RuleRef::Default),
             requested_at: String::new(),
             requested_at_ms: 0,
             expires_at: String::new(),

@@ -15,7 +15,7 @@ use portcullis_policy::{guess, starter, Matched, Risk, RuleRef, ToolClass};
 use serde_json::Value;
 
 use super::{Call, Caller, Gate};
-use crate::approval::{HeldBy, RiskBasis};
+use crate::approval::pending::{HeldBy, RiskBasis};
 use crate::pins::PinChange;
 use crate::policy_store::InForce;
 use crate::tool_catalog::ToolDescription;

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{Choice, ChoiceError, Gate, GrantChoice};
-use crate::approval::{PendingApproval, Scope};
+use crate::approval::pending::{PendingApproval, Scope};
 
 /// At most this many earlier calls are compared, newest first.
 pub const DRY_RUN_ROWS: usize = 1000;

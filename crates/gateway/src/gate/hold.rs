@@ -13,7 +13,8 @@ use portcullis_wire::{method, Message};
 use serde_json::{json, Value};
 
 use super::{Call, Caller, Forwarded, Gate, Ruling};
-use crate::approval::{ClientInfo, HeldBy, PendingApproval, Resolution, Ticket};
+use crate::approval::pending::{ClientInfo, HeldBy, PendingApproval, Scope};
+use crate::approval::{Resolution, Ticket};
 
 /// How often a waiting client hears that the call is still held.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
@@ -207,11 +208,11 @@ fn ruling_for(resolution: &Resolution, call: &Call, rule: &HeldBy, timeout: Dura
     }
 }
 
-fn scope_text(scope: crate::approval::Scope) -> &'static str {
+fn scope_text(scope: Scope) -> &'static str {
     match scope {
-        crate::approval::Scope::Once => "once",
-        crate::approval::Scope::Session => "for this session",
-        crate::approval::Scope::Always => "always",
+        Scope::Once => "once",
+        Scope::Session => "for this session",
+        Scope::Always => "always",
     }
 }
 

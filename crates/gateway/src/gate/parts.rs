@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::Gate;
 use crate::approval::standing::Listed;
-use crate::approval::{ApproverGuard, DecideError, PendingApproval, Resolution};
+use crate::approval::pending::PendingApproval;
+use crate::approval::{ApproverGuard, DecideError, Resolution};
 use crate::pins::{PinError, ToolPin};
 use crate::policy_store::{InForce, PolicyProblem};
 

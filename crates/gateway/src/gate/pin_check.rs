@@ -18,7 +18,7 @@ use portcullis_audit::{DecidedBy, Decision};
 use portcullis_policy::{Action, Evaluation};
 
 use super::{refused, Call, Caller, Gate, Hold, Ruling, Verdict};
-use crate::approval::HeldBy;
+use crate::approval::pending::HeldBy;
 use crate::pins::{PinChange, PIN_RULE};
 
 impl Gate {

@@ -10,7 +10,8 @@ use std::time::Duration;
 use portcullis_audit::AuditFault;
 
 use crate::approval::standing::Listed;
-use crate::approval::{ApproverGuard, DecideError, Extended, PendingApproval};
+use crate::approval::pending::PendingApproval;
+use crate::approval::{ApproverGuard, DecideError, Extended};
 use crate::gate::dry_run::DryRun;
 use crate::gate::{Choice, ChoiceError, Decided};
 use crate::pins::{PinError, ToolPin};

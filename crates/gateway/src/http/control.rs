@@ -24,7 +24,8 @@ use portcullis_wire::sse;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::approval::{DecideError, Scope};
+use crate::approval::pending::Scope;
+use crate::approval::DecideError;
 use crate::gate::{Choice, ChoiceError, GrantChoice};
 use crate::policy_store::NewRule;
 use crate::Gateway;

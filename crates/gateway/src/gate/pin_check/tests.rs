@@ -6,7 +6,7 @@ use portcullis_wire::RequestId;
 use serde_json::{json, Value};
 
 use super::super::{Call, Caller, Choice, Gate, Verdict};
-use crate::approval::Scope;
+use crate::approval::pending::Scope;
 use crate::pins::PIN_RULE;
 
 const POLICY: &str = r#"{"version": "1", "default": "allow", "tools": {
@@ -158,7 +158,7 @@ async fn approving_a_changed_tool_for_the_session_or_always() {
 /// it was pinned is high risk whatever it says of itself.
 #[tokio::test]
 async fn a_changed_tool_is_high_risk_and_an_unchanged_one_says_which_entry_asked() {
-    use crate::approval::RiskBasis;
+    use crate::approval::pending::RiskBasis;
     use portcullis_policy::Risk;
     let dir = tempfile::tempdir().unwrap();
     let gate = gate(&dir);
