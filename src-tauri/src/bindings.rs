@@ -6,9 +6,9 @@
 //!
 //! Regenerate: `PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings`.
 
-use portcullis_audit::{AuditRow, DecidedBy, Decision, Outcome};
-use portcullis_gateway::approval::standing::{Effect, Listed as StandingGrant};
+use portcullis_audit::{AuditRow, DecidedBy, Decision, FaultKind, Outcome};
 use portcullis_gateway::approval::pending::{ClientInfo, PendingApproval, RiskBasis, Scope};
+use portcullis_gateway::approval::standing::{Effect, Listed as StandingGrant};
 use portcullis_gateway::events::GatewayEvent;
 use portcullis_gateway::pins::{DiffEntry, DiffKind, PinChange};
 use portcullis_gateway::policy_store::PolicyWrite;
@@ -64,6 +64,7 @@ pub fn render() -> String {
         decl::<Decision>(&cfg),
         decl::<DecidedBy>(&cfg),
         decl::<Outcome>(&cfg),
+        decl::<FaultKind>(&cfg),
         decl::<AuditRow>(&cfg),
         // The commands' own arguments and results.
         decl::<IpcError>(&cfg),

@@ -122,8 +122,8 @@ mod tests {
     fn events_are_named_by_type_and_keep_their_fields() {
         let (name, payload) = split(&GatewayEvent::ApprovalResolved {
             id: "3".into(),
-            decision: "approved".into(),
-            decided_by: "user".into(),
+            decision: portcullis_audit::Decision::Approved,
+            decided_by: portcullis_audit::DecidedBy::User,
             scope: Some(Scope::Once),
         });
         assert_eq!(name, "ApprovalResolved");

@@ -14,7 +14,10 @@ use crate::error::AuditError;
 
 /// What kind of trouble the database is in, for a short human description and for callers that
 /// want to tell the cases apart without reading message text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Serialized as [`FaultKind::as_str`] (the `condition` of the gateway's `AuditHealth` event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum FaultKind {
     /// Another process holds the write lock past the busy timeout.
@@ -24,6 +27,7 @@ pub enum FaultKind {
     /// The file, its `-wal`/`-shm`, or the filesystem is read-only.
     ReadOnly,
     /// Anything else SQLite or the filesystem reported.
+    #[serde(rename = "error")]
     Other,
 }
 
@@ -153,6 +157,24 @@ impl HealthCell {
             if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| listener(fault))).is_err() {
                 tracing::error!("the audit health listener panicked");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod serde_tests {
+    use super::FaultKind;
+
+    /// The JSON the `AuditHealth` event carries is the text `GET /control/status` shows.
+    #[test]
+    fn a_fault_kind_serializes_as_its_text() {
+        for kind in [
+            FaultKind::Locked,
+            FaultKind::Full,
+            FaultKind::ReadOnly,
+            FaultKind::Other,
+        ] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
         }
     }
 }

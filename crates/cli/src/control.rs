@@ -525,7 +525,7 @@ mod tests {
         use portcullis_gateway::events::GatewayEvent;
         let failing = GatewayEvent::AuditHealth {
             ok: false,
-            condition: Some("full".into()),
+            condition: Some(portcullis_audit::FaultKind::Full),
             error: Some("disk full: database or disk is full".into()),
         };
         assert_eq!(

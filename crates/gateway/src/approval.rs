@@ -267,8 +267,8 @@ impl ApprovalBroker {
         tracing::info!(id, %decision, %decided_by, "approval resolved");
         let _ = self.events.send(GatewayEvent::ApprovalResolved {
             id: id.to_owned(),
-            decision: decision.to_string(),
-            decided_by: decided_by.to_string(),
+            decision,
+            decided_by,
             scope,
         });
         let _ = held.resolve.send(resolution);

@@ -1,5 +1,6 @@
 //! What the gateway announces to observers (log, control API, desktop app).
 
+use portcullis_audit::{DecidedBy, Decision, FaultKind};
 use serde::Serialize;
 
 use crate::approval::pending::{PendingApproval, Scope};
@@ -17,11 +18,12 @@ pub enum GatewayEvent {
     ApprovalExtended {
         approval: Box<PendingApproval>,
     },
-    /// A held call ended: approved, rejected, timed_out or cancelled.
+    /// A held call ended: approved, rejected, timed_out or cancelled (or denied by the gateway
+    /// when the last approver left).
     ApprovalResolved {
         id: String,
-        decision: String,
-        decided_by: String,
+        decision: Decision,
+        decided_by: DecidedBy,
         scope: Option<Scope>,
     },
     PolicyReloaded {
@@ -40,14 +42,13 @@ pub enum GatewayEvent {
         id: i64,
         server: String,
         tool: String,
-        #[cfg_attr(feature = "ts", ts(type = "Decision"))]
-        decision: String,
+        decision: Decision,
     },
     /// The audit database stopped or started accepting writes. While `ok` is false every
-    /// `tools/call` is refused; `condition` is `locked`, `full`, `read_only` or `error`.
+    /// `tools/call` is refused; `condition` says why (`locked`, `full`, `read_only` or `error`).
     AuditHealth {
         ok: bool,
-        condition: Option<String>,
+        condition: Option<FaultKind>,
         error: Option<String>,
     },
 }

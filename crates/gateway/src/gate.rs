@@ -477,7 +477,7 @@ impl Gate {
             id: row_id,
             server: call.server.clone(),
             tool: call.tool.clone(),
-            decision: ruling.decision.to_string(),
+            decision: ruling.decision,
         });
         match ruling.message {
             Some(text) => Err(gate_result::refusal(&text, call.modern)),

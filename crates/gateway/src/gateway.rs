@@ -90,7 +90,7 @@ impl Gateway {
         writer.on_health_change(Box::new(move |fault| {
             let _ = health_events.send(GatewayEvent::AuditHealth {
                 ok: fault.is_none(),
-                condition: fault.map(|f| f.kind.as_str().to_owned()),
+                condition: fault.map(|f| f.kind),
                 error: fault.map(portcullis_audit::AuditFault::summary),
             });
         }));

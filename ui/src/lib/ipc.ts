@@ -128,7 +128,7 @@ export type DiffEntry = { path: string, change: DiffKind, old: unknown, new: unk
 
 export type DiffKind = "added" | "removed" | "changed";
 
-export type GatewayEvent = { "type": "ApprovalRequested", approval: PendingApproval, } | { "type": "ApprovalExtended", approval: PendingApproval, } | { "type": "ApprovalResolved", id: string, decision: string, decided_by: string, scope: Scope | null, } | { "type": "PolicyReloaded", server: string, } | { "type": "PolicyRejected", server: string, problems: Array<string>, } | { "type": "PauseChanged", paused: boolean, } | { "type": "AuditAppended", id: number, server: string, tool: string, decision: Decision, } | { "type": "AuditHealth", ok: boolean, condition: string | null, error: string | null, };
+export type GatewayEvent = { "type": "ApprovalRequested", approval: PendingApproval, } | { "type": "ApprovalExtended", approval: PendingApproval, } | { "type": "ApprovalResolved", id: string, decision: Decision, decided_by: DecidedBy, scope: Scope | null, } | { "type": "PolicyReloaded", server: string, } | { "type": "PolicyRejected", server: string, problems: Array<string>, } | { "type": "PauseChanged", paused: boolean, } | { "type": "AuditAppended", id: number, server: string, tool: string, decision: Decision, } | { "type": "AuditHealth", ok: boolean, condition: FaultKind | null, error: string | null, };
 
 /**
  * One server's health as people see it.
@@ -157,6 +157,13 @@ export type DecidedBy = "policy" | "user" | "timeout" | "client" | "gateway";
  * How a forwarded call ended upstream (the `outcome` column, filled by `complete`).
  */
 export type Outcome = "ok" | "tool_error" | "failure" | "cancelled";
+
+/**
+ * What kind of trouble the database is in, for a short human description and for callers that
+ * want to tell the cases apart without reading message text.
+ * Serialized as [`FaultKind::as_str`] (the `condition` of the gateway's `AuditHealth` event).
+ */
+export type FaultKind = "locked" | "full" | "read_only" | "error";
 
 /**
  * One row of the `decisions` table as read back. Field names are the column names, so the serde

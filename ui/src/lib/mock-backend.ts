@@ -168,7 +168,7 @@ export class MockBackend implements Backend {
   }
 
   /** A call resolved somewhere else (CLI, timeout, client cancel). */
-  resolveElsewhere(id: string, decision: Decision = 'approved', decidedBy = 'user'): void {
+  resolveElsewhere(id: string, decision: Decision = 'approved', decidedBy: AuditRow['decided_by'] = 'user'): void {
     const a = this.take(id);
     if (!a) return;
     this.emit('ApprovalResolved', { id, decision, decided_by: decidedBy, scope: decision === 'approved' ? 'once' : null });
