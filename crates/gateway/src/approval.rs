@@ -85,7 +85,9 @@ pub struct Extended {
     pub clamped: bool,
 }
 
-/// How many resolved ids are remembered to tell "already decided" from "unknown".
+/// How many resolved ids are remembered to tell "already decided" from "unknown": a second
+/// decision comes seconds after the first (two windows, the CLI and the app), and 1024 calls
+/// decided in between would be far more than people decide; about 100 KiB.
 const RECENT: usize = 1024;
 
 pub struct ApprovalBroker {

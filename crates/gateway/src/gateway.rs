@@ -85,6 +85,8 @@ impl Gateway {
         // A database that cannot be written does not stop the gateway: every call is refused
         // with the reason until it can be, and it recovers without a restart.
         let writer = AuditWriter::open_fail_closed(&data_dir.join(AUDIT_FILE))?;
+        // Room for a burst (a policy write settling many held calls, a flood of audited calls) while
+        // a subscriber is busy; one that still falls behind gets `Lagged` and re-reads the state.
         let (events, _) = broadcast::channel(1024);
         let health_events = events.clone();
         writer.on_health_change(Box::new(move |fault| {

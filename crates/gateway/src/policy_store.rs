@@ -5,7 +5,7 @@
 //! means "every call requires approval". A file already invalid at start-up has no last good
 //! version; that server then refuses every call, with the problems as the reason (fail closed).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
@@ -170,19 +170,27 @@ impl PolicyStore {
 
     /// Watches the policies directory and reloads changed files until the returned guard drops.
     pub fn watch(self: &Arc<Self>) -> Option<notify::RecommendedWatcher> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        // The changed files not reloaded yet, by name: a set, so it holds at most one entry per
+        // file in the directory however fast they change, and the burst of events one save
+        // makes is one reload. `wake` holds one wake-up at most: a full channel means the reload
+        // task has yet to look, and it will find this name when it does.
+        let changed = Arc::new(Mutex::new(BTreeSet::new()));
+        let (wake, mut woken) = mpsc::channel::<()>(1);
+        let noted = changed.clone();
         let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             let Ok(event) = event else { return };
             if event.kind.is_access() {
                 return;
             }
-            for path in event.paths {
-                if path.extension().is_some_and(|e| e == "json") {
-                    if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
-                        let _ = tx.send(stem.to_owned());
-                    }
-                }
+            let stems = event.paths.iter().filter(|path| path.extension().is_some_and(|e| e == "json"));
+            let stems: Vec<String> = stems
+                .filter_map(|path| path.file_stem().and_then(|s| s.to_str()).map(str::to_owned))
+                .collect();
+            if stems.is_empty() {
+                return;
             }
+            noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(stems);
+            let _ = wake.try_send(());
         })
         .map_err(|e| tracing::warn!(error = %e, "cannot watch policies; hot reload is off"))
         .ok()?;
@@ -191,15 +199,10 @@ impl PolicyStore {
             return None;
         }
         let store = Arc::clone(self);
+        // Ends when the watcher (and with it `wake`) is dropped.
         tokio::spawn(async move {
-            while let Some(server) = rx.recv().await {
-                // Coalesce the burst of events one save produces.
-                let mut batch = vec![server];
-                while let Ok(more) = rx.try_recv() {
-                    batch.push(more);
-                }
-                batch.sort();
-                batch.dedup();
+            while woken.recv().await.is_some() {
+                let batch = std::mem::take(&mut *changed.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
                 for server in batch {
                     store.reload(&server);
                 }

@@ -160,6 +160,8 @@ pub struct Receiver<T> {
 
 /// A queue of at most `budget`, named `label` in its log lines.
 pub fn bounded<T: Weighed>(label: &'static str, budget: Budget, overflow: Overflow) -> (Sender<T>, Receiver<T>) {
+    // Unbounded underneath because `budget` bounds it: every send is checked against the shared
+    // budget first (tokio's own bound would make the sender wait, see the module docs).
     let (tx, rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         bytes: AtomicUsize::new(0),

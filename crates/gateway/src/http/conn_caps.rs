@@ -171,6 +171,10 @@ const BATCH: usize = 4096;
 impl OwnerLookup {
     /// Starts the lookup task; it ends when the last handle is dropped.
     pub fn start() -> Self {
+        // Unbounded, yet it cannot grow without bound: each query is sent by the task of one
+        // accepted connection, which waits for its answer holding its socket, so the queue never
+        // holds more than the descriptors the process may open. A bound here would have to
+        // answer "unknown owner" (foreign) when full, and lock the owner out under a flood.
         let (tx, mut rx) = mpsc::unbounded_channel::<Query>();
         tokio::spawn(async move {
             let mut batch = Vec::new();

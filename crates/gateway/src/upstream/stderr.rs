@@ -12,7 +12,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// The longest stderr line kept: room for any real log line or stack frame.
 pub const MAX_STDERR_LINE: usize = 8 * 1024;
-/// Stderr lines kept for status views.
+/// Stderr lines kept for status views: enough for the last error and the head of its trace,
+/// few enough to show in a status panel (at most 160 KiB a server, with [`MAX_STDERR_LINE`]).
 pub const STDERR_TAIL: usize = 20;
 
 /// One line of stderr, perhaps cut.
