@@ -174,12 +174,8 @@ impl ApprovalBroker {
             },
         );
         drop(state);
-        tracing::info!(
-            id,
-            server = approval.server,
-            tool = approval.tool,
-            "call held for approval"
-        );
+        // In the held request's span, which names the server and the tool.
+        tracing::info!(id, "call held for approval");
         let _ = self.events.send(GatewayEvent::ApprovalRequested {
             approval: Box::new(approval),
         });

@@ -463,7 +463,9 @@ impl Gate {
         wait_ms: Option<i64>,
     ) -> Result<Forwarded, Value> {
         let row = self.row(call, caller, &ruling, wait_ms);
-        tracing::info!(server = call.server, tool = call.tool, decision = %ruling.decision, rule = ?ruling.rule, "tools/call decided");
+        // Server and tool are the request's span's (`Session::request`); so is the decision from here.
+        tracing::Span::current().record("decision", tracing::field::display(ruling.decision));
+        tracing::info!(rule = ?ruling.rule, "tools/call decided");
         let row_id = match self.audit.record(row).await {
             Ok(id) => id,
             Err(e) => {

@@ -28,6 +28,7 @@ use std::time::Duration;
 use portcullis_wire::message::ToolCallParams;
 use portcullis_wire::{error_code, method, Message, RequestId};
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::gate::{Call, Caller, Gate, Verdict};
 use crate::queue;
@@ -93,6 +94,9 @@ pub struct Session {
     tasks: tasks::TaskBoard,
     /// Held 2026-era calls a re-issued request can join.
     reattach: reattach::Reattach,
+    /// The `session` span (server, session id): every request's span is its child, so a log line
+    /// about the session or one of its calls need not name them.
+    span: tracing::Span,
 }
 
 impl Session {
@@ -109,7 +113,8 @@ impl Session {
         let pump = outlets.clone();
         let session_id = id.clone();
         let (catalog_gate, catalog_server) = (gate.clone(), server.clone());
-        tokio::spawn(async move {
+        let span = tracing::info_span!("session", server = %server, session = %id);
+        let pump_task = async move {
             while let Some(msg) = events.recv().await {
                 if msg.method() == Some(method::TOOLS_LIST_CHANGED) {
                     catalog_gate.forget_session_tools(&catalog_server, &session_id);
@@ -122,7 +127,8 @@ impl Session {
             }
             // The session's upstream is gone: what it was told of the tools goes with it.
             catalog_gate.forget_session_tools(&catalog_server, &session_id);
-        });
+        };
+        tokio::spawn(pump_task.instrument(span.clone()));
         Arc::new(Self {
             id,
             server,
@@ -136,6 +142,7 @@ impl Session {
             call_timeout,
             tasks: tasks::TaskBoard::default(),
             reattach: reattach::Reattach::default(),
+            span,
         })
     }
 
@@ -181,7 +188,7 @@ impl Session {
         let Some(sender) = self.sender(caller) else {
             // A stateless client's identity is self-reported: its cancel could name another
             // agent's call. It cancels by closing its response stream instead.
-            tracing::debug!(server = %self.server, "cancel from a stateless HTTP client ignored");
+            self.span.in_scope(|| tracing::debug!("cancel from a stateless HTTP client ignored"));
             return None;
         };
         // Marked first: whatever answer the request would get from now on is withheld.
@@ -226,8 +233,22 @@ impl Session {
         self.outlets.open_get(&self.id)
     }
 
-    /// A request from the client: police it if it is `tools/call`, forward it, answer it.
+    /// A request from the client: police it if it is `tools/call`, forward it, answer it — in
+    /// its `request` span (the JSON-RPC id; for a `tools/call` the tool and the decision once
+    /// known), under the session's. Tasks the request spawns carry the span on.
     pub async fn request(self: &Arc<Self>, msg: Message, ctx: RequestContext) -> Reply {
+        let id = msg.id().map_or("none", RequestId::as_json);
+        let span = tracing::info_span!(
+            parent: &self.span,
+            "request",
+            id = %id,
+            tool = tracing::field::Empty,
+            decision = tracing::field::Empty,
+        );
+        self.route(msg, ctx).instrument(span).await
+    }
+
+    async fn route(self: &Arc<Self>, msg: Message, ctx: RequestContext) -> Reply {
         let Some(id) = msg.id().cloned() else {
             return Reply::Json(Message::error_response(
                 None,
@@ -282,6 +303,7 @@ impl Session {
             Reply::Json(Message::error_response(Some(id), error_code::INVALID_PARAMS, &text))
         })?;
         let modern = params.is_modern();
+        tracing::Span::current().record("tool", params.name.as_str());
         let arguments = params
             .arguments
             .unwrap_or_else(|| Value::Object(serde_json::Map::new()));

@@ -6,6 +6,7 @@ running (the peer logs "started <marker>"). Nobody waits for the answer any more
 `outcome` must become `cancelled` soon after, not stay NULL until the tool ends (it sleeps 120 s,
 longer than the bounded wait here). Two calls: one the policy allows, and one held for a person and
 approved, whose forward runs after the hold (a JSON-only held call waits in a task of its own).
+Their log lines carry the session's and the request's spans (server, tool, decision).
 """
 
 from __future__ import annotations
@@ -93,6 +94,12 @@ def test_a_json_only_client_hanging_up_mid_call_leaves_the_row_cancelled(hgw, se
         sock.close()
 
         (row,) = hgw.audit_rows_for(server, "slow", marker, timeout=WAIT, settled=True)
-    assert row["decision"] == ("allowed" if server == "direct" else "approved"), row.raw
+    decision = "allowed" if server == "direct" else "approved"
+    assert row["decision"] == decision, row.raw
     assert row["outcome"] == "cancelled", row.raw
     assert f"finished {marker}" not in log.read_text()
+    # The decision's log line names none of its context; its session and request spans do (the
+    # held call is decided in a task of its own, which carries the request's span on).
+    context = (f"server={server} ", 'tool="slow"', f"decision={decision}")
+    assert any("tools/call decided" in line and all(c in line for c in context) for line in hgw.proc.lines), \
+        "\n".join(line for line in hgw.proc.lines if "tools/call decided" in line)

@@ -12,6 +12,7 @@ use std::time::Duration;
 use portcullis_wire::message::{TaskAsk, ToolCallParams};
 use portcullis_wire::{error_code, Message, RequestId};
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::in_flight::{self, Ticket};
 use super::reattach::{self, Waiter};
@@ -58,7 +59,7 @@ impl Session {
         let waiter = Waiter { msg, id, tx, ticket };
         let session = self.clone();
         let pass_headers = ctx.pass_headers.clone();
-        tokio::spawn(async move {
+        let wait = async move {
             let (end, waiter) = match key {
                 Some(key) => match session.reattach.register(key.clone(), waiter) {
                     Ok(slot) => {
@@ -70,7 +71,8 @@ impl Session {
                 None => wait_on_stream(hold, progress, waiter).await,
             };
             session.after_stream_hold(end, waiter, pass_headers).await;
-        });
+        };
+        tokio::spawn(wait.in_current_span());
         rx.map_or(Reply::Sent, Reply::Sse)
     }
 
@@ -176,7 +178,7 @@ impl Session {
     ) -> Reply {
         let (mut tx, rx) = tokio::sync::oneshot::channel();
         let session = self.clone();
-        tokio::spawn(async move {
+        let wait = async move {
             let end = hold.wait(None, tx.closed()).await;
             let (msg, pass_headers) = match (approved_call(msg, pass_headers, end.edited.as_ref()), &end.settled) {
                 (Ok(call), _) => call,
@@ -209,7 +211,8 @@ impl Session {
                 Err(result) => Reply::answer(in_flight::answer(ticket, Message::response(&id, &result))),
             };
             let _ = tx.send(reply);
-        });
+        };
+        tokio::spawn(wait.in_current_span());
         rx.await.unwrap_or_else(|_| {
             let text = "[portcullis] the held call ended without an answer";
             Reply::Json(Message::error_response(None, error_code::INTERNAL_ERROR, text))
@@ -246,15 +249,16 @@ impl Session {
         task: Arc<GatewayTask>,
     ) -> Reply {
         let created = task.created(self.hold_deadline(&task));
-        tracing::info!(server = %self.server, task = task.id, approval = hold.id(), "held call answered with a task");
+        tracing::info!(task = task.id, approval = hold.id(), "held call answered with a task");
         let session = self.clone();
         let pass_headers = ctx.pass_headers.clone();
-        tokio::spawn(async move {
+        let run = async move {
             let cancel = task.cancel.clone();
             let end = hold.wait(None, async move { cancel.cancelled().await }).await;
             session.run_task(end, msg, pass_headers, &task).await;
             session.announce(&task);
-        });
+        };
+        tokio::spawn(run.in_current_span());
         Reply::answer(in_flight::answer(ticket, Message::response(&id, &created)))
     }
 

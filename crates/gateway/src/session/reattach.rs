@@ -105,7 +105,9 @@ impl Reattach {
         if !current.tx.is_closed() {
             return Err(Box::new(waiter));
         }
-        tracing::info!(id = %waiter.id, tool = key.tool, "re-issued held call joined its pending approval");
+        // In the re-issued request's span, which names its id; the tool is known here first.
+        tracing::Span::current().record("tool", key.tool.as_str());
+        tracing::info!("re-issued held call joined its pending approval");
         *current = waiter;
         drop(current);
         slot.rejoined.notify_one();

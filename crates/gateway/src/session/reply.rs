@@ -14,6 +14,7 @@ use std::sync::Arc;
 use portcullis_wire::{error_code, Message, RequestId};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::in_flight::{self, Ticket};
 use super::{Reply, RequestContext, Session};
@@ -135,7 +136,7 @@ impl PendingReply {
                 }
             };
             let pass_headers = ctx.pass_headers.clone();
-            tokio::spawn(async move {
+            let stream = async move {
                 let sent = tokio::select! {
                     // The relay closed the stream: `Drop` gives the request up.
                     () = tx.closed() => return,
@@ -148,7 +149,8 @@ impl PendingReply {
                     }
                     Err(None) => {}
                 }
-            });
+            };
+            tokio::spawn(stream.in_current_span());
             return rx.map_or(Reply::Sent, Reply::Sse);
         }
         let exchange = match self.send_upstream(msg, &ctx.pass_headers).await {
@@ -256,19 +258,20 @@ impl PendingReply {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        runtime.spawn(async move {
+        let tell = async move {
             let told = tokio::time::timeout(CANCEL_WITHIN, upstream.cancel(&id, &reason)).await;
             if told.is_err() {
-                tracing::debug!(%id, "the upstream did not take the cancel in time");
+                tracing::debug!(wire_id = %id, "the upstream did not take the cancel in time");
             }
-        });
+        };
+        runtime.spawn(tell.in_current_span());
     }
 
     /// The call timeout passed: cancel the request upstream, fail it, record the failure.
     fn timed_out(&mut self) -> Option<Message> {
         let secs = self.session.call_timeout.as_secs();
         let server = self.session.server.clone();
-        tracing::warn!(server = &*server, id = %self.id, secs, "upstream did not answer a tools/call within the call timeout; cancelled");
+        tracing::warn!(secs, "upstream did not answer a tools/call within the call timeout; cancelled");
         self.cancel_upstream(format!("no answer within {secs} s (Portcullis call timeout)"));
         let text = format!(
             "[portcullis] upstream {server:?} did not answer within {secs} s (the call timeout, \
@@ -319,7 +322,7 @@ impl PendingReply {
         if let Some(first) = first {
             let _ = tx.send(first);
         }
-        tokio::spawn(async move {
+        let pump = async move {
             loop {
                 let next = tokio::select! {
                     () = tx.closed() => None,
@@ -351,7 +354,8 @@ impl PendingReply {
             if let Some(outlet) = outlet {
                 self.session.outlets.close(outlet);
             }
-        });
+        };
+        tokio::spawn(pump.in_current_span());
     }
 
     /// Runs an approved call for a gateway task ([`super::tasks`]): the answer is the task's,
@@ -402,9 +406,7 @@ impl PendingReply {
     /// on: its answer can no longer reach it, so the exchange ends too and the server is told,
     /// in every era, so it stops producing for nobody.
     fn client_not_reading(&mut self) {
-        let server = &*self.session.server;
-        tracing::warn!(server, session = %self.session.id, id = %self.id,
-            "client is not reading its response stream; ended the stream and cancelled the request");
+        tracing::warn!("client is not reading its response stream; ended the stream and cancelled the request");
         self.settled = true;
         if let Some(f) = self.forwarded.take() {
             f.abandon();
