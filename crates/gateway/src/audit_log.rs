@@ -25,6 +25,25 @@ impl AuditLog {
         rx.await.unwrap_or(Err(AuditError::WriterGone))
     }
 
+    /// Records the decision of a call that is to be forwarded. Like [`AuditLog::record`], but a
+    /// caller that stops waiting before the row is committed (its future dropped: the client
+    /// hung up) leaves no row without an outcome: no [`crate::gate::Forwarded`] will complete
+    /// it, so the row is completed as `cancelled` once it is committed.
+    pub async fn record_forward(&self, row: NewDecision) -> Result<i64, AuditError> {
+        let (tx, rx) = oneshot::channel();
+        self.writer.record(
+            row,
+            Box::new(move |result| {
+                let _ = tx.send(result);
+            }),
+        );
+        let mut waiting = Unclaimed {
+            rx: Some(rx),
+            audit: self.clone(),
+        };
+        waiting.claim().await
+    }
+
     /// Adds the upstream outcome to a row; failures are logged by the writer.
     pub fn complete(&self, id: i64, outcome: Outcome, upstream_ms: i64) {
         self.writer.complete(id, outcome, upstream_ms, None);
@@ -38,6 +57,50 @@ impl AuditLog {
     /// Why the audit cannot be written right now, if it cannot.
     pub fn fault(&self) -> Option<AuditFault> {
         self.writer.fault()
+    }
+}
+
+/// A forwarded call's row being committed, while its caller waits; dropped still waiting, it
+/// completes the row as `cancelled` (see [`AuditLog::record_forward`]).
+struct Unclaimed {
+    rx: Option<oneshot::Receiver<Result<i64, AuditError>>>,
+    audit: AuditLog,
+}
+
+impl Unclaimed {
+    /// The writer's answer; from here the caller holds the row (and completes it).
+    async fn claim(&mut self) -> Result<i64, AuditError> {
+        let answer = match self.rx.as_mut() {
+            Some(rx) => rx.await.unwrap_or(Err(AuditError::WriterGone)),
+            None => Err(AuditError::WriterGone),
+        };
+        self.rx = None;
+        answer
+    }
+}
+
+impl Drop for Unclaimed {
+    fn drop(&mut self) {
+        let Some(mut rx) = self.rx.take() else {
+            return;
+        };
+        match rx.try_recv() {
+            Ok(Ok(id)) => self.audit.complete(id, Outcome::Cancelled, 0),
+            Err(oneshot::error::TryRecvError::Empty) => {
+                // Not committed yet: wait for it off this thread (no blocking in `Drop`).
+                let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                    return;
+                };
+                let audit = self.audit.clone();
+                runtime.spawn(async move {
+                    if let Ok(Ok(id)) = rx.await {
+                        audit.complete(id, Outcome::Cancelled, 0);
+                    }
+                });
+            }
+            // Not written, or the writer is gone: no row to complete.
+            Ok(Err(_)) | Err(oneshot::error::TryRecvError::Closed) => {}
+        }
     }
 }
 

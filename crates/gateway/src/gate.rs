@@ -466,7 +466,12 @@ impl Gate {
         // Server and tool are the request's span's (`Session::request`); so is the decision from here.
         tracing::Span::current().record("decision", tracing::field::display(ruling.decision));
         tracing::info!(rule = ?ruling.rule, "tools/call decided");
-        let row_id = match self.audit.record(row).await {
+        let recorded = if ruling.message.is_none() {
+            self.audit.record_forward(row).await
+        } else {
+            self.audit.record(row).await
+        };
+        let row_id = match recorded {
             Ok(id) => id,
             Err(e) => {
                 // The writer logs the fault once when it starts and once when it clears; a line

@@ -54,3 +54,32 @@ async fn a_dropped_token_records_cancelled_and_a_finished_one_keeps_its_outcome(
     answered.finish(&Message::response(&RequestId::from_value(&json!(2)).unwrap(), &error));
     assert_eq!(outcome_of(&gate, answered_id).await, Some(Outcome::ToolError));
 }
+
+/// The client hangs up while its call's decision is being committed: the future is dropped
+/// before any token exists, and the row still ends `cancelled` (whether the writer had answered
+/// by the drop or not: both paths end the same).
+#[tokio::test]
+async fn a_call_dropped_while_its_decision_is_committed_records_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = gate_with_policy(&dir, r#"{"version": "1", "default": "allow"}"#, 600);
+    let caller = Caller::default();
+    {
+        let deciding = gate.decide(call(1), &caller);
+        tokio::pin!(deciding);
+        // One poll sends the row to the writer; then the caller goes away.
+        let _ = futures::poll!(deciding.as_mut());
+    }
+    let id = 1; // the first row of a fresh database
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            match outcome_of(&gate, id).await {
+                Some(outcome) => return outcome,
+                // The completion is queued by a task the drop spawned: let it run.
+                None => tokio::task::yield_now().await,
+            }
+        }
+    })
+    .await
+    .expect("the row is completed");
+    assert_eq!(outcome, Outcome::Cancelled);
+}
