@@ -204,7 +204,7 @@ impl ApprovalBroker {
         approval.expires_at_ms = approval
             .requested_at_ms
             .saturating_add(i64::try_from(new.as_millis()).unwrap_or(i64::MAX));
-        approval.expires_at = crate::gate::hold::rfc3339(approval.expires_at_ms);
+        approval.expires_at = crate::clock::rfc3339(approval.expires_at_ms);
         let _ = held.deadline.send(new);
         let approval = approval.clone();
         drop(state);

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use super::{Call, Caller, Forwarded, Gate, Ruling};
 use crate::approval::pending::{ClientInfo, HeldBy, PendingApproval, Scope};
 use crate::approval::{Resolution, Ticket};
+use crate::clock::rfc3339;
 
 /// How often a waiting client hears that the call is still held.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
@@ -227,7 +228,3 @@ fn progress_note(token: &Value, step: u64, call: &Call, left_secs: u64) -> Messa
     )
 }
 
-pub(crate) fn rfc3339(ms: i64) -> String {
-    let t = std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    humantime::format_rfc3339_seconds(t).to_string()
-}

@@ -31,8 +31,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::gate::hold::rfc3339;
-use crate::clock::now_ms;
+use crate::clock::{now_ms, rfc3339};
 
 /// Tasks one board keeps at once; beyond it a held call waits the ordinary way.
 const MAX_TASKS: usize = 1024;
