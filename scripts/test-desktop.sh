@@ -63,6 +63,11 @@ cargo build --locked -p portcullis-desktop "${features[@]}"
 cargo build --locked -p portcullis
 elapsed $t
 
+step "clippy -p portcullis-desktop (workspace lints: unreachable_pub, pedantic; warnings fail)"
+t=$SECONDS
+cargo clippy --locked -p portcullis-desktop "${features[@]}" --all-targets -- -D warnings
+elapsed $t
+
 step "end to end: the real app under Xvfb (tauri-driver, WebKitWebDriver, D-Bus, dunst)"
 t=$SECONDS
 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \

@@ -22,6 +22,13 @@
 //!
 //! Run bare (as `cargo bench -p portcullis-gateway` does) it prints this usage and exits 0.
 
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::items_after_statements,
+    reason = "a benchmark client: microsecond counts and percentile indexes are small and positive"
+)]
+
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
 use std::process::Stdio;
@@ -95,7 +102,7 @@ fn main() {
             "stdio" => stdio_mode(&args).await,
             "approval" => approval_mode(&args).await,
             _ => {
-                println!("{}", USAGE);
+                println!("{USAGE}");
                 Ok(json!(null))
             }
         }

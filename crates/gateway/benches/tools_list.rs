@@ -53,27 +53,27 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("tools_list_20k");
     g.sample_size(10);
     g.bench_function("strict_read", |b| {
-        b.iter(|| Message::parse(black_box(raw.clone())).expect("valid"))
+        b.iter(|| Message::parse(black_box(raw.clone())).expect("valid"));
     });
     let value = msg.to_value().expect("value");
     let tools = value["result"]["tools"].as_array().expect("tools").clone();
     g.bench_function("part_to_value", |b| {
-        b.iter(|| black_box(&msg).to_value().expect("value"))
+        b.iter(|| black_box(&msg).to_value().expect("value"));
     });
     g.bench_function("part_catalog_learn", |b| {
-        b.iter(|| catalog.learn("many", black_box(&tools)))
+        b.iter(|| catalog.learn("many", black_box(&tools)));
     });
     g.bench_function("part_pins_observe", |b| {
-        b.iter(|| pins.observe("many", black_box(&tools)))
+        b.iter(|| pins.observe("many", black_box(&tools)));
     });
     g.bench_function("filter_one_hidden", |b| {
-        b.iter(|| tools_filter::filter(black_box(msg.clone()), Some(&hiding), &learn))
+        b.iter(|| tools_filter::filter(black_box(msg.clone()), Some(&hiding), &learn));
     });
     g.bench_function("filter_none_hidden", |b| {
-        b.iter(|| tools_filter::filter(black_box(msg.clone()), Some(&none_hidden), &learn))
+        b.iter(|| tools_filter::filter(black_box(msg.clone()), Some(&none_hidden), &learn));
     });
     g.bench_function("filter_no_policy", |b| {
-        b.iter(|| tools_filter::filter(black_box(msg.clone()), None, &learn))
+        b.iter(|| tools_filter::filter(black_box(msg.clone()), None, &learn));
     });
     // First sight: every tool read, catalogued and pinned, and the pins file written.
     g.bench_function("filter_first_sight", |b| {
@@ -90,7 +90,7 @@ fn bench(c: &mut Criterion) {
                 tools_filter::filter(msg.clone(), Some(&hiding), &learn)
             },
             criterion::BatchSize::PerIteration,
-        )
+        );
     });
     g.finish();
 }

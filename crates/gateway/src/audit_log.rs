@@ -120,7 +120,7 @@ pub fn health_json(fault: Option<&AuditFault>) -> serde_json::Value {
             "ok": false,
             "condition": fault.kind.as_str(),
             "error": fault.summary(),
-            "since_ms": fault.since.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+            "since_ms": fault.since.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         }),
     }
 }

@@ -186,7 +186,7 @@ impl Gateway {
 fn new_token() -> String {
     let mut bytes = [0u8; 24];
     rand::rng().fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
 fn create_private_dir(dir: &Path) -> Result<(), StartError> {

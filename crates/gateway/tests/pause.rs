@@ -101,7 +101,7 @@ async fn a_paused_gateway_denies_held_calls_without_asking_and_says_why() {
     let requested = loop {
         match tokio::time::timeout(std::time::Duration::from_secs(10), events.recv()).await {
             Ok(Ok(GatewayEvent::ApprovalRequested { approval })) => break approval,
-            Ok(Ok(_)) => continue,
+            Ok(Ok(_)) => {}
             other => panic!("no ApprovalRequested after resuming: {other:?}"),
         }
     };

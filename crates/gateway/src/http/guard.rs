@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use super::{peer_user, Conn};
 use crate::Gateway;
 
-pub async fn guard(State(gateway): State<Arc<Gateway>>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(State(gateway): State<Arc<Gateway>>, request: Request, next: Next) -> Response {
     let headers = request.headers();
     if !host_is_local(headers) {
         return refuse(

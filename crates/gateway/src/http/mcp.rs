@@ -175,6 +175,7 @@ fn existing_session(gw: &Gateway, server: &str, headers: &HeaderMap) -> Result<A
 }
 
 fn render(reply: Reply) -> Response {
+    #[allow(clippy::match_same_arms, reason = "two different reasons for one answer, each said")]
     match reply {
         // A cancelled request gets no answer: the POST ends empty, as for a notification.
         Reply::Cancelled => StatusCode::ACCEPTED.into_response(),

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Entries beyond this are dropped (`fields` still names every changed top-level field).
-pub const MAX_ENTRIES: usize = 64;
+pub(super) const MAX_ENTRIES: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -31,7 +31,7 @@ pub struct DiffEntry {
 }
 
 /// The differences between `old` and `new`, at most [`MAX_ENTRIES`].
-pub fn diff(old: &Value, new: &Value) -> Vec<DiffEntry> {
+pub(super) fn diff(old: &Value, new: &Value) -> Vec<DiffEntry> {
     let mut out = Vec::new();
     walk(old, new, "", &mut out);
     out.truncate(MAX_ENTRIES);
@@ -39,7 +39,7 @@ pub fn diff(old: &Value, new: &Value) -> Vec<DiffEntry> {
 }
 
 /// The top-level keys whose values differ (present in one and not the other counts).
-pub fn changed_fields(old: &Value, new: &Value) -> Vec<String> {
+pub(super) fn changed_fields(old: &Value, new: &Value) -> Vec<String> {
     let (Some(old), Some(new)) = (old.as_object(), new.as_object()) else {
         return Vec::new();
     };

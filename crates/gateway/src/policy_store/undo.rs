@@ -69,7 +69,7 @@ pub(super) struct Ledger {
 }
 
 impl Ledger {
-    pub fn remember(&mut self, recorded: Recorded) {
+    pub(super) fn remember(&mut self, recorded: Recorded) {
         if self.writes.len() == REMEMBERED {
             self.writes.pop_front();
         }
@@ -77,7 +77,7 @@ impl Ledger {
     }
 
     /// Takes the write `id` out (an undo is tried once), refusing one past its window.
-    pub fn take(&mut self, id: &str, now: Instant) -> Result<Recorded, UndoError> {
+    pub(super) fn take(&mut self, id: &str, now: Instant) -> Result<Recorded, UndoError> {
         let index = self
             .writes
             .iter()

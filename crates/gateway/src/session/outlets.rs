@@ -11,7 +11,7 @@ use crate::queue::{self, Weighed};
 /// open request stream (they usually belong to the call in progress), notifications to the GET
 /// stream; either falls back to the other, else waits in a bounded backlog.
 #[derive(Default)]
-pub struct Outlets {
+pub(super) struct Outlets {
     inner: Mutex<OutletsInner>,
 }
 

@@ -40,7 +40,7 @@ struct Pending {
     seq: u64,
 }
 
-pub struct Correlator {
+pub(super) struct Correlator {
     pending: Mutex<HashMap<RequestId, Pending>>,
     events: crate::queue::Sender<Message>,
     ids: IdMode,
@@ -49,7 +49,7 @@ pub struct Correlator {
 }
 
 impl Correlator {
-    pub fn new(ids: IdMode, events: crate::queue::Sender<Message>) -> Self {
+    pub(super) fn new(ids: IdMode, events: crate::queue::Sender<Message>) -> Self {
         Self {
             pending: Mutex::new(HashMap::new()),
             events,
@@ -62,7 +62,7 @@ impl Correlator {
     /// Registers a request; returns the message to write (remapped if needed) and its replies.
     /// Refused, rather than sent, when its answer could reach the wrong client: a request the
     /// pipe already carries under the same id, or one that cannot be given an id of ours.
-    pub fn register(&self, msg: Message) -> Result<(Message, crate::queue::Receiver<Message>), UpstreamError> {
+    pub(super) fn register(&self, msg: Message) -> Result<(Message, crate::queue::Receiver<Message>), UpstreamError> {
         let (reply, rx) = crate::queue::exchange();
         let Some(id) = msg.id().cloned() else {
             return Err(UpstreamError::Refused(
@@ -99,12 +99,12 @@ impl Correlator {
     }
 
     /// Stops waiting for `wire_id`; whether it was still pending.
-    pub fn forget(&self, wire_id: &RequestId) -> bool {
+    pub(super) fn forget(&self, wire_id: &RequestId) -> bool {
         self.lock().remove(wire_id).is_some()
     }
 
     /// Routes one message read from the upstream.
-    pub fn dispatch(&self, msg: Message) {
+    pub(super) fn dispatch(&self, msg: Message) {
         match msg.kind() {
             Kind::Response { id: Some(id), .. } => {
                 let pending = self.lock().remove(id);
@@ -123,7 +123,7 @@ impl Correlator {
                         let _ = p.reply.send(msg);
                     }
                     None => {
-                        tracing::debug!(%id, "response to no pending request (late after a cancel?)")
+                        tracing::debug!(%id, "response to no pending request (late after a cancel?)");
                     }
                 }
             }
@@ -182,7 +182,7 @@ impl Correlator {
     }
 
     /// Answers one pending request (by its wire id) with an error.
-    pub fn fail(&self, wire_id: &RequestId, reason: &str) {
+    pub(super) fn fail(&self, wire_id: &RequestId, reason: &str) {
         let Some(p) = self.lock().remove(wire_id) else {
             return;
         };
@@ -193,7 +193,7 @@ impl Correlator {
     }
 
     /// The upstream is gone: answer everything still pending with an error.
-    pub fn fail_all(&self, reason: &str) {
+    pub(super) fn fail_all(&self, reason: &str) {
         let drained: Vec<_> = self.lock().drain().collect();
         for (wire_id, p) in drained {
             let id = p.original.unwrap_or(wire_id);

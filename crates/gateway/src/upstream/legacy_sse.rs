@@ -181,7 +181,7 @@ async fn read_stream<S>(
                 match Message::parse(event.data.into_bytes()) {
                     Ok(msg) => correlator.dispatch(msg),
                     Err(e) => {
-                        tracing::warn!(server, error = %e, "invalid message on upstream SSE stream")
+                        tracing::warn!(server, error = %e, "invalid message on upstream SSE stream");
                     }
                 }
             }

@@ -11,28 +11,28 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// The longest stderr line kept: room for any real log line or stack frame.
-pub const MAX_STDERR_LINE: usize = 8 * 1024;
+pub(super) const MAX_STDERR_LINE: usize = 8 * 1024;
 /// Stderr lines kept for status views: enough for the last error and the head of its trace,
 /// few enough to show in a status panel (at most 160 KiB a server, with [`MAX_STDERR_LINE`]).
-pub const STDERR_TAIL: usize = 20;
+pub(super) const STDERR_TAIL: usize = 20;
 
 /// One line of stderr, perhaps cut.
 #[derive(Debug, PartialEq, Eq)]
-pub struct StderrLine {
+pub(super) struct StderrLine {
     pub text: String,
     /// Bytes of the line dropped beyond [`MAX_STDERR_LINE`].
     pub cut: u64,
 }
 
 /// Splits a byte stream into lines of at most `max` kept bytes.
-pub struct LineCapper {
+pub(super) struct LineCapper {
     max: usize,
     line: Vec<u8>,
     cut: u64,
 }
 
 impl LineCapper {
-    pub fn new(max: usize) -> Self {
+    pub(super) fn new(max: usize) -> Self {
         Self {
             max,
             line: Vec::new(),
@@ -41,7 +41,7 @@ impl LineCapper {
     }
 
     /// Feeds `bytes`; calls `emit` for every line they finish.
-    pub fn feed(&mut self, mut bytes: &[u8], mut emit: impl FnMut(StderrLine)) {
+    pub(super) fn feed(&mut self, mut bytes: &[u8], mut emit: impl FnMut(StderrLine)) {
         while !bytes.is_empty() {
             let end = bytes.iter().position(|&b| b == b'\n');
             let part = &bytes[..end.unwrap_or(bytes.len())];
@@ -57,7 +57,7 @@ impl LineCapper {
     }
 
     /// What is left when the stream ends, if anything.
-    pub fn finish(&mut self) -> Option<StderrLine> {
+    pub(super) fn finish(&mut self) -> Option<StderrLine> {
         (!self.line.is_empty() || self.cut > 0).then(|| self.take())
     }
 
@@ -81,7 +81,7 @@ impl LineCapper {
     }
 }
 
-pub async fn log_stderr(server: String, mut stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<String>>>) {
+pub(super) async fn log_stderr(server: String, mut stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<String>>>) {
     let mut capper = LineCapper::new(MAX_STDERR_LINE);
     let mut buf = vec![0u8; 16 * 1024];
     let emit = |line: StderrLine| record(&server, line, &tail);

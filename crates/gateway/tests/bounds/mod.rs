@@ -11,20 +11,20 @@ use portcullis_config::config::Config;
 use portcullis_gateway::Gateway;
 use serde_json::{json, Value};
 
-pub const MB: u64 = 1024 * 1024;
+pub(crate) const MB: u64 = 1024 * 1024;
 
-pub fn flood_server() -> PathBuf {
+pub(crate) fn flood_server() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/e2e/peers/flood_server.py")
 }
 
-pub struct Running {
+pub(crate) struct Running {
     pub url: String,
     pub token: String,
     pub base: String,
 }
 
 /// A gateway with one stdio server `flood`, everything allowed, and `limits`.
-pub async fn start(dir: &Path, limits: Value) -> Running {
+pub(crate) async fn start(dir: &Path, limits: Value) -> Running {
     std::fs::create_dir_all(dir.join("policies")).unwrap();
     std::fs::write(dir.join("policies/flood.json"), r#"{"version":"1","default":"allow"}"#).unwrap();
     let config = json!({
@@ -44,7 +44,7 @@ pub async fn start(dir: &Path, limits: Value) -> Running {
     }
 }
 
-pub fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(60))
@@ -53,7 +53,7 @@ pub fn client() -> reqwest::Client {
 }
 
 impl Running {
-    pub fn post(&self, http: &reqwest::Client, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    pub(crate) fn post(&self, http: &reqwest::Client, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
         let mut request = http
             .post(&self.url)
             .bearer_auth(&self.token)
@@ -66,7 +66,7 @@ impl Running {
     }
 
     /// `initialize`: the session id, or the JSON-RPC error text.
-    pub async fn initialize(&self, http: &reqwest::Client) -> Result<String, String> {
+    pub(crate) async fn initialize(&self, http: &reqwest::Client) -> Result<String, String> {
         let body = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": { "name": "bounds-test", "version": "1" } } });
@@ -84,7 +84,7 @@ impl Running {
     }
 
     /// A `tools/call` on `session`; the result's first text.
-    pub async fn call(&self, http: &reqwest::Client, session: &str, id: u64, tool: &str, args: Value) -> String {
+    pub(crate) async fn call(&self, http: &reqwest::Client, session: &str, id: u64, tool: &str, args: Value) -> String {
         let body = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
                            "params": { "name": tool, "arguments": args } });
         let response = self.post(http, Some(session), &body).send().await.unwrap();
@@ -116,12 +116,12 @@ fn last_message(body: &str) -> Value {
 }
 
 /// This process's resident memory, in bytes (the gateway runs in it).
-pub fn rss() -> u64 {
+pub(crate) fn rss() -> u64 {
     status_kb("VmRSS:") * 1024
 }
 
 /// This process's peak resident memory, in bytes.
-pub fn peak_rss() -> u64 {
+pub(crate) fn peak_rss() -> u64 {
     status_kb("VmHWM:") * 1024
 }
 
@@ -136,7 +136,7 @@ fn status_kb(key: &str) -> u64 {
 }
 
 /// Child processes of this process running `flood_server.py`.
-pub fn flood_children() -> usize {
+pub(crate) fn flood_children() -> usize {
     let me = std::process::id().to_string();
     std::fs::read_dir("/proc")
         .unwrap()
@@ -154,6 +154,6 @@ pub fn flood_children() -> usize {
         .count()
 }
 
-pub fn mb(bytes: u64) -> f64 {
+pub(crate) fn mb(bytes: u64) -> f64 {
     bytes as f64 / MB as f64
 }
