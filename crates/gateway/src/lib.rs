@@ -5,16 +5,24 @@
 //! desktop app ask of it — held calls and answers, grants, pause, policy files, pins, health —
 //! is one handle API (`gateway/handle.rs`); nothing outside reaches into the [`gate`]'s parts.
 //!
-//! Follow one call through the files:
-//! 1. [`http`] — the loopback endpoint checks Host, Origin and token, parses the body
-//!    ([`portcullis_wire::Message`]) and finds the [`session::Session`]; or [`local_conn`] — a
-//!    `portcullis connect` connection on the local socket ([`local_socket`]: the platform part),
-//!    which checks the hello's token and drives the same session API, one message per line;
-//! 2. [`session`] — `tools/call` goes to the [`gate`], everything else straight on;
-//! 3. [`gate`] — policy ([`policy_store`]) → rate limit ([`rate_limit`]) → changed tool
-//!    ([`pins`]) → approval ([`approval`]) → audit row committed ([`audit_log`]) → forward or refuse;
-//! 4. [`upstream`] — the child process / Streamable HTTP / legacy SSE connection; the answer
-//!    flows back through the session, which completes the audit row.
+//! Follow one held `tools/call` through the files (13, client's bytes to the server's):
+//! 1. `crates/cli/src/connect/socket.rs` — `portcullis connect` relays the client's lines to
+//!    the local socket; [`local_conn`] checks the hello's token and reads each line with the one
+//!    strict reader (`portcullis_wire::Message::parse`, `crates/wire/src/message.rs`). HTTP
+//!    clients come in through [`http`] (`http/mcp.rs`: Host, Origin, token) to the same session API;
+//! 2. [`session`] (`session.rs`) — `tools/call` goes to the [`gate`], everything else straight on;
+//! 3. [`gate`] (`gate.rs`, `Gate::decide`) — the policy in force ([`policy_store`]) evaluated by
+//!    `portcullis_policy` (`crates/policy/src/eval.rs`, naming its rule as a `RuleRef`) → rate
+//!    limit ([`rate_limit`]) → changed tool ([`pins`]) → held for a person (`gate/hold.rs`, the
+//!    [`approval`] broker; the prompt and the CLI answer through `gateway/handle.rs`) → audit row
+//!    committed ([`audit_log`]) → a `Forwarded` token, or the refusal;
+//! 4. `session/reply.rs` → [`upstream`] (`upstream.rs`, `upstream/child_process.rs`; or
+//!    Streamable HTTP / legacy SSE) — the answer comes back through the session, and the token
+//!    completes the audit row with the outcome (dropped unanswered: `cancelled`).
+//!
+//! Every other file serves one of those steps; `tools_filter.rs` is the one change made to a
+//! server's answer (hidden tools leave `tools/list`). No module imports one that imports it
+//! back (`scripts/check-module-cycles.py`, in CI).
 //!
 //! Invariants: nothing but `tools/call` and `tools/list` is inspected or changed; a call is
 //! forwarded only after its decision row is committed; when in doubt (no policy, no audit, no
