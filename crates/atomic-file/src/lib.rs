@@ -2,7 +2,7 @@
 //! its files (policy files, `pins.json`, `gateway.json`, `portcullis.json`, the app's settings,
 //! MCP clients' config files).
 //!
-//! - [`write`] replaces a file through a temporary file in the same directory
+//! - [`write()`] replaces a file through a temporary file in the same directory
 //!   ([`tempfile::NamedTempFile`]: random name, created with `O_EXCL`, mode 0600), fsynced, then
 //!   renamed over the target ([`tempfile::NamedTempFile::persist`]). A reader sees the old bytes or
 //!   the new ones, never a mix; a failed write leaves the old file and no temporary behind.
@@ -38,7 +38,7 @@ pub enum Permissions {
     KeepOrShared,
 }
 
-/// How [`write`] replaces the file.
+/// How [`write()`] replaces the file.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
     pub permissions: Permissions,
@@ -141,7 +141,7 @@ impl Locked {
             .transpose()
     }
 
-    /// Replaces the file with `bytes` (see [`write`]).
+    /// Replaces the file with `bytes` (see [`write()`]).
     pub fn write(&self, bytes: &[u8], options: Options) -> io::Result<()> {
         write(&self.path, bytes, options)
     }

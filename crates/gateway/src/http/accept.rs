@@ -3,8 +3,8 @@
 //! owner out.
 //!
 //! Each connection: TCP_NODELAY (small JSON-RPC messages must not wait for Nagle; it cost ~40 ms
-//! a call), its owner looked up ([`conn_caps::OwnerLookup`]) and admitted or closed at once
-//! ([`conn_caps::ConnCaps`]), then HTTP/1 with `limits.header_read_timeout_secs` to send each
+//! a call), its owner looked up ([`super::conn_caps::OwnerLookup`]) and admitted or closed at once
+//! ([`super::conn_caps::ConnCaps`]), then HTTP/1 with `limits.header_read_timeout_secs` to send each
 //! request's headers. The [`Conn`] addresses go into every request as `ConnectInfo`, for the
 //! control API's same-user check. On shutdown the listener closes and every connection is asked
 //! to finish gracefully (the caller bounds how long that may take).
