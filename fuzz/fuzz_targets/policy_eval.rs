@@ -9,7 +9,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use portcullis_policy::{Action, Evaluation, Policy, RateLimit};
+use portcullis_policy::{Action, Evaluation, Policy, RateLimit, RuleRef};
 use serde_json::{json, Map, Value};
 use std::num::{NonZeroU32, NonZeroU64};
 
@@ -614,8 +614,7 @@ fn reference(model: &Model, name: &str, arguments: &Value) -> Evaluation {
     if let Some((text, _)) = model.hide.iter().find(|(_, tokens)| glob_match(tokens, &chars)) {
         return Evaluation {
             action: Action::Hide,
-            rule: format!("hide: {text}"),
-            entry: None,
+            rule: RuleRef::Hide { pattern: text.clone() },
             reason: None,
             rate_limit: None,
             approval_timeout_secs: None,
@@ -640,8 +639,7 @@ fn reference(model: &Model, name: &str, arguments: &Value) -> Evaluation {
     let Some(entry) = exact.or_else(glob) else {
         return Evaluation {
             action: model.default.action(),
-            rule: "default".to_owned(),
-            entry: None,
+            rule: RuleRef::Default,
             reason: None,
             rate_limit: None,
             approval_timeout_secs: timeout(model.default, None),
@@ -657,15 +655,21 @@ fn reference(model: &Model, name: &str, arguments: &Value) -> Evaluation {
     let (action, rule, reason) = match matched {
         Some((i, rule)) => (
             rule.action,
-            format!("tools.{}.rules[{i}]", entry.key),
+            RuleRef::Rule {
+                key: entry.key.clone(),
+                index: i,
+            },
             rule.reason.clone(),
         ),
-        None => (entry.action, format!("tools.{}", entry.key), entry.reason.clone()),
+        None => (
+            entry.action,
+            RuleRef::Entry { key: entry.key.clone() },
+            entry.reason.clone(),
+        ),
     };
     Evaluation {
         action: action.action(),
         rule,
-        entry: Some(entry.key.clone()),
         reason,
         rate_limit: entry.rate_limit.filter(|_| action == Act::Allow),
         approval_timeout_secs: timeout(action, entry.approval_timeout),
@@ -707,8 +711,8 @@ fuzz_target!(|input: Input| {
         let expected = reference(&model, &name, &arguments);
         assert_eq!(got, expected, "tool {name:?} arguments {arguments}\npolicy {text}");
         assert_eq!(policy.is_hidden(&name), got.action == Action::Hide);
-        if let Some(key) = &got.entry {
-            let entry = model.entries.iter().find(|e| &e.key == key).expect("a known key");
+        if let Some(key) = got.entry() {
+            let entry = model.entries.iter().find(|e| e.key == key).expect("a known key");
             let annotations = policy.annotations(key);
             assert_eq!(annotations.class.is_some(), entry.class.is_some());
             assert_eq!(annotations.risk.is_some(), entry.risk.is_some());
