@@ -40,6 +40,8 @@ impl Checkpointer {
     /// Starts the thread; `None` if it cannot be spawned (the backstop then checkpoints inline).
     pub(crate) fn start(path: PathBuf) -> Option<Checkpointer> {
         let dirty = Arc::new(AtomicBool::new(false));
+        // At most one wake-up is pending (sent only when the dirty flag turns on), and dropping
+        // the sender stops the thread: no bound needed.
         let (tx, rx) = mpsc::channel();
         let flag = dirty.clone();
         let thread = std::thread::Builder::new()

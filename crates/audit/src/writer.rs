@@ -168,6 +168,9 @@ impl AuditWriter {
             }
             Err(err) => return Err(err),
         };
+        // Unbounded on purpose: a full queue would have to drop a decision row or block the
+        // caller, and both are worse than memory. It holds at most one record or completion per
+        // call in flight, which the gateway's session and stream limits bound.
         let (tx, rx) = mpsc::channel();
         let mut state = WriterState::new(target.clone(), conn, health.clone());
         let thread = std::thread::Builder::new()

@@ -22,6 +22,7 @@ pub(super) type KeyReceiver = mpsc::UnboundedReceiver<Key>;
 /// runtime does not hold up its shutdown when the command ends): a terminal's key events through
 /// crossterm, or a pipe's bytes.
 pub(super) fn read_keys(tty: bool) -> io::Result<KeyReceiver> {
+    // Keys come at a person's typing speed and are read as they come: no bound needed.
     let (tx, rx) = mpsc::unbounded_channel();
     let thread = std::thread::Builder::new().name("approvals-keys".into());
     if tty {

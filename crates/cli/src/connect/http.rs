@@ -54,6 +54,9 @@ where
     let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let url = file.server_url(server);
     check_gateway(&client, &url, server, &file.token).await?;
+    // Unbounded like the client's stdout it feeds: the gateway's answers come at most one per
+    // request the client sent (plus the server's own messages, which the gateway's per-stream
+    // queue already bounds), and a relay that blocked here would stall the client's requests.
     let (out, out_rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_stdout(stdout, out_rx));
     let relay = Arc::new(Relay {
