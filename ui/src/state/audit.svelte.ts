@@ -17,6 +17,8 @@ import type { AuditFilter, AuditRow, ExportFormat, HistogramBucket, SavedExport 
 
 /** Most times the chart zooms in (each round narrows the bars: a day to minutes takes three). */
 const MAX_ZOOMS = 3;
+/** The fewest bars a zoomed chart shows. */
+const MIN_BARS = 12;
 
 export class AuditState {
   form = $state<AuditForm>(emptyForm());
@@ -114,16 +116,19 @@ export class AuditState {
       let buckets = await this.backend.auditHistogram(filter, bucket);
       // A range much wider than its calls is drawn again over the part that has them, until
       // the calls fill the chart or the bars are as narrow as they go (a few rounds at most).
+      // At least MIN_BARS bars are kept, ending at the range's end, so calls of the last minute
+      // show as a few bars of context rather than one bar filling the chart.
       let zoomedFrom: number | null = null;
+      const end = filter.until_ms ?? now;
       for (let round = 0; round < MAX_ZOOMS; round++) {
         const zoom = zoomStart(buckets);
         if (zoom === null) break;
-        const zoomed = { ...filter, since_ms: zoom };
-        const finer = bucketFor(zoomed, now);
-        if (finer >= bucket) break;
+        const finer = bucketFor({ ...filter, since_ms: zoom }, now);
+        const start = Math.min(zoom, end - MIN_BARS * finer);
+        if (start <= (zoomedFrom ?? filter.since_ms ?? -Infinity)) break; // no narrower
         bucket = finer;
-        buckets = await this.backend.auditHistogram(zoomed, bucket);
-        zoomedFrom = zoom;
+        buckets = await this.backend.auditHistogram({ ...filter, since_ms: start }, bucket);
+        zoomedFrom = start;
       }
       this.zoomedFrom = zoomedFrom;
       this.bucketMs = bucket;

@@ -121,9 +121,27 @@ describe('Audit view', () => {
     expect(zoomed.filter.since_ms).toBeGreaterThan(NOW - 15 * 60_000);
     expect(zoomed.bucket_ms).toBeLessThan(whole.bucket_ms);
     expect(span.textContent).toContain(`bars of ${zoomed.bucket_ms / 60_000} min`);
+    // Narrowed to where the calls are, with a dozen bars of context at least: the seven calls
+    // spread over several bars, not one bar filling the chart.
+    const bars = screen.getByTestId('audit-chart').querySelectorAll('svg > g');
+    expect(bars.length).toBeGreaterThanOrEqual(12);
+    const withCalls = [...bars].filter((g) => g.querySelectorAll('rect').length > 1);
+    expect(withCalls.length).toBeGreaterThan(1);
     const xLabels = within(screen.getByTestId('chart-x-axis')).getAllByText(/^\d\d:\d\d$/);
     expect(xLabels.length).toBeGreaterThanOrEqual(2);
     expect(screen.getByTestId('chart-y-axis').textContent).toContain('0');
+  });
+
+  it('calls of the last minute zoom to a dozen one-minute bars, not an hour with one bar', async () => {
+    const recent = Array.from({ length: 3 }, (_, i) => makeRow({ id: 200 + i, time_ms: NOW - 20_000 + i * 5000 }));
+    const backend = new MockBackend({ audit: recent, servers: [] }, { now: () => NOW });
+    render(AuditView, { props: { backend, clock: () => NOW, pageSize: 3, tailDelayMs: 0 } });
+    const span = await screen.findByTestId('chart-span');
+    await waitFor(() => expect(span.textContent).toContain('Zoomed to the calls'));
+    const calls = backend.callsOf('audit_histogram') as { filter: { since_ms: number }; bucket_ms: number }[];
+    const last = calls[calls.length - 1];
+    expect(last.bucket_ms).toBe(60_000);
+    expect(last.filter.since_ms).toBe(NOW - 12 * 60_000);
   });
 
   it('asks where to save an export, asks before replacing, and says what it wrote', async () => {
