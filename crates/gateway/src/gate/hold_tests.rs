@@ -125,3 +125,24 @@ async fn an_extension_past_the_maximum_hold_is_cut_to_it() {
     assert!(text.contains("no decision within 2 s"), "{text}");
     assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
 }
+
+#[test]
+fn a_sessions_grants_end_when_the_session_does() {
+    use crate::approval::standing::{Effect, NewGrant, Which};
+    let dir = tempfile::tempdir().unwrap();
+    let gate = gate_with_policy(&dir, r#"{"version": "1", "default": "require_approval"}"#, 600);
+    let grant = |session: &str| NewGrant {
+        server: "srv".into(),
+        tool: "t".into(),
+        effect: Effect::Allow,
+        reason: None,
+        session: Some(session.into()),
+        which: Which::Any,
+        expires_at_ms: None,
+    };
+    gate.approvals.grants.standing.add(grant("s1"), 0);
+    gate.approvals.grants.standing.add(grant("s2"), 0);
+    gate.withdraw_session("s1");
+    let left: Vec<_> = gate.standing_grants(0).into_iter().map(|g| g.session).collect();
+    assert_eq!(left, vec![Some("s2".to_owned())], "only the ended session's grants go");
+}
