@@ -108,7 +108,7 @@ fn write_error(target: &Path, e: &io::Error) -> IpcError {
 }
 
 fn suggested_hint() -> String {
-    suggested_path(Format::Csv, 0, default_folder()).parent().map(|p| p.display().to_string()).unwrap_or_default()
+    default_folder().unwrap_or_else(|| PathBuf::from("/tmp")).display().to_string()
 }
 
 #[cfg(test)]

@@ -10,10 +10,11 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use clap::Subcommand;
+use portcullis_gateway::clock::rfc3339;
 
 use crate::control::{Approval, ControlClient, Scope};
 use crate::exit::{Failure, Outcome};
-use crate::text::{clean, clean_block, rfc3339_ms, write_stdout};
+use crate::text::{clean, clean_block, write_stdout};
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
@@ -408,7 +409,7 @@ async fn grants(api: &ControlClient, json: bool) -> Outcome {
         let until = g
             .get("expires_at_ms")
             .and_then(serde_json::Value::as_i64)
-            .map_or_else(|| "until restart".to_owned(), |ms| format!("until {}", rfc3339_ms(ms)));
+            .map_or_else(|| "until restart".to_owned(), |ms| format!("until {}", rfc3339(ms)));
         let which = match text("which").as_deref() {
             Some("when") => format!("when {}", clean(&g["when"].to_string())),
             Some("exact") => "this exact call".to_owned(),

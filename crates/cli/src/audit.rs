@@ -2,10 +2,10 @@
 //! Reads `audit.db` directly; no running gateway is needed.
 
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use portcullis_audit::neutralize::terminal as clean;
 use portcullis_audit::{export, AuditFilter, AuditRow, AuditStore, Decision};
+use portcullis_gateway::clock::{now_ms, rfc3339};
 
 use crate::exit::{Failure, Outcome};
 use crate::text::write_stdout;
@@ -90,23 +90,12 @@ fn filter(args: &Args) -> Result<AuditFilter, Failure> {
     })
 }
 
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
-fn time_text(ms: i64) -> String {
-    let t = UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    humantime::format_rfc3339_seconds(t).to_string()
-}
-
 fn table(rows: &[AuditRow]) -> String {
     let header = ["TIME", "SERVER", "TOOL", "DECISION", "BY", "RULE", "OUTCOME", "MS"].map(str::to_owned);
     let mut lines: Vec<[String; 8]> = vec![header];
     for r in rows {
         lines.push([
-            time_text(r.time_ms),
+            rfc3339(r.time_ms),
             clean(&r.server),
             clean(&r.tool),
             r.decision.to_string(),

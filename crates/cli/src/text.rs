@@ -18,12 +18,6 @@ pub(crate) fn clean_block(text: &str) -> String {
     portcullis_audit::neutralize::terminal_block(text)
 }
 
-/// Milliseconds since the epoch as an RFC 3339 time (UTC, seconds).
-pub(crate) fn rfc3339_ms(ms: i64) -> String {
-    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    humantime::format_rfc3339_seconds(at).to_string()
-}
-
 /// How many terminal columns `text` takes (a CJK character two, a combining mark none).
 /// `text` is already [`clean`]ed: controls have no width to count.
 pub(crate) fn columns(text: &str) -> usize {

@@ -15,6 +15,11 @@ impl AuditLog {
 
     /// Records a decision; returns once the row is committed (or the write failed).
     pub async fn record(&self, row: NewDecision) -> Result<i64, AuditError> {
+        self.queue(row).await.unwrap_or(Err(AuditError::WriterGone))
+    }
+
+    /// Hands `row` to the writer thread; the receiver gets the commit's result.
+    fn queue(&self, row: NewDecision) -> oneshot::Receiver<Result<i64, AuditError>> {
         let (tx, rx) = oneshot::channel();
         self.writer.record(
             row,
@@ -22,7 +27,7 @@ impl AuditLog {
                 let _ = tx.send(result);
             }),
         );
-        rx.await.unwrap_or(Err(AuditError::WriterGone))
+        rx
     }
 
     /// Records the decision of a call that is to be forwarded. Like [`AuditLog::record`], but a
@@ -30,15 +35,8 @@ impl AuditLog {
     /// hung up) leaves no row without an outcome: no [`crate::gate::Forwarded`] will complete
     /// it, so the row is completed as `cancelled` once it is committed.
     pub async fn record_forward(&self, row: NewDecision) -> Result<i64, AuditError> {
-        let (tx, rx) = oneshot::channel();
-        self.writer.record(
-            row,
-            Box::new(move |result| {
-                let _ = tx.send(result);
-            }),
-        );
         let mut waiting = Unclaimed {
-            rx: Some(rx),
+            rx: Some(self.queue(row)),
             audit: self.clone(),
         };
         waiting.claim().await
