@@ -1,0 +1,146 @@
+//! Unpacking the squashfs image into a directory, all or nothing: into a private temporary
+//! directory beside the target, renamed into place only when complete. A half-written tree is
+//! never seen under the target's name, and when two starts race, the second rename fails, the
+//! loser drops its copy and uses the winner's.
+//!
+//! The image is data from a file anyone could have handed the user, so nothing in it may write
+//! outside the target: paths must be plain names below the root, every entry's parent must be a
+//! directory this extraction created (never a symlink from the image), files are created new
+//! (never through an existing name), and set-id bits are dropped. Device nodes, pipes and
+//! sockets have no place in an AppImage and stop the extraction.
+
+use std::collections::HashSet;
+use std::fs::{self, DirBuilder, OpenOptions, Permissions};
+use std::io::{self, BufReader, Read, Seek};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use backhand::{FilesystemReader, InnerNode};
+
+/// How `extract_atomically` ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Extracted {
+    /// This call unpacked the image and renamed it into place.
+    Now,
+    /// The target was there already (another start won the race); this call's copy is gone.
+    AlreadyThere,
+}
+
+/// Unpacks the squashfs image at `offset` in `image` into `target`, which must not exist yet
+/// (or must be a complete earlier extraction: then nothing is written).
+pub(crate) fn extract_atomically(image: impl Read + Seek + Send, offset: u64, target: &Path) -> Result<Extracted> {
+    let parent = target
+        .parent()
+        .context("the extraction target has no parent directory")?;
+    let staging = tempfile::Builder::new()
+        .prefix(".partial-")
+        .tempdir_in(parent)
+        .with_context(|| format!("cannot make a directory in {}", parent.display()))?;
+    extract(image, offset, staging.path())?;
+    match fs::rename(staging.path(), target) {
+        Ok(()) => {
+            // Renamed away: nothing is left at the temporary name for the guard to remove.
+            let _ = staging.keep();
+            Ok(Extracted::Now)
+        }
+        Err(e) if target.is_dir() && lost_the_race(&e) => Ok(Extracted::AlreadyThere),
+        Err(e) => Err(e).with_context(|| format!("cannot move the extracted image to {}", target.display())),
+    }
+}
+
+/// rename(2) onto a non-empty directory fails with one of these two.
+fn lost_the_race(e: &io::Error) -> bool {
+    use nix::errno::Errno;
+    e.raw_os_error()
+        .is_some_and(|code| code == Errno::ENOTEMPTY as i32 || code == Errno::EEXIST as i32)
+}
+
+/// Unpacks every entry of the image at `offset` into the existing, empty directory `root`.
+pub(crate) fn extract(image: impl Read + Seek + Send, offset: u64, root: &Path) -> Result<()> {
+    let fs = FilesystemReader::from_reader_with_offset(BufReader::new(image), offset)
+        .context("cannot read the squashfs image")?;
+    // Directories this extraction made: the only places an entry may go. Their modes are set
+    // last, so a read-only directory in the image still gets its contents.
+    let mut made: HashSet<PathBuf> = HashSet::from([root.to_path_buf()]);
+    let mut dir_modes = Vec::new();
+    for node in fs.files() {
+        let Some(relative) = relative_path(&node.fullpath)? else {
+            dir_modes.push((root.to_path_buf(), node.header.permissions));
+            continue;
+        };
+        let path = root.join(&relative);
+        let parent = path.parent().expect("below the root");
+        if !made.contains(parent) {
+            bail!(
+                "the image puts {} inside something that is not one of its directories",
+                relative.display()
+            );
+        }
+        let mode = u32::from(node.header.permissions) & 0o777;
+        match &node.inner {
+            InnerNode::Dir(_) => {
+                DirBuilder::new()
+                    .mode(0o700)
+                    .create(&path)
+                    .with_context(|| format!("cannot make {}", path.display()))?;
+                made.insert(path.clone());
+                dir_modes.push((path, node.header.permissions));
+            }
+            InnerNode::File(file) => {
+                let mut out = OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&path)
+                    .with_context(|| format!("cannot create {}", path.display()))?;
+                io::copy(&mut fs.file(file).reader(), &mut out)
+                    .with_context(|| format!("cannot unpack {}", relative.display()))?;
+                out.set_permissions(Permissions::from_mode(mode))?;
+            }
+            InnerNode::Symlink(link) => std::os::unix::fs::symlink(&link.link, &path)
+                .with_context(|| format!("cannot make the symlink {}", path.display()))?,
+            _ => bail!(
+                "the image holds a device node, pipe or socket at {}; an AppImage has none",
+                relative.display()
+            ),
+        }
+    }
+    for (dir, permissions) in dir_modes.into_iter().rev() {
+        fs::set_permissions(&dir, Permissions::from_mode(u32::from(permissions) & 0o777))?;
+    }
+    Ok(())
+}
+
+/// The image path `/a/b` as `a/b`; `None` for the root itself. Anything but plain names
+/// (`..`, `.`, a second root) is refused.
+fn relative_path(full: &Path) -> Result<Option<PathBuf>> {
+    let mut relative = PathBuf::new();
+    for (i, part) in full.components().enumerate() {
+        match part {
+            Component::RootDir if i == 0 => {}
+            Component::Normal(name) => relative.push(name),
+            _ => bail!("the image holds an entry with an unsafe path: {}", full.display()),
+        }
+    }
+    Ok((!relative.as_os_str().is_empty()).then_some(relative))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_paths_become_relative_and_unsafe_ones_are_refused() {
+        assert_eq!(relative_path(Path::new("/")).unwrap(), None);
+        assert_eq!(
+            relative_path(Path::new("/usr/bin/x")).unwrap(),
+            Some(PathBuf::from("usr/bin/x"))
+        );
+        assert_eq!(relative_path(Path::new("usr")).unwrap(), Some(PathBuf::from("usr")));
+        for bad in ["/usr/../../etc/passwd", "/..", "/a//../b"] {
+            let err = relative_path(Path::new(bad)).unwrap_err().to_string();
+            assert!(err.contains("unsafe path"), "{bad}: {err}");
+        }
+    }
+}
