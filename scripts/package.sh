@@ -40,9 +40,9 @@ step() { printf '\n==== package: %s\n' "$*"; }
 started=$SECONDS
 elapsed() { printf '(%s s)\n' "$((SECONDS - started))"; }
 
-appimage=yes
+want_appimage=yes
 case "${1:-}" in
-    --deb) appimage="" ;;
+    --deb) want_appimage="" ;;
     --appimage | "") ;;
     -h | --help) awk 'NR > 1 && /^set -euo/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "package: unknown option $1 (try --deb, --appimage or --help)" >&2; exit 2 ;;
@@ -54,7 +54,7 @@ if [[ -z "${SKIP_APT:-}" ]]; then
     source scripts/desktop-deps.sh
     install_missing_packages "${DESKTOP_BUILD_PACKAGES[@]}"
     # mksquashfs, for the AppImage.
-    [[ -z $appimage ]] || install_missing_packages squashfs-tools
+    [[ -z $want_appimage ]] || install_missing_packages squashfs-tools
 fi
 
 step "tauri-cli $TAURI_CLI_VERSION"
@@ -78,7 +78,7 @@ elapsed
 deb="target/release/bundle/deb/$(python3 -c 'import json; c = json.load(open("src-tauri/tauri.conf.json")); print(c["productName"] + "_" + c["version"])')_amd64.deb"
 [[ -f $deb ]] || { echo "package: the bundler made no $deb" >&2; exit 1; }
 
-if [[ -n $appimage ]]; then
+if [[ -n $want_appimage ]]; then
     step "AppImage: its runtime (packaging/appimage-runtime, profile appimage-runtime)"
     cargo build --locked --profile appimage-runtime -p portcullis-appimage-runtime
     step "AppImage: the AppDir from the .deb's files, squashed behind the runtime"
