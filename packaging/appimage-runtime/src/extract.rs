@@ -129,6 +129,69 @@ fn relative_path(full: &Path) -> Result<Option<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use backhand::compression::Compressor;
+    use backhand::{FilesystemCompressor, FilesystemWriter, NodeHeader};
+    use std::io::Cursor;
+
+    /// A gzip squashfs image holding `usr/bin/app` and whatever `add` puts in.
+    fn image(add: impl FnOnce(&mut FilesystemWriter)) -> Vec<u8> {
+        let mut fs = FilesystemWriter::default();
+        fs.set_compressor(FilesystemCompressor::new(Compressor::Gzip, None).unwrap());
+        let header = NodeHeader::new(0o755, 0, 0, 0);
+        fs.push_dir_all("usr/bin", header).unwrap();
+        fs.push_file(
+            Cursor::new(b"#!/bin/sh\n".to_vec()),
+            "usr/bin/app",
+            NodeHeader::new(0o4755, 0, 0, 0),
+        )
+        .unwrap();
+        add(&mut fs);
+        let mut out = Cursor::new(Vec::new());
+        fs.write(&mut out).unwrap();
+        out.into_inner()
+    }
+
+    #[test]
+    fn set_id_bits_are_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("app");
+        let bytes = image(|_| {});
+        let read = FilesystemReader::from_reader(Cursor::new(bytes.clone())).unwrap();
+        let app = read.files().find(|n| n.fullpath == Path::new("/usr/bin/app")).unwrap();
+        assert_eq!(app.header.permissions, 0o4755, "the image holds a setuid file");
+        assert_eq!(
+            extract_atomically(Cursor::new(bytes), 0, &target).unwrap(),
+            Extracted::Now
+        );
+        let mode = fs::metadata(target.join("usr/bin/app")).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o755, "the image said 4755");
+    }
+
+    #[test]
+    fn an_image_with_a_pipe_or_device_is_refused_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("app");
+        let bytes = image(|fs| fs.push_fifo("usr/bin/pipe", NodeHeader::new(0o644, 0, 0, 0)).unwrap());
+        let err = extract_atomically(Cursor::new(bytes), 0, &target)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("device node, pipe or socket at usr/bin/pipe"), "{err}");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "neither the target nor a partial copy is left"
+        );
+    }
+
+    #[test]
+    fn the_image_is_found_at_its_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = b"a runtime of 24 bytes...".to_vec();
+        bytes.extend(image(|_| {}));
+        extract_atomically(Cursor::new(&bytes), 24, &dir.path().join("app")).unwrap();
+        assert_eq!(fs::read(dir.path().join("app/usr/bin/app")).unwrap(), b"#!/bin/sh\n");
+        assert!(extract_atomically(Cursor::new(&bytes), 0, &dir.path().join("other")).is_err());
+    }
 
     #[test]
     fn image_paths_become_relative_and_unsafe_ones_are_refused() {
