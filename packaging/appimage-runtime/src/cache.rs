@@ -89,18 +89,7 @@ pub(crate) fn remove_stale_partials(root: &Path) {
             .and_then(|m| m.modified())
             .is_ok_and(|t| now.duration_since(t).unwrap_or_default() > STALE_PARTIAL);
         if old && entry.file_name().to_string_lossy().starts_with(".partial-") {
-            make_writable(&entry.path());
-            let _ = fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
-/// Read-only directories from the image cannot be emptied until they are writable again.
-fn make_writable(dir: &Path) {
-    let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
-    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            make_writable(&entry.path());
+            crate::extract::remove_all(&entry.path());
         }
     }
 }

@@ -33,20 +33,52 @@ pub(crate) fn extract_atomically(image: impl Read + Seek + Send, offset: u64, ta
     let parent = target
         .parent()
         .context("the extraction target has no parent directory")?;
-    let staging = tempfile::Builder::new()
-        .prefix(".partial-")
-        .tempdir_in(parent)
-        .with_context(|| format!("cannot make a directory in {}", parent.display()))?;
-    extract(image, offset, staging.path())?;
-    match fs::rename(staging.path(), target) {
+    let staging = Staging::new(parent)?;
+    extract(image, offset, &staging.0)?;
+    match fs::rename(&staging.0, target) {
         Ok(()) => {
-            // Renamed away: nothing is left at the temporary name for the guard to remove.
-            let _ = staging.keep();
+            // Renamed away: nothing is left at the temporary name to remove.
+            std::mem::forget(staging);
             Ok(Extracted::Now)
         }
         Err(e) if target.is_dir() && lost_the_race(&e) => Ok(Extracted::AlreadyThere),
         Err(e) => Err(e).with_context(|| format!("cannot move the extracted image to {}", target.display())),
     }
+}
+
+/// A private `.partial-*` directory (mode 0700, random name) that is removed when dropped, read-only
+/// directories from the image included.
+struct Staging(PathBuf);
+
+impl Staging {
+    fn new(parent: &Path) -> Result<Staging> {
+        let dir = tempfile::Builder::new()
+            .prefix(".partial-")
+            .tempdir_in(parent)
+            .with_context(|| format!("cannot make a directory in {}", parent.display()))?;
+        Ok(Staging(dir.keep()))
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        remove_all(&self.0);
+    }
+}
+
+/// Removes `dir` and what it holds, first making read-only directories writable again. Best
+/// effort: what cannot be removed stays (a stale `.partial-*` is tried again later).
+pub(crate) fn remove_all(dir: &Path) {
+    fn make_writable(dir: &Path) {
+        let _ = fs::set_permissions(dir, Permissions::from_mode(0o700));
+        for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                make_writable(&entry.path());
+            }
+        }
+    }
+    make_writable(dir);
+    let _ = fs::remove_dir_all(dir);
 }
 
 /// rename(2) onto a non-empty directory fails with one of these two.
@@ -137,6 +169,7 @@ mod tests {
     fn image(add: impl FnOnce(&mut FilesystemWriter)) -> Vec<u8> {
         let mut fs = FilesystemWriter::default();
         fs.set_compressor(FilesystemCompressor::new(Compressor::Gzip, None).unwrap());
+        fs.set_root_mode(0o755);
         let header = NodeHeader::new(0o755, 0, 0, 0);
         fs.push_dir_all("usr/bin", header).unwrap();
         fs.push_file(
