@@ -18,16 +18,17 @@
 # (packaging/appimage-runtime, a small Rust binary marked "AI\x02" at offset 8), then a squashfs
 # image (mksquashfs, gzip) of an AppDir made from the .deb's files: usr/bin/portcullis-desktop,
 # usr/bin/portcullis, the desktop entry, the icons, .DirIcon and packaging/appimage/AppRun. Run,
-# it unpacks itself once into ~/.cache/portcullis-appimage (no FUSE needed) and starts the app;
-# `--appimage-extract` and `--appimage-offset` work as with other AppImages.
+# it unpacks itself once into ~/.cache/portcullis-appimage (no FUSE needed) and starts the app,
+# or the CLI when started by the name `portcullis` (a symlink to it); `--appimage-extract` and
+# `--appimage-offset` work as with other AppImages.
 # Unlike Tauri's AppImage it does not carry GTK and WebKitGTK (linuxdeploy's GTK plugin would
 # copy them in): it uses the system's, the same packages the .deb depends on —
 # libwebkit2gtk-4.1-0, libgtk-3-0, libayatana-appindicator3-1 (Debian 12 / Ubuntu 22.04 or newer).
 #
 # Measured on 2 cores shared with other builds: installing tauri-cli 44 min (15 min of CPU), a
 # cold release build of the app 36 min (13 min of CPU); with both in place this script takes
-# about 7 minutes (the app's own crate, the CLI's and the bundle), of which the AppImage is
-# about 1.5 minutes (its runtime's first build 70 s, 35 s of CPU; mksquashfs 5-10 s).
+# about 7 minutes (the app's own crate, the CLI's and the bundle); the AppImage adds about 1.5
+# minutes the first time (its runtime's build: 70 s, 35 s of CPU) and 10-25 s after (mksquashfs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
