@@ -99,7 +99,7 @@ bytes() { od -An -tx1 -j "$2" -N "$3" "$1" | tr -d ' \n'; } # FILE OFFSET COUNT,
 [[ "$(bytes "$appimage" 8 3)" == 414902 ]] || fail "$appimage has no AppImage type 2 magic (AI\\x02 at offset 8)"
 offset="$("$appimage" --appimage-offset)"
 [[ "$(bytes "$appimage" "$offset" 4)" == 68737173 ]] || fail "no squashfs (hsqs) at --appimage-offset $offset"
-echo "ELF, AI\\x02, squashfs at $offset"
+printf "ELF, AI\\\\x02, squashfs at %s\n" "$offset"
 
 step "AppImage: --appimage-extract yields the AppDir"
 mkdir "$scratch/extract" "$scratch/deb"

@@ -30,7 +30,7 @@ cp -a "$data/usr" "$appdir/"
 install -m 755 "$here/AppRun" "$appdir/AppRun"
 
 entries=("$appdir"/usr/share/applications/*.desktop)
-((${#entries[@]} == 1)) && [[ -f ${entries[0]} ]] || fail "want one desktop entry in $data/usr/share/applications"
+if ((${#entries[@]} != 1)) || [[ ! -f ${entries[0]} ]]; then fail "want one desktop entry in $data/usr/share/applications"; fi
 cp "${entries[0]}" "$appdir/"
 icon="$(sed -n 's/^Icon=//p' "${entries[0]}")"
 [[ -n $icon ]] || fail "${entries[0]} names no Icon"
