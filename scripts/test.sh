@@ -58,7 +58,7 @@ tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
 step "desktop app: Rust tests and end-to-end on the real binary (Xvfb, D-Bus, tauri-driver)"
 bash scripts/test-desktop.sh
 
-step "package: build the .deb (scripts/package.sh, release build) and test it by installing it"
+step "package: build the .deb and the AppImage (scripts/package.sh, release build), test them by installing and starting them"
 t=$SECONDS
 bash scripts/package.sh
 bash scripts/test-package.sh
