@@ -190,8 +190,8 @@ describe('helpers', () => {
 
   it('starterPolicy allows read tools and asks about the rest', () => {
     const doc = starterPolicy([
-      { name: 'read_file', title: null, description: null, annotations: null, risk: 'read' },
-      { name: 'write_file', title: null, description: null, annotations: null, risk: 'write' },
+      { name: 'read_file', title: null, description: null, annotations: null, input_schema: null, risk: 'read' },
+      { name: 'write_file', title: null, description: null, annotations: null, input_schema: null, risk: 'write' },
     ]);
     expect(doc).toEqual({ version: '1', default: 'require_approval', tools: { read_file: {} } });
     expect(viewOf(doc, 'write_file').state.kind).toBe('require_approval');
