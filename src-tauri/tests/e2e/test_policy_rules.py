@@ -35,7 +35,7 @@ def select(app: App, testid: str, value: str) -> None:
     wait_until(lambda: el.get_attribute("value") == value, 5, f"{testid} set to {value}")
 
 
-def add_rule(app: App, tool: str, op: str, value: str, action: str, reason: str = "") -> None:
+def add_rule(app: App, tool: str, op: str, value: str, action: str, reason: str = "", shot: str | None = None) -> None:
     app.click(f"add-rule-{tool}", timeout=40)  # the tool list comes from the server itself
     argument = app.wait_testid("rule-cond-argument-0")
     # The server listed echo with an inputSchema: its property is offered, and the first is taken.
@@ -45,6 +45,8 @@ def add_rule(app: App, tool: str, op: str, value: str, action: str, reason: str 
     select(app, "rule-action", action)
     if reason:
         type_into(app, "rule-reason", reason)
+    if shot:
+        app.screenshot(shot, MAIN_TITLE)
     app.click("rule-apply")
 
 
@@ -63,7 +65,7 @@ def test_an_argument_rule_added_in_the_tools_view_is_saved_and_decides_matching_
     wait_until(lambda: rule_texts(app, "echo") == [f"deny when message starts with /etc/{m}/ — reason “no system files”"],
                15, "the new rule as a line under echo")
     # A second rule that overlaps the first; moved up, it is tried first and so wins for its calls.
-    add_rule(app, "echo", "path_under", f"/etc/{m}/public", "allow")
+    add_rule(app, "echo", "path_under", f"/etc/{m}/public", "allow", shot="policy-rule-form")
     wait_until(lambda: len(rule_texts(app, "echo")) == 2, 15, "the second rule")
     app.click("rule-up-echo-1")
     wait_until(lambda: rule_texts(app, "echo")[0].startswith(f"allow when message is a path under /etc/{m}/public"),

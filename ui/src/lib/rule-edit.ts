@@ -54,12 +54,18 @@ export function ruleOf(value: unknown): Rule | null {
 
 const ACTION_WORDS: Record<Action, string> = { allow: 'allow', deny: 'deny', require_approval: 'ask' };
 
+/** One rule in words, its decision apart (the view colours it): `deny` + ` when path starts with /etc — reason "…"`. */
+export function ruleWords(value: unknown): { action: Action | null; verb: string; rest: string } {
+  const rule = ruleOf(value);
+  if (!rule) return { action: null, verb: '', rest: `not a rule the form can read: ${JSON.stringify(value)}` };
+  const reason = rule.reason ? ` — reason “${rule.reason}”` : '';
+  return { action: rule.action, verb: ACTION_WORDS[rule.action], rest: ` when ${describeWhen(rule.when)}${reason}` };
+}
+
 /** One rule in words: `deny when path starts with /etc — reason "…"`. */
 export function describeRule(value: unknown): string {
-  const rule = ruleOf(value);
-  if (!rule) return `not a rule the form can read: ${JSON.stringify(value)}`;
-  const reason = rule.reason ? ` — reason “${rule.reason}”` : '';
-  return `${ACTION_WORDS[rule.action]} when ${describeWhen(rule.when)}${reason}`;
+  const w = ruleWords(value);
+  return w.verb + w.rest;
 }
 
 /** The rule as written to the file: `when`, `action`, and `reason` when there is one. */
