@@ -1,29 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { toolView, type PolicyDoc } from '../policy-model';
-import { goldenExplain } from '../golden-explain';
+import type { PolicyDoc } from '../policy-model';
+import { SEED, viewOf } from '../__fixtures__/seed-policy';
 import { deleteRule, describeRule, moveRule, putRule, rulesKey, rulesOf, type Rule } from '../rule-edit';
 
-// The seed of policy-model.test.ts (its golden explain answers are in the fixtures).
-const SEED: PolicyDoc = {
-  version: '1',
-  default: 'deny',
-  hide: ['delete_*', 'secret_tool'],
-  approval_timeout: 45,
-  tools: {
-    vm_agent_exec_status: {},
-    'pve_get_*_status': { rate_limit: { max: 10, window: 60 } },
-    'pve_*': { action: 'require_approval' },
-    vm_delete: { action: 'deny', reason: 'Deleting VMs is not allowed from agents' },
-    vm_start: { action: 'require_approval', approval_timeout: 120 },
-    execute_query: {
-      action: 'require_approval',
-      rules: [{ when: { 'arguments.query': { regex: '^\\s*SELECT\\b' } }, action: 'allow' }],
-      class: 'execute',
-    },
-  },
-};
-
-const viewOf = (doc: PolicyDoc, tool: string) => toolView(doc, goldenExplain(JSON.stringify(doc), [tool]).tools[0]);
 const entry = (doc: PolicyDoc, key: string) => (doc.tools as Record<string, Record<string, unknown>>)[key];
 const DENY_ETC: Rule = { when: { 'arguments.path': { prefix: '/etc' } }, action: 'deny', reason: 'not /etc' };
 
