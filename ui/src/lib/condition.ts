@@ -30,27 +30,38 @@ interface OperatorInfo {
   /** Reads after the argument's name: "path starts with /etc". */
   label: string;
   kind: ValueKind;
+  /** What it tests, from the policy crate's documentation (the operator's tooltip). */
+  help: string;
 }
 
 /** In the policy crate's documentation order. */
 export const OPERATORS: OperatorInfo[] = [
-  { op: 'eq', label: 'is', kind: 'json' },
-  { op: 'ne', label: 'is not', kind: 'json' },
-  { op: 'in', label: 'is one of', kind: 'list' },
-  { op: 'not_in', label: 'is none of', kind: 'list' },
-  { op: 'regex', label: 'matches regex', kind: 'text' },
-  { op: 'contains', label: 'contains', kind: 'json' },
-  { op: 'prefix', label: 'starts with', kind: 'text' },
-  { op: 'glob', label: 'matches pattern', kind: 'text' },
-  { op: 'path_under', label: 'is a path under', kind: 'text' },
-  { op: 'gt', label: '>', kind: 'number' },
-  { op: 'gte', label: '≥', kind: 'number' },
-  { op: 'lt', label: '<', kind: 'number' },
-  { op: 'lte', label: '≤', kind: 'number' },
-  { op: 'exists', label: 'is present', kind: 'bool' },
+  { op: 'eq', label: 'is', kind: 'json', help: 'equals this value (no type conversion: "5" is not 5)' },
+  { op: 'ne', label: 'is not', kind: 'json', help: 'is missing or differs from this value' },
+  { op: 'in', label: 'is one of', kind: 'list', help: 'equals one of these values' },
+  { op: 'not_in', label: 'is none of', kind: 'list', help: 'is missing or equals none of these values' },
+  { op: 'regex', label: 'matches regex', kind: 'text', help: 'a string this regular expression matches somewhere (anchor with ^ and $)' },
+  { op: 'contains', label: 'contains', kind: 'json', help: 'a string containing this text, or a list with this element' },
+  { op: 'prefix', label: 'starts with', kind: 'text', help: 'a string that starts with this text' },
+  { op: 'glob', label: 'matches pattern', kind: 'text', help: 'a string this pattern matches whole (* any run, ? one character)' },
+  {
+    op: 'path_under',
+    label: 'is under',
+    kind: 'text',
+    help: 'a path that is this directory or inside it, read lexically; one that climbs out with .. never matches',
+  },
+  { op: 'gt', label: '>', kind: 'number', help: 'a number greater than this' },
+  { op: 'gte', label: '≥', kind: 'number', help: 'a number greater than or equal to this' },
+  { op: 'lt', label: '<', kind: 'number', help: 'a number less than this' },
+  { op: 'lte', label: '≤', kind: 'number', help: 'a number less than or equal to this' },
+  { op: 'exists', label: 'is present', kind: 'bool', help: 'the argument is present (any value) or missing' },
 ];
 
 const INFO = new Map(OPERATORS.map((o) => [o.op, o]));
+
+export function operatorHelp(op: Operator): string {
+  return INFO.get(op)?.help ?? '';
+}
 
 /** One test as the person edits it: `argument` is the path below `arguments` (`path`,
  * `files.0.path`) or `client.name` / `client.version`; `value` is the text as typed. */

@@ -88,10 +88,10 @@ describe('Policies view: argument rules', () => {
     await ready();
     await addRule('path_under', '/tmp', 'allow');
     await waitFor(() => expect(lines()).toHaveLength(2));
-    expect(lines()[1]).toBe('allow when path is a path under /tmp');
+    expect(lines()[1]).toBe('allow when path is under /tmp');
     expect(screen.getByTestId('policy-dirty')).toBeTruthy();
     await fireEvent.click(screen.getByTestId('rule-up-write_file-1'));
-    await waitFor(() => expect(lines()[0]).toBe('allow when path is a path under /tmp'));
+    await waitFor(() => expect(lines()[0]).toBe('allow when path is under /tmp'));
     await fireEvent.click(screen.getByTestId('policy-save'));
     await waitFor(() => expect(backend.callsOf('save_policy')).toHaveLength(1));
     const saved = JSON.parse((backend.callsOf('save_policy')[0] as { text: string }).text);

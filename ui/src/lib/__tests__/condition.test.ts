@@ -70,7 +70,7 @@ describe('describeWhen: a `when` in words', () => {
     expect(describeWhen({ 'arguments.n': { gt: 3 }, 'arguments.f': { exists: false }, 'client.name': { in: ['cursor'] } })).toBe(
       'n > 3 and f is missing and client.name is one of ["cursor"]',
     );
-    expect(describeWhen({ 'arguments.p': { path_under: '/tmp' } })).toBe('p is a path under /tmp');
+    expect(describeWhen({ 'arguments.p': { path_under: '/tmp' } })).toBe('p is under /tmp');
   });
 });
 
