@@ -1,6 +1,7 @@
 // Argument rules of a tool's entry (`tools.<name>.rules`, DESIGN §4), edited in the policy
 // document: shown as lines, added, changed, moved and deleted. Rules are tried in order and the
-// first whose `when` holds decides, so the position is the precedence and a move changes it.
+// first whose `when` holds decides, so the position is the precedence and a move changes it. A
+// new rule is placed as the prompt's "always" places one (`newRuleIndex`), never loosening a deny.
 //
 // Rules are written only to the tool's own entry. A tool decided by a glob entry gets its own
 // entry on its first rule edit, as a copy of that glob entry (its rules, action, rate limit), so
@@ -101,10 +102,28 @@ function withRules(doc: PolicyDoc, tool: string, view: ToolView, edit: (rules: u
   return withKey(own.doc, 'tools', withKey(table(own.doc), tool, entry, []), POLICY_FIELDS);
 }
 
-/** Puts `rule` at `index` (replacing that rule), or after the last rule when `index` is null. */
+/**
+ * Where a new rule goes, as the prompt's "always" with a condition places one (policy crate,
+ * edit/rule.rs): a deny first, where it only tightens; any other right after the last deny, so
+ * it never loosens a deny the author wrote. The person can move it from there.
+ */
+export function newRuleIndex(rules: unknown[], action: Action): number {
+  if (action === 'deny') return 0;
+  let last = -1;
+  rules.forEach((r, i) => {
+    if (isObject(r) && r.action === 'deny') last = i;
+  });
+  return last + 1;
+}
+
+/** Puts `rule` at `index` (replacing that rule), or, when `index` is null, as a new rule where
+ * `newRuleIndex` says. */
 export function putRule(doc: PolicyDoc, tool: string, view: ToolView, index: number | null, rule: Rule): PolicyDoc {
   return withRules(doc, tool, view, (rules) => {
-    if (index === null) return [...rules, written(rule)];
+    if (index === null) {
+      rules.splice(newRuleIndex(rules, rule.action), 0, written(rule));
+      return rules;
+    }
     if (index < 0 || index >= rules.length) throw new Error(`There is no rule ${index + 1}.`);
     rules[index] = written(rule);
     return rules;

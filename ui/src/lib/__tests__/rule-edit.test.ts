@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyDoc } from '../policy-model';
 import { SEED, viewOf } from '../__fixtures__/seed-policy';
-import { deleteRule, describeRule, moveRule, putRule, rulesKey, rulesOf, type Rule } from '../rule-edit';
+import { deleteRule, describeRule, moveRule, newRuleIndex, putRule, rulesKey, rulesOf, type Rule } from '../rule-edit';
 
 const entry = (doc: PolicyDoc, key: string) => (doc.tools as Record<string, Record<string, unknown>>)[key];
 const DENY_ETC: Rule = { when: { 'arguments.path': { prefix: '/etc' } }, action: 'deny', reason: 'not /etc' };
@@ -20,13 +20,13 @@ describe('describeRule', () => {
 });
 
 describe('putRule / moveRule / deleteRule', () => {
-  it('appends to the own entry, keeping its other fields and their order', () => {
+  it('adds to the own entry, keeping its other fields and their order; a new deny goes first', () => {
     const out = putRule(SEED, 'execute_query', viewOf(SEED, 'execute_query'), null, DENY_ETC);
     const e = entry(out, 'execute_query');
     expect(Object.keys(e)).toEqual(['action', 'rules', 'class']);
     expect(e.rules).toEqual([
-      { when: { 'arguments.query': { regex: '^\\s*SELECT\\b' } }, action: 'allow' },
       { when: { 'arguments.path': { prefix: '/etc' } }, action: 'deny', reason: 'not /etc' },
+      { when: { 'arguments.query': { regex: '^\\s*SELECT\\b' } }, action: 'allow' },
     ]);
     expect(Object.keys(out.tools as object)).toEqual(Object.keys(SEED.tools as object));
     expect(SEED.tools).toEqual(structuredClone(SEED.tools)); // the input is not changed
@@ -56,12 +56,24 @@ describe('putRule / moveRule / deleteRule', () => {
     expect(entry(out, 'unlisted')).toEqual({ action: 'deny', rules: [{ when: DENY_ETC.when, action: 'allow' }] });
   });
 
+  it.each<[Rule['action'], unknown[], number]>([
+    ['deny', [], 0],
+    ['deny', [{ action: 'allow' }], 0],
+    ['allow', [{ action: 'allow' }, { action: 'deny' }, { action: 'allow' }], 2],
+    ['require_approval', [{ action: 'deny' }], 1],
+    ['allow', [{ action: 'allow' }], 0],
+  ])('a new %s rule among %j goes at %d (never loosening a deny)', (action, rules, at) => {
+    expect(newRuleIndex(rules, action)).toBe(at);
+  });
+
   it('moves change the order (the first match wins); deleting the last rule drops `rules`', () => {
     const two = putRule(SEED, 'execute_query', viewOf(SEED, 'execute_query'), null, DENY_ETC);
     const view = viewOf(SEED, 'execute_query');
-    const moved = moveRule(two, 'execute_query', view, 1, 0);
-    expect((entry(moved, 'execute_query').rules as Rule[]).map((r) => r.action)).toEqual(['deny', 'allow']);
-    const one = deleteRule(moved, 'execute_query', view, 1);
+    const moved = moveRule(two, 'execute_query', view, 0, 1);
+    expect((entry(moved, 'execute_query').rules as Rule[]).map((r) => r.action)).toEqual(['allow', 'deny']);
+    const back = moveRule(moved, 'execute_query', view, 1, 0);
+    expect((entry(back, 'execute_query').rules as Rule[]).map((r) => r.action)).toEqual(['deny', 'allow']);
+    const one = deleteRule(back, 'execute_query', view, 1);
     expect((entry(one, 'execute_query').rules as Rule[]).map((r) => r.action)).toEqual(['deny']);
     const none = deleteRule(one, 'execute_query', view, 0);
     expect(Object.keys(entry(none, 'execute_query'))).toEqual(['action', 'class']);
