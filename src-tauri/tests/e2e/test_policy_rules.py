@@ -100,10 +100,12 @@ def test_a_rule_the_gateway_refuses_is_shown_under_it_and_never_saved(app: App) 
     app.window("main")
     app.wait_testid("rules-echo")
     add_rule(app, "echo", "regex", "(unclosed", "deny")
-    problem = app.wait_testid("rule-problem-echo-2", timeout=15)
+    # A new deny goes first, where it only tightens (as the prompt's "always" places one).
+    wait_until(lambda: rule_texts(app, "echo")[0] == "deny when message matches regex (unclosed", 15, "the deny placed first")
+    problem = app.wait_testid("rule-problem-echo-0", timeout=15)
     assert "invalid regular expression" in problem.text, problem.text
     assert not app.find("policy-save").is_enabled(), "a policy with problems cannot be saved"
     # Deleting the rule clears the problem; nothing was written meanwhile.
-    app.click("rule-delete-echo-2")
-    wait_until(lambda: not app.find_all("rule-problem-echo-2"), 15, "the problem to go with the rule")
+    app.click("rule-delete-echo-0")
+    wait_until(lambda: not app.find_all("rule-problem-echo-0"), 15, "the problem to go with the rule")
     assert policy.read_text() == before, "the refused rule never reached the file"

@@ -244,7 +244,7 @@ export class PolicyEditor {
     }
   }
 
-  /** Puts an argument rule at `index` of the tool's own entry (null: after the last). */
+  /** Puts an argument rule at `index` of the tool's own entry (null: a new rule, placed by newRuleIndex). */
   putRule(tool: string, index: number | null, rule: Rule): void {
     this.editRules(tool, (doc, view) => putRule(doc, tool, view, index, rule));
   }
