@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
 import uuid
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.gateway
 
 CLIENTS = 200
 CALLS = 20  # per client and round
-ROUNDS = 3
+ROUNDS = int(os.environ.get("PORTCULLIS_MANY_ROUNDS", "3"))
 LAZY_FDS = 4  # a second audit.db connection: the database, its -wal and -shm files
 MIB = 1024 * 1024
 HOSTILE = harness.PEERS_DIR / "hostile_server.py"
@@ -40,6 +41,22 @@ def status(pid: int) -> dict[str, float]:
         if key in ("VmRSS", "VmHWM"):
             out[key] = int(value.split()[0]) / 1024
     return out
+
+
+def threads(pid: int) -> int:
+    return len(list(Path(f"/proc/{pid}/task").iterdir()))
+
+
+def anon_kib(pid: int) -> int:
+    """Resident anonymous memory outside [heap] and the stacks, in KiB (where the growth was seen)."""
+    total, name = 0, ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        parts = line.split()
+        if "-" in parts[0] and len(parts) >= 5 and ":" not in parts[0]:
+            name = parts[5] if len(parts) > 5 else ""
+        elif parts[0] == "Anonymous:" and name == "":
+            total += int(parts[1])
+    return total
 
 
 def fds(pid: int) -> int:
@@ -168,6 +185,7 @@ def test_200_concurrent_connect_sessions_end_without_leaving_descriptors_or_memo
         mem = status(gw.pid)
         rss.append(mem["VmRSS"])
         harness.log(f"[many] after round {rnd}: fds {fds(gw.pid)} (start {start_fds}), "
-                    f"RSS {mem['VmRSS']:.1f} MiB, peak {mem['VmHWM']:.1f} MiB")
+                    f"RSS {mem['VmRSS']:.1f} MiB, peak {mem['VmHWM']:.1f} MiB, threads {threads(gw.pid)}, "
+                    f"anonymous {anon_kib(gw.pid) / 1024:.1f} MiB")
     # The first rounds size the allocator's arenas; the last identical round must not add as much again.
     assert rss[-1] - rss[-2] < 8, f"RSS grew {rss[-1] - rss[-2]:.1f} MiB in a repeated round: {rss}"

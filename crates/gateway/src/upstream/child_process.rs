@@ -228,7 +228,7 @@ async fn write_stdin(mut stdin: ChildStdin, mut rx: crate::queue::Receiver<Bytes
 
 async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Correlator>, alive: Arc<AtomicBool>) {
     let mut decoder = LineDecoder::new(MAX_LINE);
-    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut buf = BytesMut::with_capacity(portcullis_wire::codec::FIRST_CAPACITY);
     'read: loop {
         loop {
             // An oversized line is dropped by the decoder; keep its start to learn whose answer it was.
