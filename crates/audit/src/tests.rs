@@ -129,6 +129,8 @@ fn the_client_text_is_stored_as_sent_only_when_nothing_in_it_is_redacted() {
     assert_eq!(stored(plain), plain, "every digit and escape as the client wrote them");
     let secret = r#"{"sql": "select 1", "password": "hunter2-unique-marker"}"#;
     assert_eq!(stored(secret), r#"{"sql":"select 1","password":"[redacted]"}"#);
+    let escaped = r#"{"p\u0061ssword": "hunter2-unique-marker"}"#;
+    assert_eq!(stored(escaped), r#"{"password":"[redacted]"}"#, "the key as a reader sees it");
     let url = r#"{"u": "https://me:hunter2-unique-marker@example.com/x"}"#;
     assert_eq!(stored(url), r#"{"u":"https://me:[redacted]@example.com/x"}"#);
     drop(writer);
