@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use portcullis_wire::codec::encode_line;
+use portcullis_wire::codec::{encode_line_shared, needs_newline};
 use portcullis_wire::{method, LineDecoder, Message, RequestId};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -149,7 +149,7 @@ impl ChildProcess {
         if !self.is_alive() {
             return Err(UpstreamError::Gone(self.server.clone()));
         }
-        self.stdin.send(encode_line(msg.bytes())).map_err(|e| match e {
+        self.stdin.send(encode_line_shared(msg.bytes())).map_err(|e| match e {
             crate::queue::SendError::Full(_) => UpstreamError::Busy(self.server.clone()),
             crate::queue::SendError::Closed(_) => UpstreamError::Gone(self.server.clone()),
         })
@@ -213,7 +213,14 @@ async fn write_stdin(mut stdin: ChildStdin, mut rx: crate::queue::Receiver<Bytes
         if frame.is_empty() {
             break;
         }
-        if stdin.write_all(&frame).await.is_err() || stdin.flush().await.is_err() {
+        if stdin.write_all(&frame).await.is_err() {
+            break;
+        }
+        // A large message is queued as it came, not copied to add its newline.
+        if needs_newline(&frame) && stdin.write_all(b"\n").await.is_err() {
+            break;
+        }
+        if stdin.flush().await.is_err() {
             break;
         }
     }
@@ -221,7 +228,7 @@ async fn write_stdin(mut stdin: ChildStdin, mut rx: crate::queue::Receiver<Bytes
 
 async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Correlator>, alive: Arc<AtomicBool>) {
     let mut decoder = LineDecoder::new(MAX_LINE);
-    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut buf = BytesMut::with_capacity(portcullis_wire::codec::FIRST_CAPACITY);
     'read: loop {
         loop {
             // An oversized line is dropped by the decoder; keep its start to learn whose answer it was.
