@@ -131,6 +131,18 @@ cache="$scratch/home/.cache/portcullis-appimage"
 [[ "$(stat -c %a "$cache")" == 700 && "$(ls -A "$cache" | wc -l)" == 1 ]] || fail "$cache: not one private extraction: $(ls -lA "$cache")"
 echo "$first: first start (unpacks into the cache) $((t1 - t0)) ms, second start $((t2 - t1)) ms"
 
+step "AppImage: a client installed from it launches the AppImage, whose AppRun hands connect to the CLI"
+mkdir -p "$scratch/clients-home/.cursor"
+echo '{"mcpServers": {"notes": {"command": "python3", "args": ["notes.py"]}}}' >"$scratch/clients-home/.cursor/mcp.json"
+env "${home_env[@]}" "$appimage" clients install cursor --yes --home "$scratch/clients-home" \
+    --config "$scratch/clients-home/portcullis.json" --data-dir "$scratch/clients-data" >/dev/null
+python3 - "$scratch/clients-home/.cursor/mcp.json" "$appimage" <<'PY' || fail "the client does not launch the AppImage"
+import json, sys
+entry = json.load(open(sys.argv[1]))["mcpServers"]["notes"]
+assert entry["command"] == sys.argv[2] and entry["args"][:2] == ["connect", "notes"], entry
+PY
+env "${home_env[@]}" "$appimage" connect --help | grep -q "Relay stdio" || fail "the AppImage does not run 'connect' as the CLI"
+
 step "AppImage under Xvfb: starts the app, hosts the gateway, relays a call"
 under_xvfb python3 tests/package/check_installed.py "$scratch/run-appimage" "$root/demo/notes_server.py" \
     "$appimage" "$scratch/bin/portcullis"
