@@ -15,6 +15,7 @@ pub(super) const LOG_FILE: &str = "serve.log";
 /// How long a started gateway has to write gateway.json with a socket that answers.
 const READY_WITHIN: Duration = Duration::from_secs(20);
 /// How long to wait for another `connect` that holds the lock.
+#[cfg(unix)]
 const LOCK_WITHIN: Duration = Duration::from_secs(25);
 
 pub(super) struct Starter {
