@@ -132,7 +132,8 @@ fn lock(path: &Path) -> Result<impl Drop, String> {
     }
 }
 
+/// Off Unix no lock is written yet, so this always refuses (the guard type is never made).
 #[cfg(not(unix))]
-fn lock(_path: &Path) -> Result<(), String> {
+fn lock(_path: &Path) -> Result<std::fs::File, String> {
     Err("starting a gateway on demand is not available on this platform yet".into())
 }
