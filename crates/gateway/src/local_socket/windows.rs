@@ -103,9 +103,8 @@ impl Listener {
         })
     }
 
-    /// The next connection from this user. The waiting instance connects and a new one is made
-    /// for the one after; a client of another user (or one whose user cannot be read) is
-    /// disconnected at once and logged.
+    /// The next connection from this user. A client of another user (or one whose user cannot
+    /// be read) is disconnected at once and logged.
     pub async fn accept(&self) -> io::Result<Stream> {
         loop {
             let taken = self
@@ -117,9 +116,12 @@ impl Listener {
                 Some(server) => server,
                 None => create(&self.name, &self.sddl, false)?,
             };
+            // The spare is made before waiting on this one, so an instance is always open: a
+            // client that finds none gets "not found" (no gateway), not "busy" (retry). A
+            // client that opens the spare first is picked up by the next `accept`.
+            let spare = create(&self.name, &self.sddl, false)?;
+            *self.next.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(spare);
             server.connect().await?;
-            let following = create(&self.name, &self.sddl, false)?;
-            *self.next.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(following);
             match peer_user(&server, GetNamedPipeClientProcessId) {
                 Ok((_, user)) if user == self.user => return Ok(Stream::Server(server)),
                 Ok((pid, user)) => tracing::warn!(pid, %user, "local pipe: closed a connection from another user"),
