@@ -8,9 +8,10 @@
 //! - **the server checks its client** on every accepted connection: the client's process id
 //!   (`GetNamedPipeClientProcessId`) → that process's token → its user SID, compared with ours;
 //!   another user's process (or one that cannot be read) is disconnected and logged. This is the
-//!   `SO_PEERCRED` of the Unix side, but weaker: the pipe reports a process id the client side
-//!   records, not a kernel credential, so it catches a loosened DACL, not a hostile client the
-//!   DACL already let in;
+//!   `SO_PEERCRED` of the Unix side, but weaker: a process id is not a credential bound to the
+//!   connection (it can be reused by the time it is opened, and the pipe reports it from
+//!   attributes the client side sets, as far as we know), so it catches a loosened DACL, not a
+//!   hostile process the DACL already let in;
 //! - **the client checks its server** the same way (`GetNamedPipeServerProcessId`): pipe names
 //!   are one machine-wide namespace and this one is computable, so another user could create it
 //!   first while no gateway runs; `connect` refuses to talk to a pipe another user serves. (A
@@ -20,11 +21,13 @@
 //! for `POLLHUP`. A pipe has no half close, so the server reads end of input only once the client
 //! closed its handle; the tick is still what tells, not that assumption.
 //!
-//! **Status: compiled here (`cargo check --target x86_64-pc-windows-gnu`, in CI), never run.**
-//! No Windows machine runs the tests, so [`Listener::bind`] refuses with
-//! [`BindError::Unsupported`] unless `PORTCULLIS_EXPERIMENTAL_PIPE=1`, and `connect` keeps using
-//! the HTTP relay: an untested security boundary does not replace the tested fallback. What a
-//! Windows test run must show before the gate goes is listed in SECURITY.md ("Windows").
+//! **Status: off by default.** Compiled and lint-clean in CI (`scripts/check-windows.sh`: clippy
+//! for `x86_64-pc-windows-gnu`), never run: no Windows machine runs the tests. So
+//! [`Listener::bind`] refuses with [`BindError::Unsupported`] unless
+//! `PORTCULLIS_EXPERIMENTAL_PIPE=1`, gateway.json names no socket, and `connect` keeps using the
+//! HTTP relay: an untested security boundary does not replace the tested fallback. What a Windows
+//! test run must show before the gate goes is listed in SECURITY.md ("Windows: the named pipe is
+//! off by default").
 
 #![allow(unsafe_code)] // The Win32 calls below; every `unsafe` block says why it holds.
 
