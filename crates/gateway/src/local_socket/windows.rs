@@ -75,10 +75,16 @@ pub struct Listener {
 }
 
 impl Listener {
+    /// Refuses unless `PORTCULLIS_EXPERIMENTAL_PIPE=1` (see the module docs), else [`Self::open`].
     pub fn bind(path: &Path) -> Result<Self, BindError> {
         if std::env::var_os("PORTCULLIS_EXPERIMENTAL_PIPE").is_none_or(|v| v != "1") {
             return Err(BindError::Unsupported);
         }
+        Self::open(path)
+    }
+
+    /// Creates the pipe's first instance; a name someone else made first is refused as in use.
+    fn open(path: &Path) -> Result<Self, BindError> {
         let io = |source| BindError::Io {
             path: path.to_owned(),
             source,
@@ -365,5 +371,62 @@ impl AsyncWrite for Stream {
             Stream::Server(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Client(c) => Pin::new(c).poll_shutdown(cx),
         }
+    }
+}
+
+/// Windows only, so **not run in CI** (no Windows machine): the first thing a Windows test run
+/// must pass before the pipe's gate goes (SECURITY.md). Type-checked here by
+/// scripts/check-windows.sh.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+    #[test]
+    fn our_user_is_a_sid_and_its_descriptor_parses() {
+        let user = own_user().unwrap();
+        let sddl = dacl_for(&user).expect("the SID text has the SID form");
+        let wide: Vec<u16> = sddl.encode_utf16().chain([0]).collect();
+        SecurityDescriptor::from_sddl(&wide).expect("the system accepts the descriptor");
+    }
+
+    #[tokio::test]
+    async fn accepts_this_user_and_refuses_a_second_gateway() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("connect.sock");
+        let listener = Listener::open(&path).unwrap();
+        assert!(
+            matches!(Listener::open(&path), Err(BindError::InUse { .. })),
+            "a live pipe is not joined"
+        );
+        let to = path.clone();
+        let client = tokio::spawn(async move { connect(&to).await.map(drop) });
+        tokio::time::timeout(WITHIN, listener.accept())
+            .await
+            .expect("accepted in time")
+            .expect("same user is accepted");
+        client.await.unwrap().expect("the client accepts its own user's server");
+    }
+
+    #[tokio::test]
+    async fn hang_up_tells_a_closed_client_from_a_connected_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("connect.sock");
+        let listener = Listener::open(&path).unwrap();
+        let to = path.clone();
+        let client = tokio::spawn(async move { connect(&to).await });
+        let ours = tokio::time::timeout(WITHIN, listener.accept()).await.unwrap().unwrap();
+        let client = client.await.unwrap().unwrap();
+        let gone = hang_up(&ours);
+        tokio::pin!(gone);
+        assert!(
+            tokio::time::timeout(4 * HANG_UP_TICK, &mut gone).await.is_err(),
+            "a connected client is still there"
+        );
+        drop(client);
+        tokio::time::timeout(WITHIN, gone)
+            .await
+            .expect("a client that closed its end is seen gone");
     }
 }
