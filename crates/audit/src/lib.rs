@@ -107,7 +107,8 @@ mod redact;
 mod store;
 mod writer;
 
-#[cfg(test)]
+// The faults are made with Unix file modes and mounts.
+#[cfg(all(test, unix))]
 mod fault_tests;
 #[cfg(test)]
 mod tests;
