@@ -1,8 +1,10 @@
 // @vitest-environment jsdom
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+import { tick } from 'svelte';
 import App from '../App.svelte';
 import { MockBackend } from '../../lib/mock-backend';
+import { BackendError } from '../../lib/backend';
 import { demoData, makeApproval } from '../../lib/mock-data';
 
 afterEach(() => cleanup());
@@ -15,6 +17,25 @@ function setup(tab: 'approvals' | 'servers' | 'settings' = 'approvals') {
 }
 
 describe('Main window', () => {
+  it('says once that Portcullis is not running, and not that no calls are waiting', async () => {
+    const reason = 'Portcullis is not running: the config file is invalid';
+    const asked = new Set<string>();
+    const down = (what: string) => () => {
+      asked.add(what);
+      return Promise.reject(new BackendError('not_running', reason));
+    };
+    const backend = new MockBackend(demoData(Date.now()));
+    Object.assign(backend, { listApprovals: down('approvals'), listGrants: down('grants'), queryAudit: down('audit') });
+    render(App, { props: { backend, initialTab: 'approvals' } });
+    // Every part of the view has asked and been refused; then its text settles.
+    await waitFor(() => expect(asked.size).toBe(3));
+    await waitFor(() => expect(document.body.textContent).toContain(reason));
+    await tick();
+    expect(document.body.textContent!.split(reason).length - 1).toBe(1);
+    expect(screen.queryByTestId('approvals-empty')).toBeNull();
+    expect(screen.queryByTestId('grants-error')).toBeNull();
+  });
+
   it('counts pending calls on the Approvals tab and decides them inline', async () => {
     const backend = setup();
     await waitFor(() => expect(screen.getByTestId('pending-count').textContent).toBe('3'));
