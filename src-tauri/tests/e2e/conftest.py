@@ -117,6 +117,7 @@ class McpClient:
             self.next_id += 1
         headers, body = self._post({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, timeout)
         if method == "initialize":
+            assert "mcp-session-id" in headers, f"initialize opened no session: {body[:500]!r}"
             self.headers["Mcp-Session-Id"] = headers["mcp-session-id"]
             self.headers["MCP-Protocol-Version"] = "2025-06-18"
         return json.loads(body)
@@ -124,6 +125,11 @@ class McpClient:
     def notify(self, method: str) -> None:
         req = urllib.request.Request(self.url, data=json.dumps({"jsonrpc": "2.0", "method": method}).encode(),
                                      headers=self.headers, method="POST")
+        urllib.request.urlopen(req, timeout=10).read()
+
+    def close(self) -> None:
+        """Ends the session (HTTP DELETE), as an agent that exits does."""
+        req = urllib.request.Request(self.url, headers=self.headers, method="DELETE")
         urllib.request.urlopen(req, timeout=10).read()
 
     def call_tool(self, tool: str, arguments: dict[str, Any], timeout: float = 90.0) -> dict[str, Any]:

@@ -8,12 +8,15 @@ One round, as a person and an agent would use the app:
     reason, in turn;
   - the main window is opened, the audit tab browsed (a page more), the policies tab shown, and
     the window closed;
+  - the agent's session ends (as an agent that exits: its server child stops);
   - then the app is left alone until it is idle in the tray again: the prompt freed (it lingers
     30 s hidden) and no web view left. That idle state is measured.
 
 The first `--warmup` rounds settle caches (WebKit's, SQLite's page cache, allocator pools); the
-growth is the last round's idle against the first measured one. Fails when PSS or USS grew by
-more than SLACK_MIB + SLACK_FRACTION of the start, or when a web process is left at idle.
+growth is the last round's idle against the first measured one. Fails when RSS, PSS or USS grew
+by more than SLACK_MIB + SLACK_FRACTION of the start, or when a web process is left at idle.
+(PSS and USS move with other processes mapping the same libraries — another WebKit app on the
+machine lowers both — so RSS is the steadiest of the three.)
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ def one_round(app: App, config: Path, n: int) -> None:
     app.click("tab-policies")
     app.wait_testid("policy-editor", 20)
     close_main(app, app.gateway()["pid"])
+    client.close()
 
 
 def idle(app: App, pid: int) -> dict:
@@ -102,7 +106,7 @@ def main() -> int:
         return 2
     first, last = samples[0], samples[-1]
     verdict = {}
-    for key in ("pss", "uss"):
+    for key in ("rss", "pss", "uss"):
         grown = (last[key] - first[key]) / 1024
         allowed = SLACK_MIB + SLACK_FRACTION * first[key] / 1024
         verdict[key] = {"first_mib": first[key] // 1024, "last_mib": last[key] // 1024,
