@@ -147,6 +147,13 @@ impl Upstream {
         }
     }
 
+    /// Whether [`Upstream::request`] returns once the request is on its way, never waiting on
+    /// the server: a child's stdin is a queue, while an HTTP upstream's send waits for the
+    /// response headers (legacy SSE: for the POST's 202).
+    pub fn sends_at_once(&self) -> bool {
+        matches!(self, Self::Stdio(_))
+    }
+
     pub fn is_alive(&self) -> bool {
         match self {
             Self::Stdio(c) => c.is_alive(),
