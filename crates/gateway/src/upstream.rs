@@ -15,6 +15,7 @@ mod legacy_sse;
 pub mod list_tools;
 pub mod monitor;
 mod stderr;
+mod stdin_pipe;
 mod streamable_http;
 
 use std::sync::Arc;
