@@ -64,6 +64,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--mcp-calls", type=int, default=150, help="Python mcp client calls per round and path")
     ap.add_argument("--raw-calls", type=int, default=1000, help="loadgen calls per round and path")
+    ap.add_argument("--clients", default="python,raw", help="comma-separated: python, raw")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
@@ -127,7 +128,9 @@ def main() -> None:
                 add(name, gateway_step(name, label, lambda c=connect: e2e.loadgen(
                     args.loadgen, "stdio", "--calls", str(args.raw_calls), "--", *c)))
 
-            for r, order in enumerate(e2e.alternate(args.rounds, list(steps))):
+            clients = args.clients.split(",")
+            chosen = [name for name in steps if name.split(":")[0] in clients]
+            for r, order in enumerate(e2e.alternate(args.rounds, chosen)):
                 t = time.monotonic()
                 for name in order:
                     steps[name]()
@@ -138,8 +141,8 @@ def main() -> None:
 
     results = {"machine": {**info, "loadavg_end": Path("/proc/loadavg").read_text().split()[:3]},
                "rounds": args.rounds, "gateways": {k: [str(b), e] for k, (b, e) in builds.items()},
-               "paths": {name: p.row() for name, p in paths.items()}}
-    for client in ("python", "raw"):
+               "paths": {name: p.row() for name, p in paths.items() if p.calls}}
+    for client in clients:
         base = paths[f"{client}: direct"].row()
         print(f"\n{client} client, echo, sequential")
         print(f"  {'path':<28} {'calls':>6} {'p50 ms':>8} {'p99 ms':>8} {'calls/s':>8} {'CPU µs/call':>11} "
