@@ -149,8 +149,8 @@ impl Upstream {
     }
 
     /// Whether [`Upstream::request`] returns once the request is on its way, never waiting on
-    /// the server: a child's stdin is a queue, while an HTTP upstream's send waits for the
-    /// response headers (legacy SSE: for the POST's 202).
+    /// the server: a child's stdin takes the line at once or keeps it in its backlog, while an
+    /// HTTP upstream's send waits for the response headers (legacy SSE: for the POST's 202).
     pub fn sends_at_once(&self) -> bool {
         matches!(self, Self::Stdio(_))
     }
