@@ -2,6 +2,10 @@
 and a call whose result is 15 MiB, through the local socket `portcullis connect` uses, against
 tests/e2e/peers/hostile_server.py (`echo` answers its argument back, `big` answers N MiB).
 
+Each case runs twice: on a connection that never sends `initialize` (the gateway's shared stateless
+upstream, which gives requests ids of its own), and on one that does, as `portcullis connect` relays a
+client's (a session with its own server child, ids passed through).
+
 For each case: the gateway's VmRSS after a warm-up call is the baseline; its peak (VmHWM) is reset to
 the current RSS (`/proc/PID/clear_refs` 5) just before the call; the figure is VmHWM after the answer
 minus the baseline, in MiB and as a multiple of the message size. The echo case moves the message
@@ -60,36 +64,57 @@ def measure(pid: int, sock, reader, rid: int, tool: str, arguments: dict, check)
             "rss_after_mib": round(status_kb(pid, "VmRSS") / 1024, 1)}
 
 
+def open_connection(info: dict, initialize: bool):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(120)
+    sock.connect(info["socket"])
+    reader = sock.makefile("rb", buffering=1 << 20)
+    sock.sendall(json.dumps({"portcullis": 1, "server": "hostile", "token": info["token"]}).encode() + b"\n")
+    assert json.loads(reader.readline()).get("ok") is True
+    if initialize:
+        sock.sendall(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "big-message", "version": "1"}}}).encode() + b"\n")
+        assert "result" in json.loads(reader.readline())
+        sock.sendall(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode() + b"\n")
+    return sock, reader
+
+
+def one_gateway(bin_path: Path, kind: str, case: str) -> dict:
+    """One case on one connection of `kind`, in a gateway of its own: the buffers an earlier case
+    freed, which glibc keeps, would otherwise be this one's baseline and hide its copies."""
+    payload = "q" * (SIZE_MIB * MIB)
+
+    def echoed(a):
+        assert a["result"]["content"][0]["text"] == "Echo: " + payload, "echoed intact"
+
+    def big(a):
+        assert len(a["result"]["content"][0]["text"]) == SIZE_MIB * MIB, "15 MiB result"
+
+    with tempfile.TemporaryDirectory(prefix="portcullis-big-") as tmp:
+        servers = {"hostile": {"command": sys.executable, "args": [str(HOSTILE)], "env": {}}}
+        gw, info = start_gateway(bin_path, Path(tmp), servers, {"hostile": {"version": "1", "default": "allow"}})
+        try:
+            sock, reader = open_connection(info, initialize=kind == "session")
+            if case == "argument_15mib_echoed":
+                figures = {f"{case}_{kind}": measure(gw.pid, sock, reader, 10, "echo", {"message": payload}, echoed)}
+            else:
+                figures = {f"{case}_{kind}": measure(gw.pid, sock, reader, 20, "big", {"mib": SIZE_MIB}, big)}
+            sock.close()
+        finally:
+            gw.stop()
+    return figures
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True, type=Path)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="portcullis-big-") as tmp:
-        servers = {"hostile": {"command": sys.executable, "args": [str(HOSTILE)], "env": {}}}
-        gw, info = start_gateway(args.bin, Path(tmp), servers, {"hostile": {"version": "1", "default": "allow"}})
-        try:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(120)
-            sock.connect(info["socket"])
-            reader = sock.makefile("rb", buffering=1 << 20)
-            sock.sendall(json.dumps({"portcullis": 1, "server": "hostile", "token": info["token"]}).encode() + b"\n")
-            assert json.loads(reader.readline()).get("ok") is True
-            payload = "q" * (SIZE_MIB * MIB)
-
-            def echoed(a):
-                assert a["result"]["content"][0]["text"] == "Echo: " + payload, "echoed intact"
-
-            def big(a):
-                assert len(a["result"]["content"][0]["text"]) == SIZE_MIB * MIB, "15 MiB result"
-
-            figures = {
-                "argument_15mib_echoed": measure(gw.pid, sock, reader, 10, "echo", {"message": payload}, echoed),
-                "result_15mib": measure(gw.pid, sock, reader, 20, "big", {"mib": SIZE_MIB}, big),
-            }
-            sock.close()
-        finally:
-            gw.stop()
+    figures = {}
+    for kind in ("stateless", "session"):
+        for case in ("argument_15mib_echoed", "result_15mib"):
+            figures.update(one_gateway(args.bin, kind, case))
     for case, f in figures.items():
         print(f"big message {case}: peak +{f['added_mib']} MiB over {f['baseline_mib']} MiB "
               f"({f['x_message']}x the {SIZE_MIB} MiB message), {f['seconds']} s, RSS after {f['rss_after_mib']} MiB")

@@ -16,23 +16,27 @@
 #      processes, from /proc/*/smaps_rollup: idle in the tray, a prompt shown, the main window on
 #      1,000 audit rows, that window closed again), src-tauri/tests/e2e/test_memory.py under Xvfb;
 #      the desktop packages, tauri-driver and the Selenium venv come from scripts/test-desktop.sh
+#   8. with --desktop-soak[=MINUTES]: the release app under mixed use for MINUTES (default 60), its
+#      memory idle in the tray after every round; fails on growth (src-tauri/tests/e2e/soak_desktop.py)
 #
-# Usage: scripts/bench.sh [--smoke] [--profile] [--desktop] [--no-criterion] [--no-e2e]
+# Usage: scripts/bench.sh [--smoke] [--profile] [--desktop] [--desktop-soak[=MINUTES]] [--no-criterion] [--no-e2e]
 # Figures: printed, and written to target/bench/{criterion.json,audit.json,e2e.json,profile/}.
 # The machine is shared: cargo waits for the build lock by itself; nothing here builds in parallel.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-smoke=0 profile=0 desktop=0 criterion=1 e2e=1
+smoke=0 profile=0 desktop=0 soak_minutes=0 criterion=1 e2e=1
 for arg in "$@"; do
     case "$arg" in
         --smoke) smoke=1 ;;
         --profile) profile=1 ;;
         --desktop) desktop=1 ;;
+        --desktop-soak) soak_minutes=60 ;;
+        --desktop-soak=*) soak_minutes="${arg#*=}" ;;
         --no-criterion) criterion=0 ;;
         --no-e2e) e2e=0 ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "bench: unknown argument $arg" >&2; exit 1 ;;
     esac
 done
@@ -110,14 +114,23 @@ if [[ $profile -eq 1 ]]; then
         --out "$out/profile"
 fi
 
-if [[ $desktop -eq 1 ]]; then
-    log "desktop footprint (release build)"
+if [[ $desktop -eq 1 || $soak_minutes != 0 ]]; then
+    log "the desktop app (release build)"
     npm --prefix ui ci --no-audit --no-fund --loglevel=error </dev/null
     npm --prefix ui run build
     cargo build --release -p portcullis-desktop --features tauri/custom-protocol
     [[ -x tests/.peers/desktop/bin/pytest ]] || { echo "bench: run scripts/test-desktop.sh once first (Selenium venv)" >&2; exit 1; }
-    PORTCULLIS_DESKTOP_BIN="$root/target/release/portcullis-desktop" PORTCULLIS_FOOTPRINT_OUT="$out/footprint.json" \
-        PORTCULLIS_SCREENSHOTS="$out/screenshots" \
+    export PORTCULLIS_DESKTOP_BIN="$root/target/release/portcullis-desktop" PORTCULLIS_BIN="$root/target/release/portcullis"
+fi
+if [[ $desktop -eq 1 ]]; then
+    log "desktop footprint (release build)"
+    PORTCULLIS_FOOTPRINT_OUT="$out/footprint.json" PORTCULLIS_SCREENSHOTS="$out/screenshots" \
         xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
         tests/.peers/desktop/bin/pytest -q -s -c src-tauri/tests/e2e/pytest.ini src-tauri/tests/e2e/test_memory.py
+fi
+if [[ $soak_minutes != 0 ]]; then
+    log "desktop soak, $soak_minutes minutes (release build)"
+    PORTCULLIS_SCREENSHOTS="$out/screenshots" xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
+        tests/.peers/desktop/bin/python src-tauri/tests/e2e/soak_desktop.py --minutes "$soak_minutes" \
+        --out "$out/desktop-soak.json"
 fi

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# The .deb tested by installing it (a CI step after the desktop tests): `dpkg -i` — which refuses
-# a package whose Depends are not installed — then checks that `portcullis` runs from PATH, that
-# the desktop entry and its icons are where the desktop menu looks, and that the installed app
-# starts under Xvfb with a D-Bus session, hosts the gateway and relays an MCP call through the
-# installed `portcullis connect` (tests/package/check_installed.py); then `dpkg --purge` and a
-# check that nothing is left. Needs root (or sudo) and the package from scripts/package.sh.
+# The packages from scripts/package.sh tested as a user meets them (a CI step after the desktop
+# tests). The .deb by installing it: `dpkg -i` — which refuses a package whose Depends are not
+# installed — then checks that `portcullis` runs from PATH, that the desktop entry and its icons
+# are where the desktop menu looks, and that the installed app starts under Xvfb with a D-Bus
+# session, hosts the gateway and relays an MCP call through the installed `portcullis connect`
+# (tests/package/check_installed.py); then `dpkg --purge` and a check that nothing is left.
+# Then the AppImage, with the .deb gone: an ELF file with the AppImage type 2 magic and a
+# squashfs at its `--appimage-offset`; `--appimage-extract` yields the AppDir (AppRun, the desktop
+# entry, the icon, .DirIcon, the .deb's own binaries); the CLI inside answers `--version` through
+# a `portcullis` symlink to the AppImage (first start unpacking into the cache, second start
+# reusing it, both timed); and the AppImage starts the app under Xvfb, which hosts the gateway
+# and relays a call through that symlink (the same check_installed.py). Needs root (or sudo).
 #
-#   DEB=FILE   the package to test (default: the newest in target/release/bundle/deb/)
+#   DEB=FILE             the package to test (default: the newest in target/release/bundle/deb/)
+#   APPIMAGE_FILE=FILE   the AppImage (default: the newest in target/release/bundle/appimage/)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -20,6 +27,9 @@ sudo=""
 
 deb="${DEB:-$(ls -t target/release/bundle/deb/*.deb 2>/dev/null | head -1)}"
 [[ -f "$deb" ]] || fail "no .deb: build it with bash scripts/package.sh"
+appimage="${APPIMAGE_FILE:-$(ls -t target/release/bundle/appimage/*.AppImage 2>/dev/null | head -1)}"
+[[ -f "$appimage" ]] || fail "no AppImage: build it with bash scripts/package.sh"
+appimage="$(realpath "$appimage")"
 pkg="$(dpkg-deb --field "$deb" Package)"
 printf 'package test: %s (%s, %s KiB installed)\n' "$deb" "$pkg" "$(dpkg-deb --field "$deb" Installed-Size)"
 
@@ -32,6 +42,11 @@ for f in /usr/bin/portcullis /usr/bin/portcullis-desktop; do
 done
 
 scratch="$(mktemp -d)"
+# A HOME of its own for the apps: WebKit's caches, the app's defaults and the AppImage's
+# extraction stay out of the machine's.
+mkdir -p "$scratch/home"
+home_env=(HOME="$scratch/home" XDG_CONFIG_HOME="$scratch/home/.config" XDG_DATA_HOME="$scratch/home/.local/share"
+    XDG_CACHE_HOME="$scratch/home/.cache")
 purge() {
     $sudo dpkg --purge "$pkg" >/dev/null 2>&1 || true
     rm -rf "$scratch"
@@ -51,24 +66,24 @@ portcullis serve --help | grep -q -- "--listen" || fail "the installed portculli
 step "desktop entry and icons"
 entry="$(dpkg -L "$pkg" | grep '^/usr/share/applications/.*\.desktop$' || true)"
 [[ -n "$entry" && -f "$entry" ]] || fail "no desktop entry in /usr/share/applications"
-grep -qx 'Type=Application' "$entry" || fail "$entry: no Type=Application"
-grep -qx 'Name=Portcullis' "$entry" || fail "$entry: no Name=Portcullis"
-exec_bin="$(sed -n 's/^Exec=\([^ ]*\).*/\1/p' "$entry")"
+check_entry() { # ENTRY ICON_ROOT: the entry names the app, runs, and its icons are under ICON_ROOT
+    local entry=$1 icons=$2 size
+    grep -qx 'Type=Application' "$entry" || fail "$entry: no Type=Application"
+    grep -qx 'Name=Portcullis' "$entry" || fail "$entry: no Name=Portcullis"
+    exec_bin="$(sed -n 's/^Exec=\([^ ]*\).*/\1/p' "$entry")"
+    icon="$(sed -n 's/^Icon=//p' "$entry")"
+    for size in 32x32 128x128 256x256@2; do
+        [[ -f "$icons/hicolor/$size/apps/$icon.png" ]] || fail "no $size icon $icons/hicolor/$size/apps/$icon.png"
+    done
+    if command -v desktop-file-validate >/dev/null; then desktop-file-validate "$entry"; fi
+    echo "$entry: Exec=$exec_bin Icon=$icon (32, 128, 256 px)"
+}
+check_entry "$entry" /usr/share/icons
 [[ -x "$(command -v "$exec_bin")" ]] || fail "$entry: Exec=$exec_bin does not run"
-icon="$(sed -n 's/^Icon=//p' "$entry")"
-for size in 32x32 128x128 256x256@2; do
-    [[ -f "/usr/share/icons/hicolor/$size/apps/$icon.png" ]] || fail "no $size icon /usr/share/icons/hicolor/$size/apps/$icon.png"
-done
-if command -v desktop-file-validate >/dev/null; then desktop-file-validate "$entry"; fi
-echo "$entry: Exec=$exec_bin Icon=$icon (32, 128, 256 px)"
 
 step "the installed app under Xvfb: starts, hosts the gateway, relays a call"
-# A HOME of its own: WebKit's caches and the app's defaults stay out of the machine's.
-mkdir -p "$scratch/home"
-HOME="$scratch/home" XDG_CONFIG_HOME="$scratch/home/.config" XDG_DATA_HOME="$scratch/home/.local/share" \
-    XDG_CACHE_HOME="$scratch/home/.cache" \
-    xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
-    python3 tests/package/check_installed.py "$scratch/run" "$root/demo/notes_server.py"
+under_xvfb() { env "${home_env[@]}" xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$@"; }
+under_xvfb python3 tests/package/check_installed.py "$scratch/run" "$root/demo/notes_server.py"
 
 step "dpkg --purge leaves nothing behind"
 $sudo dpkg --purge "$pkg"
@@ -76,5 +91,60 @@ for f in /usr/bin/portcullis /usr/bin/portcullis-desktop "$entry"; do
     [[ ! -e $f ]] || fail "$f is still there after the purge"
 done
 trap 'rm -rf "$scratch"' EXIT
+
+step "AppImage: an ELF file with the type 2 magic, a squashfs at its offset"
+printf 'package test: %s (%s bytes)\n' "$appimage" "$(stat -c %s "$appimage")"
+bytes() { od -An -tx1 -j "$2" -N "$3" "$1" | tr -d ' \n'; } # FILE OFFSET COUNT, in hex
+[[ "$(bytes "$appimage" 0 4)" == 7f454c46 ]] || fail "$appimage is not an ELF file"
+[[ "$(bytes "$appimage" 8 3)" == 414902 ]] || fail "$appimage has no AppImage type 2 magic (AI\\x02 at offset 8)"
+offset="$("$appimage" --appimage-offset)"
+[[ "$(bytes "$appimage" "$offset" 4)" == 68737173 ]] || fail "no squashfs (hsqs) at --appimage-offset $offset"
+printf "ELF, AI\\\\x02, squashfs at %s\n" "$offset"
+
+step "AppImage: --appimage-extract yields the AppDir"
+mkdir "$scratch/extract" "$scratch/deb"
+(cd "$scratch/extract" && "$appimage" --appimage-extract >/dev/null)
+appdir="$scratch/extract/squashfs-root"
+[[ -x $appdir/AppRun ]] || fail "the AppDir has no executable AppRun"
+top_entries=("$appdir"/*.desktop)
+[[ -f ${top_entries[0]} ]] || fail "the AppDir has no desktop entry at its top"
+check_entry "${top_entries[0]}" "$appdir/usr/share/icons"
+[[ -f "$appdir/$icon.png" && "$(realpath "$appdir/.DirIcon")" == "$appdir/$icon.png" ]] || fail "no $icon.png and .DirIcon at the AppDir's top"
+dpkg-deb -x "$deb" "$scratch/deb"
+for f in usr/bin/portcullis-desktop usr/bin/portcullis; do
+    cmp -s "$appdir/$f" "$scratch/deb/$f" || fail "the AppImage's $f is not the .deb's"
+done
+echo "AppRun, $(basename "${top_entries[0]}"), $icon.png, .DirIcon, and the .deb's two binaries"
+
+step "AppImage: the CLI inside, through a portcullis symlink to it"
+mkdir "$scratch/bin"
+ln -s "$appimage" "$scratch/bin/portcullis"
+ms() { echo $(($(date +%s%N) / 1000000)); }
+t0=$(ms)
+first="$(env "${home_env[@]}" "$scratch/bin/portcullis" --version)"
+t1=$(ms)
+second="$(env "${home_env[@]}" "$scratch/bin/portcullis" --version)"
+t2=$(ms)
+[[ "$first" == "portcullis $(dpkg-deb --field "$deb" Version)" && "$second" == "$first" ]] ||
+    fail "the AppImage's portcullis --version says '$first', then '$second'"
+cache="$scratch/home/.cache/portcullis-appimage"
+[[ "$(stat -c %a "$cache")" == 700 && "$(ls -A "$cache" | wc -l)" == 1 ]] || fail "$cache: not one private extraction: $(ls -lA "$cache")"
+echo "$first: first start (unpacks into the cache) $((t1 - t0)) ms, second start $((t2 - t1)) ms"
+
+step "AppImage: a client installed from it launches the AppImage, whose AppRun hands connect to the CLI"
+mkdir -p "$scratch/clients-home/.cursor"
+echo '{"mcpServers": {"notes": {"command": "python3", "args": ["notes.py"]}}}' >"$scratch/clients-home/.cursor/mcp.json"
+env "${home_env[@]}" "$appimage" clients install cursor --yes --home "$scratch/clients-home" \
+    --config "$scratch/clients-home/portcullis.json" --data-dir "$scratch/clients-data" >/dev/null
+python3 - "$scratch/clients-home/.cursor/mcp.json" "$appimage" <<'PY' || fail "the client does not launch the AppImage"
+import json, sys
+entry = json.load(open(sys.argv[1]))["mcpServers"]["notes"]
+assert entry["command"] == sys.argv[2] and entry["args"][:2] == ["connect", "notes"], entry
+PY
+env "${home_env[@]}" "$appimage" connect --help | grep -q "Relay stdio" || fail "the AppImage does not run 'connect' as the CLI"
+
+step "AppImage under Xvfb: starts the app, hosts the gateway, relays a call"
+under_xvfb python3 tests/package/check_installed.py "$scratch/run-appimage" "$root/demo/notes_server.py" \
+    "$appimage" "$scratch/bin/portcullis"
 
 step "passed ($((SECONDS - started)) s)"

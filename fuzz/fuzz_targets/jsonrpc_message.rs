@@ -28,8 +28,9 @@ fuzz_target!(|data: &[u8]| {
     if msg.method() == Some(method::TOOLS_CALL) {
         if let Ok(params) = msg.params::<ToolCallParams>() {
             let _ = (params.progress_token(), params.is_modern());
-            if let Some(arguments) = &params.arguments {
-                check_canonical(arguments);
+            if let Some(arguments) = msg.arguments() {
+                let arguments: Value = serde_json::from_slice(&arguments).expect("accepted arguments are JSON");
+                check_canonical(&arguments);
             }
         }
     }

@@ -112,7 +112,10 @@ fn read_gateway(msg: &Message) -> Reading {
     };
     let call = match &kind {
         RKind::Request { method: m, .. } if m == method::TOOLS_CALL => match msg.params::<ToolCallParams>() {
-            Ok(p) => Some((p.name, p.arguments.filter(|a| !a.is_null()))),
+            Ok(p) => Some((
+                p.name,
+                msg.arguments().and_then(|a| serde_json::from_slice::<serde_json::Value>(&a).ok()),
+            )),
             Err(e) => Some((format!("<params refused: {e}>"), None)),
         },
         _ => None,

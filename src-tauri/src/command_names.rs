@@ -33,7 +33,6 @@ pub const COMMANDS: &[&str] = &[
     "list_changed_tools",
     "accept_tool",
     "generate_policy",
-    "prompt_painted",
     "list_clients",
     "preview_client_install",
     "install_client",

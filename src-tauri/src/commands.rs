@@ -10,7 +10,6 @@ pub mod clients;
 pub mod first_run;
 pub mod pins;
 pub mod policy;
-pub mod prompt;
 pub mod servers;
 pub mod settings;
 pub mod starter;

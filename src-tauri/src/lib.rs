@@ -30,6 +30,7 @@ mod settings;
 pub mod startup;
 mod takeover;
 pub mod tray;
+pub mod webkit;
 pub mod windows;
 
 use std::sync::Arc;
@@ -78,7 +79,7 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
         .manage(host)
         .manage(Arc::new(Notifier::default()))
         .manage(startup::Serving::default())
-        .manage(windows::PromptWarmup::default())
+        .manage(windows::PromptLinger::default())
         .invoke_handler(tauri::generate_handler![
             commands::approvals::list_approvals,
             commands::approvals::decide_approval,
@@ -109,7 +110,6 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::pins::list_changed_tools,
             commands::pins::accept_tool,
             commands::starter::generate_policy,
-            commands::prompt::prompt_painted,
             commands::clients::list_clients,
             commands::clients::preview_client_install,
             commands::clients::install_client,
@@ -119,10 +119,11 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
             commands::first_run::try_held_call,
         ])
         .on_window_event(|window, event| {
-            // The prompt is hidden, never destroyed: it must appear at once for the next call.
+            // Closing the prompt hides it (the calls stay pending, in the tray); it lingers for
+            // the next call and frees its web view later.
             if let (windows::PROMPT, WindowEvent::CloseRequested { api, .. }) = (window.label(), event) {
                 api.prevent_close();
-                let _ = window.hide();
+                windows::hide_prompt(window.app_handle());
             }
         })
 }
@@ -143,7 +144,6 @@ fn setup<R: Runtime>(app: &AppHandle<R>, show_main: bool) {
         }
         Err(e) => tracing::warn!(error = %e, "no tray icon; use the windows"),
     }
-    windows::warm_prompt(app);
     startup::spawn(app.clone());
     quit_on_signal(app.clone());
     if show_main {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use portcullis_config::autostart::{self, AutostartError, Kind, Launch, Status};
-use portcullis_config::paths::Environment;
+use portcullis_config::paths::{self, Environment};
 use serde::{Deserialize, Serialize};
 
 pub(crate) const SETTINGS_FILE: &str = "desktop-settings.json";
@@ -147,7 +147,7 @@ impl Autostart {
         if !enabled {
             return autostart::uninstall(self.env.as_ref()).map(drop);
         }
-        let program = std::env::current_exe().map_err(|source| AutostartError::Io {
+        let program = paths::launchable(std::env::current_exe(), self.env.as_ref()).map_err(|source| AutostartError::Io {
             path: PathBuf::from("the app's own path"),
             source,
         })?;

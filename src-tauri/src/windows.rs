@@ -1,11 +1,12 @@
-//! The two windows: `main` (tabs; created when first opened, destroyed when closed, so an idle
-//! app holds no main web view) and `prompt` (created hidden at start so it appears at once,
-//! hidden rather than closed).
+//! The two windows, neither created at start, so an app idle in the tray holds no web view:
+//! `main` (tabs; created when opened, destroyed when closed) and `prompt` (created for the first
+//! held call, hidden when nothing is pending, and destroyed after [`PROMPT_LINGER`] hidden).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use serde::Serialize;
-use tauri::{AppHandle, Emitter, Manager, PhysicalPosition, Runtime, WebviewUrl, WebviewWindowBuilder};
+use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
 
 pub const MAIN: &str = "main";
 pub const PROMPT: &str = "prompt";
@@ -33,69 +34,59 @@ pub fn prompt_action(pending: usize, new_request: bool) -> PromptAction {
 pub fn apply_prompt<R: Runtime>(app: &AppHandle<R>, action: PromptAction) {
     match action {
         PromptAction::ShowAndFocus => show_prompt(app),
-        PromptAction::Hide => {
-            if let Some(w) = app.get_webview_window(PROMPT) {
-                let _ = w.hide();
-            }
-        }
+        PromptAction::Hide => hide_prompt(app),
         PromptAction::Keep => {}
     }
 }
 
-/// Whether the prompt is being shown off screen for its first paint (see [`warm_prompt`]).
+/// How long a hidden prompt keeps its web view: a burst of held calls reuses it (tens of ms to
+/// paint), and a prompt idle for longer gives its web process back (~70–100 MiB of PSS).
+pub const PROMPT_LINGER: Duration = Duration::from_secs(30);
+
+/// Counts the prompt's shows and hides, so that a release scheduled by a hide is dropped when
+/// the prompt was shown again in the meantime.
 #[derive(Default)]
-pub struct PromptWarmup(AtomicBool);
-
-/// WebKit sets up rendering the first time a web view is shown, which made the first prompt
-/// take 0.5–2.8 s to paint under Xvfb (later ones: tens of ms). So the app shows the prompt once
-/// at start, off screen, and hides it when the page reports its first paint
-/// ([`prompt_painted`]). Only on X11, where a window may be placed off screen; on Wayland the
-/// compositor places windows, and a prompt flashing at start would be worse than a slow first one.
-pub fn warm_prompt<R: Runtime>(app: &AppHandle<R>) {
-    let on_x11 = std::env::var_os("DISPLAY").is_some() && std::env::var_os("WAYLAND_DISPLAY").is_none();
-    let (Some(w), true) = (app.get_webview_window(PROMPT), on_x11) else {
-        return;
-    };
-    app.state::<PromptWarmup>().0.store(true, Ordering::SeqCst);
-    let shown = w
-        .set_position(PhysicalPosition::new(-20_000, -20_000))
-        .and_then(|()| w.show());
-    if let Err(e) = shown {
-        tracing::debug!(error = %e, "prompt warm-up skipped");
-        end_warmup(app);
-    }
-}
-
-/// The prompt page painted: a warm-up show ends (unless a real call showed it meanwhile).
-pub fn prompt_painted<R: Runtime>(app: &AppHandle<R>) {
-    if !app.state::<PromptWarmup>().0.load(Ordering::SeqCst) {
-        return;
-    }
-    if let Some(w) = app.get_webview_window(PROMPT) {
-        let _ = w.hide();
-    }
-    end_warmup(app);
-}
-
-/// Puts the prompt back where a person expects it, once.
-fn end_warmup<R: Runtime>(app: &AppHandle<R>) {
-    if app.state::<PromptWarmup>().0.swap(false, Ordering::SeqCst) {
-        if let Some(w) = app.get_webview_window(PROMPT) {
-            let _ = w.center();
-        }
-    }
-}
+pub struct PromptLinger(AtomicU64);
 
 pub fn show_prompt<R: Runtime>(app: &AppHandle<R>) {
-    let Some(w) = app.get_webview_window(PROMPT) else {
-        tracing::error!("the prompt window is missing");
-        return;
-    };
-    end_warmup(app);
-    let shown = w.show().and_then(|()| w.unminimize()).and_then(|()| w.set_focus());
-    if let Err(e) = shown {
+    if let Err(e) = try_show_prompt(app, None) {
         tracing::warn!(error = %e, "cannot show the prompt");
     }
+}
+
+fn try_show_prompt<R: Runtime>(app: &AppHandle<R>, call: Option<&str>) -> tauri::Result<()> {
+    app.state::<PromptLinger>().0.fetch_add(1, Ordering::SeqCst);
+    let w = match app.get_webview_window(PROMPT) {
+        Some(w) => w,
+        None => {
+            let url = call.map_or_else(|| "prompt.html".to_owned(), |id| format!("prompt.html?call={}", query_value(id)));
+            build_from_config(app, PROMPT, Some(url))?
+        }
+    };
+    w.show()?;
+    w.unminimize()?;
+    w.set_focus()
+}
+
+/// Hides the prompt, and frees its web view once it has stayed hidden for [`PROMPT_LINGER`]
+/// with nothing pending (the page reads the queue afresh when it is built again).
+pub fn hide_prompt<R: Runtime>(app: &AppHandle<R>) {
+    let Some(w) = app.get_webview_window(PROMPT) else {
+        return;
+    };
+    let _ = w.hide();
+    let generation = app.state::<PromptLinger>().0.fetch_add(1, Ordering::SeqCst) + 1;
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(PROMPT_LINGER).await;
+        let still_hidden = app.state::<PromptLinger>().0.load(Ordering::SeqCst) == generation;
+        if let (true, Some(w)) = (still_hidden, app.get_webview_window(PROMPT)) {
+            if !w.is_visible().unwrap_or(true) {
+                tracing::debug!("the prompt stayed hidden: freeing its web view");
+                let _ = w.destroy();
+            }
+        }
+    });
 }
 
 /// The app's own event to the prompt (beside the gateway's): show this queued call.
@@ -106,7 +97,15 @@ pub struct ShowApproval {
 
 /// Shows the prompt on the call `id` (its tray entry or notification was clicked).
 pub fn show_prompt_on<R: Runtime>(app: &AppHandle<R>, id: &str) {
-    show_prompt(app);
+    let existed = app.get_webview_window(PROMPT).is_some();
+    if let Err(e) = try_show_prompt(app, Some(id)) {
+        tracing::warn!(error = %e, "cannot show the prompt");
+        return;
+    }
+    // A prompt built just now was told the call in its address.
+    if !existed {
+        return;
+    }
     if let Err(e) = app.emit_to(PROMPT, "ShowApproval", ShowApproval { id: id.to_owned() }) {
         tracing::warn!(error = %e, "cannot point the prompt at a call");
     }
@@ -122,24 +121,40 @@ pub fn show_main<R: Runtime>(app: &AppHandle<R>, tab: Option<&str>) {
 fn try_show_main<R: Runtime>(app: &AppHandle<R>, tab: Option<&str>) -> tauri::Result<()> {
     let window = match app.get_webview_window(MAIN) {
         Some(w) => w,
-        None => {
-            let mut config = app
-                .config()
-                .app
-                .windows
-                .iter()
-                .find(|w| w.label == MAIN)
-                .cloned()
-                .ok_or_else(|| tauri::Error::WindowNotFound)?;
-            if let Some(tab) = tab {
-                config.url = WebviewUrl::App(format!("index.html?tab={tab}").into());
-            }
-            WebviewWindowBuilder::from_config(app, &config)?.build()?
-        }
+        None => build_from_config(app, MAIN, tab.map(|tab| format!("index.html?tab={}", query_value(tab))))?,
     };
     window.show()?;
     window.unminimize()?;
     window.set_focus()
+}
+
+/// Builds the window `label` as tauri.conf.json describes it (neither is created at start),
+/// on `url` instead of its page when given.
+fn build_from_config<R: Runtime>(app: &AppHandle<R>, label: &str, url: Option<String>) -> tauri::Result<WebviewWindow<R>> {
+    let mut config = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|w| w.label == label)
+        .cloned()
+        .ok_or(tauri::Error::WindowNotFound)?;
+    if let Some(url) = url {
+        config.url = WebviewUrl::App(url.into());
+    }
+    WebviewWindowBuilder::from_config(app, &config)?.build()
+}
+
+/// `value` as a query-string value: ids and tab names are plain, but nothing may change the
+/// address they are put in.
+fn query_value(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => char::from(b).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// After the gateway recovered from a failed start: views reload and read it afresh.

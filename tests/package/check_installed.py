@@ -4,7 +4,10 @@ the app from /usr/bin starts on a scratch config, opens its main window, hosts t
 (gateway.json appears, GET /control/status answers), and an MCP client reaches a server through
 the installed `portcullis connect`. Standard library only; every wait is bounded.
 
-    check_installed.py SCRATCH_DIR NOTES_SERVER_PY"""
+    check_installed.py SCRATCH_DIR NOTES_SERVER_PY [APP CLI]
+
+APP and CLI default to the .deb's /usr/bin/portcullis-desktop and /usr/bin/portcullis; for the
+AppImage they are the AppImage itself and a `portcullis` symlink to it."""
 
 from __future__ import annotations
 
@@ -45,7 +48,7 @@ def main_window_shown() -> bool:
     return any('"Portcullis":' in line for line in tree.splitlines())
 
 
-def mcp_through_connect(data: Path) -> str:
+def mcp_through_connect(cli: str, data: Path) -> str:
     """initialize, initialized and tools/call list_notes through `portcullis connect notes`."""
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -53,7 +56,7 @@ def mcp_through_connect(data: Path) -> str:
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_notes", "arguments": {}}},
     ]
-    relay = subprocess.Popen([CLI, "connect", "notes", "--data-dir", str(data)], stdin=subprocess.PIPE,
+    relay = subprocess.Popen([cli, "connect", "notes", "--data-dir", str(data)], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for msg in lines:
@@ -72,6 +75,7 @@ def mcp_through_connect(data: Path) -> str:
 
 def main() -> int:
     scratch, notes_server = Path(sys.argv[1]), sys.argv[2]
+    app_bin, cli = sys.argv[3:5] if len(sys.argv) == 5 else (APP, CLI)
     data = scratch / "data"
     (scratch / "policies").mkdir(parents=True, exist_ok=True)
     (scratch / "policies/notes.json").write_text(json.dumps({"version": "1", "default": "allow"}))
@@ -81,7 +85,7 @@ def main() -> int:
         "mcpServers": {"notes": {"command": "python3", "args": [notes_server, str(scratch / "notes")]}},
     }))
     started = time.monotonic()
-    app = subprocess.Popen([APP, "--config", str(config), "--data-dir", str(data), "--show"],
+    app = subprocess.Popen([app_bin, "--config", str(config), "--data-dir", str(data), "--show"],
                            stdout=open(scratch / "app.log", "w"), stderr=subprocess.STDOUT, start_new_session=True)
     try:
         info = wait_until(lambda: app.poll() is None and gateway_info(data) or app.poll() is not None, START_WAIT,
@@ -89,16 +93,16 @@ def main() -> int:
         if app.poll() is not None:
             raise SystemExit(f"check_installed: the app exited {app.returncode}:\n{(scratch / 'app.log').read_text()}")
         assert info["pid"] == app.pid, f"gateway.json names pid {info['pid']}, not the app's {app.pid}"
-        print(f"check_installed: gateway up in {time.monotonic() - started:.1f} s at {info['url']}")
+        print(f"check_installed: {app_bin}: gateway up in {time.monotonic() - started:.1f} s at {info['url']}")
         req = urllib.request.Request(f"{info['url']}/control/status", headers={"Authorization": f"Bearer {info['token']}"})
         with urllib.request.urlopen(req, timeout=10) as resp:
             status = json.loads(resp.read())
         assert status["audit"]["ok"] is True, status
         wait_until(main_window_shown, 30, "the main window on the X display")
         print("check_installed: main window on screen")
-        text = mcp_through_connect(data)
+        text = mcp_through_connect(cli, data)
         assert text == "no notes yet", f"list_notes through the installed connect answered {text!r}"
-        print("check_installed: an MCP call through /usr/bin/portcullis connect reached the server")
+        print(f"check_installed: an MCP call through {cli} connect reached the server")
     finally:
         if app.poll() is None:
             os.kill(app.pid, signal.SIGTERM)

@@ -15,8 +15,8 @@ backend
   .getSettings()
   .then((s) => applyTheme(s.theme))
   .catch(() => {});
-// The prompt stays open (hidden) for the app's life: it follows a theme chosen meanwhile.
+// The prompt may stay open (hidden) a while: it follows a theme chosen meanwhile.
 void backend.on('SettingsChanged', (s) => applyTheme(s.theme)).catch(() => {});
-mount(Prompt, { target: document.getElementById('app')!, props: { backend } });
-// Two frames: the first is scheduled before the paint, the second after it.
-requestAnimationFrame(() => requestAnimationFrame(() => void backend.promptPainted().catch(() => {})));
+// The app builds the prompt for a call (a notification or the tray named it): show that one first.
+const call = new URLSearchParams(location.search).get('call') ?? undefined;
+mount(Prompt, { target: document.getElementById('app')!, props: { backend, call } });

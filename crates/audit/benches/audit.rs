@@ -49,6 +49,7 @@ fn new_decision(i: u64) -> NewDecision {
         reason: None,
         wait_ms: None,
         request_id: Some(i.to_string()),
+        arguments_text: None,
         original_arguments: None,
         extra_redact_keys: Vec::new(),
     }

@@ -77,7 +77,8 @@
 //! * A `record` callback receives `Ok(id)` only after the transaction holding the row has
 //!   committed; anything else it receives is an error, and the row must be treated as not written
 //!   (the gateway then fails closed).
-//! * Unredacted arguments never reach SQLite: the writer stores only [`redact()`]'s output.
+//! * Unredacted arguments never reach SQLite: the writer stores [`redact()`]'s output, or the
+//!   client's own text of the arguments when [`needs_redaction`] finds nothing in them to hide.
 //! * A row's `outcome` is written at most once; later completions fail with
 //!   [`AuditError::AlreadyCompleted`].
 //! * The writer thread does not stop on errors or panicking callbacks. After an error that a new
@@ -106,7 +107,8 @@ mod redact;
 mod store;
 mod writer;
 
-#[cfg(test)]
+// The faults are made with Unix file modes and mounts.
+#[cfg(all(test, unix))]
 mod fault_tests;
 #[cfg(test)]
 mod tests;
@@ -114,6 +116,6 @@ mod tests;
 pub use error::AuditError;
 pub use health::{AuditFault, FaultKind, HealthListener};
 pub use record::{AuditRow, DecidedBy, Decision, NewDecision, Outcome, UnknownValue};
-pub use redact::{is_secret_key, redact, REDACTED, SECRET_WORDS};
+pub use redact::{is_secret_key, needs_redaction, redact, redacted_json, REDACTED, SECRET_WORDS};
 pub use store::{AuditFilter, AuditStore};
 pub use writer::{AuditWriter, CompleteDone, RecordDone};

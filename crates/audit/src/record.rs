@@ -143,6 +143,10 @@ pub struct NewDecision {
     pub tool: String,
     /// The call's arguments, UNREDACTED; the store redacts before writing.
     pub arguments: serde_json::Value,
+    /// `arguments` exactly as the client wrote them, when the gateway has them (a slice of the
+    /// message, no copy). Stored as they are when nothing in them is redacted, so a large call's
+    /// arguments are not written out again; else the redacted `arguments` are encoded.
+    pub arguments_text: Option<bytes::Bytes>,
     /// Keyed digest (`hmac-sha256:`) of the canonical, unredacted arguments, computed by the gateway
     /// with the install's key so a redacted value cannot be recovered by hashing guesses.
     pub arguments_digest: String,

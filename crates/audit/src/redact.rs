@@ -12,6 +12,9 @@
 //! Both are replaced with [`REDACTED`]. The arguments digest is computed by the gateway before
 //! redaction, keyed, so it identifies a call without giving its values back.
 
+use std::borrow::Cow;
+
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value};
 
 /// The text that replaces a redacted value.
@@ -124,8 +127,71 @@ fn redact_value(value: &Value, extra: &[String]) -> Value {
             Value::Object(out)
         }
         Value::Array(items) => Value::Array(items.iter().map(|v| redact_value(v, extra)).collect()),
-        Value::String(text) => Value::String(redact_urls(text, extra)),
+        Value::String(text) => Value::String(redact_urls(text, extra).into_owned()),
         scalar => scalar.clone(),
+    }
+}
+
+/// The JSON text of [`redact`]`(arguments, extra_keys)`, written in one pass with no redacted
+/// copy of the value in between (a large call's arguments are not held twice). The same text
+/// `serde_json::to_string(&redact(..))` gives.
+pub fn redacted_json(arguments: &Value, extra_keys: &[String]) -> serde_json::Result<String> {
+    let extra: Vec<String> = extra_keys.iter().map(|k| normalize(k)).collect();
+    serde_json::to_string(&Redacting {
+        value: arguments,
+        extra: &extra,
+    })
+}
+
+/// Whether [`redact`] would change anything in `arguments`. Reads without copying, so arguments
+/// with nothing to hide can be stored as the text they came in.
+pub fn needs_redaction(arguments: &Value, extra_keys: &[String]) -> bool {
+    let extra: Vec<String> = extra_keys.iter().map(|k| normalize(k)).collect();
+    has_secret(arguments, &extra)
+}
+
+fn has_secret(value: &Value, extra: &[String]) -> bool {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .any(|(key, child)| is_secret(key, extra) || has_secret(child, extra)),
+        Value::Array(items) => items.iter().any(|item| has_secret(item, extra)),
+        Value::String(text) => matches!(redact_urls(text, extra), Cow::Owned(_)),
+        _ => false,
+    }
+}
+
+/// A value serialized as its redaction (see [`redacted_json`]).
+struct Redacting<'a> {
+    value: &'a Value,
+    extra: &'a [String],
+}
+
+impl Serialize for Redacting<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let extra = self.extra;
+        match self.value {
+            Value::Object(map) => {
+                let mut out = s.serialize_map(Some(map.len()))?;
+                for (key, child) in map {
+                    if is_secret(key, extra) {
+                        out.serialize_entry(key, REDACTED)?;
+                    } else {
+                        out.serialize_entry(key, &Redacting { value: child, extra })?;
+                    }
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    out.serialize_element(&Redacting { value: item, extra })?;
+                }
+                out.end()
+            }
+            Value::String(text) => s.serialize_str(&redact_urls(text, extra)),
+            scalar => scalar.serialize(s),
+        }
     }
 }
 
@@ -218,9 +284,10 @@ fn normalize(key: &str) -> String {
 
 /// Redacts credentials in every URL inside `text`: a URL is `scheme://` (a letter, then letters,
 /// digits, `+`, `-`, `.`) up to the next whitespace, quote, `<`, `>` or backtick.
-fn redact_urls(text: &str, extra: &[String]) -> String {
+/// Borrowed when nothing in `text` is redacted.
+fn redact_urls<'t>(text: &'t str, extra: &[String]) -> Cow<'t, str> {
     if !text.contains("://") {
-        return text.to_owned();
+        return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -245,7 +312,11 @@ fn redact_urls(text: &str, extra: &[String]) -> String {
         rest = &rest[end..];
     }
     out.push_str(rest);
-    out
+    if out == text {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(out)
+    }
 }
 
 /// `rest` is a URL after `scheme://`: authority, then path, query and fragment.
@@ -335,6 +406,22 @@ fn percent_decoded(name: &str) -> String {
 mod tests {
     use rstest::rstest;
     use serde_json::json;
+
+    /// The one-pass encoding is the encoding of the redacted value, and the check agrees with it.
+    #[rstest]
+    #[case(json!({"a": 1, "b": [true, null, 1.5, "x"], "c": {"d": "e"}}), false)]
+    #[case(json!({"user": "me", "api_key": "k", "nested": [{"Password": "p"}]}), true)]
+    #[case(json!({"link": "see https://h.example/p?access_token=abc&page=2 now"}), true)]
+    #[case(json!({"link": "see https://h.example/p?page=2 now"}), false)]
+    #[case(json!({"x-tenant": "acme"}), true)]
+    #[case(json!(["https://u:pw@h.example", 7]), true)]
+    fn redacted_json_is_the_redaction_encoded_and_needs_redaction_agrees(#[case] value: Value, #[case] hides: bool) {
+        let extra = vec!["X_Tenant".to_owned()];
+        let redacted = redact(&value, &extra);
+        assert_eq!(redacted_json(&value, &extra).unwrap(), serde_json::to_string(&redacted).unwrap());
+        assert_eq!(needs_redaction(&value, &extra), hides, "{value}");
+        assert_eq!(redacted != value, hides, "{value}");
+    }
 
     use super::*;
 

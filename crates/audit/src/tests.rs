@@ -32,6 +32,7 @@ pub(crate) fn sample(server: &str, tool: &str, decision: Decision, time_ms: i64)
         reason: None,
         wait_ms: None,
         request_id: Some(time_ms.to_string()),
+        arguments_text: None,
         original_arguments: None,
         extra_redact_keys: Vec::new(),
     }
@@ -106,6 +107,39 @@ fn unredacted_secrets_never_reach_the_file() {
         !bytes.windows(needle.len()).any(|w| w == needle),
         "a secret value was written to disk"
     );
+}
+
+/// The arguments' own text goes to the database as it came when nothing in it is redacted (no
+/// second copy of a large call); with a secret in it, only the redaction is written.
+#[test]
+fn the_client_text_is_stored_as_sent_only_when_nothing_in_it_is_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let writer = AuditWriter::open(&path).unwrap();
+    let stored = |text: &'static str| {
+        let mut row = sample("db", "query", Decision::Allowed, 1);
+        row.arguments = serde_json::from_str(text).unwrap();
+        row.arguments_text = Some(bytes::Bytes::from_static(text.as_bytes()));
+        let id = writer.record_blocking(row).unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.query_row("SELECT arguments FROM decisions WHERE id = ?1", [id], |r| r.get::<_, String>(0))
+            .unwrap()
+    };
+    let plain = r#"{ "n": 100000000000000000001, "q": "\u0041 b" }"#;
+    assert_eq!(stored(plain), plain, "every digit and escape as the client wrote them");
+    let secret = r#"{"sql": "select 1", "password": "hunter2-unique-marker"}"#;
+    assert_eq!(stored(secret), r#"{"sql":"select 1","password":"[redacted]"}"#);
+    let escaped = r#"{"p\u0061ssword": "hunter2-unique-marker"}"#;
+    assert_eq!(stored(escaped), r#"{"password":"[redacted]"}"#, "the key as a reader sees it");
+    let url = r#"{"u": "https://me:hunter2-unique-marker@example.com/x"}"#;
+    assert_eq!(stored(url), r#"{"u":"https://me:[redacted]@example.com/x"}"#);
+    drop(writer);
+    let mut bytes = std::fs::read(&path).unwrap();
+    if let Ok(wal) = std::fs::read(dir.path().join("audit.db-wal")) {
+        bytes.extend(wal);
+    }
+    let needle = b"hunter2-unique-marker";
+    assert!(!bytes.windows(needle.len()).any(|w| w == needle), "a secret value was written to disk");
 }
 
 #[test]

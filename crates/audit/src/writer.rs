@@ -34,7 +34,7 @@ use crate::connection::{self, Target, BUSY_TIMEOUT};
 use crate::error::AuditError;
 use crate::health::{AuditFault, FaultKind, HealthCell, HealthListener};
 use crate::record::{NewDecision, Outcome};
-use crate::redact::redact;
+use crate::redact::{needs_redaction, redacted_json};
 use crate::store::AuditStore;
 
 /// Called with the new row's id once the transaction holding it has committed, or with the error.
@@ -77,7 +77,7 @@ enum Write {
     /// Boxed: a decision is large, and the channel moves every command at least twice.
     Record {
         row: Box<NewDecision>,
-        arguments_json: String,
+        arguments_json: StoredText,
         original_json: Option<String>,
         done: RecordDone,
     },
@@ -87,6 +87,34 @@ enum Write {
         upstream_ms: i64,
         done: Option<CompleteDone>,
     },
+}
+
+/// A row's `arguments` column as it goes to the database.
+enum StoredText {
+    /// The client's own text, checked to be UTF-8: nothing in it is redacted.
+    AsSent(bytes::Bytes),
+    /// The redacted arguments, encoded.
+    Redacted(String),
+}
+
+impl StoredText {
+    /// The client's text when it has nothing to redact, else the redaction, encoded once.
+    fn of(arguments: &serde_json::Value, sent: Option<bytes::Bytes>, extra_keys: &[String]) -> serde_json::Result<Self> {
+        match sent {
+            Some(text) if std::str::from_utf8(&text).is_ok() && !needs_redaction(arguments, extra_keys) => {
+                Ok(Self::AsSent(text))
+            }
+            _ => redacted_json(arguments, extra_keys).map(Self::Redacted),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            // Checked in `of`; `from_utf8` is a read, not a copy.
+            Self::AsSent(text) => std::str::from_utf8(text).unwrap_or("null"),
+            Self::Redacted(text) => text,
+        }
+    }
 }
 
 impl Write {
@@ -218,14 +246,15 @@ impl AuditWriter {
     /// Redaction and JSON encoding happen here, on the caller's thread, to keep the writer's
     /// critical path to the insert itself.
     pub fn record(&self, mut row: NewDecision, done: RecordDone) {
-        let redacted = redact(&row.arguments, &row.extra_redact_keys);
-        let arguments_json = match serde_json::to_string(&redacted) {
-            Ok(json) => json,
+        let arguments_json = match StoredText::of(&row.arguments, row.arguments_text.take(), &row.extra_redact_keys) {
+            Ok(text) => text,
             Err(err) => return done(Err(AuditError::Encode(Arc::new(err)))),
         };
-        let original_json = match row.original_arguments.take().map(|original| {
-            serde_json::to_string(&redact(&original, &row.extra_redact_keys))
-        }) {
+        let original_json = match row
+            .original_arguments
+            .take()
+            .map(|original| redacted_json(&original, &row.extra_redact_keys))
+        {
             Some(Err(err)) => return done(Err(AuditError::Encode(Arc::new(err)))),
             Some(Ok(json)) => Some(json),
             None => None,
@@ -593,7 +622,7 @@ fn execute(conn: &Connection, write: &Write) -> Result<i64, AuditError> {
                 row.client_version,
                 row.server,
                 row.tool,
-                arguments_json,
+                arguments_json.as_str(),
                 row.arguments_digest,
                 row.decision.as_str(),
                 row.decided_by.as_str(),

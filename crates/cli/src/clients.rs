@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args as ClapArgs, Subcommand};
 use portcullis_clients::{self as clients, install, uninstall, Client, Places, Setup};
+use portcullis_config::paths::{self, ProcessEnv};
 
 use crate::exit::{Failure, Outcome};
 use crate::table;
@@ -170,7 +171,7 @@ fn describe(outcome: &uninstall::Outcome) -> String {
 
 fn setup(paths: &Paths<'_>) -> Result<Setup, Failure> {
     let absolute = |p: &Path| std::path::absolute(p).map_err(|e| Failure::user(format!("{}: {e}", p.display())));
-    let portcullis = std::env::current_exe()
+    let portcullis = paths::launchable(std::env::current_exe(), &ProcessEnv)
         .and_then(|p| p.canonicalize())
         .map_err(|e| Failure::user(format!("cannot tell where the portcullis binary is: {e}")))?;
     let data_dir = absolute(paths.data_dir)?;

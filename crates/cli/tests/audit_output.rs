@@ -35,6 +35,7 @@ fn write_row(data: &Path) {
             reason: Some("-1+1".into()),
             wait_ms: None,
             request_id: Some("1".into()),
+            arguments_text: None,
             original_arguments: None,
             extra_redact_keys: Vec::new(),
         })

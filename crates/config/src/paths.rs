@@ -41,6 +41,20 @@ fn platform_data_dir() -> PathBuf {
         .join("portcullis")
 }
 
+/// Set by the AppImage's runtime (packaging/appimage-runtime) to the AppImage file itself.
+pub const APPIMAGE_ENV: &str = "APPIMAGE";
+
+/// The program that something started later — an MCP client, the login session — should launch
+/// to reach this one: the AppImage when running from one (the unpacked copy in the cache is
+/// replaced by the next build, and its AppRun hands `connect`, `serve` and the CLI's other
+/// commands to the CLI), else `running` (this process's own binary).
+pub fn launchable(running: std::io::Result<PathBuf>, env: &dyn Environment) -> std::io::Result<PathBuf> {
+    match env.var(APPIMAGE_ENV).map(PathBuf::from) {
+        Some(image) if image.is_absolute() && image.is_file() => Ok(image),
+        _ => running,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +75,32 @@ mod tests {
         assert_eq!(config_file(None, &env), PathBuf::from("/env/c.json"));
         let empty = FakeEnv(HashMap::new());
         assert!(config_file(None, &empty).ends_with("portcullis/portcullis.json"));
+    }
+
+    #[test]
+    fn a_program_started_later_is_the_appimage_when_running_from_one() {
+        struct Env(Option<OsString>);
+        impl Environment for Env {
+            fn var(&self, key: &str) -> Option<OsString> {
+                (key == APPIMAGE_ENV).then(|| self.0.clone()).flatten()
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let image = dir.path().join("Portcullis.AppImage");
+        std::fs::write(&image, b"").unwrap();
+        let own = || Ok(PathBuf::from("/cache/unpacked/usr/bin/portcullis"));
+        assert_eq!(launchable(own(), &Env(Some(image.clone().into()))).unwrap(), image);
+        assert_eq!(
+            launchable(own(), &Env(None)).unwrap(),
+            own().unwrap(),
+            "not from an AppImage: this binary"
+        );
+        for bogus in ["relative.AppImage", "/no/such/file.AppImage"] {
+            assert_eq!(
+                launchable(own(), &Env(Some(bogus.into()))).unwrap(),
+                own().unwrap(),
+                "{bogus} names no AppImage"
+            );
+        }
     }
 }

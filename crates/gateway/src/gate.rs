@@ -21,7 +21,8 @@ use std::time::Instant;
 
 use portcullis_audit::{DecidedBy, Decision, NewDecision, Outcome};
 use portcullis_policy::{Action, Evaluation};
-use portcullis_wire::{canonical, gate_result, Message, RequestId};
+use portcullis_wire::message::ToolCallParams;
+use portcullis_wire::{canonical, gate_result, Message, ParseError, RequestId};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
@@ -63,9 +64,11 @@ pub struct Call {
     pub server: String,
     pub tool: String,
     pub arguments: Value,
-    /// The arguments exactly as the client wrote them, when they are worth keeping: a `Value`
-    /// rounds integers past 64 bits, and the person must see the digits the server will get.
-    pub arguments_text: Option<String>,
+    /// The text `arguments` was read from, exactly as the client wrote it (a slice of the
+    /// message, not a copy): the audit row stores it when nothing in it is redacted, and a held
+    /// call shows it when a `Value` would round a number. `None` for arguments the gateway made
+    /// (an edit) and for a call without arguments.
+    pub arguments_text: Option<bytes::Bytes>,
     /// The arguments as the agent sent them, when a person approved the call with edits
     /// (`arguments` is then what runs); recorded beside them in the audit row.
     pub original_arguments: Option<Value>,
@@ -77,6 +80,36 @@ pub struct Call {
 }
 
 impl Call {
+    /// A client's `tools/call` to `server`, read once: its arguments become one value that every
+    /// reader (policy, grants, digest, audit) shares, and stay the bytes they came in.
+    pub fn from_message(server: &str, msg: &Message, id: &RequestId) -> Result<Self, ParseError> {
+        let params: ToolCallParams = msg.params()?;
+        let text = msg.arguments();
+        let arguments = match &text {
+            Some(text) => serde_json::from_slice(text).map_err(|e| ParseError::Json(e.to_string()))?,
+            None => Value::Object(serde_json::Map::new()),
+        };
+        Ok(Self {
+            server: server.to_owned(),
+            modern: params.is_modern(),
+            request_state: params.request_state.as_ref().map(Value::to_string),
+            tool: params.name,
+            arguments,
+            arguments_text: text,
+            original_arguments: None,
+            request_id: id.clone(),
+        })
+    }
+
+    /// The arguments as a person reads them: the client's own text when a `Value` would round
+    /// one of its numbers (the person must see the digits the server will get), else encoded.
+    pub(crate) fn arguments_json(&self) -> String {
+        match &self.arguments_text {
+            Some(text) if has_float(&self.arguments) => String::from_utf8_lossy(text).into_owned(),
+            _ => self.arguments.to_string(),
+        }
+    }
+
     fn continuation_key(&self, caller: &Caller, digester: &canonical::ArgumentDigester) -> ContinuationKey {
         ContinuationKey {
             server: self.server.clone(),
@@ -283,12 +316,12 @@ impl Gate {
                     why.to_string(),
                     why.to_string(),
                 );
-                return self.settle(&call, caller, ruling, None).await.into();
+                return self.settle(call, caller, ruling, None).await.into();
             }
             None => {
                 let why = format!("server {:?} is not configured", call.server);
                 let ruling = refused(Decision::Denied, DecidedBy::Gateway, None, why.clone(), why);
-                return self.settle(&call, caller, ruling, None).await.into();
+                return self.settle(call, caller, ruling, None).await.into();
             }
         };
         if let Some(change) = self.pending_change(&call, &eval) {
@@ -298,7 +331,7 @@ impl Gate {
             return self.require_approval(call, caller, eval).await;
         }
         let ruling = self.rule(&call, caller, &eval);
-        self.settle(&call, caller, ruling, None).await.into()
+        self.settle(call, caller, ruling, None).await.into()
     }
 
     fn rule(&self, call: &Call, caller: &Caller, eval: &Evaluation) -> Ruling {
@@ -342,7 +375,7 @@ impl Gate {
         let rule = eval.rule.to_string();
         let key = call.continuation_key(caller, &self.digester);
         if let Some(found) = self.standing_grant(&call, caller) {
-            return self.settle_by_grant(&call, caller, rule, found).await;
+            return self.settle_by_grant(call, caller, rule, found).await;
         }
         let standing = if self
             .approvals
@@ -361,7 +394,7 @@ impl Gate {
                 reason: Some(reason.into()),
                 message: None,
             };
-            return self.settle(&call, caller, ruling, None).await.into();
+            return self.settle(call, caller, ruling, None).await.into();
         }
         if self.paused() {
             let reason = "Portcullis is paused".to_owned();
@@ -371,7 +404,7 @@ impl Gate {
                 call.tool
             );
             let ruling = refused(Decision::Denied, DecidedBy::Gateway, Some(rule), reason, text);
-            return self.settle(&call, caller, ruling, None).await.into();
+            return self.settle(call, caller, ruling, None).await.into();
         }
         if !self.approvals.has_approver() {
             let reason = "requires approval, but no approver is running".to_owned();
@@ -381,7 +414,7 @@ impl Gate {
                 call.tool
             );
             let ruling = refused(Decision::Denied, DecidedBy::Gateway, Some(rule), reason, text);
-            return self.settle(&call, caller, ruling, None).await.into();
+            return self.settle(call, caller, ruling, None).await.into();
         }
         let timeout = crate::approval::timeout(eval.approval_timeout_secs, self.approval_timeout_secs);
         Verdict::Hold(Box::new(Hold::start(
@@ -420,7 +453,7 @@ impl Gate {
 
     async fn settle_by_grant(
         &self,
-        call: &Call,
+        call: Call,
         caller: &Caller,
         rule: String,
         found: crate::approval::standing::Found,
@@ -455,14 +488,22 @@ impl Gate {
     }
 
     /// Records the ruling (committed), then: `Ok` forward, `Err(result)` answer with `result`.
+    /// Takes the call: its arguments move into the audit row, not a copy of them.
     async fn settle(
         &self,
-        call: &Call,
+        call: Call,
         caller: &Caller,
         ruling: Ruling,
         wait_ms: Option<i64>,
     ) -> Result<Forwarded, Value> {
+        let (server, tool, modern) = (call.server.clone(), call.tool.clone(), call.modern);
         let row = self.row(call, caller, &ruling, wait_ms);
+        let continuation = (ruling.decision == Decision::Approved).then(|| ContinuationKey {
+            server: server.clone(),
+            tool: tool.clone(),
+            session: caller.session.clone(),
+            digest: row.arguments_digest.clone(),
+        });
         // Server and tool are the request's span's (`Session::request`); so is the decision from here.
         tracing::Span::current().record("decision", tracing::field::display(ruling.decision));
         tracing::info!(rule = ?ruling.rule, "tools/call decided");
@@ -477,20 +518,19 @@ impl Gate {
                 // The writer logs the fault once when it starts and once when it clears; a line
                 // per refused call would bury them.
                 tracing::debug!(error = %e, "audit write failed; refusing the call");
-                return Err(gate_result::refusal(&crate::audit_log::refusal_text(&e), call.modern));
+                return Err(gate_result::refusal(&crate::audit_log::refusal_text(&e), modern));
             }
         };
         let _ = self.events.send(GatewayEvent::AuditAppended {
             id: row_id,
-            server: call.server.clone(),
-            tool: call.tool.clone(),
+            server,
+            tool,
             decision: ruling.decision,
         });
         match ruling.message {
-            Some(text) => Err(gate_result::refusal(&text, call.modern)),
+            Some(text) => Err(gate_result::refusal(&text, modern)),
             None => {
-                let continuation = (ruling.decision == Decision::Approved)
-                    .then(|| (self.approvals.clone(), call.continuation_key(caller, &self.digester)));
+                let continuation = continuation.map(|key| (self.approvals.clone(), key));
                 Ok(Forwarded {
                     audit: self.audit.clone(),
                     row_id,
@@ -502,7 +542,7 @@ impl Gate {
         }
     }
 
-    fn row(&self, call: &Call, caller: &Caller, ruling: &Ruling, wait_ms: Option<i64>) -> NewDecision {
+    fn row(&self, call: Call, caller: &Caller, ruling: &Ruling, wait_ms: Option<i64>) -> NewDecision {
         let redact = match self.policies.get(&call.server) {
             Some(InForce::Policy(p)) => p.redact_keys().to_vec(),
             _ => Vec::new(),
@@ -512,17 +552,18 @@ impl Gate {
             session: caller.session.clone(),
             client_name: caller.client_name.clone(),
             client_version: caller.client_version.clone(),
-            server: call.server.clone(),
-            tool: call.tool.clone(),
-            arguments: call.arguments.clone(),
             arguments_digest: self.digester.digest(&call.arguments),
+            request_id: Some(call.request_id.as_json().to_owned()),
+            server: call.server,
+            tool: call.tool,
+            arguments: call.arguments,
+            arguments_text: call.arguments_text,
             decision: ruling.decision,
             decided_by: ruling.decided_by,
             rule: ruling.rule.clone(),
             reason: ruling.reason.clone(),
             wait_ms,
-            request_id: Some(call.request_id.as_json().to_owned()),
-            original_arguments: call.original_arguments.clone(),
+            original_arguments: call.original_arguments,
             extra_redact_keys: redact,
         }
     }
@@ -811,6 +852,17 @@ fn input_required_state(response: &Message) -> Option<Option<String>> {
     let head = serde_json::from_slice::<ResultHead>(response.bytes()).ok()?;
     let flags = head.result?;
     (flags.result_type.as_deref() == Some("input_required")).then(|| flags.request_state.map(|s| s.get().to_owned()))
+}
+
+/// Whether a number in `value` is a float: the only kind a `Value` may have rounded (an integer
+/// past 64 bits is read as one).
+fn has_float(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n.is_f64(),
+        Value::Array(items) => items.iter().any(has_float),
+        Value::Object(map) => map.values().any(has_float),
+        _ => false,
+    }
 }
 
 fn elapsed_ms(since: Instant) -> i64 {

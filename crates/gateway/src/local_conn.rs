@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use futures::FutureExt;
-use portcullis_wire::codec::encode_line_into;
+use portcullis_wire::codec::{encode_line_into, is_shareable_line};
 use portcullis_wire::message::refusal_id;
 use portcullis_wire::{error_code, method, Kind, LineDecoder, Message, RequestId};
 use serde::{Deserialize, Serialize};
@@ -115,7 +115,7 @@ where
     H: Future<Output = ()> + Send,
 {
     let (mut rd, mut wr) = tokio::io::split(stream);
-    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut buf = BytesMut::with_capacity(portcullis_wire::codec::FIRST_CAPACITY);
     let hello = tokio::time::timeout(HELLO_WITHIN, read_hello(&mut rd, &mut buf))
         .await
         .unwrap_or_else(|_| Err("no hello within 5 s".to_owned()));
@@ -465,19 +465,25 @@ fn start_failed(msg: &Message, e: &UpstreamError) -> Message {
 /// Writes the connection's queue out in order, gathering what is already waiting into one write;
 /// the answers written are then taken out of `in_flight`.
 async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, mut rx: queue::Receiver<Message>, in_flight: Arc<InFlight>) {
-    let mut out = Vec::with_capacity(64 * 1024);
+    let mut out = Vec::with_capacity(portcullis_wire::codec::FIRST_CAPACITY);
     let mut answered: Vec<RequestId> = Vec::new();
     while let Some(msg) = rx.recv().await {
-        encode_line_into(&mut out, msg.bytes());
-        note(&msg, &mut answered);
-        drop(msg);
-        while out.len() < WRITE_BATCH {
-            match rx.recv().now_or_never() {
-                Some(Some(msg)) => {
-                    encode_line_into(&mut out, msg.bytes());
-                    note(&msg, &mut answered);
+        let mut next = Some(msg);
+        while let Some(msg) = next.take() {
+            note(&msg, &mut answered);
+            if is_shareable_line(msg.bytes()) {
+                // A large message is written as it is, after what is gathered, not copied into the batch.
+                if wr.write_all(&out).await.is_err() || wr.write_all(msg.bytes()).await.is_err() {
+                    return;
                 }
-                _ => break,
+                out.clear();
+                out.push(b'\n');
+            } else {
+                encode_line_into(&mut out, msg.bytes());
+            }
+            drop(msg);
+            if out.len() < WRITE_BATCH {
+                next = rx.recv().now_or_never().flatten();
             }
         }
         if wr.write_all(&out).await.is_err() {
@@ -487,7 +493,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, mut rx: queue::Receiver<Me
         answered.clear();
         out.clear();
         if out.capacity() > 4 * WRITE_BATCH {
-            out = Vec::with_capacity(64 * 1024);
+            out = Vec::with_capacity(portcullis_wire::codec::FIRST_CAPACITY);
         }
     }
 }

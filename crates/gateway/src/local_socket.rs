@@ -2,8 +2,10 @@
 //! user checked, connect. One implementation per platform behind the same few names:
 //! - Unix: a Unix domain socket in the data dir, mode 0600, peer checked by `SO_PEERCRED`
 //!   (or the platform's equivalent, through tokio) to be this process's user;
-//! - Windows: a named pipe ([`windows.rs`](imp), **shape only**: not built here, no DACL or
-//!   peer check yet, so binding refuses unless `PORTCULLIS_EXPERIMENTAL_PIPE=1`);
+//! - Windows: a named pipe ([`windows.rs`](imp)) with a DACL for this user alone and the peer's
+//!   user checked on both ends; compiled in CI but never run, so binding refuses unless
+//!   `PORTCULLIS_EXPERIMENTAL_PIPE=1` (its name and descriptor text are in `pipe_text.rs`,
+//!   tested everywhere);
 //! - elsewhere, and on Windows until then: binding says so, and `connect` falls back to the
 //!   HTTP relay, which gateway.json still names.
 //!
@@ -20,6 +22,10 @@ mod imp;
 #[cfg(not(any(unix, windows)))]
 #[path = "local_socket/other.rs"]
 mod imp;
+
+#[cfg(any(windows, test))]
+#[path = "local_socket/pipe_text.rs"]
+mod pipe_text;
 
 pub use imp::{connect, hang_up, Listener, Stream};
 

@@ -25,7 +25,6 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use portcullis_wire::message::ToolCallParams;
 use portcullis_wire::{error_code, method, Message, RequestId};
 use serde_json::Value;
 use tracing::Instrument;
@@ -298,27 +297,11 @@ impl Session {
     }
 
     async fn gate_call(&self, msg: &Message, id: &RequestId, caller: &Caller) -> Result<Verdict, Reply> {
-        let params: ToolCallParams = msg.params().map_err(|e| {
+        let call = Call::from_message(&self.server, msg, id).map_err(|e| {
             let text = format!("invalid tools/call params: {e}");
             Reply::Json(Message::error_response(Some(id), error_code::INVALID_PARAMS, &text))
         })?;
-        let modern = params.is_modern();
-        tracing::Span::current().record("tool", params.name.as_str());
-        let arguments = params
-            .arguments
-            .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
-        // Only a float can be an integer serde rounded; then keep the client's own digits.
-        let arguments_text = has_float(&arguments).then(|| msg.raw_arguments()).flatten();
-        let call = Call {
-            server: self.server.to_string(),
-            modern,
-            request_state: params.request_state.as_ref().map(Value::to_string),
-            tool: params.name,
-            arguments,
-            arguments_text,
-            original_arguments: None,
-            request_id: id.clone(),
-        };
+        tracing::Span::current().record("tool", call.tool.as_str());
         Ok(self.gate.decide(call, caller).await)
     }
 
@@ -336,15 +319,6 @@ impl Session {
     /// Removes hidden tools from a `tools/list` page ([`crate::tools_filter`]).
     fn filter_hidden(&self, response: Message) -> Message {
         self.gate.filter_listed(&self.server, &self.id, response)
-    }
-}
-
-fn has_float(value: &Value) -> bool {
-    match value {
-        Value::Number(n) => n.is_f64(),
-        Value::Array(items) => items.iter().any(has_float),
-        Value::Object(map) => map.values().any(has_float),
-        _ => false,
     }
 }
 

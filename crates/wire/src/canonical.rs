@@ -25,45 +25,79 @@ pub const ARGUMENTS_KEY_LEN: usize = 32;
 
 /// The canonical text of a JSON value.
 pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
-    write(value, &mut out);
-    out
+    let mut out = Vec::new();
+    write_canonical(value, &mut out);
+    // Only serde_json's own output goes in: JSON text, valid UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
-fn write(value: &Value, out: &mut String) {
+/// Writes the canonical text of `value` into `out` piece by piece, so a digest is computed as
+/// the text is made and no copy of a large value is built. Writing into a `Vec` or a hasher
+/// cannot fail, and a value's strings and numbers always encode.
+fn write_canonical(value: &Value, out: &mut impl Sink) {
     match value {
         Value::Object(map) => {
             let mut entries: Vec<_> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
+            out.put(b"{");
             for (i, (key, value)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put(b",");
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write(value, out);
+                out.encode(key);
+                out.put(b":");
+                write_canonical(value, out);
             }
-            out.push('}');
+            out.put(b"}");
         }
         Value::Array(items) => {
-            out.push('[');
+            out.put(b"[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put(b",");
                 }
-                write(item, out);
+                write_canonical(item, out);
             }
-            out.push(']');
+            out.put(b"]");
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => out.encode(scalar),
     }
 }
+
+/// Where canonical text goes: a buffer, or a hash fed as it is written.
+trait Sink: std::io::Write + Sized {
+    fn put(&mut self, bytes: &[u8]) {
+        let _ = self.write_all(bytes);
+    }
+    /// The JSON text of a string or a scalar, escaped as `serde_json::to_string` escapes it.
+    fn encode<T: serde::Serialize + ?Sized>(&mut self, value: &T) {
+        let _ = serde_json::to_writer(self, value);
+    }
+}
+
+impl Sink for Vec<u8> {}
+
+/// A hash as an `io::Write`: every piece of canonical text goes straight into it.
+struct Hashing<D>(D);
+
+impl<D: sha2::digest::Update> std::io::Write for Hashing<D> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<D: sha2::digest::Update> Sink for Hashing<D> {}
 
 /// `sha256:<hex>` of the canonical form, unkeyed: for public data such as tool definitions only.
 /// Tool arguments go through [`ArgumentDigester`].
 pub fn digest(value: &Value) -> String {
-    let hash = Sha256::digest(canonical_json(value).as_bytes());
+    let mut hashing = Hashing(Sha256::new());
+    write_canonical(value, &mut hashing);
+    let hash = hashing.0.finalize();
     format!("sha256:{}", hex::encode(hash))
 }
 
@@ -84,10 +118,11 @@ impl ArgumentDigester {
     /// `hmac-sha256:<hex>` of `arguments` in canonical form.
     pub fn digest(&self, arguments: &Value) -> String {
         // A 32-byte key is always accepted (any length is); the error branch cannot happen.
-        let mut mac =
+        let mac =
             Hmac::<Sha256>::new_from_slice(&self.key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
-        mac.update(canonical_json(arguments).as_bytes());
-        format!("{ARGUMENTS_DIGEST_PREFIX}{}", hex::encode(mac.finalize().into_bytes()))
+        let mut hashing = Hashing(mac);
+        write_canonical(arguments, &mut hashing);
+        format!("{ARGUMENTS_DIGEST_PREFIX}{}", hex::encode(hashing.0.finalize().into_bytes()))
     }
 }
 

@@ -55,6 +55,8 @@ impl LineDecoder {
                 continue;
             }
             let mut line = buf.split_to(end + 1).freeze();
+            let after = end + 1;
+            release_large(buf, after);
             line.truncate(end);
             if line.last() == Some(&b'\r') {
                 line.truncate(end - 1);
@@ -72,6 +74,50 @@ impl LineDecoder {
 
 /// Length of an unfinished line as far as it is known: a final `\r` may be the start of the
 /// `\r\n` that ends it, and is not part of the line then.
+/// What a connection's line buffer starts with: a few typical messages. It grows for larger
+/// ones (and gives a large line's allocation up with it, [`KEEP_CAPACITY`]). Small, because
+/// every session has a few such buffers: at 64 KiB each, 200 sessions at once took ~40 MiB of
+/// malloc arenas that stayed mapped after they ended.
+pub const FIRST_CAPACITY: usize = 8 * 1024;
+
+/// A buffer that grew past this for one large line gets a fresh allocation once the line is
+/// taken out: else the rest of the buffer keeps the line's allocation (they share it) and, once
+/// the message is dropped, keeps its capacity for as long as the connection lives.
+const KEEP_CAPACITY: usize = 1024 * 1024;
+
+/// `taken` bytes were just split off `buf` as a line.
+fn release_large(buf: &mut BytesMut, taken: usize) {
+    if taken + buf.capacity() <= KEEP_CAPACITY {
+        return;
+    }
+    let rest = std::mem::take(buf);
+    buf.reserve(rest.len().max(FIRST_CAPACITY));
+    buf.extend_from_slice(&rest);
+}
+
+/// Whether a line writer may write `message` as it is and a `\n` after it, instead of copying
+/// it into a framed line: it is large (a copy costs a 15 MiB call another 15 MiB) and holds no
+/// raw `\n` or `\r` for [`encode_line`] to replace.
+pub fn is_shareable_line(message: &[u8]) -> bool {
+    message.len() > KEEP_CAPACITY && !message.iter().any(|&b| b == b'\n' || b == b'\r')
+}
+
+/// A message ready for a line writer: a cheap clone of `message` when [`is_shareable_line`]
+/// (the writer then writes a `\n` after it, see [`needs_newline`]), else the [`encode_line`]
+/// copy, newline included, so the writer makes one write of a small message.
+pub fn encode_line_shared(message: &Bytes) -> Bytes {
+    if is_shareable_line(message) {
+        message.clone()
+    } else {
+        encode_line(message)
+    }
+}
+
+/// Whether a frame from [`encode_line_shared`] still needs its `\n` written after it.
+pub fn needs_newline(frame: &[u8]) -> bool {
+    frame.last() != Some(&b'\n')
+}
+
 fn unfinished_len(buf: &[u8]) -> usize {
     buf.len() - usize::from(buf.last() == Some(&b'\r'))
 }
@@ -103,6 +149,33 @@ pub fn encode_line_into(out: &mut Vec<u8>, message: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_line_leaves_the_buffer_small_and_the_rest_in_it() {
+        let mut dec = LineDecoder::new(8 * 1024 * 1024);
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(&vec![b'x'; 3 * 1024 * 1024]);
+        buf.extend_from_slice(b"\n{\"next\"");
+        let line = dec.decode(&mut buf).unwrap().unwrap();
+        assert_eq!(line.len(), 3 * 1024 * 1024);
+        assert_eq!(&buf[..], b"{\"next\"");
+        assert!(buf.capacity() < KEEP_CAPACITY, "capacity {} kept", buf.capacity());
+    }
+
+    #[test]
+    fn a_large_message_is_framed_without_a_copy() {
+        let large = Bytes::from(vec![b'y'; KEEP_CAPACITY + 1]);
+        let frame = encode_line_shared(&large);
+        assert_eq!(frame.as_ptr(), large.as_ptr(), "the same bytes");
+        assert!(needs_newline(&frame));
+        let small = Bytes::from_static(b"{}");
+        assert_eq!(&encode_line_shared(&small)[..], b"{}\n");
+        assert!(!needs_newline(&encode_line_shared(&small)));
+        let mut raw_newline = vec![b'z'; KEEP_CAPACITY + 1];
+        raw_newline[5] = b'\n';
+        let framed = encode_line_shared(&Bytes::from(raw_newline));
+        assert_eq!((framed[5], framed.last()), (b' ', Some(&b'\n')), "still made one line");
+    }
 
     fn lines(input: &[&[u8]], max: usize) -> Vec<Result<String, LineError>> {
         let mut dec = LineDecoder::new(max);

@@ -328,8 +328,10 @@ impl Message {
         Self::from_value(&value)
     }
 
-    /// `params.arguments` exactly as written (numbers keep every digit), when present.
-    pub fn raw_arguments(&self) -> Option<String> {
+    /// `params.arguments` exactly as written (every digit of a number, every escape), when
+    /// present and not `null`: a slice of the message's bytes, not a copy. The strict parse
+    /// checked it is an object with no two keys a reader could confuse.
+    pub fn arguments(&self) -> Option<Bytes> {
         #[derive(Deserialize)]
         struct Args<'a> {
             #[serde(borrow)]
@@ -341,7 +343,8 @@ impl Message {
             params: Args<'a>,
         }
         let p: P<'_> = serde_json::from_slice(&self.raw).ok()?;
-        p.params.arguments.map(|raw| raw.get().to_owned())
+        let text = p.params.arguments?.get().as_bytes();
+        Some(self.raw.slice_ref(text))
     }
 
     /// A copy of this message with its id replaced (id remapping on shared upstreams): the id's
@@ -382,14 +385,11 @@ impl fmt::Debug for Message {
     }
 }
 
-/// `params` of `tools/call`, as far as the gate reads them.
+/// `params` of `tools/call`, as far as the gate reads them. The arguments are not among them:
+/// they can be most of a 16 MiB message, and are read once, from [`Message::arguments`].
 #[derive(Debug, Clone, Deserialize)]
 pub struct ToolCallParams {
     pub name: String,
-    /// An object, or absent / `null`: a string or an array would be read as the arguments by
-    /// some servers (coercing) and not by others.
-    #[serde(default, deserialize_with = "object_or_null")]
-    pub arguments: Option<Value>,
     #[serde(default, rename = "_meta")]
     pub meta: Option<serde_json::Map<String, Value>>,
     /// 2026-07-28 MRTR: the opaque state of a multi-round-trip call.
@@ -408,10 +408,6 @@ pub enum TaskAsk {
     /// 2026-07-28 tasks extension declared in the request's client capabilities; answered with
     /// `resultType: "task"`, results inline in `tasks/get`.
     Extension,
-}
-
-fn object_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Ok(Option::<serde_json::Map<String, Value>>::deserialize(d)?.map(Value::Object))
 }
 
 impl ToolCallParams {
@@ -653,9 +649,9 @@ mod tests {
         let refused = ParseError::ToolCall("params.arguments must be an object");
         assert_eq!(parse(r#""{\"path\":\"/etc\"}""#).err(), Some(refused.clone()));
         assert_eq!(parse("[1]").err(), Some(refused));
-        let params = |args| parse(args).unwrap().params::<ToolCallParams>().unwrap().arguments;
-        assert_eq!(params("null"), None);
-        assert_eq!(params(r#"{"a":1}"#), Some(serde_json::json!({"a": 1})));
+        let arguments = |args| parse(args).unwrap().arguments();
+        assert_eq!(arguments("null"), None);
+        assert_eq!(arguments(r#"{"a":1}"#).as_deref(), Some(&br#"{"a":1}"#[..]));
         let no_name = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}"#;
         assert_eq!(
             refused_text(no_name),
@@ -727,9 +723,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay","arguments":{"amount":100000000000000000001}}}"#,
         )
         .unwrap();
-        assert_eq!(
-            msg.raw_arguments().as_deref(),
-            Some(r#"{"amount":100000000000000000001}"#)
-        );
+        let arguments = msg.arguments().unwrap();
+        assert_eq!(&arguments[..], br#"{"amount":100000000000000000001}"#);
+        let at = msg.bytes().len() - arguments.len() - 2;
+        assert_eq!(arguments.as_ptr(), msg.bytes()[at..].as_ptr(), "a slice of the message, not a copy");
     }
 }

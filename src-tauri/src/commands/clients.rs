@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use portcullis_clients::{self as clients, install, uninstall, Client, ClientError, Places, Setup};
 use portcullis_config::config::Config;
-use portcullis_config::paths::{Environment, ProcessEnv};
+use portcullis_config::paths::{self, Environment, ProcessEnv};
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
@@ -70,11 +70,13 @@ fn places(env: &dyn Environment) -> IpcResult<Places> {
     Places::new(env.var(HOME_ENV).map(PathBuf::from)).map_err(client_error)
 }
 
-/// The `portcullis` command the client will launch: `$PORTCULLIS_BIN`, else beside this app (the
-/// package puts both in /usr/bin; a build puts both in target/), else the first on `PATH`.
+/// The `portcullis` command the client will launch: `$PORTCULLIS_BIN`, else the AppImage the app
+/// runs from (its AppRun hands `connect` to the CLI), else beside this app (the package puts both
+/// in /usr/bin; a build puts both in target/), else the first on `PATH`.
 pub(crate) fn portcullis_binary(env: &dyn Environment) -> IpcResult<PathBuf> {
     let name = format!("portcullis{}", std::env::consts::EXE_SUFFIX);
     let chosen = env.var(BIN_ENV).map(PathBuf::from);
+    let appimage = paths::launchable(Err(std::io::ErrorKind::NotFound.into()), env).ok();
     let beside = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(|d| d.join(&name)));
@@ -85,6 +87,7 @@ pub(crate) fn portcullis_binary(env: &dyn Environment) -> IpcResult<PathBuf> {
         .map(|d| d.join(&name));
     chosen
         .into_iter()
+        .chain(appimage)
         .chain(beside)
         .chain(on_path)
         .find(|p| p.is_file())

@@ -45,6 +45,10 @@ pub struct ServerTool {
     pub description: Option<String>,
     #[ts(type = "Record<string, unknown> | null")]
     pub annotations: Option<Value>,
+    /// The tool's `inputSchema` as listed (the policy editor offers its properties as the
+    /// arguments a rule's condition can read).
+    #[ts(type = "Record<string, unknown> | null")]
+    pub input_schema: Option<Value>,
     pub risk: ToolClass,
 }
 
@@ -166,12 +170,14 @@ fn tool_info(tool: &Value) -> Option<ServerTool> {
     let annotations = tool.get("annotations").filter(|a| a.is_object()).cloned();
     let title = text("title").or_else(|| annotations.as_ref()?.get("title")?.as_str().map(str::to_owned));
     let description = text("description");
+    let input_schema = tool.get("inputSchema").filter(|s| s.is_object()).cloned();
     let risk = guess::tool_class(&name, description.as_deref(), annotations.as_ref());
     Some(ServerTool {
         name,
         title,
         description,
         annotations,
+        input_schema,
         risk,
     })
 }
@@ -190,5 +196,14 @@ mod tests {
         assert_eq!(t.title.as_deref(), Some("Delete"));
         assert_eq!(t.risk, ToolClass::Delete);
         assert!(tool_info(&serde_json::json!({"description": "no name"})).is_none());
+    }
+
+    #[test]
+    fn tool_info_keeps_the_input_schema_for_the_rule_builder() {
+        let schema = serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}});
+        let t = tool_info(&serde_json::json!({"name": "read_file", "inputSchema": schema})).unwrap();
+        assert_eq!(t.input_schema, Some(schema));
+        let t = tool_info(&serde_json::json!({"name": "x", "inputSchema": "not an object"})).unwrap();
+        assert_eq!(t.input_schema, None, "a schema that is not an object is not offered");
     }
 }

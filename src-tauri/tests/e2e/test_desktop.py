@@ -14,14 +14,15 @@ import uuid
 
 from selenium.webdriver.common.by import By
 
-from conftest import CLI_BIN, EVERYTHING, MAIN_TITLE, PROMPT_TITLE, App, result_text, wait_until
+from conftest import CLI_BIN, EVERYTHING, MAIN_TITLE, PROMPT_TITLE, App, result_text, wait_until, x_window_id
 
 #: Measured times from the client sending a held call to the prompt window being on screen (X11
 #: map state, polled every 5 ms), reported at the end of the module.
 LATENCIES_MS: list[float] = []
 #: From the call's arrival at the gateway (`requested_at_ms`) to the prompt painting it (the page's
-#: own timestamp after the next animation frame): no polling in the figure.
-PAINT_MS: list[float] = []
+#: own timestamp after the next animation frame): no polling in the figure. Split by whether the
+#: prompt's web view was already built (it lingers 30 s hidden) or was built for this call.
+PAINT_MS: dict[str, list[float]] = {"warm": [], "cold": []}
 
 
 def marker() -> str:
@@ -31,6 +32,7 @@ def marker() -> str:
 def wait_prompt_for(app: App, text: str) -> float:
     """Waits until the prompt window is on screen showing `text` in its arguments; returns when
     it became viewable (monotonic clock)."""
+    before = x_window_id(PROMPT_TITLE)
     shown_at = wait_until(lambda: app.prompt_viewable() and time.monotonic(), 15, "the prompt window on screen",
                           interval=0.005)
     app.window("prompt")
@@ -41,14 +43,17 @@ def wait_prompt_for(app: App, text: str) -> float:
                             capture_output=True, text=True, check=True, timeout=20)
     held = [a for a in json.loads(listed.stdout) if text in json.dumps(a["arguments"])]
     if held:
-        PAINT_MS.append(painted - held[0]["requested_at_ms"])
+        # The same X window before and after: the lingering prompt was reused.
+        PAINT_MS["warm" if before is not None and before == x_window_id(PROMPT_TITLE) else "cold"].append(
+            painted - held[0]["requested_at_ms"])
     return shown_at
 
 
-def test_starts_in_the_tray_with_the_prompt_hidden(app: App) -> None:
-    # The app shows the prompt once off screen at start (its first paint is slow) and hides it
-    # after that paint; with no call pending it must end up hidden.
-    wait_until(lambda: not app.prompt_viewable(), 15, "the prompt hidden once its start-up warm-up ends")
+def test_starts_with_no_prompt_window(app: App) -> None:
+    # The prompt is built for the first held call: an app with nothing pending holds no web view
+    # for it (issue 16, footprint).
+    assert x_window_id(PROMPT_TITLE) is None, "no prompt window before a call is held"
+    assert "prompt" not in app.handles
     info = app.gateway()
     assert info["url"].startswith("http://127.0.0.1:") and len(info["token"]) >= 32
     app.window("main")
@@ -273,10 +278,12 @@ def test_a_theme_chosen_in_settings_applies_to_the_open_prompt(app: App) -> None
 
 
 def test_report_prompt_latency() -> None:
-    assert LATENCIES_MS and PAINT_MS, "no latency measured"
-    print(f"\nprompt window on screen after the client sent the call: {', '.join(f'{x:.0f} ms' for x in LATENCIES_MS)}"
-          f"\ncall's arrival at the gateway to the prompt painting it: {', '.join(f'{x:.0f} ms' for x in PAINT_MS)}")
+    assert LATENCIES_MS and PAINT_MS["cold"] and PAINT_MS["warm"], f"no latency measured: {PAINT_MS}"
+    ms = lambda xs: ", ".join(f"{x:.0f} ms" for x in xs)  # noqa: E731
+    print(f"\nprompt window on screen after the client sent the call: {ms(LATENCIES_MS)}"
+          f"\ncall's arrival at the gateway to the prompt painting it: built for the call {ms(PAINT_MS['cold'])};"
+          f" reused {ms(PAINT_MS['warm'])}")
     assert max(LATENCIES_MS) < 1000, f"the prompt must appear promptly: {LATENCIES_MS}"
-    # The first paint of the never-shown prompt web view is the slow one (WebKit sets up its
-    # compositor, in software under Xvfb); the bound is on every later call.
-    assert len(PAINT_MS) >= 2 and max(PAINT_MS[1:]) < 1000, f"the prompt must paint promptly: {PAINT_MS}"
+    # A prompt built for the call loads its page first (the app keeps none while idle); the bound
+    # is on a prompt that was still there.
+    assert max(PAINT_MS["warm"]) < 1000, f"the prompt must paint promptly: {PAINT_MS}"

@@ -336,6 +336,7 @@ def test_an_always_with_a_condition_previews_its_rule_then_writes_only_that_rule
                       "the preview of the new rule")
     assert "tools.echo.rules[0]" in name.text and "path_under" in name.text, name.text
     assert "path_under" in app.find("grant-preview-rule").text
+    app.screenshot("prompt-always-condition", PROMPT_TITLE)  # the condition builder in the prompt
     assert "Would have matched 0 of the last" in app.find("grant-preview-matched").text
     app.decide("grant-confirm")
     assert not pending.result(timeout=30).get("isError")

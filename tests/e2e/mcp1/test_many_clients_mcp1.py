@@ -5,15 +5,18 @@ figures are the gateway's and not 200 relay processes'.
 
 Asserted: every call of every client is answered with its own echo; after each round the gateway's open
 descriptors come back to where they started (bounded wait: each legacy session's child is stopped when
-its connection closes); the second round does not grow the gateway's RSS by much more than noise (a leak
-per session would show as megabytes per round). Latency p50/p99 and calls/s are logged (`-s`), not
-asserted; BENCHMARKS.md has a run.
+its connection closes); the gateway's RSS reaches a plateau: the last round adds under 2 MiB (a leak per
+session would show as megabytes per round). What the first rounds add is glibc's arenas sizing to 200
+sessions at once and staying mapped; it stopped growing once each session's line buffers started at
+8 KiB instead of 64 KiB (BENCHMARKS.md, 2026-12-01 20:30). Latency p50/p99 and calls/s, threads and
+anonymous memory are logged (`-s`), not asserted; PORTCULLIS_MANY_ROUNDS runs more rounds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
 import uuid
@@ -27,7 +30,8 @@ pytestmark = pytest.mark.gateway
 
 CLIENTS = 200
 CALLS = 20  # per client and round
-ROUNDS = 3
+ROUNDS = int(os.environ.get("PORTCULLIS_MANY_ROUNDS", "4"))
+PLATEAU_MIB = 2.0  # what the last round may add
 LAZY_FDS = 4  # a second audit.db connection: the database, its -wal and -shm files
 MIB = 1024 * 1024
 HOSTILE = harness.PEERS_DIR / "hostile_server.py"
@@ -40,6 +44,22 @@ def status(pid: int) -> dict[str, float]:
         if key in ("VmRSS", "VmHWM"):
             out[key] = int(value.split()[0]) / 1024
     return out
+
+
+def threads(pid: int) -> int:
+    return len(list(Path(f"/proc/{pid}/task").iterdir()))
+
+
+def anon_kib(pid: int) -> int:
+    """Resident anonymous memory outside [heap] and the stacks, in KiB (where the growth was seen)."""
+    total, name = 0, ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        parts = line.split()
+        if "-" in parts[0] and len(parts) >= 5 and ":" not in parts[0]:
+            name = parts[5] if len(parts) > 5 else ""
+        elif parts[0] == "Anonymous:" and name == "":
+            total += int(parts[1])
+    return total
 
 
 def fds(pid: int) -> int:
@@ -168,6 +188,8 @@ def test_200_concurrent_connect_sessions_end_without_leaving_descriptors_or_memo
         mem = status(gw.pid)
         rss.append(mem["VmRSS"])
         harness.log(f"[many] after round {rnd}: fds {fds(gw.pid)} (start {start_fds}), "
-                    f"RSS {mem['VmRSS']:.1f} MiB, peak {mem['VmHWM']:.1f} MiB")
-    # The first rounds size the allocator's arenas; the last identical round must not add as much again.
-    assert rss[-1] - rss[-2] < 8, f"RSS grew {rss[-1] - rss[-2]:.1f} MiB in a repeated round: {rss}"
+                    f"RSS {mem['VmRSS']:.1f} MiB, peak {mem['VmHWM']:.1f} MiB, threads {threads(gw.pid)}, "
+                    f"anonymous {anon_kib(gw.pid) / 1024:.1f} MiB")
+    # The first rounds size the allocator's arenas (measured, debug build: +3.4, +2.0, then +0.6, 0, +0.4,
+    # +0.1 MiB over seven rounds, the heap in use ~3 MiB throughout); by the last, the plateau.
+    assert rss[-1] - rss[-2] < PLATEAU_MIB, f"RSS grew {rss[-1] - rss[-2]:.1f} MiB in a repeated round: {rss}"

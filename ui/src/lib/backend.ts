@@ -82,8 +82,6 @@ export interface Backend {
   /** Whether Portcullis starts at login (the platform's autostart entry). */
   getAutostart(): Promise<boolean>;
   setAutostart(enabled: boolean): Promise<void>;
-  /** The prompt page painted for the first time (ends the app's start-up warm-up of the prompt window). */
-  promptPainted(): Promise<void>;
 
   /** Tools whose server changed their definition since they were pinned (their calls are held). */
   listChangedTools(): Promise<ChangedTool[]>;
@@ -141,7 +139,6 @@ export const COMMANDS = {
   listChangedTools: 'list_changed_tools',
   acceptTool: 'accept_tool',
   generatePolicy: 'generate_policy',
-  promptPainted: 'prompt_painted',
   listClients: 'list_clients',
   previewClientInstall: 'preview_client_install',
   installClient: 'install_client',
@@ -275,9 +272,6 @@ export class TauriBackend implements Backend {
   }
   generatePolicy(server: string) {
     return call<StarterPolicyText>(COMMANDS.generatePolicy, { server });
-  }
-  promptPainted() {
-    return call<void>(COMMANDS.promptPainted);
   }
   listClients() {
     return call<ClientState[]>(COMMANDS.listClients);

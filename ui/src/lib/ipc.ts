@@ -346,7 +346,12 @@ export type EntryProblem = { field: string, message: string, };
 /**
  * One tool as its server lists it, with the class Portcullis guesses: a row of the Policies view.
  */
-export type ServerTool = { name: string, title: string | null, description: string | null, annotations: Record<string, unknown> | null, risk: ToolClass, };
+export type ServerTool = { name: string, title: string | null, description: string | null, annotations: Record<string, unknown> | null, 
+/**
+ * The tool's `inputSchema` as listed (the policy editor offers its properties as the
+ * arguments a rule's condition can read).
+ */
+input_schema: Record<string, unknown> | null, risk: ToolClass, };
 
 export type PolicyFile = { 
 /**

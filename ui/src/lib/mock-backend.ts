@@ -470,10 +470,6 @@ export class MockBackend implements Backend {
     this.emit('SettingsChanged', clone(settings));
   }
 
-  async promptPainted(): Promise<void> {
-    this.record(COMMANDS.promptPainted);
-  }
-
   async getPaused(): Promise<boolean> {
     this.record(COMMANDS.getPaused);
     return this.paused;

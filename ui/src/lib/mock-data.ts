@@ -112,7 +112,9 @@ export function makeRow(over: Partial<AuditRow> = {}): AuditRow {
 
 function tool(name: string, risk: ToolClass, description: string, annotations: Record<string, unknown> | null = null): ServerTool {
   const title = name.replace(/[-_]/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase());
-  return { name, title, description, annotations, risk };
+  // Tools that read or write a path take `path`, as the filesystem server's do.
+  const input_schema = /file|directory/.test(name) ? { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } : null;
+  return { name, title, description, annotations, input_schema, risk };
 }
 
 export const DEMO_TOOLS: Record<string, ServerTool[]> = {

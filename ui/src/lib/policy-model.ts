@@ -49,7 +49,7 @@ export type Source = Decider;
 export interface ToolView {
   state: ToolState;
   source: Source;
-  /** Argument rules of the deciding entry (edited in the raw JSON only). */
+  /** Argument rules of the deciding entry (listed and edited under the row: rule-edit.ts). */
   rules: number;
   /** Why the form cannot change this tool, or null. */
   locked: string | null;
@@ -239,7 +239,7 @@ export function describeSource(view: ToolView): string {
   switch (view.source.kind) {
     case 'entry':
       return view.rules > 0
-        ? `its own entry; ${view.rules} argument rule${view.rules === 1 ? '' : 's'} can decide otherwise by what a call sends (see Raw JSON)`
+        ? `its own entry; the argument rule${view.rules === 1 ? '' : 's'} below can decide otherwise by what a call sends`
         : 'its own entry in the policy';
     case 'glob':
       return `no entry of its own: the pattern "${view.source.key}" decides`;

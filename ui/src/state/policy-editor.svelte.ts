@@ -20,6 +20,7 @@ import {
   type ToolView,
 } from '../lib/policy-model';
 import { isGlob } from '../lib/glob';
+import { deleteRule, moveRule, putRule, rulesKey, rulesOf, type Rule } from '../lib/rule-edit';
 import type { PolicyExplanation, PolicyProblem, StarterPolicyText, ServerTool } from '../lib/types';
 
 export interface ShownProblem extends PolicyProblem {
@@ -36,6 +37,10 @@ export interface ToolRow {
   view: ToolView;
   /** The gateway's explanation, as `portcullis policy explain` prints it. */
   lines: string[];
+  /** The entry whose argument rules the row shows (its own, or the glob that decides it), in
+   * the text as edited, so a rule the gateway refuses is shown with its problem. */
+  rulesKey: string | null;
+  rules: unknown[];
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -117,13 +122,20 @@ export class PolicyEditor {
     const doc = parsed.ok && isObject(parsed.value) ? parsed.value : null;
     if (!doc) return [];
     const info = new Map(this.tools.map((t) => [t.name, t]));
-    return e.answer.tools.map((d) => ({
-      name: d.tool,
-      info: info.get(d.tool) ?? null,
-      live: info.has(d.tool),
-      view: toolView(doc, d),
-      lines: d.lines,
-    }));
+    const now = this.doc;
+    return e.answer.tools.map((d) => {
+      const view = toolView(doc, d);
+      const key = rulesKey(now, d.tool, view);
+      return {
+        name: d.tool,
+        info: info.get(d.tool) ?? null,
+        live: info.has(d.tool),
+        view,
+        lines: d.lines,
+        rulesKey: key,
+        rules: rulesOf(now, key),
+      };
+    });
   });
 
   /** Glob keys of `tools` and `hide` (shown for context; edited in the raw JSON). */
@@ -227,6 +239,29 @@ export class PolicyEditor {
     const current = this.rows.find((r) => r.name === tool)?.view ?? null;
     try {
       this.write(setToolState(this.doc, tool, state, current));
+    } catch (e) {
+      this.message = { kind: 'error', text: errorText(e) };
+    }
+  }
+
+  /** Puts an argument rule at `index` of the tool's own entry (null: a new rule, placed by newRuleIndex). */
+  putRule(tool: string, index: number | null, rule: Rule): void {
+    this.editRules(tool, (doc, view) => putRule(doc, tool, view, index, rule));
+  }
+
+  moveRule(tool: string, from: number, to: number): void {
+    this.editRules(tool, (doc, view) => moveRule(doc, tool, view, from, to));
+  }
+
+  deleteRule(tool: string, index: number): void {
+    this.editRules(tool, (doc, view) => deleteRule(doc, tool, view, index));
+  }
+
+  private editRules(tool: string, edit: (doc: PolicyDoc, view: ToolView) => PolicyDoc): void {
+    const view = this.rows.find((r) => r.name === tool)?.view;
+    if (!this.doc || !view) return;
+    try {
+      this.write(edit(this.doc, view));
     } catch (e) {
       this.message = { kind: 'error', text: errorText(e) };
     }

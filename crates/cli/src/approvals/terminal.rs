@@ -120,7 +120,7 @@ impl StopSignals {
     }
 
     #[cfg(not(unix))]
-    pub fn install() -> io::Result<Self> {
+    pub(super) fn install() -> io::Result<Self> {
         Ok(Self {})
     }
 
@@ -135,7 +135,7 @@ impl StopSignals {
     }
 
     #[cfg(not(unix))]
-    pub async fn wait(&mut self) {
+    pub(super) async fn wait(&mut self) {
         let _ = tokio::signal::ctrl_c().await;
     }
 }

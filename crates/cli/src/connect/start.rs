@@ -15,6 +15,7 @@ pub(super) const LOG_FILE: &str = "serve.log";
 /// How long a started gateway has to write gateway.json with a socket that answers.
 const READY_WITHIN: Duration = Duration::from_secs(20);
 /// How long to wait for another `connect` that holds the lock.
+#[cfg(unix)]
 const LOCK_WITHIN: Duration = Duration::from_secs(25);
 
 pub(super) struct Starter {
@@ -131,7 +132,8 @@ fn lock(path: &Path) -> Result<impl Drop, String> {
     }
 }
 
+/// Off Unix no lock is written yet, so this always refuses (the guard type is never made).
 #[cfg(not(unix))]
-fn lock(_path: &Path) -> Result<(), String> {
+fn lock(_path: &Path) -> Result<std::fs::File, String> {
     Err("starting a gateway on demand is not available on this platform yet".into())
 }

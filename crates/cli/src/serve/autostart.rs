@@ -5,14 +5,15 @@
 use std::path::Path;
 
 use portcullis_config::autostart::{self, Kind, Launch};
-use portcullis_config::paths::ProcessEnv;
+use portcullis_config::paths::{self, ProcessEnv};
 
 use crate::exit::{Failure, Outcome};
 use crate::text::write_stdout;
 
 pub(super) fn install(config: &Path, data_dir: &Path) -> Outcome {
     let absolute = |p: &Path| std::path::absolute(p).map_err(|e| Failure::user(format!("{}: {e}", p.display())));
-    let program = std::env::current_exe().map_err(|e| Failure::user(format!("cannot find this program: {e}")))?;
+    let program = paths::launchable(std::env::current_exe(), &ProcessEnv)
+        .map_err(|e| Failure::user(format!("cannot find this program: {e}")))?;
     let args = ["serve", "--config"]
         .into_iter()
         .map(str::to_owned)

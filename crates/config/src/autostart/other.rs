@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use super::{AutostartError, Launch, Status};
 use crate::paths::Environment;
 
-pub fn install(_launch: &Launch, _env: &dyn Environment) -> Result<PathBuf, AutostartError> {
+pub(super) fn install(_launch: &Launch, _env: &dyn Environment) -> Result<PathBuf, AutostartError> {
     Err(AutostartError::Unsupported)
 }
 
-pub fn uninstall(_env: &dyn Environment) -> Result<bool, AutostartError> {
+pub(super) fn uninstall(_env: &dyn Environment) -> Result<bool, AutostartError> {
     Err(AutostartError::Unsupported)
 }
 
-pub fn status(_env: &dyn Environment) -> Result<Status, AutostartError> {
+pub(super) fn status(_env: &dyn Environment) -> Result<Status, AutostartError> {
     Err(AutostartError::Unsupported)
 }

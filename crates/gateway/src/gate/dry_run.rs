@@ -309,6 +309,7 @@ mod tests {
             reason: None,
             wait_ms: None,
             request_id: None,
+            arguments_text: None,
             original_arguments: None,
             extra_redact_keys: Vec::new(),
         };

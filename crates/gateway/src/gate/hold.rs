@@ -72,10 +72,7 @@ impl Hold {
             description: info.description,
             annotations: info.annotations,
             arguments: call.arguments.clone(),
-            arguments_json: call
-                .arguments_text
-                .clone()
-                .unwrap_or_else(|| call.arguments.to_string()),
+            arguments_json: call.arguments_json(),
             session: caller.session.clone(),
             client: ClientInfo {
                 name: caller.client_name.clone(),
@@ -165,7 +162,7 @@ impl Hold {
             _ => None,
         };
         HoldEnd {
-            settled: gate.settle(&call, &caller, ruling, Some(wait_ms)).await,
+            settled: gate.settle(call, &caller, ruling, Some(wait_ms)).await,
             withdrawn,
             edited,
         }

@@ -40,7 +40,7 @@ impl Gate {
         if eval.action == Action::Allow {
             let ruling = self.rule(&call, caller, &eval);
             if ruling.message.is_some() {
-                return self.settle(&call, caller, ruling, None).await.into();
+                return self.settle(call, caller, ruling, None).await.into();
             }
         }
         let grants = &self.approvals.grants;
@@ -62,7 +62,7 @@ impl Gate {
                 reason: Some(reason.into()),
                 message: None,
             };
-            return self.settle(&call, caller, ruling, None).await.into();
+            return self.settle(call, caller, ruling, None).await.into();
         }
         let fields = change.fields.join(", ");
         if !self.approvals.has_approver() {
@@ -82,7 +82,7 @@ impl Gate {
                 reason,
                 text,
             );
-            return self.settle(&call, caller, ruling, None).await.into();
+            return self.settle(call, caller, ruling, None).await.into();
         }
         let timeout = crate::approval::timeout(eval.approval_timeout_secs, self.approval_timeout_secs);
         let hold = Hold::start(

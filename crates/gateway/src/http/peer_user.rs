@@ -87,6 +87,7 @@ pub fn own_uid() -> u32 {
 
 /// An IPv4 client of a dual-stack listener shows up as `::ffff:a.b.c.d` but its socket is in
 /// `/proc/net/tcp`.
+#[cfg(any(target_os = "linux", test))]
 fn canonical(addr: SocketAddr) -> SocketAddr {
     match addr {
         SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
@@ -99,6 +100,7 @@ fn canonical(addr: SocketAddr) -> SocketAddr {
 
 /// An address as the kernel prints it: the address bytes as native-endian 32-bit words in
 /// upper-case hex, a colon, the port in hex.
+#[cfg(any(target_os = "linux", test))]
 fn proc_hex(addr: SocketAddr) -> String {
     let words: Vec<[u8; 4]> = match addr {
         SocketAddr::V4(v4) => vec![v4.ip().octets()],
@@ -120,6 +122,7 @@ fn proc_hex(addr: SocketAddr) -> String {
 /// The `uid` of the row whose local address is `local_hex` and remote address `remote_hex`.
 /// Every loopback connection is in the table twice and thousands may be open, so the scan stops
 /// looking at a row as soon as its addresses differ.
+#[cfg(any(target_os = "linux", test))]
 fn find_uid(table: &str, local_hex: &str, remote_hex: &str) -> Option<u32> {
     table.lines().skip(1).find_map(|line| {
         // sl local_address rem_address st tx:rx tr:when retrnsmt uid ...

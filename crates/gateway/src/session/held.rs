@@ -55,7 +55,7 @@ impl Session {
             .as_ref()
             .and_then(|p| p.progress_token().cloned())
             .map(|token| ProgressSink { token, tx: tx.clone() });
-        let key = params.as_ref().and_then(|p| self.reattach_key(p, &ctx.caller));
+        let key = params.as_ref().and_then(|p| self.reattach_key(p, &msg, &ctx.caller));
         let waiter = Waiter { msg, id, tx, ticket };
         let session = self.clone();
         let pass_headers = ctx.pass_headers.clone();
@@ -78,15 +78,18 @@ impl Session {
 
     /// Where a held call that a re-issue could join is registered: 2026-era calls of stateless
     /// clients, whose broken stream is otherwise the end of the call.
-    fn reattach_key(&self, params: &ToolCallParams, caller: &Caller) -> Option<reattach::Key> {
+    fn reattach_key(&self, params: &ToolCallParams, msg: &Message, caller: &Caller) -> Option<reattach::Key> {
         if !self.stateless || !params.is_modern() {
             return None;
         }
-        let empty = Value::Object(serde_json::Map::new());
+        let arguments = match msg.arguments() {
+            Some(text) => serde_json::from_slice(&text).ok()?,
+            None => Value::Object(serde_json::Map::new()),
+        };
         Some(reattach::Key {
             caller: caller.session.clone(),
             tool: params.name.clone(),
-            digest: self.gate.digest(params.arguments.as_ref().unwrap_or(&empty)),
+            digest: self.gate.digest(&arguments),
         })
     }
 
@@ -100,7 +103,7 @@ impl Session {
         ctx: &RequestContext,
     ) -> Result<Reply, Box<(Message, Option<Ticket>)>> {
         let key = match msg.params::<ToolCallParams>() {
-            Ok(params) if ctx.accepts_sse && params.task_ask().is_none() => self.reattach_key(&params, &ctx.caller),
+            Ok(params) if ctx.accepts_sse && params.task_ask().is_none() => self.reattach_key(&params, &msg, &ctx.caller),
             _ => None,
         };
         let Some(key) = key else {

@@ -175,20 +175,28 @@ impl ChildProcess {
         if wait_exit(&mut child, GRACE).await {
             return;
         }
-        self.signal(nix::sys::signal::Signal::SIGTERM);
+        self.signal(Stop::Term);
         if wait_exit(&mut child, GRACE).await {
             return;
         }
-        self.signal(nix::sys::signal::Signal::SIGKILL);
+        self.signal(Stop::Kill);
         let _ = wait_exit(&mut child, GRACE).await;
     }
 
-    fn signal(&self, signal: nix::sys::signal::Signal) {
+    /// Signals the process group on Unix. Off Unix there are no signals: `kill_on_drop` ends
+    /// the child when `stop` (or drop) lets it go.
+    fn signal(&self, stop: Stop) {
         #[cfg(unix)]
         if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
+            let signal = match stop {
+                Stop::Term => nix::sys::signal::Signal::SIGTERM,
+                Stop::Kill => nix::sys::signal::Signal::SIGKILL,
+            };
             tracing::debug!(server = %self.server, pid, ?signal, "signalling upstream process group");
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), signal);
         }
+        #[cfg(not(unix))]
+        let _ = (stop, self.pid);
     }
 }
 
@@ -198,9 +206,16 @@ impl Drop for ChildProcess {
         self.stdin.close();
         // Last resort when stop() was not awaited: do not leave grandchildren behind.
         if self.is_alive() {
-            self.signal(nix::sys::signal::Signal::SIGKILL);
+            self.signal(Stop::Kill);
         }
     }
+}
+
+/// The two steps of stopping after stdin closes.
+#[derive(Clone, Copy)]
+enum Stop {
+    Term,
+    Kill,
 }
 
 async fn wait_exit(child: &mut Child, within: Duration) -> bool {
@@ -216,7 +231,7 @@ fn spawn_failed(command: &str, source: std::io::Error) -> UpstreamError {
 
 async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Correlator>, alive: Arc<AtomicBool>) {
     let mut decoder = LineDecoder::new(MAX_LINE);
-    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut buf = BytesMut::with_capacity(portcullis_wire::codec::FIRST_CAPACITY);
     'read: loop {
         loop {
             // An oversized line is dropped by the decoder; keep its start to learn whose answer it was.

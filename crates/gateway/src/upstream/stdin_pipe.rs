@@ -2,10 +2,14 @@
 //!
 //! A request to a stdio server used to cross a queue to a writer task of its own: a task wake
 //! per message, and on the multi-thread runtime often a second worker woken to run it. Here the
-//! sender writes the line itself (one non-blocking `write` of the message and its newline, no
-//! copy) when nothing sent before it is still waiting. What the pipe does not take joins a
-//! backlog that one writer task drains as the server reads, so messages still leave in the order
-//! they were sent.
+//! sender writes the line itself (one non-blocking `write` of the message and its newline) when
+//! nothing sent before it is still waiting. What the pipe does not take joins a backlog that one
+//! writer task drains as the server reads, so messages still leave in the order they were sent.
+//!
+//! A message is framed as [`encode_line`] frames it: one holding a raw `\n` or `\r` (pretty-printed
+//! JSON from an HTTP client) is written with those turned into spaces, so it cannot end the line
+//! early and smuggle a second message past the gate; any other is written as it is, its bytes
+//! shared with the backlog rather than copied (a 15 MiB call costs no copy here).
 //!
 //! The backlog is bounded like every queue ([`Budget`]): a message that would pass the budget is
 //! refused alone (the server is slow to read, not gone; later ones may fit), as the child's
@@ -16,6 +20,7 @@ use std::io::{ErrorKind, IoSlice};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
+use portcullis_wire::codec::encode_line;
 use tokio::net::unix::pipe;
 use tokio::sync::Notify;
 
@@ -40,10 +45,11 @@ pub(super) struct StdinPipe {
 struct State {
     /// `None` once closed: the descriptor is dropped with the last clone (the writer's).
     pipe: Option<Arc<pipe::Sender>>,
-    /// Whole lines (newline included) not written yet; the front one maybe in part.
+    /// What is still to write, in order: each message as one or two parts (its bytes, its
+    /// newline); a part written in part is replaced by its rest.
     backlog: VecDeque<Bytes>,
-    /// Bytes of the front line already written.
-    front_written: usize,
+    /// Messages with something in the backlog (for the budget's count).
+    held_messages: usize,
     held_bytes: usize,
     /// Close once the backlog is written ([`StdinPipe::close`]).
     closing: bool,
@@ -64,7 +70,7 @@ impl StdinPipe {
             state: Mutex::new(State {
                 pipe: Some(Arc::new(pipe)),
                 backlog: VecDeque::new(),
-                front_written: 0,
+                held_messages: 0,
                 held_bytes: 0,
                 closing: false,
             }),
@@ -80,9 +86,11 @@ impl StdinPipe {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Sends `line` and its newline: written now when the pipe takes it and nothing waits before
+    /// Sends `message` as a line: written now when the pipe takes it and nothing waits before
     /// it, else queued behind what waits.
-    pub(super) fn send(&self, line: &[u8]) -> Result<(), Refused> {
+    pub(super) fn send(&self, message: &Bytes) -> Result<(), Refused> {
+        let parts = frame(message);
+        let total = parts[0].len() + parts[1].len();
         let mut state = self.lock();
         if state.closing {
             return Err(Refused::Closed);
@@ -92,8 +100,8 @@ impl StdinPipe {
         };
         let mut written = 0;
         if state.backlog.is_empty() {
-            match write_line(&pipe, line) {
-                Ok(n) if n == line.len() + 1 => return Ok(()),
+            match write_parts(&pipe, &parts) {
+                Ok(n) if n == total => return Ok(()),
                 Ok(n) => written = n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {}
                 Err(_) => {
@@ -105,21 +113,22 @@ impl StdinPipe {
                 }
             }
         }
-        let rest = line.len() + 1 - written;
+        let rest = total - written;
         // A message already partly written must go on whole, whatever the budget says.
-        let over = state.backlog.len() >= self.budget.messages || state.held_bytes + rest > self.budget.bytes;
+        let over = state.held_messages >= self.budget.messages || state.held_bytes + rest > self.budget.bytes;
         if written == 0 && over {
             return Err(Refused::Full);
         }
-        let mut framed = Vec::with_capacity(line.len() + 1);
-        framed.extend_from_slice(line);
-        framed.push(b'\n');
-        state.held_bytes += framed.len() - written;
-        state.backlog.push_back(Bytes::from(framed));
-        if written > 0 {
-            // Only a line written into an empty backlog is partly written: it is the front.
-            state.front_written = written;
+        let mut skip = written;
+        for part in parts {
+            let taken = skip.min(part.len());
+            skip -= taken;
+            if taken < part.len() {
+                state.backlog.push_back(part.slice(taken..));
+            }
         }
+        state.held_messages += 1;
+        state.held_bytes += rest;
         drop(state);
         self.wake.notify_one();
         Ok(())
@@ -162,13 +171,17 @@ impl StdinPipe {
     fn write_backlog(&self, pipe: &pipe::Sender) -> bool {
         let mut state = self.lock();
         while let Some(front) = state.backlog.front().cloned() {
-            match pipe.try_write(&front[state.front_written..]) {
+            match pipe.try_write(&front) {
                 Ok(n) => {
-                    state.front_written += n;
                     state.held_bytes -= n;
-                    if state.front_written == front.len() {
+                    if n < front.len() {
+                        state.backlog[0] = front.slice(n..);
+                    } else {
                         state.backlog.pop_front();
-                        state.front_written = 0;
+                        // A message's last part is its newline (or its framed copy's end).
+                        if front.last() == Some(&b'\n') {
+                            state.held_messages = state.held_messages.saturating_sub(1);
+                        }
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
@@ -186,15 +199,25 @@ impl State {
         self.pipe = None;
         self.backlog.clear();
         self.held_bytes = 0;
-        self.front_written = 0;
+        self.held_messages = 0;
         self.closing = true;
     }
 }
 
-/// One non-blocking write of `line` and a newline; how many bytes of the two went.
-fn write_line(pipe: &pipe::Sender, line: &[u8]) -> std::io::Result<usize> {
+/// A message as the parts of its line: its own bytes and a newline, or, when it holds a raw
+/// `\n` or `\r`, [`encode_line`]'s copy with those made spaces (newline included) and nothing.
+fn frame(message: &Bytes) -> [Bytes; 2] {
+    if message.iter().any(|&b| b == b'\n' || b == b'\r') {
+        [encode_line(message), Bytes::new()]
+    } else {
+        [message.clone(), Bytes::from_static(b"\n")]
+    }
+}
+
+/// One non-blocking write of both parts; how many bytes went.
+fn write_parts(pipe: &pipe::Sender, parts: &[Bytes; 2]) -> std::io::Result<usize> {
     loop {
-        match pipe.try_write_vectored(&[IoSlice::new(line), IoSlice::new(b"\n")]) {
+        match pipe.try_write_vectored(&[IoSlice::new(&parts[0]), IoSlice::new(&parts[1])]) {
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             other => return other,
         }
@@ -210,6 +233,10 @@ mod tests {
     use super::*;
 
     const WITHIN: Duration = Duration::from_secs(10);
+
+    fn b(bytes: &'static [u8]) -> Bytes {
+        Bytes::from_static(bytes)
+    }
 
     fn budget(bytes: usize, messages: usize) -> Budget {
         Budget { bytes, messages }
@@ -230,10 +257,10 @@ mod tests {
         let (tx, rx) = pipe::pipe().unwrap();
         let (stdin, writer) = StdinPipe::new(tx, budget(1 << 20, 16));
         let writer = tokio::spawn(writer);
-        stdin.send(b"{\"id\":1}").unwrap();
-        stdin.send(b"{\"id\":2}").unwrap();
+        stdin.send(&b(b"{\"id\":1}")).unwrap();
+        stdin.send(&b(b"{\"id\":2}")).unwrap();
         stdin.close();
-        assert_eq!(stdin.send(b"late"), Err(Refused::Closed), "nothing is sent after close");
+        assert_eq!(stdin.send(&b(b"late")), Err(Refused::Closed), "nothing is sent after close");
         assert_eq!(read_all(rx).await, b"{\"id\":1}\n{\"id\":2}\n");
         tokio::time::timeout(WITHIN, writer).await.unwrap().unwrap();
     }
@@ -245,13 +272,13 @@ mod tests {
         let (tx, rx) = pipe::pipe().unwrap();
         let (stdin, writer) = StdinPipe::new(tx, budget(8 << 20, 16));
         tokio::spawn(writer);
-        let big = vec![b'x'; 1 << 20]; // far over a pipe's 64 KiB
+        let big = Bytes::from(vec![b'x'; 1 << 20]); // far over a pipe's 64 KiB
         stdin.send(&big).unwrap();
         assert!(stdin.lock().held_bytes > 0, "the pipe did not take 1 MiB at once");
-        stdin.send(b"after").unwrap();
+        stdin.send(&b(b"after")).unwrap();
         stdin.close();
         let got = read_all(rx).await;
-        let mut want = big.clone();
+        let mut want = big.to_vec();
         want.push(b'\n');
         want.extend_from_slice(b"after\n");
         assert!(got == want, "the large line came whole, then the next one ({} bytes read)", got.len());
@@ -263,15 +290,27 @@ mod tests {
     async fn a_line_over_the_backlog_budget_is_refused_alone() {
         let (tx, rx) = pipe::pipe().unwrap();
         let (stdin, writer) = StdinPipe::new(tx, budget(256 << 10, 16));
-        let big = vec![b'y'; 200 << 10];
+        let big = Bytes::from(vec![b'y'; 200 << 10]);
         stdin.send(&big).unwrap(); // partly written, the rest in the backlog
         assert_eq!(stdin.send(&big), Err(Refused::Full), "a second one does not fit the backlog");
         tokio::spawn(writer);
-        stdin.send(b"small").unwrap();
+        stdin.send(&b(b"small")).unwrap();
         stdin.close();
         let got = read_all(rx).await;
         assert_eq!(got.len(), big.len() + 1 + b"small\n".len(), "the first line and the small one, nothing of the refused");
         assert!(got.ends_with(b"y\nsmall\n"));
+    }
+
+    /// Pretty-printed JSON (an HTTP client's body) must not end the line early: its raw newlines
+    /// and carriage returns become spaces, so the server reads one message, the one the gate read.
+    #[tokio::test]
+    async fn raw_newlines_inside_a_message_cannot_smuggle_a_second_line() {
+        let (tx, rx) = pipe::pipe().unwrap();
+        let (stdin, writer) = StdinPipe::new(tx, budget(1 << 20, 16));
+        tokio::spawn(writer);
+        stdin.send(&b(b"{\"id\":1,\r\n\"method\":\"ping\"}\n{\"id\":2}")).unwrap();
+        stdin.close();
+        assert_eq!(read_all(rx).await, b"{\"id\":1,  \"method\":\"ping\"} {\"id\":2}\n");
     }
 
     /// The server went away: the write fails (EPIPE) — at once, or in the writer task when the
@@ -283,11 +322,11 @@ mod tests {
         let (stdin, writer) = StdinPipe::new(tx, budget(1 << 20, 16));
         let writer = tokio::spawn(writer);
         drop(rx);
-        let _ = stdin.send(b"{}");
+        let _ = stdin.send(&b(b"{}"));
         tokio::time::timeout(WITHIN, writer)
             .await
             .expect("the writer task ended with the pipe")
             .unwrap();
-        assert_eq!(stdin.send(b"{}"), Err(Refused::Closed), "nothing more is sent");
+        assert_eq!(stdin.send(&b(b"{}")), Err(Refused::Closed), "nothing more is sent");
     }
 }

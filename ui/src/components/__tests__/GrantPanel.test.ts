@@ -37,4 +37,37 @@ describe('GrantPanel: "always" with a condition', () => {
     await fireEvent.click(screen.getByTestId('grant-confirm'));
     expect(ondecide).toHaveBeenCalledWith(choice);
   });
+
+  it('the condition is built in the shared builder: started from the call, then edited', async () => {
+    const { backend, ondecide } = setup();
+    await fireEvent.click(screen.getByTestId('grant-which-condition'));
+    await fireEvent.click(screen.getByTestId('grant-for-always'));
+    expect((screen.getByTestId('grant-cond-argument-0') as HTMLInputElement).value).toBe('path');
+    expect((screen.getByTestId('grant-cond-op-0') as HTMLSelectElement).value).toBe('path_under');
+    expect((screen.getByTestId('grant-cond-value-0') as HTMLInputElement).value).toBe('/home/me/notes');
+    await fireEvent.change(screen.getByTestId('grant-cond-op-0'), { target: { value: 'glob' } });
+    await fireEvent.input(screen.getByTestId('grant-cond-value-0'), { target: { value: '/home/me/*.md' } });
+    await fireEvent.click(screen.getByTestId('grant-cond-add'));
+    await fireEvent.input(screen.getByTestId('grant-cond-argument-1'), { target: { value: 'client.name' } });
+    // Not a condition yet: the second row has no value, and nothing can be confirmed.
+    expect(screen.getByTestId('grant-cond-error').textContent).toContain('client.name is');
+    expect((screen.getByTestId('grant-confirm') as HTMLButtonElement).disabled).toBe(true);
+    await fireEvent.input(screen.getByTestId('grant-cond-value-1'), { target: { value: 'cursor' } });
+    const when = { 'arguments.path': { glob: '/home/me/*.md' }, 'client.name': { eq: 'cursor' } };
+    const choice = { rule: { allow: true, reason: null, when } };
+    await waitFor(() => expect(backend.callsOf('dry_run_approval').at(-1)).toEqual({ id: 'a1', choice }));
+    await fireEvent.click(screen.getByTestId('grant-confirm'));
+    expect(ondecide).toHaveBeenCalledWith(choice);
+  });
+
+  it('picking another condition cut from the call starts the builder over', async () => {
+    const args = { path: '/a/b/c.txt' };
+    const backend = new MockBackend({ approvals: [makeApproval({ id: 'a1', tool: 'write_file', arguments: args })] });
+    render(GrantPanel, { props: { backend, id: 'a1', args, busy: false, ondecide: () => {}, oncancel: () => {} } });
+    await fireEvent.click(screen.getByTestId('grant-which-condition'));
+    const start = screen.getByTestId('grant-condition') as HTMLSelectElement;
+    expect(Array.from(start.options).map((o) => o.textContent)).toEqual(['path under /a/b', 'path under /a']);
+    await fireEvent.change(start, { target: { value: '1' } });
+    expect((screen.getByTestId('grant-cond-value-0') as HTMLInputElement).value).toBe('/a');
+  });
 });

@@ -19,7 +19,7 @@ const POLICY = `{
 }
 `;
 
-const tool = (name: string, risk: ServerTool['risk']): ServerTool => ({ name, title: null, description: null, annotations: null, risk });
+const tool = (name: string, risk: ServerTool['risk']): ServerTool => ({ name, title: null, description: null, annotations: null, input_schema: null, risk });
 const server = (name: string, policy: ServerStatus['policy']['state']): ServerStatus => ({
   name,
   transport: 'stdio',

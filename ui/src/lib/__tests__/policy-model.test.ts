@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { setDefault, setToolState, starterPolicy, stateFor, toolView, withKey, type PolicyDoc, type ToolState } from '../policy-model';
+import { setDefault, setToolState, starterPolicy, stateFor, withKey, type PolicyDoc, type ToolState } from '../policy-model';
 import { parseJson, stringifyPretty } from '../json-doc';
-import { goldenExplain } from '../golden-explain';
+import { SEED, viewOf } from '../__fixtures__/seed-policy';
 import everything from '../../../../policies/everything.json?raw';
 import filesystem from '../../../../policies/filesystem.json?raw';
 
@@ -11,32 +11,11 @@ const parse = (text: string) => {
   return r.value as PolicyDoc;
 };
 
-const SEED: PolicyDoc = {
-  version: '1',
-  default: 'deny',
-  hide: ['delete_*', 'secret_tool'],
-  approval_timeout: 45,
-  tools: {
-    vm_agent_exec_status: {},
-    'pve_get_*_status': { rate_limit: { max: 10, window: 60 } },
-    'pve_*': { action: 'require_approval' },
-    vm_delete: { action: 'deny', reason: 'Deleting VMs is not allowed from agents' },
-    vm_start: { action: 'require_approval', approval_timeout: 120 },
-    execute_query: {
-      action: 'require_approval',
-      rules: [{ when: { 'arguments.query': { regex: '^\\s*SELECT\\b' } }, action: 'allow' }],
-      class: 'execute',
-    },
-  },
-};
 
 // A field this version of the UI does not know (a newer format's): kept by every edit.
 const WITH_UNKNOWN: PolicyDoc = structuredClone(SEED);
 (WITH_UNKNOWN.tools as Record<string, Record<string, unknown>>).execute_query.x_note = 'kept';
 
-// What decides a tool is the gateway's answer (golden answers from the Rust explain); the model
-// reads the named entry's fields for the form.
-const viewOf = (doc: PolicyDoc, tool: string) => toolView(doc, goldenExplain(JSON.stringify(doc), [tool]).tools[0]);
 
 describe('toolView: the gateway decision → five states', () => {
   it.each<[string, ToolState, string]>([
@@ -190,8 +169,8 @@ describe('helpers', () => {
 
   it('starterPolicy allows read tools and asks about the rest', () => {
     const doc = starterPolicy([
-      { name: 'read_file', title: null, description: null, annotations: null, risk: 'read' },
-      { name: 'write_file', title: null, description: null, annotations: null, risk: 'write' },
+      { name: 'read_file', title: null, description: null, annotations: null, input_schema: null, risk: 'read' },
+      { name: 'write_file', title: null, description: null, annotations: null, input_schema: null, risk: 'write' },
     ]);
     expect(doc).toEqual({ version: '1', default: 'require_approval', tools: { read_file: {} } });
     expect(viewOf(doc, 'write_file').state.kind).toBe('require_approval');
