@@ -92,7 +92,7 @@ def status_kb(pid: int, key: str) -> int:
     return 0
 
 
-def start_gateway(bin_path: Path, tmp: Path, servers: dict, policies: dict) -> tuple[Proc, dict]:
+def start_gateway(bin_path: Path, tmp: Path, servers: dict, policies: dict, env: dict | None = None) -> tuple[Proc, dict]:
     (tmp / "policies").mkdir(parents=True, exist_ok=True)
     for name, policy in policies.items():
         (tmp / "policies" / f"{name}.json").write_text(json.dumps(policy))
@@ -101,7 +101,7 @@ def start_gateway(bin_path: Path, tmp: Path, servers: dict, policies: dict) -> t
     log = open(tmp / "serve.log", "w")
     proc = Proc([str(bin_path), "serve", "--config", str(tmp / "portcullis.json"), "--data-dir", str(tmp / "data")],
                 stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                env={**os.environ, "PORTCULLIS_LOG": "warn"})
+                env={**os.environ, "PORTCULLIS_LOG": "warn", **(env or {})})
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         line = proc.p.stderr.readline()

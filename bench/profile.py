@@ -34,6 +34,7 @@ BUCKETS = [
     ("upstream child stdio: read/parse lines, write requests", lambda c, f: any("upstream::child_process" in x or "correlator" in x for x in f)),
     ("gate: policy, rate limit, digest, audit row + await commit", lambda c, f: any("portcullis_gateway::gate::" in x for x in f)),
     ("session routing, reply (JSON/SSE), response parse", lambda c, f: any("portcullis_gateway::session" in x or "portcullis_wire" in x for x in f)),
+    ("local socket connection: read, dispatch, write", lambda c, f: any("portcullis_gateway::local_conn" in x for x in f)),
     ("HTTP server: hyper parse/encode, socket read/write", lambda c, f: any("hyper::" in x or "axum::" in x for x in f)),
     ("tokio scheduler, wakeups, task spawn", lambda c, f: any("tokio::runtime" in x for x in f)),
     ("other", lambda c, f: True),
@@ -52,6 +53,8 @@ def parse_script(text: str):
 
 
 def profile(bin_path: Path, loadgen: Path, out: Path, mode: str, calls: int, seconds: float) -> dict:
+    """`mode`: "sequential" or "8-in-flight" over HTTP, or "socket" (sequential through
+    `portcullis connect` and the local socket, loadgen speaking stdio to it)."""
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="portcullis-prof-") as tmp_name:
         tmp = Path(tmp_name)
@@ -60,13 +63,16 @@ def profile(bin_path: Path, loadgen: Path, out: Path, mode: str, calls: int, sec
                                     {"everything": policy})
         try:
             url = gwf["url"] + "/mcp/everything"
+            connect = [str(bin_path), "connect", "everything", "--data-dir", str(tmp / "data")]
             e2e.loadgen(loadgen, "http", url, "--token", gwf["token"], "--calls", "500")  # warm
             data = out / f"perf-{mode}.data"
             rec = subprocess.Popen(["perf", "record", "-F", "999", "-e", "cpu-clock", "--call-graph", "dwarf,16384",
                                     "--no-inherit", "-p", str(gw.pid), "-o", str(data), "--", "sleep", str(seconds)],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
-            if mode == "sequential":
+            if mode == "socket":
+                r = e2e.loadgen(loadgen, "stdio", "--calls", str(calls), "--", *connect)
+            elif mode == "sequential":
                 r = e2e.loadgen(loadgen, "http", url, "--token", gwf["token"], "--calls", str(calls))
             else:
                 r = e2e.loadgen(loadgen, "http", url, "--token", gwf["token"], "--calls", str(calls), "--concurrency", "8")
@@ -107,15 +113,19 @@ def main() -> None:
     ap.add_argument("--bin", type=Path, default=e2e.ROOT / "target/release/portcullis")
     ap.add_argument("--loadgen", type=Path, required=True)
     ap.add_argument("--out", type=Path, default=e2e.ROOT / "target/bench/profile")
+    ap.add_argument("--modes", default="sequential,8-in-flight,socket",
+                    help="comma-separated: sequential, 8-in-flight (HTTP), socket (portcullis connect)")
     args = ap.parse_args()
     probe = subprocess.run(["perf", "record", "-e", "cpu-clock", "-o", "/dev/null", "true"], capture_output=True)
     if probe.returncode != 0:
         sys.exit("perf record does not work here; install linux-perf (apt-get install linux-perf)")
     results = []
-    for mode, calls in (("sequential", 4000), ("8-in-flight", 12000)):
-        res = profile(args.bin, args.loadgen, args.out, mode, calls, seconds=6)
+    calls_for = {"sequential": 4000, "8-in-flight": 12000, "socket": 4000}
+    for mode in args.modes.split(","):
+        res = profile(args.bin, args.loadgen, args.out, mode, calls_for[mode], seconds=6)
         results.append(res)
-        print(f"\ngateway CPU per allowed echo call, {mode} (HTTP, one session; {res['calls']} calls, "
+        transport = "local socket via portcullis connect" if mode == "socket" else "HTTP"
+        print(f"\ngateway CPU per allowed echo call, {mode} ({transport}, one session; {res['calls']} calls, "
               f"{res['calls_per_s']:.0f} calls/s, {res['samples_gateway']} gateway samples)")
         print(f"  total {res['gateway_cpu_us_per_call']:.0f} µs/call")
         for name, us in res["buckets_us_per_call"].items():

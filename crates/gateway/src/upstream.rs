@@ -15,6 +15,7 @@ mod legacy_sse;
 pub mod list_tools;
 pub mod monitor;
 mod stderr;
+mod stdin_pipe;
 mod streamable_http;
 
 use std::sync::Arc;
@@ -145,6 +146,13 @@ impl Upstream {
             Self::Http(c) => c.cancel(id, reason).await,
             Self::Sse(c) => c.cancel(id, reason).await,
         }
+    }
+
+    /// Whether [`Upstream::request`] returns once the request is on its way, never waiting on
+    /// the server: a child's stdin takes the line at once or keeps it in its backlog, while an
+    /// HTTP upstream's send waits for the response headers (legacy SSE: for the POST's 202).
+    pub fn sends_at_once(&self) -> bool {
+        matches!(self, Self::Stdio(_))
     }
 
     pub fn is_alive(&self) -> bool {

@@ -123,7 +123,7 @@ impl PendingReply {
 
     /// Sends the request upstream and answers the way the upstream (or the client) wants.
     pub(super) async fn forward(mut self, msg: Message, ctx: &RequestContext) -> Reply {
-        if ctx.stream_now && ctx.accepts_sse {
+        if ctx.stream_now && ctx.accepts_sse && !self.sends_inline(ctx) {
             // The `connect` relay waits for each POST's headers to keep message order: give them
             // at once and feed the stream when the upstream answers, so the relay's next request
             // (and its cancel) need not wait for this one's upstream headers.
@@ -176,6 +176,14 @@ impl PendingReply {
         // The framing is ours to choose (stdio upstream): JSON when the answer comes alone,
         // cheaper for the client; a stream as soon as anything comes before it.
         self.adaptive(exchange).await
+    }
+
+    /// Whether `forward` may send from the caller's own task although the context asks for a
+    /// stream at once: the answer goes to the connection's queue (`sink`), and the upstream's
+    /// send never waits on the server (stdio), so the connection's reader is not held up and
+    /// nothing it reads later can overtake the request. A task per call saved.
+    fn sends_inline(&self, ctx: &RequestContext) -> bool {
+        ctx.sink.is_some() && self.session.upstream.sends_at_once()
     }
 
     /// Sends the request upstream (an HTTP upstream may already answer here), within the

@@ -1,7 +1,8 @@
 //! An upstream MCP server run as a child process speaking stdio.
 //!
-//! One writer task owns stdin (messages leave in the order they were sent), one reader task splits
-//! stdout into lines, and stderr goes to the log. Stopping follows MCP.md: close stdin, wait, then
+//! Messages are written to stdin by their sender when the pipe has room, else queued for the
+//! pipe's writer task, in the order they were sent ([`super::stdin_pipe`]); one reader task
+//! splits stdout into lines, and stderr goes to the log. Stopping follows MCP.md: close stdin, wait, then
 //! SIGTERM, then SIGKILL — to the child's whole process group, since launchers like `npx` leave the
 //! real server as a grandchild.
 
@@ -12,14 +13,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use portcullis_wire::codec::{encode_line_shared, needs_newline};
+use bytes::BytesMut;
 use portcullis_wire::{method, LineDecoder, Message, RequestId};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStdout, Command};
 use tokio::sync::Mutex as AsyncMutex;
 
 use super::correlator::{Correlator, IdMode};
+use super::stdin_pipe::{self, StdinPipe};
 use super::{Exchange, UpstreamError};
 
 /// Longest line accepted from a server.
@@ -31,7 +32,7 @@ const GRACE: Duration = Duration::from_secs(2);
 
 pub struct ChildProcess {
     server: String,
-    stdin: crate::queue::Sender<Bytes>,
+    stdin: Arc<StdinPipe>,
     correlator: Arc<Correlator>,
     alive: Arc<AtomicBool>,
     child: AsyncMutex<Option<Child>>,
@@ -71,32 +72,29 @@ impl ChildProcess {
         let correlator = Arc::new(Correlator::new(ids, events));
         let alive = Arc::new(AtomicBool::new(true));
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-        // Refuse, not End: a server slow to read its input is still serving; the message that did
-        // not fit fails alone (its client gets the error) and later ones may fit.
-        let (stdin_tx, stdin_rx) = crate::queue::bounded(
-            "child stdin",
-            crate::queue::stream_budget(),
-            crate::queue::Overflow::Refuse,
-        );
-        if let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        {
-            tokio::spawn(write_stdin(stdin, stdin_rx));
-            tokio::spawn(read_stdout(
-                server.to_owned(),
-                stdout,
-                correlator.clone(),
-                alive.clone(),
-            ));
-            tokio::spawn(super::stderr::log_stderr(
-                server.to_owned(),
-                stderr,
-                stderr_tail.clone(),
-            ));
-        }
+        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(spawn_failed(command, std::io::Error::other("the child's stdio was not piped")));
+        };
+        // A server slow to read its input is still serving: a message that does not fit the
+        // backlog fails alone (its client gets the error) and later ones may fit.
+        let (stdin, stdin_writer) =
+            StdinPipe::for_child(stdin, crate::queue::stream_budget()).map_err(|e| spawn_failed(command, e))?;
+        tokio::spawn(stdin_writer);
+        tokio::spawn(read_stdout(
+            server.to_owned(),
+            stdout,
+            correlator.clone(),
+            alive.clone(),
+        ));
+        tokio::spawn(super::stderr::log_stderr(
+            server.to_owned(),
+            stderr,
+            stderr_tail.clone(),
+        ));
         Ok(Self {
             server: server.to_owned(),
-            stdin: stdin_tx,
+            stdin,
             correlator,
             alive,
             child: AsyncMutex::new(Some(child)),
@@ -149,9 +147,9 @@ impl ChildProcess {
         if !self.is_alive() {
             return Err(UpstreamError::Gone(self.server.clone()));
         }
-        self.stdin.send(encode_line_shared(msg.bytes())).map_err(|e| match e {
-            crate::queue::SendError::Full(_) => UpstreamError::Busy(self.server.clone()),
-            crate::queue::SendError::Closed(_) => UpstreamError::Gone(self.server.clone()),
+        self.stdin.send(msg.bytes()).map_err(|e| match e {
+            stdin_pipe::Refused::Full => UpstreamError::Busy(self.server.clone()),
+            stdin_pipe::Refused::Closed => UpstreamError::Gone(self.server.clone()),
         })
     }
 
@@ -172,8 +170,8 @@ impl ChildProcess {
         let Some(mut child) = self.child.lock().await.take() else {
             return;
         };
-        // Closing our sender ends the writer task, which drops stdin: the server sees EOF.
-        let _ = self.stdin.send(Bytes::new());
+        // Once what was sent before is written, stdin closes: the server sees EOF.
+        self.stdin.close();
         if wait_exit(&mut child, GRACE).await {
             return;
         }
@@ -204,6 +202,8 @@ impl ChildProcess {
 
 impl Drop for ChildProcess {
     fn drop(&mut self) {
+        // The writer task ends, and the descriptor with it.
+        self.stdin.close();
         // Last resort when stop() was not awaited: do not leave grandchildren behind.
         if self.is_alive() {
             self.signal(Stop::Kill);
@@ -222,22 +222,10 @@ async fn wait_exit(child: &mut Child, within: Duration) -> bool {
     matches!(tokio::time::timeout(within, child.wait()).await, Ok(Ok(_)))
 }
 
-/// Writes framed messages in order. An empty frame means "close stdin".
-async fn write_stdin(mut stdin: ChildStdin, mut rx: crate::queue::Receiver<Bytes>) {
-    while let Some(frame) = rx.recv().await {
-        if frame.is_empty() {
-            break;
-        }
-        if stdin.write_all(&frame).await.is_err() {
-            break;
-        }
-        // A large message is queued as it came, not copied to add its newline.
-        if needs_newline(&frame) && stdin.write_all(b"\n").await.is_err() {
-            break;
-        }
-        if stdin.flush().await.is_err() {
-            break;
-        }
+fn spawn_failed(command: &str, source: std::io::Error) -> UpstreamError {
+    UpstreamError::Spawn {
+        command: command.to_owned(),
+        source,
     }
 }
 
