@@ -107,8 +107,10 @@ mod redact;
 mod store;
 mod writer;
 
-// The faults are made with Unix file modes and mounts.
-#[cfg(all(test, unix))]
+// The faults are made with Unix file modes and mounts. (Two attributes: clippy's test-code
+// allowances see `#[cfg(test)]` alone, not inside `all(..)`.)
+#[cfg(test)]
+#[cfg(unix)]
 mod fault_tests;
 #[cfg(test)]
 mod tests;
