@@ -1,0 +1,75 @@
+"""The release app's footprint as a person runs it, without WebDriver (whose automation session
+adds to the web processes): started with no window, a held call made over HTTP and decided with
+`portcullis approvals deny`, twice, then left until the prompt is freed. Prints PSS/USS/RSS of the
+app and its WebKit processes and how soon the prompt window was on screen. Run under Xvfb and a
+D-Bus session, like the desktop suite:
+
+    xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \\
+        tests/.peers/desktop/bin/python -u src-tauri/tests/e2e/footprint_plain.py
+
+PORTCULLIS_DESKTOP_BIN / PORTCULLIS_BIN choose the binaries (default: target/release).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from conftest import PROMPT_TITLE, ROOT, McpClient, wait_until, write_config, x_viewable, x_window_id  # noqa: E402
+from test_memory import memory_kib, mib, web_processes  # noqa: E402
+
+APP = os.environ.get("PORTCULLIS_DESKTOP_BIN", str(ROOT / "target/release/portcullis-desktop"))
+CLI = os.environ.get("PORTCULLIS_BIN", str(ROOT / "target/release/portcullis"))
+
+
+def held_call(client: McpClient, data: Path, pool: ThreadPoolExecutor, n: int) -> float:
+    """Makes a held call, waits for the prompt on screen, denies it; returns ms to the prompt."""
+    sent = time.monotonic()
+    answer = pool.submit(client.call_tool, "get-sum", {"a": n, "b": 1})
+    wait_until(lambda: (w := x_window_id(PROMPT_TITLE)) and x_viewable(w), 20, "the prompt on screen")
+    shown = (time.monotonic() - sent) * 1000
+    listed = subprocess.run([CLI, "approvals", "list", "--json", "--data-dir", str(data)],
+                            capture_output=True, text=True, check=True, timeout=20)
+    held = json.loads(listed.stdout)[0]["id"]
+    subprocess.run([CLI, "approvals", "deny", held, "--data-dir", str(data)], capture_output=True, check=True,
+                   timeout=20)
+    answer.result(timeout=30)
+    return shown
+
+
+def main() -> None:
+    scratch = Path(tempfile.mkdtemp(prefix="portcullis-footprint-"))
+    config = write_config(scratch)
+    (scratch / "policies" / "everything.json").write_text(json.dumps({"version": "1", "default": "require_approval"}))
+    data = scratch / "data"
+    app = subprocess.Popen([APP, "--config", str(config), "--data-dir", str(data)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        info = wait_until(lambda: json.loads((data / "gateway.json").read_text()), 30, "the gateway")
+        time.sleep(3)  # a measurement pause after the state was reached
+        print("idle in the tray, no window ever opened:", mib(memory_kib(app.pid)))
+        client = McpClient(info["url"], info["token"], "everything")
+        with ThreadPoolExecutor(2) as pool:
+            cold = held_call(client, data, pool, 1)
+            time.sleep(3)
+            print(f"prompt built for the call, on screen after {cold:.0f} ms; then:", mib(memory_kib(app.pid)))
+            warm = held_call(client, data, pool, 2)
+            print(f"prompt reused, on screen after {warm:.0f} ms")
+        wait_until(lambda: web_processes(app.pid) == 0, 90, "the hidden prompt to be freed")
+        time.sleep(3)
+        print("idle again, the prompt freed:", mib(memory_kib(app.pid)))
+    finally:
+        app.terminate()
+        app.wait(timeout=20)
+
+
+if __name__ == "__main__":
+    main()
