@@ -59,7 +59,10 @@ fn try_show_prompt<R: Runtime>(app: &AppHandle<R>, call: Option<&str>) -> tauri:
     let w = match app.get_webview_window(PROMPT) {
         Some(w) => w,
         None => {
-            let url = call.map_or_else(|| "prompt.html".to_owned(), |id| format!("prompt.html?call={}", query_value(id)));
+            let url = call.map_or_else(
+                || "prompt.html".to_owned(),
+                |id| format!("prompt.html?call={}", query_value(id)),
+            );
             build_from_config(app, PROMPT, Some(url))?
         }
     };
@@ -130,7 +133,11 @@ fn try_show_main<R: Runtime>(app: &AppHandle<R>, tab: Option<&str>) -> tauri::Re
 
 /// Builds the window `label` as tauri.conf.json describes it (neither is created at start),
 /// on `url` instead of its page when given.
-fn build_from_config<R: Runtime>(app: &AppHandle<R>, label: &str, url: Option<String>) -> tauri::Result<WebviewWindow<R>> {
+fn build_from_config<R: Runtime>(
+    app: &AppHandle<R>,
+    label: &str,
+    url: Option<String>,
+) -> tauri::Result<WebviewWindow<R>> {
     let mut config = app
         .config()
         .app

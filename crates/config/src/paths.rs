@@ -49,10 +49,14 @@ pub const APPIMAGE_ENV: &str = "APPIMAGE";
 /// replaced by the next build, and its AppRun hands `connect`, `serve` and the CLI's other
 /// commands to the CLI), else `running` (this process's own binary).
 pub fn launchable(running: std::io::Result<PathBuf>, env: &dyn Environment) -> std::io::Result<PathBuf> {
-    match env.var(APPIMAGE_ENV).map(PathBuf::from) {
-        Some(image) if image.is_absolute() && image.is_file() => Ok(image),
-        _ => running,
-    }
+    appimage(env).map_or(running, Ok)
+}
+
+/// The AppImage this process runs from, if it does (an absolute path to an existing file).
+pub fn appimage(env: &dyn Environment) -> Option<PathBuf> {
+    env.var(APPIMAGE_ENV)
+        .map(PathBuf::from)
+        .filter(|image| image.is_absolute() && image.is_file())
 }
 
 #[cfg(test)]

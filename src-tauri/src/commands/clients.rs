@@ -76,7 +76,7 @@ fn places(env: &dyn Environment) -> IpcResult<Places> {
 pub(crate) fn portcullis_binary(env: &dyn Environment) -> IpcResult<PathBuf> {
     let name = format!("portcullis{}", std::env::consts::EXE_SUFFIX);
     let chosen = env.var(BIN_ENV).map(PathBuf::from);
-    let appimage = paths::launchable(Err(std::io::ErrorKind::NotFound.into()), env).ok();
+    let appimage = paths::appimage(env);
     let beside = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(|d| d.join(&name)));
