@@ -4,10 +4,12 @@ the app from /usr/bin starts on a scratch config, opens its main window, hosts t
 (gateway.json appears, GET /control/status answers), and an MCP client reaches a server through
 the installed `portcullis connect`. Standard library only; every wait is bounded.
 
-    check_installed.py SCRATCH_DIR NOTES_SERVER_PY [APP CLI]
+    check_installed.py SCRATCH_DIR NOTES_SERVER_PY [APP CLI [WEBKIT_UNDER]]
 
 APP and CLI default to the .deb's /usr/bin/portcullis-desktop and /usr/bin/portcullis; for the
-AppImage they are the AppImage itself and a `portcullis` symlink to it."""
+AppImage they are the AppImage itself and a `portcullis` symlink to it. With WEBKIT_UNDER (the
+AppImage's extraction cache), the app and its WebKitWebProcess must have mapped libwebkit2gtk-4.1
+from under that directory, the copy the AppImage carries, and not the system's."""
 
 from __future__ import annotations
 
@@ -48,6 +50,45 @@ def main_window_shown() -> bool:
     return any('"Portcullis":' in line for line in tree.splitlines())
 
 
+def webkit_mappings(pid: int) -> list[str]:
+    """The files named libwebkit2gtk-4.1* that process `pid` has mapped."""
+    try:
+        lines = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    except OSError:
+        return []
+    paths = {line.split(maxsplit=5)[5] for line in lines if len(line.split(maxsplit=5)) == 6}
+    return sorted(p for p in paths if Path(p).name.startswith("libwebkit2gtk-4.1"))
+
+
+def web_processes(parent: int) -> list[int]:
+    """The WebKitWebProcess children of `parent` (WebKitGTK starts them from the app's process)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            exe = os.readlink(stat.parent / "exe")
+        except OSError:
+            continue
+        ppid = int(text.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and Path(exe).name == "WebKitWebProcess":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def check_webkit_under(pid: int, under: str) -> None:
+    """The app `pid` and a WebKitWebProcess of it map libwebkit2gtk from under `under` only."""
+    app_maps = wait_until(lambda: webkit_mappings(pid), 30, "the app mapping libwebkit2gtk")
+    web = wait_until(lambda: [(p, m) for p in web_processes(pid) if (m := webkit_mappings(p))], 30,
+                     "a WebKitWebProcess of the app mapping libwebkit2gtk")
+    for who, maps in [(f"the app ({pid})", app_maps)] + [(f"WebKitWebProcess {p}", m) for p, m in web]:
+        outside = [m for m in maps if not m.startswith(under.rstrip("/") + "/")]
+        assert not outside, f"{who} maps libwebkit2gtk from outside {under}: {outside}"
+        print(f"check_installed: {who} maps {', '.join(maps)}")
+    for p, _ in web:
+        exe = os.readlink(f"/proc/{p}/exe")
+        assert exe.startswith(under.rstrip("/") + "/"), f"WebKitWebProcess {p} runs {exe}, not the AppImage's"
+
+
 def mcp_through_connect(cli: str, data: Path) -> str:
     """initialize, initialized and tools/call list_notes through `portcullis connect notes`."""
     lines = [
@@ -75,7 +116,8 @@ def mcp_through_connect(cli: str, data: Path) -> str:
 
 def main() -> int:
     scratch, notes_server = Path(sys.argv[1]), sys.argv[2]
-    app_bin, cli = sys.argv[3:5] if len(sys.argv) == 5 else (APP, CLI)
+    app_bin, cli = sys.argv[3:5] if len(sys.argv) >= 5 else (APP, CLI)
+    webkit_under = sys.argv[5] if len(sys.argv) == 6 else None
     data = scratch / "data"
     (scratch / "policies").mkdir(parents=True, exist_ok=True)
     (scratch / "policies/notes.json").write_text(json.dumps({"version": "1", "default": "allow"}))
@@ -100,6 +142,8 @@ def main() -> int:
         assert status["audit"]["ok"] is True, status
         wait_until(main_window_shown, 30, "the main window on the X display")
         print("check_installed: main window on screen")
+        if webkit_under:
+            check_webkit_under(app.pid, webkit_under)
         text = mcp_through_connect(cli, data)
         assert text == "no notes yet", f"list_notes through the installed connect answered {text!r}"
         print(f"check_installed: an MCP call through {cli} connect reached the server")
