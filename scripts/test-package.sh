@@ -130,10 +130,18 @@ check_entry "${top_entries[0]}" "$appdir/usr/share/icons"
 [[ -f "$appdir/$icon.png" ]] || fail "no $icon.png (the entry's Icon) at the AppDir's top"
 [[ "$(bytes "$(realpath "$appdir/.DirIcon")" 0 4)" == 89504e47 ]] || fail ".DirIcon is not a PNG at the AppDir's top"
 dpkg-deb -x "$deb" "$scratch/deb"
-for f in usr/bin/portcullis-desktop usr/bin/portcullis; do
-    cmp -s "$appdir/$f" "$scratch/deb/$f" || fail "the AppImage's $f is not the .deb's"
-done
-echo "AppRun, $(basename "${top_entries[0]}") -> $(readlink "${top_entries[0]}"), $icon.png, .DirIcon, the GTK hook, and the .deb's two binaries"
+cmp -s "$appdir/usr/bin/portcullis" "$scratch/deb/usr/bin/portcullis" || fail "the AppImage's usr/bin/portcullis is not the .deb's"
+# The bundler marks the app's binary with the package it goes into (tauri-bundler's patch_binary:
+# __TAURI_BUNDLE_TYPE_VAR_DEB, _APP for an AppImage); apart from that mark the two are one file.
+python3 - "$appdir/usr/bin/portcullis-desktop" "$scratch/deb/usr/bin/portcullis-desktop" <<'PY' || fail "the AppImage's usr/bin/portcullis-desktop is not the .deb's, marked for an AppImage by the bundler"
+import sys
+appimage, deb = (open(p, "rb").read() for p in sys.argv[1:3])
+mark = b"__TAURI_BUNDLE_TYPE_VAR_"
+assert mark + b"APP" in appimage and mark + b"DEB" not in appimage, "the AppImage's app is not marked APP"
+assert mark + b"DEB" in deb, "the .deb's app is not marked DEB"
+assert appimage.replace(mark + b"APP", mark + b"DEB") == deb, "the two apps differ beyond the mark"
+PY
+echo "AppRun, $(basename "${top_entries[0]}") -> $(readlink "${top_entries[0]}"), $icon.png, .DirIcon, the GTK hook, the .deb's two binaries (the app marked for an AppImage)"
 
 step "AppImage: WebKitGTK inside, the host-only libraries not"
 lib="$appdir/usr/lib"
