@@ -14,10 +14,10 @@
 # AppImage (first start unpacking into the cache, second start reusing it, both timed); and the
 # AppImage starts the app under Xvfb, which hosts the gateway and relays a call through that
 # symlink (the same check_installed.py), with the app and its WebKitWebProcess mapping the
-# AppImage's libwebkit2gtk, not the system's. That run has the host's WebKitGTK hidden (a mount
-# namespace with empty files bound over libwebkit2gtk-4.1 and libjavascriptcoregtk-4.1 and an
-# empty directory over webkit2gtk-4.1/), so it shows the AppImage runs where WebKitGTK is not
-# installed; where `unshare -m` is not permitted it says SKIPPED and runs with the host's
+# AppImage's libwebkit2gtk (and the app its GTK and AppIndicator), not the system's. That run has
+# the host's copies hidden (a mount namespace with empty files bound over libwebkit2gtk-4.1,
+# libjavascriptcoregtk-4.1 and libayatana-appindicator3, an empty directory over webkit2gtk-4.1/),
+# so it shows the AppImage runs where WebKitGTK is not installed; where `unshare -m` is not permitted it says SKIPPED and runs with the host's
 # visible. Needs root (or sudo).
 #
 #   DEB=FILE             the package to test (default: the newest in target/release/bundle/deb/)
@@ -147,6 +147,7 @@ step "AppImage: WebKitGTK inside, the host-only libraries not"
 lib="$appdir/usr/lib"
 helpers="$appdir/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/webkit2gtk-4.1"
 for f in "$lib/libwebkit2gtk-4.1.so.0" "$lib/libjavascriptcoregtk-4.1.so.0" "$lib/libgtk-3.so.0" "$lib/libglib-2.0.so.0" \
+    "$lib/libayatana-appindicator3.so.1" \
     "$helpers/WebKitWebProcess" "$helpers/WebKitNetworkProcess" "$helpers/injected-bundle/libwebkit2gtkinjectedbundle.so"; do
     [[ -f $f ]] || fail "the AppDir has no ${f#"$appdir/"}"
 done
@@ -156,7 +157,7 @@ done
 # The GTK plugin rewrote libwebkit2gtk's built-in /usr paths to ././ (AppRun runs the app in usr/).
 grep -qaF "././/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/webkit2gtk-4.1" "$lib/libwebkit2gtk-4.1.so.0" ||
     fail "the AppImage's libwebkit2gtk-4.1 does not look for its helpers under ././ (the GTK plugin's rewrite)"
-printf 'libwebkit2gtk-4.1 (%s MiB, helper paths rewritten), the WebKit helpers, GTK, GLib; %s libraries in usr/lib, none of glibc, GL, X11 core, fontconfig\n' \
+printf 'libwebkit2gtk-4.1 (%s MiB, helper paths rewritten), the WebKit helpers, GTK, GLib, AppIndicator; %s libraries in usr/lib, none of glibc, GL, X11 core, fontconfig\n' \
     "$(($(stat -c %s "$lib/libwebkit2gtk-4.1.so.0") / 1048576))" "$(find "$lib" -maxdepth 1 -name '*.so*' | wc -l)"
 
 step "AppImage: the CLI inside, through a portcullis symlink to it"
@@ -191,31 +192,39 @@ step "AppImage under Xvfb, with the host's WebKitGTK hidden: starts the app on i
 extracted="$(realpath "$cache/$(ls -A "$cache")")"
 run_appimage_app=(python3 tests/package/check_installed.py "$scratch/run-appimage" "$root/demo/notes_server.py"
     "$appimage" "$scratch/bin/portcullis" "$extracted")
-host_webkit="$(ldconfig -p | awk '$1 == "libwebkit2gtk-4.1.so.0" { print $NF; exit }')"
-host_jsc="$(ldconfig -p | awk '$1 == "libjavascriptcoregtk-4.1.so.0" { print $NF; exit }')"
+# The host's copies of what the AppImage carries and the app loads first: WebKitGTK (and its
+# JavaScriptCore) and the tray's AppIndicator, by the soname links the loader follows.
+host_copies=()
+for soname in libwebkit2gtk-4.1.so.0 libjavascriptcoregtk-4.1.so.0 libayatana-appindicator3.so.1; do
+    path="$(ldconfig -p | awk -v n="$soname" '$1 == n { print $NF; exit }')"
+    [[ -z $path ]] || host_copies+=("$path")
+done
 mkdir "$scratch/empty-dir" && : >"$scratch/empty-file"
 hide_skipped=""
-if [[ -z $host_webkit ]]; then
+if [[ ${#host_copies[@]} -eq 0 || ${host_copies[0]} != */libwebkit2gtk-4.1.so.0 ]]; then
     hide_skipped="the host has no WebKitGTK to hide"
 elif [[ $(id -u) -ne 0 ]]; then
     hide_skipped="hiding the host's WebKitGTK needs root (unshare -m, mount --bind)"
-elif ! unshare -m mount --bind "$scratch/empty-file" "$host_webkit" 2>"$scratch/unshare.err"; then
+elif ! unshare -m mount --bind "$scratch/empty-file" "${host_copies[0]}" 2>"$scratch/unshare.err"; then
     hide_skipped="unshare -m / mount --bind not permitted here: $(head -1 "$scratch/unshare.err")"
 fi
 if [[ -z $hide_skipped ]]; then
-    # In a mount namespace of its own (private: the host's mounts are untouched): empty files
-    # over the host's libwebkit2gtk-4.1 and libjavascriptcoregtk-4.1 (through their soname links),
-    # an empty directory over its helpers' directory; then a check that they are hidden.
+    # In a mount namespace of its own (private: the host's mounts are untouched): an empty file
+    # over each host copy (through its soname link), an empty directory over the WebKit helpers'
+    # directory; a check that they are hidden; then the app.
     unshare -m bash -c '
         set -euo pipefail
-        empty_file=$1 empty_dir=$2 webkit=$3 jsc=$4
-        shift 4
-        mount --bind "$empty_file" "$webkit"
-        [[ -z $jsc ]] || mount --bind "$empty_file" "$jsc"
-        mount --bind "$empty_dir" "$(dirname "$webkit")/webkit2gtk-4.1"
-        [[ ! -s $webkit && -z "$(ls -A "$(dirname "$webkit")/webkit2gtk-4.1")" ]] || { echo "the host WebKitGTK is not hidden" >&2; exit 1; }
-        echo "host WebKitGTK hidden: $webkit ${jsc:+and $jsc }empty, $(dirname "$webkit")/webkit2gtk-4.1/ empty"
-        exec "$@"' bash "$scratch/empty-file" "$scratch/empty-dir" "$host_webkit" "$host_jsc" \
+        empty_file=$1 empty_dir=$2 count=$3
+        shift 3
+        copies=("${@:1:count}")
+        shift "$count"
+        helpers="$(dirname "${copies[0]}")/webkit2gtk-4.1"
+        for f in "${copies[@]}"; do mount --bind "$empty_file" "$f"; done
+        mount --bind "$empty_dir" "$helpers"
+        for f in "${copies[@]}"; do [[ ! -s $f ]] || { echo "$f is not hidden" >&2; exit 1; }; done
+        [[ -z "$(ls -A "$helpers")" ]] || { echo "$helpers is not hidden" >&2; exit 1; }
+        echo "host copies hidden (empty): ${copies[*]} $helpers/"
+        exec "$@"' bash "$scratch/empty-file" "$scratch/empty-dir" "${#host_copies[@]}" "${host_copies[@]}" \
         env "${home_env[@]}" xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "${run_appimage_app[@]}"
 else
     echo "package test: SKIPPED hiding the host's WebKitGTK: $hide_skipped; the app runs with it visible"

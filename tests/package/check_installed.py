@@ -4,12 +4,13 @@ the app from /usr/bin starts on a scratch config, opens its main window, hosts t
 (gateway.json appears, GET /control/status answers), and an MCP client reaches a server through
 the installed `portcullis connect`. Standard library only; every wait is bounded.
 
-    check_installed.py SCRATCH_DIR NOTES_SERVER_PY [APP CLI [WEBKIT_UNDER]]
+    check_installed.py SCRATCH_DIR NOTES_SERVER_PY [APP CLI [LIBS_UNDER]]
 
 APP and CLI default to the .deb's /usr/bin/portcullis-desktop and /usr/bin/portcullis; for the
-AppImage they are the AppImage itself and a `portcullis` symlink to it. With WEBKIT_UNDER (the
-AppImage's extraction cache), the app and its WebKitWebProcess must have mapped libwebkit2gtk-4.1
-from under that directory, the copy the AppImage carries, and not the system's."""
+AppImage they are the AppImage itself and a `portcullis` symlink to it. With LIBS_UNDER (the
+AppImage's extraction), the app must have mapped libwebkit2gtk-4.1, GTK and AppIndicator, and its
+WebKitWebProcess libwebkit2gtk-4.1, from under that directory: the copies the AppImage carries,
+not the system's."""
 
 from __future__ import annotations
 
@@ -50,14 +51,14 @@ def main_window_shown() -> bool:
     return any('"Portcullis":' in line for line in tree.splitlines())
 
 
-def webkit_mappings(pid: int) -> list[str]:
-    """The files named libwebkit2gtk-4.1* that process `pid` has mapped."""
+def mapped(pid: int, prefix: str) -> list[str]:
+    """The files whose name starts with `prefix` that process `pid` has mapped."""
     try:
         lines = Path(f"/proc/{pid}/maps").read_text().splitlines()
     except OSError:
         return []
-    paths = {line.split(maxsplit=5)[5] for line in lines if len(line.split(maxsplit=5)) == 6}
-    return sorted(p for p in paths if Path(p).name.startswith("libwebkit2gtk-4.1"))
+    paths = {fields[5] for fields in (line.split(maxsplit=5) for line in lines) if len(fields) == 6}
+    return sorted(p for p in paths if Path(p).name.startswith(prefix))
 
 
 def web_processes(parent: int) -> list[int]:
@@ -75,18 +76,27 @@ def web_processes(parent: int) -> list[int]:
     return found
 
 
-def check_webkit_under(pid: int, under: str) -> None:
-    """The app `pid` and a WebKitWebProcess of it map libwebkit2gtk from under `under` only."""
-    app_maps = wait_until(lambda: webkit_mappings(pid), 30, "the app mapping libwebkit2gtk")
-    web = wait_until(lambda: [(p, m) for p in web_processes(pid) if (m := webkit_mappings(p))], 30,
-                     "a WebKitWebProcess of the app mapping libwebkit2gtk")
-    for who, maps in [(f"the app ({pid})", app_maps)] + [(f"WebKitWebProcess {p}", m) for p, m in web]:
-        outside = [m for m in maps if not m.startswith(under.rstrip("/") + "/")]
-        assert not outside, f"{who} maps libwebkit2gtk from outside {under}: {outside}"
-        print(f"check_installed: {who} maps {', '.join(maps)}")
+# What the app itself must have mapped from the AppImage: WebKitGTK, GTK, and the tray's
+# AppIndicator (loaded with dlopen when the tray icon is made).
+APP_LIBRARIES = ["libwebkit2gtk-4.1", "libjavascriptcoregtk-4.1", "libgtk-3", "libayatana-appindicator3"]
+
+
+def check_libraries_under(pid: int, under: str) -> None:
+    """The app `pid` and its WebKitWebProcess map WebKitGTK (and the app GTK, AppIndicator) from
+    under `under` only, and the web process runs from there."""
+    under = under.rstrip("/") + "/"
+    found = {lib: wait_until(lambda lib=lib: mapped(pid, lib), 30, f"the app mapping {lib}") for lib in APP_LIBRARIES}
+    web = wait_until(lambda: [(p, m) for p in web_processes(pid) if (m := mapped(p, "libwebkit2gtk-4.1"))], 30,
+                     "a WebKitWebProcess of the app mapping libwebkit2gtk-4.1")
+    checks = [(f"the app ({pid})", maps) for maps in found.values()] + [(f"WebKitWebProcess {p}", m) for p, m in web]
+    for who, maps in checks:
+        outside = [m for m in maps if not m.startswith(under)]
+        assert not outside, f"{who} maps {outside} from outside the AppImage's {under}"
     for p, _ in web:
         exe = os.readlink(f"/proc/{p}/exe")
-        assert exe.startswith(under.rstrip("/") + "/"), f"WebKitWebProcess {p} runs {exe}, not the AppImage's"
+        assert exe.startswith(under), f"WebKitWebProcess {p} runs {exe}, not the AppImage's"
+    print(f"check_installed: the app maps {', '.join(APP_LIBRARIES)} and its WebKitWebProcess "
+          f"({', '.join(str(p) for p, _ in web)}) libwebkit2gtk-4.1, all from {under}")
 
 
 def mcp_through_connect(cli: str, data: Path) -> str:
@@ -117,7 +127,7 @@ def mcp_through_connect(cli: str, data: Path) -> str:
 def main() -> int:
     scratch, notes_server = Path(sys.argv[1]), sys.argv[2]
     app_bin, cli = sys.argv[3:5] if len(sys.argv) >= 5 else (APP, CLI)
-    webkit_under = sys.argv[5] if len(sys.argv) == 6 else None
+    libs_under = sys.argv[5] if len(sys.argv) == 6 else None
     data = scratch / "data"
     (scratch / "policies").mkdir(parents=True, exist_ok=True)
     (scratch / "policies/notes.json").write_text(json.dumps({"version": "1", "default": "allow"}))
@@ -142,8 +152,8 @@ def main() -> int:
         assert status["audit"]["ok"] is True, status
         wait_until(main_window_shown, 30, "the main window on the X display")
         print("check_installed: main window on screen")
-        if webkit_under:
-            check_webkit_under(app.pid, webkit_under)
+        if libs_under:
+            check_libraries_under(app.pid, libs_under)
         text = mcp_through_connect(cli, data)
         assert text == "no notes yet", f"list_notes through the installed connect answered {text!r}"
         print(f"check_installed: an MCP call through {cli} connect reached the server")
