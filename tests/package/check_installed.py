@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The installed package at work (run by scripts/test-package.sh under Xvfb and a D-Bus session):
-the app from /usr/bin starts on a scratch config, opens its main window, hosts the gateway
+the app from /usr/bin starts on a scratch config (given by relative paths), opens its main window, hosts the gateway
 (gateway.json appears, GET /control/status answers), and an MCP client reaches a server through
 the installed `portcullis connect`. Standard library only; every wait is bounded.
 
@@ -137,7 +137,9 @@ def main() -> int:
         "mcpServers": {"notes": {"command": "python3", "args": [notes_server, str(scratch / "notes")]}},
     }))
     started = time.monotonic()
-    app = subprocess.Popen([app_bin, "--config", str(config), "--data-dir", str(data), "--show"],
+    # Relative paths, from the scratch dir: the app takes them from the directory it is started
+    # in (the AppImage's AppRun runs it elsewhere and makes them absolute against the caller's).
+    app = subprocess.Popen([app_bin, "--config", config.name, "--data-dir", data.name, "--show"], cwd=scratch,
                            stdout=open(scratch / "app.log", "w"), stderr=subprocess.STDOUT, start_new_session=True)
     try:
         info = wait_until(lambda: app.poll() is None and gateway_info(data) or app.poll() is not None, START_WAIT,
