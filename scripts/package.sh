@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Builds the Linux packages: the front end, the release app and the release `portcullis` CLI, then
-#   target/release/bundle/deb/Portcullis_<version>_amd64.deb      with Tauri's bundler (tauri-cli
-#                               from crates.io, pinned below): the app in /usr/bin, the CLI as
-#                               /usr/bin/portcullis, a desktop entry, icons
-#   target/release/bundle/appimage/Portcullis_<version>_amd64.AppImage   from the same files
+# both packages in one pass of Tauri's bundler (tauri-cli from crates.io, pinned below):
+#   target/release/bundle/deb/Portcullis_<version>_amd64.deb            the app in /usr/bin, the CLI
+#                               as /usr/bin/portcullis, a desktop entry, icons; WebKitGTK and GTK
+#                               are the system's (the package depends on them)
+#   target/release/bundle/appimage/Portcullis_<version>_amd64.AppImage   the same files with
+#                               WebKitGTK, GTK and the libraries they need inside: it runs where
+#                               webkit2gtk-4.1 is not installed
 # scripts/test-package.sh installs the .deb, starts the AppImage and checks both.
 #
 #   bash scripts/package.sh              the .deb and the AppImage
@@ -12,23 +15,28 @@
 #
 #   SKIP_APT=1   do not check or install system packages
 #
-# The AppImage is built here without Tauri's AppImage bundler, which downloads AppRun,
-# linuxdeploy and its plugins from GitHub (unreachable from this project's machines; no Debian
-# package has linuxdeploy). It is an AppImage type 2 file: our own runtime
-# (packaging/appimage-runtime, a small Rust binary marked "AI\x02" at offset 8), then a squashfs
-# image (mksquashfs, gzip) of an AppDir made from the .deb's files: usr/bin/portcullis-desktop,
-# usr/bin/portcullis, the desktop entry, the icons, .DirIcon and packaging/appimage/AppRun. Run,
-# it unpacks itself once into ~/.cache/portcullis-appimage (no FUSE needed) and starts the app,
-# or the CLI when started by the name `portcullis` (a symlink to it); `--appimage-extract` and
-# `--appimage-offset` work as with other AppImages.
-# Unlike Tauri's AppImage it does not carry GTK and WebKitGTK (linuxdeploy's GTK plugin would
-# copy them in): it uses the system's, the same packages the .deb depends on —
-# libwebkit2gtk-4.1-0, libgtk-3-0, libayatana-appindicator3-1 (Debian 12 / Ubuntu 22.04 or newer).
+# The AppImage: Tauri's AppImage bundler makes the AppDir (the .deb's files, the WebKit helper
+# processes, an AppRun, the icon), then runs linuxdeploy with its GTK plugin and linuxdeploy's
+# AppImage output plugin. It would download AppRun, linuxdeploy and that plugin from GitHub
+# (unreachable from this project's machines; no Debian package has linuxdeploy) unless they are
+# in its tools directory: with "useLocalToolsDir" (src-tauri/tauri.conf.json) that is
+# target/.tauri/, which this script fills from source before bundling:
+#   AppRun-x86_64                          packaging/appimage/AppRun
+#   linuxdeploy-07333c6-x86_64.AppImage    packaging/linuxdeploy (portcullis-linuxdeploy): deploys
+#                                          the libraries every ELF file in the AppDir needs into
+#                                          usr/lib, except the host's (glibc, the GL and driver
+#                                          stack, ...: packaging/linuxdeploy/src/exclude.rs)
+#   linuxdeploy-plugin-appimage.AppImage   its output plugin: a squashfs of the AppDir behind
+#   portcullis-appimage-runtime            our AppImage type 2 runtime (packaging/appimage-runtime),
+#                                          which unpacks itself once into ~/.cache/portcullis-appimage
+#                                          (no FUSE needed) and runs AppRun
+# The bundler writes the GTK plugin itself (it carries it). Run, the AppImage starts the app, or
+# the CLI when started by the name `portcullis` (a symlink to it) or with a CLI command first;
+# `--appimage-extract` and `--appimage-offset` work as with other AppImages.
 #
 # Measured on 2 cores shared with other builds: installing tauri-cli 44 min (15 min of CPU), a
-# cold release build of the app 36 min (13 min of CPU); with both in place this script takes
-# about 7 minutes (the app's own crate, the CLI's and the bundle); the AppImage adds about 1.5
-# minutes the first time (its runtime's build: 70 s, 35 s of CPU) and 10-25 s after (mksquashfs).
+# cold release build of the app 36 min (13 min of CPU); with both in place see BENCHMARKS.md
+# ("Packages") for this script's time and the packages' sizes.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -54,8 +62,9 @@ if [[ -z "${SKIP_APT:-}" ]]; then
     # shellcheck source=scripts/desktop-deps.sh
     source scripts/desktop-deps.sh
     install_missing_packages "${DESKTOP_BUILD_PACKAGES[@]}"
-    # mksquashfs, for the AppImage.
-    [[ -z $want_appimage ]] || install_missing_packages squashfs-tools
+    # For the AppImage: mksquashfs, and what the bundler's GTK plugin runs and asks pkg-config
+    # for (dpkg-architecture, glib-compile-schemas, gobject-introspection's and librsvg's .pc).
+    [[ -z $want_appimage ]] || install_missing_packages squashfs-tools dpkg-dev libglib2.0-bin libgirepository1.0-dev librsvg2-dev
 fi
 
 step "tauri-cli $TAURI_CLI_VERSION"
@@ -73,19 +82,30 @@ elapsed
 step "strip the two binaries the package ships"
 strip --strip-debug target/release/portcullis-desktop target/release/portcullis
 
-step "bundle: the .deb"
-cargo tauri bundle --bundles deb
+if [[ -n $want_appimage ]]; then
+    step "AppImage tools for the bundler: target/.tauri/ from packaging/ (linuxdeploy, its AppImage plugin, the runtime, AppRun)"
+    cargo build --locked --profile appimage-runtime -p portcullis-appimage-runtime -p portcullis-linuxdeploy
+    tools=target/.tauri
+    mkdir -p "$tools"
+    built=target/appimage-runtime
+    # The names the bundler looks for (tauri-bundler's linuxdeploy.rs): present, nothing is fetched.
+    install -m 755 "$built/portcullis-linuxdeploy" "$tools/linuxdeploy-07333c6-x86_64.AppImage"
+    install -m 755 "$built/portcullis-linuxdeploy-plugin-appimage" "$tools/linuxdeploy-plugin-appimage.AppImage"
+    install -m 755 "$built/portcullis-appimage-runtime" "$tools/portcullis-appimage-runtime"
+    install -m 755 packaging/appimage/AppRun "$tools/AppRun-x86_64"
+    bundles=deb,appimage
+else
+    bundles=deb
+fi
+
+step "bundle: $bundles (cargo tauri bundle, one pass)"
+cargo tauri bundle --bundles "$bundles"
 elapsed
 deb="target/release/bundle/deb/$(python3 -c 'import json; c = json.load(open("src-tauri/tauri.conf.json")); print(c["productName"] + "_" + c["version"])')_amd64.deb"
 [[ -f $deb ]] || { echo "package: the bundler made no $deb" >&2; exit 1; }
-
 if [[ -n $want_appimage ]]; then
-    step "AppImage: its runtime (packaging/appimage-runtime, profile appimage-runtime)"
-    cargo build --locked --profile appimage-runtime -p portcullis-appimage-runtime
-    step "AppImage: the AppDir from the .deb's files, squashed behind the runtime"
     appimage="target/release/bundle/appimage/$(basename "${deb%.deb}").AppImage"
-    bash packaging/appimage/build.sh target/appimage-runtime/portcullis-appimage-runtime "${deb%.deb}/data" "$appimage"
-    elapsed
+    [[ -f $appimage ]] || { echo "package: the bundler made no $appimage" >&2; exit 1; }
 fi
 
 step "built"

@@ -5,12 +5,20 @@
 # are where the desktop menu looks, and that the installed app starts under Xvfb with a D-Bus
 # session, hosts the gateway and relays an MCP call through the installed `portcullis connect`
 # (tests/package/check_installed.py); then `dpkg --purge` and a check that nothing is left.
-# Then the AppImage, with the .deb gone: an ELF file with the AppImage type 2 magic and a
-# squashfs at its `--appimage-offset`; `--appimage-extract` yields the AppDir (AppRun, the desktop
-# entry, the icon, .DirIcon, the .deb's own binaries); the CLI inside answers `--version` through
-# a `portcullis` symlink to the AppImage (first start unpacking into the cache, second start
-# reusing it, both timed); and the AppImage starts the app under Xvfb, which hosts the gateway
-# and relays a call through that symlink (the same check_installed.py). Needs root (or sudo).
+# Then the AppImage, with the .deb gone: the file Tauri's bundler wrote (its AppDir layout, the GTK
+# plugin's hook, our AppRun); an ELF file with the AppImage type 2 magic and a squashfs at its
+# `--appimage-offset`; `--appimage-extract` yields the AppDir (AppRun, the desktop entry, the
+# icon, .DirIcon, the .deb's own binaries) with WebKitGTK inside: libwebkit2gtk-4.1 with its paths
+# rewritten by the GTK plugin, the WebKit helper processes, GTK, and none of the host-only
+# libraries (glibc, GL); the CLI inside answers `--version` through a `portcullis` symlink to the
+# AppImage (first start unpacking into the cache, second start reusing it, both timed); and the
+# AppImage starts the app under Xvfb, which hosts the gateway and relays a call through that
+# symlink (the same check_installed.py), with the app and its WebKitWebProcess mapping the
+# AppImage's libwebkit2gtk (and the app its GTK and AppIndicator), not the system's. That run has
+# the host's copies hidden (a mount namespace with empty files bound over libwebkit2gtk-4.1,
+# libjavascriptcoregtk-4.1 and libayatana-appindicator3, an empty directory over webkit2gtk-4.1/),
+# so it shows the AppImage runs where WebKitGTK is not installed; where `unshare -m` is not permitted it says SKIPPED and runs with the host's
+# visible. Needs root (or sudo).
 #
 #   DEB=FILE             the package to test (default: the newest in target/release/bundle/deb/)
 #   APPIMAGE_FILE=FILE   the AppImage (default: the newest in target/release/bundle/appimage/)
@@ -92,8 +100,14 @@ for f in /usr/bin/portcullis /usr/bin/portcullis-desktop "$entry"; do
 done
 trap 'rm -rf "$scratch"' EXIT
 
-step "AppImage: an ELF file with the type 2 magic, a squashfs at its offset"
+step "AppImage: the file Tauri's bundler wrote"
 printf 'package test: %s (%s bytes)\n' "$appimage" "$(stat -c %s "$appimage")"
+bundled="$root/target/release/bundle/appimage/$(basename "${deb%.deb}").AppImage"
+if [[ -z ${APPIMAGE_FILE:-} ]]; then
+    [[ $appimage == "$bundled" ]] || fail "the AppImage is $appimage, not the bundler's $bundled"
+fi
+
+step "AppImage: an ELF file with the type 2 magic, a squashfs at its offset"
 bytes() { od -An -tx1 -j "$2" -N "$3" "$1" | tr -d ' \n'; } # FILE OFFSET COUNT, in hex
 [[ "$(bytes "$appimage" 0 4)" == 7f454c46 ]] || fail "$appimage is not an ELF file"
 [[ "$(bytes "$appimage" 8 3)" == 414902 ]] || fail "$appimage has no AppImage type 2 magic (AI\\x02 at offset 8)"
@@ -101,20 +115,50 @@ offset="$("$appimage" --appimage-offset)"
 [[ "$(bytes "$appimage" "$offset" 4)" == 68737173 ]] || fail "no squashfs (hsqs) at --appimage-offset $offset"
 printf "ELF, AI\\\\x02, squashfs at %s\n" "$offset"
 
-step "AppImage: --appimage-extract yields the AppDir"
+step "AppImage: --appimage-extract yields the bundler's AppDir"
 mkdir "$scratch/extract" "$scratch/deb"
 (cd "$scratch/extract" && "$appimage" --appimage-extract >/dev/null)
 appdir="$scratch/extract/squashfs-root"
 [[ -x $appdir/AppRun ]] || fail "the AppDir has no executable AppRun"
+cmp -s "$appdir/AppRun" packaging/appimage/AppRun || fail "the AppDir's AppRun is not packaging/appimage/AppRun (the bundler copies it from target/.tauri/AppRun-x86_64)"
 top_entries=("$appdir"/*.desktop)
 [[ -f ${top_entries[0]} ]] || fail "the AppDir has no desktop entry at its top"
+# The bundler links the entry at the top; its GTK plugin writes the AppRun hook.
+[[ "$(readlink "${top_entries[0]}")" == usr/share/applications/*.desktop ]] || fail "${top_entries[0]} is not the bundler's link into usr/share/applications"
+[[ -f $appdir/apprun-hooks/linuxdeploy-plugin-gtk.sh ]] || fail "no apprun-hooks/linuxdeploy-plugin-gtk.sh: the bundler's GTK plugin did not run"
 check_entry "${top_entries[0]}" "$appdir/usr/share/icons"
-[[ -f "$appdir/$icon.png" && "$(realpath "$appdir/.DirIcon")" == "$appdir/$icon.png" ]] || fail "no $icon.png and .DirIcon at the AppDir's top"
+[[ -f "$appdir/$icon.png" ]] || fail "no $icon.png (the entry's Icon) at the AppDir's top"
+[[ "$(bytes "$(realpath "$appdir/.DirIcon")" 0 4)" == 89504e47 ]] || fail ".DirIcon is not a PNG at the AppDir's top"
 dpkg-deb -x "$deb" "$scratch/deb"
-for f in usr/bin/portcullis-desktop usr/bin/portcullis; do
-    cmp -s "$appdir/$f" "$scratch/deb/$f" || fail "the AppImage's $f is not the .deb's"
+cmp -s "$appdir/usr/bin/portcullis" "$scratch/deb/usr/bin/portcullis" || fail "the AppImage's usr/bin/portcullis is not the .deb's"
+# The bundler marks the app's binary with the package it goes into (tauri-bundler's patch_binary:
+# __TAURI_BUNDLE_TYPE_VAR_DEB, _APP for an AppImage); apart from that mark the two are one file.
+python3 - "$appdir/usr/bin/portcullis-desktop" "$scratch/deb/usr/bin/portcullis-desktop" <<'PY' || fail "the AppImage's usr/bin/portcullis-desktop is not the .deb's, marked for an AppImage by the bundler"
+import sys
+appimage, deb = (open(p, "rb").read() for p in sys.argv[1:3])
+mark = b"__TAURI_BUNDLE_TYPE_VAR_"
+assert mark + b"APP" in appimage and mark + b"DEB" not in appimage, "the AppImage's app is not marked APP"
+assert mark + b"DEB" in deb, "the .deb's app is not marked DEB"
+assert appimage.replace(mark + b"APP", mark + b"DEB") == deb, "the two apps differ beyond the mark"
+PY
+echo "AppRun, $(basename "${top_entries[0]}") -> $(readlink "${top_entries[0]}"), $icon.png, .DirIcon, the GTK hook, the .deb's two binaries (the app marked for an AppImage)"
+
+step "AppImage: WebKitGTK inside, the host-only libraries not"
+lib="$appdir/usr/lib"
+helpers="$appdir/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/webkit2gtk-4.1"
+for f in "$lib/libwebkit2gtk-4.1.so.0" "$lib/libjavascriptcoregtk-4.1.so.0" "$lib/libgtk-3.so.0" "$lib/libglib-2.0.so.0" \
+    "$lib/libayatana-appindicator3.so.1" \
+    "$helpers/WebKitWebProcess" "$helpers/WebKitNetworkProcess" "$helpers/injected-bundle/libwebkit2gtkinjectedbundle.so"; do
+    [[ -f $f ]] || fail "the AppDir has no ${f#"$appdir/"}"
 done
-echo "AppRun, $(basename "${top_entries[0]}"), $icon.png, .DirIcon, and the .deb's two binaries"
+for f in libc.so.6 libm.so.6 ld-linux-x86-64.so.2 libstdc++.so.6 libGL.so.1 libEGL.so.1 libX11.so.6 libxcb.so.1 libfontconfig.so.1; do
+    [[ ! -e $lib/$f ]] || fail "the AppDir carries $f, which must come from the host (packaging/linuxdeploy/src/exclude.rs)"
+done
+# The GTK plugin rewrote libwebkit2gtk's built-in /usr paths to ././ (AppRun runs the app in usr/).
+grep -qaF "././/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/webkit2gtk-4.1" "$lib/libwebkit2gtk-4.1.so.0" ||
+    fail "the AppImage's libwebkit2gtk-4.1 does not look for its helpers under ././ (the GTK plugin's rewrite)"
+printf 'libwebkit2gtk-4.1 (%s MiB, helper paths rewritten), the WebKit helpers, GTK, GLib, AppIndicator; %s libraries in usr/lib, none of glibc, GL, X11 core, fontconfig\n' \
+    "$(($(stat -c %s "$lib/libwebkit2gtk-4.1.so.0") / 1048576))" "$(find "$lib" -maxdepth 1 -name '*.so*' | wc -l)"
 
 step "AppImage: the CLI inside, through a portcullis symlink to it"
 mkdir "$scratch/bin"
@@ -143,8 +187,48 @@ assert entry["command"] == sys.argv[2] and entry["args"][:2] == ["connect", "not
 PY
 env "${home_env[@]}" "$appimage" connect --help | grep -q "Relay stdio" || fail "the AppImage does not run 'connect' as the CLI"
 
-step "AppImage under Xvfb: starts the app, hosts the gateway, relays a call"
-under_xvfb python3 tests/package/check_installed.py "$scratch/run-appimage" "$root/demo/notes_server.py" \
-    "$appimage" "$scratch/bin/portcullis"
+step "AppImage under Xvfb, with the host's WebKitGTK hidden: starts the app on its own WebKitGTK, hosts the gateway, relays a call"
+# The AppImage's extraction, where the app and its WebKitWebProcess must map libwebkit2gtk from.
+extracted="$(realpath "$cache/$(ls -A "$cache")")"
+run_appimage_app=(python3 tests/package/check_installed.py "$scratch/run-appimage" "$root/demo/notes_server.py"
+    "$appimage" "$scratch/bin/portcullis" "$extracted")
+# The host's copies of what the AppImage carries and the app loads first: WebKitGTK (and its
+# JavaScriptCore) and the tray's AppIndicator, by the soname links the loader follows.
+host_copies=()
+for soname in libwebkit2gtk-4.1.so.0 libjavascriptcoregtk-4.1.so.0 libayatana-appindicator3.so.1; do
+    path="$(ldconfig -p | awk -v n="$soname" '$1 == n { print $NF; exit }')"
+    [[ -z $path ]] || host_copies+=("$path")
+done
+mkdir "$scratch/empty-dir" && : >"$scratch/empty-file"
+hide_skipped=""
+if [[ ${#host_copies[@]} -eq 0 || ${host_copies[0]} != */libwebkit2gtk-4.1.so.0 ]]; then
+    hide_skipped="the host has no WebKitGTK to hide"
+elif [[ $(id -u) -ne 0 ]]; then
+    hide_skipped="hiding the host's WebKitGTK needs root (unshare -m, mount --bind)"
+elif ! unshare -m mount --bind "$scratch/empty-file" "${host_copies[0]}" 2>"$scratch/unshare.err"; then
+    hide_skipped="unshare -m / mount --bind not permitted here: $(head -1 "$scratch/unshare.err")"
+fi
+if [[ -z $hide_skipped ]]; then
+    # In a mount namespace of its own (private: the host's mounts are untouched): an empty file
+    # over each host copy (through its soname link), an empty directory over the WebKit helpers'
+    # directory; a check that they are hidden; then the app.
+    unshare -m bash -c '
+        set -euo pipefail
+        empty_file=$1 empty_dir=$2 count=$3
+        shift 3
+        copies=("${@:1:count}")
+        shift "$count"
+        helpers="$(dirname "${copies[0]}")/webkit2gtk-4.1"
+        for f in "${copies[@]}"; do mount --bind "$empty_file" "$f"; done
+        mount --bind "$empty_dir" "$helpers"
+        for f in "${copies[@]}"; do [[ ! -s $f ]] || { echo "$f is not hidden" >&2; exit 1; }; done
+        [[ -z "$(ls -A "$helpers")" ]] || { echo "$helpers is not hidden" >&2; exit 1; }
+        echo "host copies hidden (empty): ${copies[*]} $helpers/"
+        exec "$@"' bash "$scratch/empty-file" "$scratch/empty-dir" "${#host_copies[@]}" "${host_copies[@]}" \
+        env "${home_env[@]}" xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "${run_appimage_app[@]}"
+else
+    echo "package test: SKIPPED hiding the host's WebKitGTK: $hide_skipped; the app runs with it visible"
+    under_xvfb "${run_appimage_app[@]}"
+fi
 
 step "passed ($((SECONDS - started)) s)"

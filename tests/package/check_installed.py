@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """The installed package at work (run by scripts/test-package.sh under Xvfb and a D-Bus session):
-the app from /usr/bin starts on a scratch config, opens its main window, hosts the gateway
+the app from /usr/bin starts on a scratch config (given by relative paths), opens its main window, hosts the gateway
 (gateway.json appears, GET /control/status answers), and an MCP client reaches a server through
 the installed `portcullis connect`. Standard library only; every wait is bounded.
 
-    check_installed.py SCRATCH_DIR NOTES_SERVER_PY [APP CLI]
+    check_installed.py SCRATCH_DIR NOTES_SERVER_PY [APP CLI [LIBS_UNDER]]
 
 APP and CLI default to the .deb's /usr/bin/portcullis-desktop and /usr/bin/portcullis; for the
-AppImage they are the AppImage itself and a `portcullis` symlink to it."""
+AppImage they are the AppImage itself and a `portcullis` symlink to it. With LIBS_UNDER (the
+AppImage's extraction), the app must have mapped libwebkit2gtk-4.1, GTK and AppIndicator, and its
+WebKitWebProcess libwebkit2gtk-4.1, from under that directory: the copies the AppImage carries,
+not the system's."""
 
 from __future__ import annotations
 
@@ -48,6 +51,54 @@ def main_window_shown() -> bool:
     return any('"Portcullis":' in line for line in tree.splitlines())
 
 
+def mapped(pid: int, prefix: str) -> list[str]:
+    """The files whose name starts with `prefix` that process `pid` has mapped."""
+    try:
+        lines = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    except OSError:
+        return []
+    paths = {fields[5] for fields in (line.split(maxsplit=5) for line in lines) if len(fields) == 6}
+    return sorted(p for p in paths if Path(p).name.startswith(prefix))
+
+
+def web_processes(parent: int) -> list[int]:
+    """The WebKitWebProcess children of `parent` (WebKitGTK starts them from the app's process)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            exe = os.readlink(stat.parent / "exe")
+        except OSError:
+            continue
+        ppid = int(text.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and Path(exe).name == "WebKitWebProcess":
+            found.append(int(stat.parent.name))
+    return found
+
+
+# What the app itself must have mapped from the AppImage: WebKitGTK, GTK, and the tray's
+# AppIndicator (loaded with dlopen when the tray icon is made).
+APP_LIBRARIES = ["libwebkit2gtk-4.1", "libjavascriptcoregtk-4.1", "libgtk-3", "libayatana-appindicator3"]
+
+
+def check_libraries_under(pid: int, under: str) -> None:
+    """The app `pid` and its WebKitWebProcess map WebKitGTK (and the app GTK, AppIndicator) from
+    under `under` only, and the web process runs from there."""
+    under = under.rstrip("/") + "/"
+    found = {lib: wait_until(lambda lib=lib: mapped(pid, lib), 30, f"the app mapping {lib}") for lib in APP_LIBRARIES}
+    web = wait_until(lambda: [(p, m) for p in web_processes(pid) if (m := mapped(p, "libwebkit2gtk-4.1"))], 30,
+                     "a WebKitWebProcess of the app mapping libwebkit2gtk-4.1")
+    checks = [(f"the app ({pid})", maps) for maps in found.values()] + [(f"WebKitWebProcess {p}", m) for p, m in web]
+    for who, maps in checks:
+        outside = [m for m in maps if not m.startswith(under)]
+        assert not outside, f"{who} maps {outside} from outside the AppImage's {under}"
+    for p, _ in web:
+        exe = os.readlink(f"/proc/{p}/exe")
+        assert exe.startswith(under), f"WebKitWebProcess {p} runs {exe}, not the AppImage's"
+    print(f"check_installed: the app maps {', '.join(APP_LIBRARIES)} and its WebKitWebProcess "
+          f"({', '.join(str(p) for p, _ in web)}) libwebkit2gtk-4.1, all from {under}")
+
+
 def mcp_through_connect(cli: str, data: Path) -> str:
     """initialize, initialized and tools/call list_notes through `portcullis connect notes`."""
     lines = [
@@ -75,7 +126,8 @@ def mcp_through_connect(cli: str, data: Path) -> str:
 
 def main() -> int:
     scratch, notes_server = Path(sys.argv[1]), sys.argv[2]
-    app_bin, cli = sys.argv[3:5] if len(sys.argv) == 5 else (APP, CLI)
+    app_bin, cli = sys.argv[3:5] if len(sys.argv) >= 5 else (APP, CLI)
+    libs_under = sys.argv[5] if len(sys.argv) == 6 else None
     data = scratch / "data"
     (scratch / "policies").mkdir(parents=True, exist_ok=True)
     (scratch / "policies/notes.json").write_text(json.dumps({"version": "1", "default": "allow"}))
@@ -85,7 +137,9 @@ def main() -> int:
         "mcpServers": {"notes": {"command": "python3", "args": [notes_server, str(scratch / "notes")]}},
     }))
     started = time.monotonic()
-    app = subprocess.Popen([app_bin, "--config", str(config), "--data-dir", str(data), "--show"],
+    # Relative paths, from the scratch dir: the app takes them from the directory it is started
+    # in (the AppImage's AppRun runs it elsewhere and makes them absolute against the caller's).
+    app = subprocess.Popen([app_bin, "--config", config.name, "--data-dir", data.name, "--show"], cwd=scratch,
                            stdout=open(scratch / "app.log", "w"), stderr=subprocess.STDOUT, start_new_session=True)
     try:
         info = wait_until(lambda: app.poll() is None and gateway_info(data) or app.poll() is not None, START_WAIT,
@@ -100,6 +154,8 @@ def main() -> int:
         assert status["audit"]["ok"] is True, status
         wait_until(main_window_shown, 30, "the main window on the X display")
         print("check_installed: main window on screen")
+        if libs_under:
+            check_libraries_under(app.pid, libs_under)
         text = mcp_through_connect(cli, data)
         assert text == "no notes yet", f"list_notes through the installed connect answered {text!r}"
         print(f"check_installed: an MCP call through {cli} connect reached the server")

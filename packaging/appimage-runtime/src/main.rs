@@ -1,6 +1,6 @@
 //! The runtime at the head of Portcullis's AppImage (an AppImage type 2 file: this ELF binary,
-//! then a squashfs image of the AppDir; scripts/package.sh writes the magic bytes "AI\x02" at
-//! offset 8 of the ELF header and appends the image).
+//! then a squashfs image of the AppDir; packaging/linuxdeploy's AppImage plugin, run by Tauri's
+//! bundler, writes the magic bytes "AI\x02" at offset 8 of the ELF header and appends the image).
 //!
 //! Started, it finds the image after its own ELF file ([`elf`]), unpacks it once into a
 //! per-user cache keyed by the image ([`cache`], [`extract`]: like the standard runtime's

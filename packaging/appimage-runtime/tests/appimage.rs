@@ -13,7 +13,7 @@ use std::process::{Command, Output, Stdio};
 const RUNTIME: &str = env!("CARGO_BIN_EXE_portcullis-appimage-runtime");
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/appdir.squashfs");
 
-/// A scratch dir holding `Fixture.AppImage` (as scripts/package.sh assembles the real one: the
+/// A scratch dir holding `Fixture.AppImage` (as packaging/linuxdeploy's AppImage plugin assembles the real one: the
 /// runtime, "AI\x02" at offset 8, the image appended), a cache dir and a working dir.
 struct Scratch {
     dir: tempfile::TempDir,
