@@ -14,6 +14,11 @@ cargo --version
 node --version
 python3 --version
 
+step "system packages: the desktop app's build dependencies, and squashfs-tools for the AppImage tools' tests"
+# shellcheck source=scripts/desktop-deps.sh
+source "$root/scripts/desktop-deps.sh"
+install_missing_packages "${DESKTOP_BUILD_PACKAGES[@]}" squashfs-tools
+
 step "module import graph: no crate's modules import each other in a circle"
 python3 scripts/check-module-cycles.py --self-test
 python3 scripts/check-module-cycles.py
