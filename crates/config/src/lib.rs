@@ -17,4 +17,5 @@
 pub mod autostart;
 pub mod config;
 pub mod gateway_file;
+pub mod host_env;
 pub mod paths;

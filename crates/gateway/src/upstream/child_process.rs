@@ -30,6 +30,13 @@ const OVERSIZED_HEAD: usize = 512;
 /// How long a server gets after stdin closes, then after SIGTERM.
 const GRACE: Duration = Duration::from_secs(2);
 
+/// The caller's environment when the app runs from the AppImage (what its AppRun changed is
+/// undone for servers); read once, as the process's environment does not change.
+fn host_env() -> &'static portcullis_config::host_env::HostEnv {
+    static HOST: std::sync::OnceLock<portcullis_config::host_env::HostEnv> = std::sync::OnceLock::new();
+    HOST.get_or_init(portcullis_config::host_env::HostEnv::current)
+}
+
 pub struct ChildProcess {
     server: String,
     stdin: Arc<StdinPipe>,
@@ -50,14 +57,21 @@ impl ChildProcess {
         ids: IdMode,
         events: crate::queue::Sender<Message>,
     ) -> Result<Self, UpstreamError> {
+        let host = host_env();
         let mut cmd = Command::new(command);
+        for (name, value) in &host.vars {
+            match value {
+                Some(value) => cmd.env(name, value),
+                None => cmd.env_remove(name),
+            };
+        }
         cmd.args(args)
             .envs(env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        if let Some(cwd) = cwd {
+        if let Some(cwd) = cwd.or(host.cwd.as_deref()) {
             cmd.current_dir(cwd);
         }
         #[cfg(unix)]
