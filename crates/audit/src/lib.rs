@@ -100,6 +100,7 @@ mod connection;
 mod error;
 pub mod export;
 mod health;
+mod mailbox;
 mod migration;
 pub mod neutralize;
 mod record;
