@@ -446,7 +446,12 @@ impl Shared {
             for cmd in batch.drain(..) {
                 match cmd {
                     Command::Write(write) => writes.push(write),
-                    Command::Wake => {}
+                    Command::Wake => {
+                        #[cfg(test)]
+                        {
+                            state.wakes += 1;
+                        }
+                    }
                     #[cfg(test)]
                     Command::Control(f) => {
                         replies.extend(self.commit_with_outcomes(&mut state, std::mem::take(&mut writes)));
@@ -470,20 +475,18 @@ impl Shared {
     }
 
     /// A tick: outcomes that waited long enough are committed alone; while failing, a probe
-    /// when one is due.
+    /// when one is due. Takes the connection only for that, so a tick with nothing to do never
+    /// turns a caller's commit away.
     fn tick(&self, pace: &mut Pace) {
-        let replies = {
-            let mut state = self.lock_state();
-            let due = self.outcomes.take_if_waited(COALESCE_WAIT);
-            if !due.is_empty() {
-                self.activity.fetch_add(1, Ordering::Relaxed);
-                state.commit_group(due)
-            } else {
-                if self.health.is_failing() && pace.probe_due() {
-                    state.probe();
-                }
-                Vec::new()
+        let due = self.outcomes.take_if_waited(COALESCE_WAIT);
+        let replies = if !due.is_empty() {
+            self.activity.fetch_add(1, Ordering::Relaxed);
+            self.lock_state().commit_group(due)
+        } else {
+            if self.health.is_failing() && pace.probe_due() {
+                self.lock_state().probe();
             }
+            Vec::new()
         };
         replies.into_iter().for_each(Reply::deliver);
     }
@@ -523,9 +526,10 @@ struct Pace {
 
 impl Pace {
     fn new() -> Self {
+        // Asleep from the start: nothing to tick for yet.
         Pace {
             seen: 0,
-            idle_ticks: 0,
+            idle_ticks: IDLE_TICKS,
             next_probe: Instant::now() + PROBE_EVERY,
         }
     }

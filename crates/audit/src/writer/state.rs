@@ -35,6 +35,9 @@ pub(super) struct WriterState {
     pub(super) checkpointer: Option<Checkpointer>,
     /// Transactions committed, wherever; so tests can see group commit happen.
     pub(super) commits: u64,
+    /// Times an outcome had to wake the thread; for tests.
+    #[cfg(test)]
+    pub(super) wakes: u64,
 }
 
 impl WriterState {
@@ -47,6 +50,8 @@ impl WriterState {
             busy_timeout: BUSY_TIMEOUT,
             checkpointer: None,
             commits: 0,
+            #[cfg(test)]
+            wakes: 0,
         }
     }
 

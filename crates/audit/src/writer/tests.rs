@@ -232,3 +232,116 @@ fn the_checkpoint_thread_copies_the_log_into_the_database() {
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+/// Waits (bounded) until outcome `id` is in the database; returns how long that took.
+fn wait_for_outcome(store: &AuditStore, id: i64) -> Duration {
+    let t0 = std::time::Instant::now();
+    while store.get(id).unwrap().unwrap().outcome.is_none() {
+        assert!(t0.elapsed() < REPLY_TIMEOUT, "the outcome of row {id} was never committed");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    t0.elapsed()
+}
+
+fn wakes(writer: &AuditWriter) -> u64 {
+    writer.control(|state| state.wakes).unwrap()
+}
+
+/// Point 2 of issue 14: with nobody else writing, a decision is committed on the caller's
+/// thread, and `done` has run when `record` returns — no hand-off to the writer thread and back.
+#[test]
+fn a_record_on_an_idle_writer_is_committed_on_the_callers_thread() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let (tx, rx) = mpsc::channel();
+    writer.record(
+        sample("s", "t", Decision::Allowed, 1),
+        Box::new(move |r| tx.send((std::thread::current().id(), r)).unwrap()),
+    );
+    let (thread, result) = rx
+        .try_recv()
+        .expect("the record must be committed before `record` returns");
+    assert_eq!(thread, std::thread::current().id());
+    let id = result.unwrap();
+    assert!(store.get(id).unwrap().is_some(), "the row is committed and readable");
+}
+
+/// Point 1 of issue 14: an outcome posted while the writer is in use wakes nobody, and with no
+/// later call it is still committed, by the writer's tick, within the stated bound.
+#[test]
+fn an_outcome_with_no_later_call_is_committed_by_the_tick_without_a_wake() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    // After a first outcome (which may have woken the idle thread) the thread ticks.
+    let first = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    writer.complete(first, Outcome::Ok, 1, None);
+    wait_for_outcome(&store, first);
+    let woken = wakes(&writer);
+
+    let second = writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).unwrap();
+    writer.complete(second, Outcome::ToolError, 2, None);
+    let took = wait_for_outcome(&store, second);
+    assert_eq!(wakes(&writer), woken, "an outcome posted while the writer ticks wakes nobody");
+    eprintln!("outcome committed by the tick {took:?} after its post (bound {:?})", COALESCE_WAIT * 2);
+    // The bound is 2 × COALESCE_WAIT plus scheduling; a second is far past it on any machine,
+    // and far below "never" (no tick) or "at the next call" (there is none).
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert_eq!(store.get(second).unwrap().unwrap().outcome, Some(Outcome::ToolError));
+}
+
+/// A writer that has gone idle (no tick) is woken by an outcome rather than leaving it waiting.
+#[test]
+fn an_idle_writer_is_woken_by_an_outcome() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let id = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    let deadline = std::time::Instant::now() + REPLY_TIMEOUT;
+    while !writer.inner.shared.outcomes.is_asleep() {
+        assert!(std::time::Instant::now() < deadline, "the writer never went idle");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    writer.complete(id, Outcome::Ok, 1, None);
+    wait_for_outcome(&store, id);
+    assert_eq!(wakes(&writer), 1);
+}
+
+/// Outcomes carried by the next decision committed on the caller's thread: one commit for both.
+#[test]
+fn a_waiting_outcome_rides_with_a_record_committed_on_the_callers_thread() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let first = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    let start = commits(&writer);
+    let posted = std::time::Instant::now();
+    writer.complete(first, Outcome::Ok, 3, None);
+    let (tx, rx) = mpsc::channel();
+    writer.record(
+        sample("s", "t", Decision::Allowed, 2),
+        Box::new(move |r| tx.send(r).unwrap()),
+    );
+    let inline = rx.try_recv();
+    if posted.elapsed() >= COALESCE_WAIT || inline.is_err() {
+        // A preempted test thread: the tick or the writer thread may have taken the outcome.
+        eprintln!("skipped the commit count: the test thread was descheduled");
+        return;
+    }
+    inline.unwrap().unwrap();
+    assert_eq!(commits(&writer) - start, 1, "outcome and record must share one commit");
+    assert_eq!(store.get(first).unwrap().unwrap().outcome, Some(Outcome::Ok));
+}
+
+/// A writer thread that died (a bug) fails closed: records are refused with `WriterGone`, and
+/// nothing is committed on the caller's thread on a connection nobody can vouch for.
+#[test]
+fn a_crashed_writer_thread_refuses_every_record() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let crashed = writer.control(|_state| -> () { panic!("writer bug (this panic is the test)") });
+    assert!(matches!(crashed, Err(AuditError::WriterGone)), "{crashed:?}");
+    let err = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap_err();
+    assert!(matches!(err, AuditError::WriterGone), "{err:?}");
+    let err = writer.complete_blocking(1, Outcome::Ok, 1).unwrap_err();
+    assert!(matches!(err, AuditError::WriterGone), "{err:?}");
+    writer.complete(1, Outcome::Ok, 1, None);
+    assert_eq!(store.count(&AuditFilter::default()).unwrap(), 0);
+}
