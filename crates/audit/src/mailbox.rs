@@ -138,10 +138,7 @@ mod tests {
         assert_eq!(mailbox.take(), vec![1]);
         assert!(mailbox.sleep());
         assert!(matches!(mailbox.post(2), Posted::WakeWriter));
-        assert!(
-            matches!(mailbox.post(3), Posted::Queued),
-            "one wake is enough"
-        );
+        assert!(matches!(mailbox.post(3), Posted::Queued), "one wake is enough");
         mailbox.awake();
         assert_eq!(mailbox.close(), vec![2, 3]);
         assert!(matches!(mailbox.post(4), Posted::Closed(4)));

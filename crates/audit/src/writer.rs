@@ -116,7 +116,11 @@ enum StoredText {
 
 impl StoredText {
     /// The client's text when it has nothing to redact, else the redaction, encoded once.
-    fn of(arguments: &serde_json::Value, sent: Option<bytes::Bytes>, extra_keys: &[String]) -> serde_json::Result<Self> {
+    fn of(
+        arguments: &serde_json::Value,
+        sent: Option<bytes::Bytes>,
+        extra_keys: &[String],
+    ) -> serde_json::Result<Self> {
         match sent {
             Some(text) if std::str::from_utf8(&text).is_ok() && !needs_redaction(arguments, extra_keys) => {
                 Ok(Self::AsSent(text))
@@ -479,14 +483,14 @@ impl Shared {
     /// turns a caller's commit away.
     fn tick(&self, pace: &mut Pace) {
         let due = self.outcomes.take_if_waited(COALESCE_WAIT);
-        let replies = if !due.is_empty() {
-            self.activity.fetch_add(1, Ordering::Relaxed);
-            self.lock_state().commit_group(due)
-        } else {
+        let replies = if due.is_empty() {
             if self.health.is_failing() && pace.probe_due() {
                 self.lock_state().probe();
             }
             Vec::new()
+        } else {
+            self.activity.fetch_add(1, Ordering::Relaxed);
+            self.lock_state().commit_group(due)
         };
         replies.into_iter().for_each(Reply::deliver);
     }

@@ -237,7 +237,10 @@ fn the_checkpoint_thread_copies_the_log_into_the_database() {
 fn wait_for_outcome(store: &AuditStore, id: i64) -> Duration {
     let t0 = std::time::Instant::now();
     while store.get(id).unwrap().unwrap().outcome.is_none() {
-        assert!(t0.elapsed() < REPLY_TIMEOUT, "the outcome of row {id} was never committed");
+        assert!(
+            t0.elapsed() < REPLY_TIMEOUT,
+            "the outcome of row {id} was never committed"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
     t0.elapsed()
@@ -281,8 +284,15 @@ fn an_outcome_with_no_later_call_is_committed_by_the_tick_without_a_wake() {
     let second = writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).unwrap();
     writer.complete(second, Outcome::ToolError, 2, None);
     let took = wait_for_outcome(&store, second);
-    assert_eq!(wakes(&writer), woken, "an outcome posted while the writer ticks wakes nobody");
-    eprintln!("outcome committed by the tick {took:?} after its post (bound {:?})", COALESCE_WAIT * 2);
+    assert_eq!(
+        wakes(&writer),
+        woken,
+        "an outcome posted while the writer ticks wakes nobody"
+    );
+    eprintln!(
+        "outcome committed by the tick {took:?} after its post (bound {:?})",
+        COALESCE_WAIT * 2
+    );
     // The bound is 2 × COALESCE_WAIT plus scheduling; a second is far past it on any machine,
     // and far below "never" (no tick) or "at the next call" (there is none).
     assert!(took < Duration::from_secs(1), "took {took:?}");
@@ -338,7 +348,9 @@ fn a_crashed_writer_thread_refuses_every_record() {
     let store = writer.store().unwrap();
     let crashed = writer.control(|_state| -> () { panic!("writer bug (this panic is the test)") });
     assert!(matches!(crashed, Err(AuditError::WriterGone)), "{crashed:?}");
-    let err = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap_err();
+    let err = writer
+        .record_blocking(sample("s", "t", Decision::Allowed, 1))
+        .unwrap_err();
     assert!(matches!(err, AuditError::WriterGone), "{err:?}");
     let err = writer.complete_blocking(1, Outcome::Ok, 1).unwrap_err();
     assert!(matches!(err, AuditError::WriterGone), "{err:?}");

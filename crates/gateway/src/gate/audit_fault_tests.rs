@@ -172,7 +172,10 @@ async fn on_a_full_disk_no_call_is_forwarded_without_its_row_and_forwarding_resu
     );
     assert!(matches!(gate.decide(call(), &caller).await, Verdict::Refuse(_)));
     let rows = writer.store().unwrap().count(&Default::default()).unwrap();
-    assert_eq!(rows, forwarded, "every forwarded call has its row, and no refused call has one");
+    assert_eq!(
+        rows, forwarded,
+        "every forwarded call has its row, and no refused call has one"
+    );
 
     std::fs::remove_file(data.join("filler")).unwrap();
     match gate.decide(call(), &caller).await {
