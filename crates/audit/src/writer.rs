@@ -73,6 +73,11 @@ pub(crate) const COALESCE_WAIT: Duration = Duration::from_millis(5);
 /// (100 ms): an idle gateway's writer costs no wake-ups.
 const IDLE_TICKS: u32 = 20;
 
+/// The largest row (its arguments' text, as stored) committed on a caller's thread. Writing a
+/// bigger one (a 15 MiB argument takes tens of ms) would hold an async worker thread that long;
+/// it goes to the writer thread, where only the call itself waits.
+const HERE_MAX_BYTES: usize = 64 * 1024;
+
 /// While writes fail, how often the thread tries a write by itself to notice the fix.
 const PROBE_EVERY: Duration = Duration::from_secs(1);
 
@@ -411,7 +416,7 @@ impl Shared {
     /// Commits `record`, with the outcomes waiting, on the calling thread if nobody else is
     /// writing; else hands it back for the thread. See the module doc for when and why.
     fn commit_here(&self, record: Write) -> Result<Vec<Reply>, Write> {
-        if self.queued.load(Ordering::Acquire) != 0 {
+        if record.stored_bytes() > HERE_MAX_BYTES || self.queued.load(Ordering::Acquire) != 0 {
             return Err(record);
         }
         // Busy (the thread is committing) or poisoned: the thread's way.
@@ -616,6 +621,18 @@ enum Reply {
 }
 
 impl Write {
+    /// The bytes of text the write stores (a record's arguments, and the original ones).
+    fn stored_bytes(&self) -> usize {
+        match self {
+            Write::Record {
+                arguments_json,
+                original_json,
+                ..
+            } => arguments_json.as_str().len() + original_json.as_ref().map_or(0, String::len),
+            Write::Complete { .. } => 0,
+        }
+    }
+
     /// A fire-and-forget outcome: nobody waits for its commit, so it may wait for company.
     fn can_wait(&self) -> bool {
         matches!(self, Write::Complete { done: None, .. })

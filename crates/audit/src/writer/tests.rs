@@ -357,3 +357,20 @@ fn a_crashed_writer_thread_refuses_every_record() {
     writer.complete(1, Outcome::Ok, 1, None);
     assert_eq!(store.count(&AuditFilter::default()).unwrap(), 0);
 }
+
+/// A large row is not written on the caller's thread (it would hold an async worker for the
+/// whole insert): it goes to the writer thread, and `done` runs there.
+#[test]
+fn a_large_row_is_committed_by_the_writer_thread() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let mut row = sample("s", "t", Decision::Allowed, 1);
+    row.arguments = serde_json::json!({ "blob": "x".repeat(HERE_MAX_BYTES + 1) });
+    let (tx, rx) = mpsc::channel();
+    writer.record(
+        row,
+        Box::new(move |r| tx.send((std::thread::current().id(), r)).unwrap()),
+    );
+    let (thread, result) = rx.recv_timeout(REPLY_TIMEOUT).unwrap();
+    result.unwrap();
+    assert_ne!(thread, std::thread::current().id(), "committed on the caller's thread");
+}
