@@ -13,7 +13,9 @@ server-everything, from the Python mcp 1.x client and from loadgen (raw newline 
 path: p50 and p99 over the pooled samples, calls/s, and for the gateway paths the gateway's CPU
 per call (utime + stime of its process) and its context switches per call (voluntary +
 involuntary, summed over its threads from /proc/PID/task/*/status) — the thread hops a call
-costs. The same binary may be given twice (an A/A run shows the noise).
+costs. The same binary may be given twice (an A/A run shows the noise). `--clients http` adds
+each gateway's Streamable HTTP endpoint driven by loadgen, sequential and 8 calls in flight, as a
+regression check of the other front door (no direct baseline there).
 """
 
 from __future__ import annotations
@@ -64,7 +66,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--mcp-calls", type=int, default=150, help="Python mcp client calls per round and path")
     ap.add_argument("--raw-calls", type=int, default=1000, help="loadgen calls per round and path")
-    ap.add_argument("--clients", default="python,raw", help="comma-separated: python, raw")
+    ap.add_argument("--clients", default="python,raw", help="comma-separated: python, raw, http")
+    ap.add_argument("--http-calls", type=int, default=1000,
+                    help="loadgen calls per round and path over HTTP (sequential; ×4 with 8 in flight)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
@@ -84,10 +88,10 @@ def main() -> None:
         gateways = {}
         try:
             for label, (bin_path, env) in builds.items():
-                gw, _ = e2e.start_gateway(bin_path, tmp / label, {"everything": {"command": "node", "args": everything}},
+                gw, gwf = e2e.start_gateway(bin_path, tmp / label, {"everything": {"command": "node", "args": everything}},
                                           {"everything": policy}, env)
                 connect = [str(bin_path), "connect", "everything", "--data-dir", str(tmp / label / "data")]
-                gateways[label] = (gw, connect)
+                gateways[label] = (gw, connect, gwf)
             paths: dict[str, Measured] = {}
             steps = {}
 
@@ -128,6 +132,17 @@ def main() -> None:
                 add(name, gateway_step(name, label, lambda c=connect: e2e.loadgen(
                     args.loadgen, "stdio", "--calls", str(args.raw_calls), "--", *c)))
 
+            # The gateway's other front door, as a regression check: loadgen over Streamable HTTP,
+            # one session, sequential and 8 calls in flight (no direct or relay baseline there).
+            for label in builds:
+                gwf = gateways[label][2]
+                http = [gwf["url"] + "/mcp/everything", "--token", gwf["token"]]
+                for name, extra in ((f"http: seq {label}", ["--calls", str(args.http_calls)]),
+                                    (f"http: 8 in flight {label}", ["--calls", str(args.http_calls * 4),
+                                                                    "--concurrency", "8"])):
+                    add(name, gateway_step(name, label, lambda h=http, x=extra: e2e.loadgen(
+                        args.loadgen, "http", *h, *x)))
+
             clients = args.clients.split(",")
             chosen = [name for name in steps if name.split(":")[0] in clients]
             for r, order in enumerate(e2e.alternate(args.rounds, chosen)):
@@ -136,14 +151,14 @@ def main() -> None:
                     steps[name]()
                 print(f"  round {r + 1}/{args.rounds} done in {time.monotonic() - t:.1f} s", file=sys.stderr)
         finally:
-            for gw, _ in gateways.values():
+            for gw, _, _ in gateways.values():
                 gw.stop()
 
     results = {"machine": {**info, "loadavg_end": Path("/proc/loadavg").read_text().split()[:3]},
                "rounds": args.rounds, "gateways": {k: [str(b), e] for k, (b, e) in builds.items()},
                "paths": {name: p.row() for name, p in paths.items() if p.calls}}
     for client in clients:
-        base = paths[f"{client}: direct"].row()
+        base = paths[f"{client}: direct"].row() if f"{client}: direct" in paths else None
         print(f"\n{client} client, echo, sequential")
         print(f"  {'path':<28} {'calls':>6} {'p50 ms':>8} {'p99 ms':>8} {'calls/s':>8} {'CPU µs/call':>11} "
               f"{'cs/call':>7}  vs direct p50")
@@ -153,9 +168,10 @@ def main() -> None:
             row = p.row()
             cpu = f"{row['cpu_us_per_call']:.0f}" if row["cpu_us_per_call"] else "-"
             cs = f"{row['switches_per_call']:.1f}" if row["switches_per_call"] else "-"
+            ratio = (f"{row['p50_us'] / base['p50_us']:.2f}x (+{(row['p50_us'] - base['p50_us']) / 1e3:.3f} ms)"
+                     if base else "-")
             print(f"  {name:<28} {row['calls']:>6} {row['p50_us'] / 1e3:8.3f} {row['p99_us'] / 1e3:8.3f} "
-                  f"{row['calls_per_s']:8.0f} {cpu:>11} {cs:>7}  {row['p50_us'] / base['p50_us']:.2f}x "
-                  f"(+{(row['p50_us'] - base['p50_us']) / 1e3:.3f} ms)")
+                  f"{row['calls_per_s']:8.0f} {cpu:>11} {cs:>7}  {ratio}")
     print(f"\nload at the end: {' '.join(results['machine']['loadavg_end'])}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

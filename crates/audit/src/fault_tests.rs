@@ -93,9 +93,24 @@ fn a_lock_held_by_another_process_fails_records_fast_and_clears_by_itself() {
     writer.set_busy_timeout_for_test(Duration::from_millis(300));
 
     let Some(locker) = Locker::lock(&path) else { return };
-    let err = writer
-        .record_blocking(sample("s", "t", Decision::Allowed, 2))
-        .unwrap_err();
+    // The caller's own attempt (the writer is idle) must not wait for the lock: `record` returns
+    // at once, and the answer comes from the writer thread after its busy timeout.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let t0 = Instant::now();
+    writer.record(
+        sample("s", "t", Decision::Allowed, 2),
+        Box::new(move |r| tx.send(r).unwrap()),
+    );
+    let returned = t0.elapsed();
+    assert!(
+        returned < Duration::from_millis(300),
+        "record waited {returned:?} for a lock on the caller's thread"
+    );
+    let err = rx.recv_timeout(REPLY_TIMEOUT).unwrap().unwrap_err();
+    assert!(
+        t0.elapsed() >= Duration::from_millis(300),
+        "the refusal must come from the writer thread's full wait, not a caller's busy-0 try"
+    );
     assert_eq!(FaultKind::of(&err), FaultKind::Locked, "{err:?}");
     let fault = writer.fault().expect("a failed record must mark the writer as failing");
     assert_eq!(fault.kind, FaultKind::Locked);

@@ -46,18 +46,28 @@
 //! Connections use WAL, `synchronous=NORMAL`, `busy_timeout=5000` and `foreign_keys=ON`. A new
 //! file is created with mode 0600 on Unix (the `-wal`/`-shm` files inherit it).
 //!
-//! # The writer thread
+//! # The writer
 //!
-//! [`AuditWriter`] owns a dedicated std thread (`portcullis-audit-writer`) holding the only
-//! read-write connection, fed by a `std::sync::mpsc` channel. The thread takes whatever is queued
-//! (up to 256 commands), runs it in one `BEGIN IMMEDIATE … COMMIT` (group commit, prepared cached
-//! statements), then calls each command's callback. Redaction and JSON encoding happen on the
-//! caller's thread before the send. No async runtime is involved; the gateway's callback completes
-//! a oneshot. Fire-and-forget outcomes wait up to 5 ms to share the next record's transaction, so
-//! a forwarded call costs one commit. WAL checkpoints run on a second thread
+//! [`AuditWriter`] holds the only read-write connection, behind a lock, and a dedicated std
+//! thread (`portcullis-audit-writer`) fed by a `std::sync::mpsc` channel. A `record` is committed
+//! on the **caller's thread** when nobody else is writing (nothing queued for the thread, the
+//! lock free at once, the database healthy), with a busy timeout of zero there, so `done` runs
+//! before `record` returns and the call costs no hand-off between threads. Otherwise — a group
+//! forming, a fault, a lock held elsewhere, a full disk — it goes to the thread, which takes
+//! whatever is queued (up to 256 commands), runs it in one `BEGIN IMMEDIATE … COMMIT` (group
+//! commit, prepared cached statements), then calls each command's callback; a failed attempt on
+//! the caller's thread commits nothing and leaves the verdict to the thread. Redaction and JSON
+//! encoding happen on the caller's thread. No async runtime is involved; the gateway's callback
+//! completes a oneshot.
+//!
+//! Fire-and-forget outcomes wake nobody: they wait in a mailbox and ride in the next decision's
+//! transaction, or the thread's tick (every 5 ms while the writer is in use, none while idle)
+//! commits them once they have waited 5 ms, so an outcome is durable within **10 ms** of its
+//! post when no call follows (plus the commit itself), and before the writer stops when the last
+//! handle is dropped. A forwarded call costs one commit. WAL checkpoints run on a second thread
 //! (`portcullis-audit-checkpoint`, `PRAGMA wal_checkpoint(PASSIVE)` at most every 100 ms) so no
-//! commit waits for one; the writer's own automatic checkpoint stays only as a backstop at 10,000
-//! pages.
+//! commit waits for one; the writer's own automatic checkpoint stays only as a backstop at
+//! 10,000 pages.
 //!
 //! # When the database cannot be written
 //!
@@ -81,10 +91,15 @@
 //!   client's own text of the arguments when [`needs_redaction`] finds nothing in them to hide.
 //! * A row's `outcome` is written at most once; later completions fail with
 //!   [`AuditError::AlreadyCompleted`].
+//! * A decision is committed on a caller's thread only with the connection's lock taken without
+//!   waiting and the database healthy; a caller never waits for a lock there (another
+//!   process's, or the thread's).
 //! * The writer thread does not stop on errors or panicking callbacks. After an error that a new
 //!   connection may cure (read-only file, I/O error, file moved) it reopens before the next batch,
 //!   so writes resume once the file is fixed. It stops only when the last handle is dropped, after
-//!   committing everything already queued.
+//!   committing everything already queued and every outcome waiting. If it died anyway (a bug),
+//!   every later record fails with [`AuditError::WriterGone`] (nothing is committed on a
+//!   caller's thread then either).
 //! * Nothing here depends on tokio or Tauri.
 //!
 //! # Tests
@@ -100,6 +115,7 @@ mod connection;
 mod error;
 pub mod export;
 mod health;
+mod mailbox;
 mod migration;
 pub mod neutralize;
 mod record;

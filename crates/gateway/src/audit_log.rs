@@ -18,7 +18,9 @@ impl AuditLog {
         self.queue(row).await.unwrap_or(Err(AuditError::WriterGone))
     }
 
-    /// Hands `row` to the writer thread; the receiver gets the commit's result.
+    /// Hands `row` to the writer; the receiver gets the commit's result. When the writer is idle
+    /// the row is committed right here, on this worker thread (~40 µs, no thread hop), and the
+    /// receiver is ready before the first poll.
     fn queue(&self, row: NewDecision) -> oneshot::Receiver<Result<i64, AuditError>> {
         let (tx, rx) = oneshot::channel();
         self.writer.record(
@@ -42,7 +44,8 @@ impl AuditLog {
         waiting.claim().await
     }
 
-    /// Adds the upstream outcome to a row; failures are logged by the writer.
+    /// Adds the upstream outcome to a row; failures are logged by the writer. Wakes nobody on the
+    /// answer's path: the outcome rides with the next decision, or is committed within 10 ms.
     pub fn complete(&self, id: i64, outcome: Outcome, upstream_ms: i64) {
         self.writer.complete(id, outcome, upstream_ms, None);
     }

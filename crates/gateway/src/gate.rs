@@ -171,7 +171,7 @@ impl Forwarded {
 
 impl Drop for Forwarded {
     /// Safe in any context, async included: `complete` only queues the update for the audit
-    /// writer's thread (an unbounded channel send, no I/O here), and the writer's update touches
+    /// writer (a push under a short lock, no I/O; at most it wakes an idle writer), and the writer's update touches
     /// a row only while its `outcome` is still NULL, so a real outcome is never overwritten.
     fn drop(&mut self) {
         if !self.finished {

@@ -1,0 +1,323 @@
+//! The read-write connection and what writes through it: transactions, the health they
+//! publish, probes and reopening. Used under [`super::Shared`]'s lock, by the writer thread or by
+//! a caller committing on its own thread.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, ErrorCode, TransactionBehavior};
+
+use super::{finish_complete, guarded, Reply, Write, FAILING_BUSY_TIMEOUT};
+use crate::checkpoint::Checkpointer;
+use crate::connection::{self, Target, BUSY_TIMEOUT};
+use crate::error::AuditError;
+use crate::health::{FaultKind, HealthCell};
+
+const INSERT_SQL: &str = "INSERT INTO decisions (time_ms, session, client_name, client_version, server, tool, \
+     arguments, arguments_digest, decision, decided_by, rule, reason, wait_ms, request_id, original_arguments) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+
+/// The first outcome wins: an outcome, once recorded, is never rewritten.
+const COMPLETE_SQL: &str = "UPDATE decisions SET outcome = ?2, upstream_ms = ?3 WHERE id = ?1 AND outcome IS NULL";
+
+/// Each write's own result, when the transaction as a whole committed.
+type Results = Vec<Result<i64, AuditError>>;
+
+pub(super) struct WriterState {
+    pub(super) target: Target,
+    /// `None` until the database could be opened (see [`super::AuditWriter::open_fail_closed`]).
+    conn: Option<Connection>,
+    pub(super) health: Arc<HealthCell>,
+    /// Set after an error that a fresh connection may cure; cleared by a successful reopen.
+    needs_reopen: bool,
+    /// The busy timeout while writes work ([`BUSY_TIMEOUT`]; tests shorten it).
+    busy_timeout: Duration,
+    pub(super) checkpointer: Option<Checkpointer>,
+    /// Transactions committed, wherever; so tests can see group commit happen.
+    pub(super) commits: u64,
+    /// Times an outcome had to wake the thread; for tests.
+    #[cfg(test)]
+    pub(super) wakes: u64,
+}
+
+impl WriterState {
+    pub(super) fn new(target: Target, conn: Option<Connection>, health: Arc<HealthCell>) -> Self {
+        WriterState {
+            target,
+            conn,
+            health,
+            needs_reopen: false,
+            busy_timeout: BUSY_TIMEOUT,
+            checkpointer: None,
+            commits: 0,
+            #[cfg(test)]
+            wakes: 0,
+        }
+    }
+
+    /// A caller may commit on its own thread only on a connection known to work: no fault, no
+    /// reopen pending. Everything else — failing, recovering, probing — is the writer thread's.
+    pub(super) fn can_commit_here(&self) -> bool {
+        self.conn.is_some() && !self.needs_reopen && !self.health.is_failing()
+    }
+
+    /// One transaction on the caller's thread, where waiting is not allowed: a lock held by
+    /// another connection fails it at once (busy timeout 0) instead of blocking an async
+    /// runtime's thread for seconds. On any error of the whole group nothing is committed, the
+    /// health is left alone, and the caller hands the writes to the writer thread, which retries
+    /// with the full busy timeout and reports a real fault as it always has.
+    pub(super) fn commit_here(&mut self, writes: &[Write]) -> Result<Results, AuditError> {
+        self.apply_busy_timeout(Duration::ZERO);
+        let result = self.transact(writes);
+        self.apply_busy_timeout(self.busy_timeout);
+        result
+    }
+
+    /// Commits `writes` together and returns each one's reply, updating the health. The writer
+    /// thread's way: it waits for locks and turns errors into the failing state.
+    pub(super) fn commit_group(&mut self, writes: Vec<Write>) -> Vec<Reply> {
+        if writes.is_empty() {
+            return Vec::new();
+        }
+        let results = self.connection().and_then(|()| self.transact(&writes));
+        // `NoSuchRow` and `AlreadyCompleted` are the caller's mistakes, not a sick database.
+        let failure = match &results {
+            Err(err) => Some(err.clone()),
+            Ok(each) => each
+                .iter()
+                .filter_map(|r| r.as_ref().err())
+                .find(|err| is_database_fault(err))
+                .cloned(),
+        };
+        match failure {
+            Some(err) => self.failed(&err),
+            None => self.succeeded(),
+        }
+        replies(writes, results)
+    }
+
+    /// Makes sure there is a connection worth writing on: opens one if there is none or the last
+    /// error spoiled it.
+    fn connection(&mut self) -> Result<(), AuditError> {
+        if self.conn.is_none() || self.needs_reopen {
+            self.reopen()?;
+        }
+        Ok(())
+    }
+
+    /// A write of its own while failing, to notice the fix without waiting for a call: sets
+    /// `user_version` to its own value, which rewrites the database header page, so it needs the
+    /// write lock, a writable file and room for a log frame, like a record.
+    pub(super) fn probe(&mut self) {
+        // A probe writes one page; a full disk may have room for that and not for a record, and
+        // a probe that "recovers" would only make the state flap. A full disk is seen to be fixed
+        // by the next record that fits.
+        if self.health.fault().is_some_and(|f| f.kind == FaultKind::Full) {
+            return;
+        }
+        let result = self.connection().and_then(|()| {
+            let conn = self.conn.as_mut().ok_or(AuditError::WriterGone)?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+            tx.pragma_update(None, "user_version", version)?;
+            tx.commit()?;
+            Ok(())
+        });
+        match result {
+            Ok(()) => self.succeeded(),
+            Err(err) => {
+                tracing::debug!(error = %err, "audit database still cannot be written");
+                self.failed(&err);
+            }
+        }
+    }
+
+    fn failed(&mut self, err: &AuditError) {
+        if is_connection_fault(err) {
+            self.needs_reopen = true;
+        }
+        if !self.health.is_failing() {
+            self.apply_busy_timeout(FAILING_BUSY_TIMEOUT);
+        }
+        self.health.failed(err);
+    }
+
+    fn succeeded(&mut self) {
+        if self.health.is_failing() {
+            self.apply_busy_timeout(self.busy_timeout);
+        }
+        self.health.succeeded();
+    }
+
+    /// The busy timeout while writes work.
+    #[cfg(test)]
+    pub(super) fn set_busy_timeout(&mut self, timeout: Duration) {
+        self.busy_timeout = timeout;
+        self.apply_busy_timeout(timeout);
+    }
+
+    fn apply_busy_timeout(&self, timeout: Duration) {
+        if let Some(conn) = &self.conn {
+            if let Err(err) = conn.busy_timeout(timeout) {
+                tracing::debug!(error = %err, "cannot change the audit busy timeout");
+            }
+        }
+    }
+
+    /// Runs every write in one `BEGIN IMMEDIATE … COMMIT`. A write whose statement fails gets its
+    /// error while the others still commit, unless the failure aborted the whole transaction
+    /// (SQLite does that for I/O errors, a full disk and the like) or the commit itself fails;
+    /// then the whole group fails (`Err`), because none of it is durable.
+    fn transact(&mut self, writes: &[Write]) -> Result<Results, AuditError> {
+        let conn = self.conn.as_mut().ok_or(AuditError::WriterGone)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut results = Vec::with_capacity(writes.len());
+        for write in writes {
+            let result = execute(&tx, write);
+            if result.is_err() && tx.is_autocommit() {
+                // The transaction is gone (rolled back by SQLite): the group failed.
+                return result.map(|_| Vec::new());
+            }
+            results.push(result);
+        }
+        tx.commit()?;
+        self.commits += 1;
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.committed();
+        }
+        Ok(results)
+    }
+
+    /// Replaces the connection with a fresh one. The old one is kept until the new one is open, so
+    /// an in-memory database is never left without a connection (it would be freed), and a failed
+    /// reopen leaves the writer exactly as it was, to try again later.
+    fn reopen(&mut self) -> Result<(), AuditError> {
+        let conn = connection::open_writer(&self.target)?;
+        if self.health.is_failing() {
+            // Still failing until a write works: keep refusing fast.
+            if let Err(err) = conn.busy_timeout(FAILING_BUSY_TIMEOUT) {
+                tracing::debug!(error = %err, "cannot change the audit busy timeout");
+            }
+        } else if let Err(err) = conn.busy_timeout(self.busy_timeout) {
+            tracing::debug!(error = %err, "cannot change the audit busy timeout");
+        }
+        self.conn = Some(conn);
+        self.needs_reopen = false;
+        tracing::info!(path = %self.target.path().display(), "opened the audit database afresh");
+        Ok(())
+    }
+
+    /// Closes the connection (the writer thread, stopping).
+    pub(super) fn close(&mut self) {
+        self.conn = None;
+        drop(self.checkpointer.take());
+    }
+}
+
+/// Pairs each write with its result: the group's error for all when the group failed.
+pub(super) fn replies(writes: Vec<Write>, results: Result<Results, AuditError>) -> Vec<Reply> {
+    match results {
+        Err(err) => writes.into_iter().map(|w| w.reply(Err(err.clone()))).collect(),
+        Ok(results) => {
+            let mut results = results.into_iter();
+            writes
+                .into_iter()
+                .map(|w| w.reply(results.next().unwrap_or(Err(AuditError::WriterGone))))
+                .collect()
+        }
+    }
+}
+
+impl Write {
+    fn reply(self, result: Result<i64, AuditError>) -> Reply {
+        match self {
+            Write::Record { done, .. } => Reply::Record(done, result),
+            Write::Complete { id, done, .. } => Reply::Complete(id, done, result.map(|_| ())),
+        }
+    }
+}
+
+impl Reply {
+    pub(super) fn deliver(self) {
+        match self {
+            Reply::Record(done, result) => guarded(move || done(result)),
+            Reply::Complete(id, done, result) => finish_complete(id, done, result),
+        }
+    }
+}
+
+/// One write's statement. Records return the new row id; completions return 0.
+fn execute(conn: &Connection, write: &Write) -> Result<i64, AuditError> {
+    match write {
+        Write::Record {
+            row,
+            arguments_json,
+            original_json,
+            ..
+        } => {
+            let mut stmt = conn.prepare_cached(INSERT_SQL)?;
+            stmt.execute(params![
+                row.time_ms,
+                row.session,
+                row.client_name,
+                row.client_version,
+                row.server,
+                row.tool,
+                arguments_json.as_str(),
+                row.arguments_digest,
+                row.decision.as_str(),
+                row.decided_by.as_str(),
+                row.rule,
+                row.reason,
+                row.wait_ms,
+                row.request_id,
+                original_json,
+            ])?;
+            Ok(conn.last_insert_rowid())
+        }
+        Write::Complete {
+            id,
+            outcome,
+            upstream_ms,
+            ..
+        } => {
+            let changed = conn
+                .prepare_cached(COMPLETE_SQL)?
+                .execute(params![id, outcome.as_str(), upstream_ms])?;
+            if changed == 1 {
+                return Ok(0);
+            }
+            let exists = conn
+                .prepare_cached("SELECT 1 FROM decisions WHERE id = ?1")?
+                .exists([id])?;
+            Err(if exists {
+                AuditError::AlreadyCompleted { id: *id }
+            } else {
+                AuditError::NoSuchRow { id: *id }
+            })
+        }
+    }
+}
+
+/// A failure of the database rather than of the caller (`NoSuchRow`, `AlreadyCompleted`).
+fn is_database_fault(err: &AuditError) -> bool {
+    err.sqlite_code().is_some()
+        || matches!(
+            err,
+            AuditError::ReadOnly { .. }
+                | AuditError::Open { .. }
+                | AuditError::SchemaTooNew { .. }
+                | AuditError::SchemaTooOld { .. }
+        )
+}
+
+/// Errors after which the connection itself may be stale: the file became read-only (a connection
+/// opened read-only stays so), was moved or deleted, or the OS reported an I/O error. `BUSY` and
+/// `FULL` are not here: the same connection works again once the lock or the space is released.
+fn is_connection_fault(err: &AuditError) -> bool {
+    matches!(err, AuditError::ReadOnly { .. })
+        || matches!(
+            err.sqlite_code(),
+            Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::SystemIoFailure | ErrorCode::NotADatabase)
+        )
+}

@@ -1,0 +1,376 @@
+//! The writer's own behaviour: group commit, commits on the caller's thread, outcomes that
+//! ride along, shutdown.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::*;
+use crate::record::Decision;
+use crate::store::AuditFilter;
+use crate::tests::{sample, REPLY_TIMEOUT};
+
+/// Parks the writer thread until the returned sender is dropped or sent to, so that commands
+/// sent meanwhile are all queued when it resumes: a deterministic group.
+fn park(writer: &AuditWriter) -> mpsc::Sender<()> {
+    let (release, parked) = mpsc::channel::<()>();
+    let (entered_tx, entered) = mpsc::channel();
+    let cmd = Command::Control(Box::new(move |_state| {
+        entered_tx.send(()).unwrap();
+        let _ = parked.recv_timeout(REPLY_TIMEOUT);
+    }));
+    assert!(writer.send(cmd).is_ok());
+    entered.recv_timeout(REPLY_TIMEOUT).unwrap();
+    release
+}
+
+fn commits(writer: &AuditWriter) -> u64 {
+    writer.control(|state| state.commits).unwrap()
+}
+
+#[test]
+fn queued_commands_share_one_transaction() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let start = commits(&writer);
+    let release = park(&writer);
+    let (tx, rx) = mpsc::channel();
+    for i in 0..100 {
+        let tx = tx.clone();
+        writer.record(
+            sample("s", "t", Decision::Allowed, i),
+            Box::new(move |r| tx.send(r).unwrap()),
+        );
+    }
+    drop(release);
+    for _ in 0..100 {
+        rx.recv_timeout(REPLY_TIMEOUT).unwrap().unwrap();
+    }
+    assert_eq!(
+        commits(&writer) - start,
+        1,
+        "100 queued records must be committed together"
+    );
+    assert_eq!(store.count(&AuditFilter::default()).unwrap(), 100);
+}
+
+#[test]
+fn batches_are_capped_so_early_callbacks_are_not_held_back() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let start = commits(&writer);
+    let release = park(&writer);
+    let (tx, rx) = mpsc::channel();
+    let n = i64::try_from(MAX_BATCH).unwrap() * 2 + 1;
+    for i in 0..n {
+        let tx = tx.clone();
+        writer.record(
+            sample("s", "t", Decision::Allowed, i),
+            Box::new(move |r| tx.send(r).unwrap()),
+        );
+    }
+    drop(release);
+    for _ in 0..n {
+        rx.recv_timeout(REPLY_TIMEOUT).unwrap().unwrap();
+    }
+    assert_eq!(commits(&writer) - start, 3);
+}
+
+#[test]
+fn a_failing_command_does_not_fail_the_rest_of_its_group() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let release = park(&writer);
+    let (tx, rx) = mpsc::channel();
+    let tx1 = tx.clone();
+    writer.record(
+        sample("s", "t", Decision::Allowed, 1),
+        Box::new(move |r| tx1.send(r.map(|_| ())).unwrap()),
+    );
+    let tx2 = tx.clone();
+    writer.complete(999, Outcome::Ok, 1, Some(Box::new(move |r| tx2.send(r).unwrap())));
+    writer.record(
+        sample("s", "t", Decision::Allowed, 2),
+        Box::new(move |r| tx.send(r.map(|_| ())).unwrap()),
+    );
+    drop(release);
+    let results: Vec<_> = (0..3).map(|_| rx.recv_timeout(REPLY_TIMEOUT).unwrap()).collect();
+    assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
+    assert!(
+        matches!(results[1], Err(AuditError::NoSuchRow { id: 999 })),
+        "{results:?}"
+    );
+    assert!(
+        !writer.control(|state| state.health.is_failing()).unwrap(),
+        "a caller's mistake must not mark the database as failing"
+    );
+    assert_eq!(store.count(&AuditFilter::default()).unwrap(), 2);
+}
+
+#[test]
+fn a_panicking_callback_does_not_stop_the_writer() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    writer.record(
+        sample("s", "t", Decision::Allowed, 1),
+        Box::new(|_| panic!("callback bug")),
+    );
+    writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).unwrap();
+    assert_eq!(writer.store().unwrap().count(&AuditFilter::default()).unwrap(), 2);
+}
+
+/// Another process holding the write lock past the busy timeout fails the records queued
+/// meanwhile; the same connection works once the lock is released.
+#[test]
+fn a_lock_held_past_the_busy_timeout_fails_records_until_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let writer = AuditWriter::open(&path).unwrap();
+    writer.set_busy_timeout_for_test(Duration::from_millis(50));
+
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let err = writer
+        .record_blocking(sample("s", "t", Decision::Allowed, 1))
+        .unwrap_err();
+    assert_eq!(err.sqlite_code(), Some(rusqlite::ErrorCode::DatabaseBusy), "{err:?}");
+    other.execute_batch("ROLLBACK").unwrap();
+
+    writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).unwrap();
+    assert_eq!(writer.store().unwrap().count(&AuditFilter::default()).unwrap(), 1);
+}
+
+#[test]
+fn dropping_the_last_handle_inside_a_callback_does_not_deadlock() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let release = park(&writer);
+    let (tx, rx) = mpsc::channel();
+    let last = writer.clone();
+    writer.record(
+        sample("s", "t", Decision::Allowed, 1),
+        Box::new(move |r| {
+            drop(last);
+            tx.send(r.is_ok()).unwrap();
+        }),
+    );
+    // The writer is parked, so the record is still queued: after this drop the handle inside
+    // the callback is the last one, and it is dropped on the writer thread.
+    drop(writer);
+    drop(release);
+    assert_eq!(rx.recv_timeout(REPLY_TIMEOUT), Ok(true));
+}
+
+/// Proposal 1 of BENCHMARKS.md: the outcome of the previous call rides in the next record's
+/// transaction instead of costing a commit of its own.
+#[test]
+fn a_fire_and_forget_outcome_shares_the_next_records_transaction() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let first = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    let start = commits(&writer);
+    writer.complete(first, Outcome::Ok, 3, None);
+    let second = writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).unwrap();
+    assert_eq!(commits(&writer) - start, 1, "outcome and record must share one commit");
+    let row = store.get(first).unwrap().unwrap();
+    assert_eq!((row.outcome, row.upstream_ms), (Some(Outcome::Ok), Some(3)));
+    assert!(store.get(second).unwrap().is_some());
+}
+
+/// With no record coming, the outcome is committed alone once the short wait is over.
+#[test]
+fn a_lone_fire_and_forget_outcome_is_committed_after_the_wait() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let id = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    writer.complete(id, Outcome::ToolError, 5, None);
+    let deadline = std::time::Instant::now() + REPLY_TIMEOUT;
+    while store.get(id).unwrap().unwrap().outcome.is_none() {
+        assert!(std::time::Instant::now() < deadline, "the outcome was never committed");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(store.get(id).unwrap().unwrap().outcome, Some(Outcome::ToolError));
+}
+
+/// Shutting down must not lose an outcome that was still waiting for company.
+#[test]
+fn dropping_the_writer_commits_waiting_outcomes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let writer = AuditWriter::open(&path).unwrap();
+    let id = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    writer.complete(id, Outcome::Ok, 1, None);
+    drop(writer);
+    let row = AuditStore::open(&path).unwrap().get(id).unwrap().unwrap();
+    assert_eq!(row.outcome, Some(Outcome::Ok));
+}
+
+/// Proposal 2 of BENCHMARKS.md: checkpoints happen on their own thread. The main file grows
+/// only when a checkpoint copies pages into it, and these records stay far below the
+/// writer's own backstop, so a main file that catches up with the database proves the
+/// checkpoint thread ran.
+#[test]
+fn the_checkpoint_thread_copies_the_log_into_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let writer = AuditWriter::open(&path).unwrap();
+    for i in 0..200 {
+        writer.record_blocking(sample("s", "t", Decision::Allowed, i)).unwrap();
+    }
+    let reader = rusqlite::Connection::open(&path).unwrap();
+    let pages: u64 = reader.pragma_query_value(None, "page_count", |r| r.get(0)).unwrap();
+    let page_size: u64 = reader.pragma_query_value(None, "page_size", |r| r.get(0)).unwrap();
+    let frames_written = 200 * 7;
+    assert!(
+        frames_written < 10_000,
+        "fixture: below the writer's own checkpoint mark"
+    );
+    let deadline = std::time::Instant::now() + REPLY_TIMEOUT;
+    while std::fs::metadata(&path).unwrap().len() < pages * page_size {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint copied the log: main file {} bytes, database {} bytes",
+            std::fs::metadata(&path).unwrap().len(),
+            pages * page_size
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Waits (bounded) until outcome `id` is in the database; returns how long that took.
+fn wait_for_outcome(store: &AuditStore, id: i64) -> Duration {
+    let t0 = std::time::Instant::now();
+    while store.get(id).unwrap().unwrap().outcome.is_none() {
+        assert!(
+            t0.elapsed() < REPLY_TIMEOUT,
+            "the outcome of row {id} was never committed"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    t0.elapsed()
+}
+
+fn wakes(writer: &AuditWriter) -> u64 {
+    writer.control(|state| state.wakes).unwrap()
+}
+
+/// Point 2 of issue 14: with nobody else writing, a decision is committed on the caller's
+/// thread, and `done` has run when `record` returns — no hand-off to the writer thread and back.
+#[test]
+fn a_record_on_an_idle_writer_is_committed_on_the_callers_thread() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let (tx, rx) = mpsc::channel();
+    writer.record(
+        sample("s", "t", Decision::Allowed, 1),
+        Box::new(move |r| tx.send((std::thread::current().id(), r)).unwrap()),
+    );
+    let (thread, result) = rx
+        .try_recv()
+        .expect("the record must be committed before `record` returns");
+    assert_eq!(thread, std::thread::current().id());
+    let id = result.unwrap();
+    assert!(store.get(id).unwrap().is_some(), "the row is committed and readable");
+}
+
+/// Point 1 of issue 14: an outcome posted while the writer is in use wakes nobody, and with no
+/// later call it is still committed, by the writer's tick, within the stated bound.
+#[test]
+fn an_outcome_with_no_later_call_is_committed_by_the_tick_without_a_wake() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    // After a first outcome (which may have woken the idle thread) the thread ticks.
+    let first = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    writer.complete(first, Outcome::Ok, 1, None);
+    wait_for_outcome(&store, first);
+    let woken = wakes(&writer);
+
+    let second = writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).unwrap();
+    writer.complete(second, Outcome::ToolError, 2, None);
+    let took = wait_for_outcome(&store, second);
+    assert_eq!(
+        wakes(&writer),
+        woken,
+        "an outcome posted while the writer ticks wakes nobody"
+    );
+    eprintln!(
+        "outcome committed by the tick {took:?} after its post (bound {:?})",
+        COALESCE_WAIT * 2
+    );
+    // The bound is 2 × COALESCE_WAIT plus scheduling; a second is far past it on any machine,
+    // and far below "never" (no tick) or "at the next call" (there is none).
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert_eq!(store.get(second).unwrap().unwrap().outcome, Some(Outcome::ToolError));
+}
+
+/// A writer that has gone idle (no tick) is woken by an outcome rather than leaving it waiting.
+#[test]
+fn an_idle_writer_is_woken_by_an_outcome() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let id = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    let deadline = std::time::Instant::now() + REPLY_TIMEOUT;
+    while !writer.inner.shared.outcomes.is_asleep() {
+        assert!(std::time::Instant::now() < deadline, "the writer never went idle");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    writer.complete(id, Outcome::Ok, 1, None);
+    wait_for_outcome(&store, id);
+    assert_eq!(wakes(&writer), 1);
+}
+
+/// Outcomes carried by the next decision committed on the caller's thread: one commit for both.
+#[test]
+fn a_waiting_outcome_rides_with_a_record_committed_on_the_callers_thread() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let first = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    let start = commits(&writer);
+    let posted = std::time::Instant::now();
+    writer.complete(first, Outcome::Ok, 3, None);
+    let (tx, rx) = mpsc::channel();
+    writer.record(
+        sample("s", "t", Decision::Allowed, 2),
+        Box::new(move |r| tx.send(r).unwrap()),
+    );
+    let inline = rx.try_recv();
+    if posted.elapsed() >= COALESCE_WAIT || inline.is_err() {
+        // A preempted test thread: the tick or the writer thread may have taken the outcome.
+        eprintln!("skipped the commit count: the test thread was descheduled");
+        return;
+    }
+    inline.unwrap().unwrap();
+    assert_eq!(commits(&writer) - start, 1, "outcome and record must share one commit");
+    assert_eq!(store.get(first).unwrap().unwrap().outcome, Some(Outcome::Ok));
+}
+
+/// A writer thread that died (a bug) fails closed: records are refused with `WriterGone`, and
+/// nothing is committed on the caller's thread on a connection nobody can vouch for.
+#[test]
+fn a_crashed_writer_thread_refuses_every_record() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let crashed = writer.control(|_state| -> () { panic!("writer bug (this panic is the test)") });
+    assert!(matches!(crashed, Err(AuditError::WriterGone)), "{crashed:?}");
+    let err = writer
+        .record_blocking(sample("s", "t", Decision::Allowed, 1))
+        .unwrap_err();
+    assert!(matches!(err, AuditError::WriterGone), "{err:?}");
+    let err = writer.complete_blocking(1, Outcome::Ok, 1).unwrap_err();
+    assert!(matches!(err, AuditError::WriterGone), "{err:?}");
+    writer.complete(1, Outcome::Ok, 1, None);
+    assert_eq!(store.count(&AuditFilter::default()).unwrap(), 0);
+}
+
+/// A large row is not written on the caller's thread (it would hold an async worker for the
+/// whole insert): it goes to the writer thread, and `done` runs there.
+#[test]
+fn a_large_row_is_committed_by_the_writer_thread() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let mut row = sample("s", "t", Decision::Allowed, 1);
+    row.arguments = serde_json::json!({ "blob": "x".repeat(HERE_MAX_BYTES + 1) });
+    let (tx, rx) = mpsc::channel();
+    writer.record(
+        row,
+        Box::new(move |r| tx.send((std::thread::current().id(), r)).unwrap()),
+    );
+    let (thread, result) = rx.recv_timeout(REPLY_TIMEOUT).unwrap();
+    result.unwrap();
+    assert_ne!(thread, std::thread::current().id(), "committed on the caller's thread");
+}
