@@ -215,7 +215,7 @@ def test_the_audit_view_lists_the_decisions(app: App) -> None:
     text = " ".join(r.text for r in rows)
     for decision in ("approved", "rejected", "allowed"):
         assert decision in text, f"the audit view must list a {decision} call: {text}"
-    rows[0].find_element(By.CSS_SELECTOR, "td").click()
+    rows[0].find_element(By.CSS_SELECTOR, "[role=gridcell]").click()
     app.wait_testid("detail-outcome")
     app.screenshot("audit", MAIN_TITLE)
     app.click("tab-servers")
