@@ -212,9 +212,10 @@ def test_the_audit_view_lists_the_decisions(app: App) -> None:
     app.click("tab-audit")
     rows = wait_until(lambda: len(app.find_all("audit-row")) >= 5 and app.find_all("audit-row"), 15,
                       "five audit rows")
-    # The rows' text content: rows off screen skip their layout (content-visibility), so their
-    # rendered text (innerText, WebDriver's element text) is empty until scrolled to; the DOM
-    # holds every row's cells.
+    # The rows' text content, read in the page: WebDriver's element text of these grid rows
+    # leaves out most cells though the page shows them (docs/screenshots/audit.png), and a row
+    # off screen has no rendered text until scrolled to (content-visibility); the DOM holds
+    # every row's cells.
     text = app.driver.execute_script(
         "return [...document.querySelectorAll('[data-testid=audit-row]')].map((r) => r.textContent).join(' ')")
     for decision in ("approved", "rejected", "allowed"):
