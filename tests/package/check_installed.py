@@ -124,6 +124,29 @@ def mcp_through_connect(cli: str, data: Path) -> str:
             relay.kill()
 
 
+def check_server_environment(notes_server: str, cwd: Path, image_under: str | None) -> None:
+    """The server the app started runs in the caller's directory, and from the AppImage without
+    the image's library paths (AppRun's changes are undone for children)."""
+    def runs_server(proc: Path) -> bool:
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return False
+        return len(argv) > 1 and argv[1] == notes_server.encode()  # python3 notes_server.py DIR
+    pids = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and runs_server(p)]
+    assert pids, f"no process runs {notes_server}"
+    for pid in pids:
+        env = dict(kv.split("=", 1) for kv in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in kv)
+        where = os.readlink(f"/proc/{pid}/cwd")
+        assert where == str(cwd), f"the server runs in {where}, not the caller's {cwd}"
+        if image_under:
+            leaked = {k: v for k, v in env.items() if image_under in v or k.startswith("PORTCULLIS_HOST_")
+                      or k == "PORTCULLIS_APPRUN_CHANGED"}
+            assert not leaked, f"the server inherited the AppImage's environment: {leaked}"
+    print(f"check_installed: the server runs in the caller's directory"
+          + (", with none of the AppImage's paths in its environment" if image_under else ""))
+
+
 def main() -> int:
     scratch, notes_server = Path(sys.argv[1]), sys.argv[2]
     app_bin, cli = sys.argv[3:5] if len(sys.argv) >= 5 else (APP, CLI)
@@ -159,6 +182,7 @@ def main() -> int:
         text = mcp_through_connect(cli, data)
         assert text == "no notes yet", f"list_notes through the installed connect answered {text!r}"
         print(f"check_installed: an MCP call through {cli} connect reached the server")
+        check_server_environment(notes_server, scratch, libs_under)
     finally:
         if app.poll() is None:
             os.kill(app.pid, signal.SIGTERM)
