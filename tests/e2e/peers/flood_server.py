@@ -13,6 +13,7 @@ hostile or broken server's would.
 """
 
 import json
+import os
 import sys
 
 OUT = sys.stdout.buffer
@@ -55,8 +56,11 @@ def flood(args, meta):
         written += len(line)
     OUT.flush()
     if args.get("done"):
-        with open(args["done"], "w") as f:
+        # Written beside and renamed, so a reader polling for the file never sees it empty.
+        part = args["done"] + ".part"
+        with open(part, "w") as f:
             f.write(str(written))
+        os.replace(part, args["done"])
     return f"flooded {written} bytes in {n} messages"
 
 
