@@ -104,10 +104,16 @@ def test_resident_memory_idle_prompt_main_window_and_after_closing_it(scratch: P
         app.click("tab-audit")
         wait_until(lambda: app.find_all("audit-row"), 15, "the first page")
         while app.find_all("load-more"):
-            before = len(app.find_all("audit-row"))
+            before = app.find("audit-count").text
             app.click("load-more")
-            wait_until(lambda: len(app.find_all("audit-row")) > before or not app.find_all("load-more"), 15, "a page")
-        assert len(app.find_all("audit-row")) == ROWS + 1, "the rows and the denied call"
+            wait_until(lambda: app.find("audit-count").text != before, 15, "a page")
+        assert app.find("audit-count").text == f"{ROWS + 1} rows", "the rows and the denied call"
+        # Only the rows near the view are drawn; scrolled to the end, the oldest (the denied
+        # call) is among them.
+        app.driver.execute_script(
+            "const l = document.querySelector('[data-testid=audit-list]'); l.scrollTop = l.scrollHeight;")
+        wait_until(lambda: any(r.get_attribute("aria-rowindex") == str(ROWS + 2) for r in app.find_all("audit-row")),
+                   15, "the last row drawn at the end of the list")
         full = settled_memory(pid)
 
         # Closing the main window destroys it: its web view and web process go, the app stays.

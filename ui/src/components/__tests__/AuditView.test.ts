@@ -189,4 +189,41 @@ describe('Audit view', () => {
     expect(screen.queryByTestId('export-dialog')).toBeNull();
   });
 
+  it('draws only the rows near the view of a long list, and follows the scroll and the keys', async () => {
+    const many = Array.from({ length: 1000 }, (_, i) => makeRow({ id: 1000 - i, time_ms: NOW - 1000 - i * 1000 }));
+    const backend = new MockBackend({ audit: many, servers: [] }, { now: () => NOW });
+    render(AuditView, { props: { backend, clock: () => NOW, pageSize: 2000, tailDelayMs: 0 } });
+    await waitFor(() => expect(screen.getByTestId('audit-count').textContent).toBe('1000 rows'));
+    const list = screen.getByTestId('audit-list');
+    // jsdom has no layout: the list is given a height and a scroll position by hand.
+    let top = 0;
+    Object.defineProperty(list, 'clientHeight', { configurable: true, get: () => 560 });
+    Object.defineProperty(list, 'scrollHeight', { configurable: true, get: () => 30 + 1000 * 28 });
+    Object.defineProperty(list, 'scrollTop', { configurable: true, get: () => top, set: (v: number) => (top = v) });
+    const drawnIds = () => shownIds();
+    // At the top: the first rows and a margin, not the thousand.
+    expect(drawnIds()[0]).toBe(1000);
+    expect(drawnIds().length).toBeLessThan(80);
+    const spacers = list.querySelectorAll<HTMLElement>('.spacer-rows');
+    expect(spacers[0].style.height).toBe('0px');
+    expect(spacers[1].style.height).toBe(`${(1000 - drawnIds().length) * 28}px`);
+
+    // Scrolled to the 500th row: it and its neighbours are drawn, the space above stands for the rest.
+    top = 500 * 28;
+    await fireEvent.scroll(list);
+    await waitFor(() => expect(drawnIds()).toContain(500));
+    expect(drawnIds()).not.toContain(1000);
+    const above = Number(list.querySelector<HTMLElement>('.spacer-rows')!.style.height.replace('px', ''));
+    expect(above).toBe((1000 - drawnIds()[0]) * 28);
+    expect(list.querySelector('[data-id="500"]')!.getAttribute('aria-rowindex')).toBe(String(1000 - 500 + 2));
+
+    // A key press past the drawn rows scrolls the list to the newly selected row.
+    await fireEvent.click(list.querySelector('[data-id="480"] [role=gridcell]')!);
+    top = 0;
+    await fireEvent.keyDown(list, { key: 'ArrowDown' });
+    // Row 479 is at index 521: its bottom, 30 + 522 × 28 px, meets the view's.
+    expect(top).toBe(30 + 522 * 28 - 560);
+    await fireEvent.scroll(list);
+    await waitFor(() => expect(list.querySelector('[data-id="479"]')!.getAttribute('aria-selected')).toBe('true'));
+  });
 });
