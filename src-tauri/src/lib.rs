@@ -80,6 +80,7 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
         .manage(Arc::new(Notifier::default()))
         .manage(startup::Serving::default())
         .manage(windows::PromptLinger::default())
+        .manage(windows::NetworkLinger::default())
         .invoke_handler(tauri::generate_handler![
             commands::approvals::list_approvals,
             commands::approvals::decide_approval,
@@ -121,9 +122,13 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
         .on_window_event(|window, event| {
             // Closing the prompt hides it (the calls stay pending, in the tray); it lingers for
             // the next call and frees its web view later.
-            if let (windows::PROMPT, WindowEvent::CloseRequested { api, .. }) = (window.label(), event) {
-                api.prevent_close();
-                windows::hide_prompt(window.app_handle());
+            match (window.label(), event) {
+                (windows::PROMPT, WindowEvent::CloseRequested { api, .. }) => {
+                    api.prevent_close();
+                    windows::hide_prompt(window.app_handle());
+                }
+                (_, WindowEvent::Destroyed) => windows::web_view_closed(window.app_handle()),
+                _ => {}
             }
         })
 }

@@ -1,6 +1,7 @@
 //! The two windows, neither created at start, so an app idle in the tray holds no web view:
 //! `main` (tabs; created when opened, destroyed when closed) and `prompt` (created for the first
 //! held call, hidden when nothing is pending, and destroyed after [`PROMPT_LINGER`] hidden).
+//! With neither left, WebKit's network process is ended too ([`NETWORK_LINGER`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -89,6 +90,32 @@ pub fn hide_prompt<R: Runtime>(app: &AppHandle<R>) {
                 let _ = w.destroy();
             }
         }
+    });
+}
+
+/// How long WebKit's network process outlives the last web view: a window opened again soon
+/// reuses it; after that it is ended, so the idle app holds no WebKit process at all.
+pub const NETWORK_LINGER: Duration = Duration::from_secs(30);
+
+/// Counts closed web views, so that only the last close's timer ends the network process.
+#[derive(Default)]
+pub struct NetworkLinger(AtomicU64);
+
+/// A window (and its web view) was destroyed: when no web view is left [`NETWORK_LINGER`] later
+/// and no other was closed since, WebKit's network process is ended. Checked and done on the
+/// main thread, where web views are built, so that none is being built at that moment.
+pub fn web_view_closed<R: Runtime>(app: &AppHandle<R>) {
+    let generation = app.state::<NetworkLinger>().0.fetch_add(1, Ordering::SeqCst) + 1;
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(NETWORK_LINGER).await;
+        let on_main = app.clone();
+        let _ = app.run_on_main_thread(move || {
+            let latest = on_main.state::<NetworkLinger>().0.load(Ordering::SeqCst) == generation;
+            if latest && on_main.webview_windows().is_empty() {
+                crate::webkit::end_network_process();
+            }
+        });
     });
 }
 

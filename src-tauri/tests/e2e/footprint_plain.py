@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import PROMPT_TITLE, ROOT, McpClient, wait_until, write_config, x_viewable, x_window_id  # noqa: E402
-from test_memory import memory_kib, mib, web_processes  # noqa: E402
+from test_memory import memory_kib, mib, webkit_processes  # noqa: E402
 
 APP = os.environ.get("PORTCULLIS_DESKTOP_BIN", str(ROOT / "target/release/portcullis-desktop"))
 CLI = os.environ.get("PORTCULLIS_BIN", str(ROOT / "target/release/portcullis"))
@@ -63,7 +63,7 @@ def main() -> None:
             print(f"prompt built for the call, on screen after {cold:.0f} ms; then:", mib(memory_kib(app.pid)))
             warm = held_call(client, data, pool, 2)
             print(f"prompt reused, on screen after {warm:.0f} ms")
-        wait_until(lambda: web_processes(app.pid) == 0, 90, "the hidden prompt to be freed")
+        wait_until(lambda: webkit_processes(app.pid) == 0, 90 + 30, "the hidden prompt and WebKit's network process to end")
         time.sleep(3)
         print("idle again, the prompt freed:", mib(memory_kib(app.pid)))
     finally:

@@ -64,6 +64,13 @@ def web_processes(pid: int) -> int:
     return sum(1 for p in app_processes(pid) if Path(f"/proc/{p}/comm").read_text().startswith("WebKitWebProces"))
 
 
+def webkit_processes(pid: int) -> int:
+    """The app's WebKit processes of any kind (web, network). Under WebDriver the network
+    process stays (its automation session ends with it); without, the app ends it once no web
+    view is left (test_idle_plain.py)."""
+    return sum(1 for p in app_processes(pid) if Path(f"/proc/{p}/comm").read_text().startswith("WebKit"))
+
+
 def close_main(app: App, pid: int) -> None:
     """Closes the main window as a person would: it is destroyed, and its web process ends."""
     before = web_processes(pid)
