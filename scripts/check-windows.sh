@@ -37,7 +37,7 @@ if ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
     if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
         skip "no x86_64-w64-mingw32-gcc, and not root with apt-get to install gcc-mingw-w64-x86-64"
     fi
-    if ! out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc-mingw-w64-x86-64 2>&1); then
+    if ! out=$(DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q gcc-mingw-w64-x86-64 2>&1); then
         printf '%s\n' "$out" | tail -5
         skip "'apt-get install gcc-mingw-w64-x86-64' failed (above)"
     fi

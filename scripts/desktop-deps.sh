@@ -23,6 +23,8 @@ install_missing_packages() {
     local sudo=""
     [[ $(id -u) -eq 0 ]] || sudo="sudo"
     echo "system packages: installing ${missing[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Another apt (an unattended upgrade, a second script) may hold dpkg's lock: wait for it.
+    $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
 }

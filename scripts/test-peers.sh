@@ -77,8 +77,8 @@ install_go() {
     [[ "$(id -u)" -eq 0 ]] || sudo="sudo"
     if command -v apt-get >/dev/null && { [[ -z "$sudo" ]] || command -v sudo >/dev/null; }; then
         log "installing golang-go with apt-get${sudo:+ (sudo)}"
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq </dev/null
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq golang-go </dev/null >/dev/null
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq </dev/null
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq golang-go </dev/null >/dev/null
     else
         log "go not found and no apt-get: install Go 1.19+ for the differential test (tests/differential)"
     fi

@@ -1,7 +1,8 @@
 """The release app's footprint as a person runs it, without WebDriver (whose automation session
 adds to the web processes): started with no window, a held call made over HTTP and decided with
-`portcullis approvals deny`, twice, then left until the prompt is freed. Prints PSS/USS/RSS of the
-app and its WebKit processes and how soon the prompt window was on screen. Run under Xvfb and a
+`portcullis approvals deny`, twice, then left until the prompt and WebKit's network process are
+ended. Prints PSS/USS/RSS of the app and its WebKit processes and how soon the prompt window was on
+screen (and writes them as JSON to $PORTCULLIS_FOOTPRINT_OUT when set). Run under Xvfb and a
 D-Bus session, like the desktop suite:
 
     xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \\
@@ -55,17 +56,23 @@ def main() -> None:
     try:
         info = wait_until(lambda: json.loads((data / "gateway.json").read_text()), 30, "the gateway")
         time.sleep(3)  # a measurement pause after the state was reached
-        print("idle in the tray, no window ever opened:", mib(memory_kib(app.pid)))
+        figures = {"binary": APP, "idle": memory_kib(app.pid)}
+        print("idle in the tray, no window ever opened:", mib(figures["idle"]))
         client = McpClient(info["url"], info["token"], "everything")
         with ThreadPoolExecutor(2) as pool:
-            cold = held_call(client, data, pool, 1)
+            figures["prompt_built_ms"] = held_call(client, data, pool, 1)
             time.sleep(3)
-            print(f"prompt built for the call, on screen after {cold:.0f} ms; then:", mib(memory_kib(app.pid)))
-            warm = held_call(client, data, pool, 2)
-            print(f"prompt reused, on screen after {warm:.0f} ms")
+            figures["prompt"] = memory_kib(app.pid)
+            print(f"prompt built for the call, on screen after {figures['prompt_built_ms']:.0f} ms; then:",
+                  mib(figures["prompt"]))
+            figures["prompt_reused_ms"] = held_call(client, data, pool, 2)
+            print(f"prompt reused, on screen after {figures['prompt_reused_ms']:.0f} ms")
         wait_until(lambda: webkit_processes(app.pid) == 0, 90 + 30, "the hidden prompt and WebKit's network process to end")
         time.sleep(3)
-        print("idle again, the prompt freed:", mib(memory_kib(app.pid)))
+        figures["idle_again"] = memory_kib(app.pid)
+        print("idle again, the prompt and WebKit's network process ended:", mib(figures["idle_again"]))
+        if out := os.environ.get("PORTCULLIS_FOOTPRINT_OUT"):
+            Path(out).write_text(json.dumps(figures, indent=2))
     finally:
         app.terminate()
         app.wait(timeout=20)
