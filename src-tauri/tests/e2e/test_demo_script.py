@@ -37,6 +37,7 @@ def test_the_demo_starts_the_desktop_app_on_the_demo_config(tmp_path: Path) -> N
         if s.connect_ex(("127.0.0.1", DEMO_PORT)) == 0:
             pytest.skip(f"port {DEMO_PORT} (the demo config's) is taken on this machine")
     env = dict(os.environ, PORTCULLIS_HOME=str(tmp_path / "data"), SKIP_APT="1")
+    tracked = tracked_demo_files()
     log = open(tmp_path / "demo.log", "w")
     proc = subprocess.Popen(["bash", str(DEMO)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
@@ -63,3 +64,13 @@ def test_the_demo_starts_the_desktop_app_on_the_demo_config(tmp_path: Path) -> N
             proc.wait(5)
         log.close()
     assert not (tmp_path / "data" / "gateway.json").exists(), "quitting removes gateway.json"
+    # It ran on copies in its data dir: the shipped policies are there, the repository's unchanged.
+    assert (tmp_path / "data/policies/everything.json").read_text() == (ROOT / "policies/everything.json").read_text()
+    assert (tmp_path / "data/sandbox").is_dir()
+    assert tracked_demo_files() == tracked, "the demo left the repository's policies and demo files as they were"
+
+
+def tracked_demo_files() -> str:
+    """git's view of the files the demo is made from: any change, or a new file, is listed."""
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", "policies", "demo"],
+                          cwd=ROOT, capture_output=True, text=True, check=True, timeout=30).stdout
