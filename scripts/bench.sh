@@ -14,8 +14,10 @@
 #   6. with --profile: bench/profile.py (perf record on the gateway under load, CPU per call by part)
 #   7. with --desktop: the desktop app's footprint on its release build (PSS of the app and its WebKit
 #      processes, from /proc/*/smaps_rollup: idle in the tray, a prompt shown, the main window on
-#      1,000 audit rows, that window closed again), src-tauri/tests/e2e/test_memory.py under Xvfb;
-#      the desktop packages, tauri-driver and the Selenium venv come from scripts/test-desktop.sh
+#      1,000 audit rows, that window closed again), src-tauri/tests/e2e/test_memory.py under Xvfb,
+#      then src-tauri/tests/e2e/footprint_plain.py (the same app without WebDriver: idle, a prompt,
+#      idle again with no WebKit process left); the desktop packages, tauri-driver and the Selenium
+#      venv come from scripts/test-desktop.sh
 #   8. with --desktop-soak[=MINUTES]: the release app under mixed use for MINUTES (default 60), its
 #      memory idle in the tray after every round; fails on growth (src-tauri/tests/e2e/soak_desktop.py)
 #
@@ -127,6 +129,10 @@ if [[ $desktop -eq 1 ]]; then
     PORTCULLIS_FOOTPRINT_OUT="$out/footprint.json" PORTCULLIS_SCREENSHOTS="$out/screenshots" \
         xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
         tests/.peers/desktop/bin/pytest -q -s -c src-tauri/tests/e2e/pytest.ini src-tauri/tests/e2e/test_memory.py
+    # The same app as a person runs it, without WebDriver (which keeps WebKit's network process).
+    log "desktop footprint without WebDriver (release build)"
+    PORTCULLIS_FOOTPRINT_OUT="$out/footprint-plain.json" xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
+        tests/.peers/desktop/bin/python -u src-tauri/tests/e2e/footprint_plain.py
 fi
 if [[ $soak_minutes != 0 ]]; then
     log "desktop soak, $soak_minutes minutes (release build)"

@@ -12,7 +12,8 @@ One round, as a person and an agent would use the app:
   - then the app is left alone until it is idle in the tray again: the prompt freed (it lingers
     30 s hidden) and no web view left. That idle state is measured.
 
-The first `--warmup` rounds settle caches (WebKit's, SQLite's page cache, allocator pools); the
+The audit log is first filled with --seed-rows rows (past the size of SQLite's page caches, as
+after weeks of use), and the first `--warmup` rounds settle caches (WebKit's, allocator pools); the
 growth is the last round's idle against the first measured one. Fails when RSS, PSS or USS grew
 by more than SLACK_MIB + SLACK_FRACTION of the start, when RSS still rose by more than
 SECOND_HALF_MIB over the second half of the rounds (no plateau), or when a web process is left at
@@ -55,6 +56,16 @@ def decide_in_prompt(app: App, how: str) -> None:
         app.decide(how)
 
 
+def seed_audit(app: App, rows: int) -> None:
+    """Fills the audit log as weeks of use would, before the first round: SQLite's page caches
+    (three connections, 2 MiB each by default) then start full rather than filling with the
+    soak's own rows, which would read as growth. A message of ~150 bytes makes each row ~0.5 KiB."""
+    client = app.client()
+    for i in range(rows):
+        client.call_tool("echo", {"message": f"seed {i} " + "x" * 140})
+    client.close()
+
+
 def one_round(app: App, config: Path, n: int) -> None:
     client = app.client()
     for i in range(ALLOWED_PER_ROUND):
@@ -86,6 +97,8 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--warmup", type=int, default=2, help="rounds before the first measurement")
     parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
+    parser.add_argument("--seed-rows", type=int, default=12_000,
+                        help="audit rows written before the first round (an audit log past SQLite's caches)")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="portcullis-soak-"))
     config = write_config(scratch)
@@ -96,6 +109,9 @@ def main() -> int:
     with launch(scratch, config) as app:
         pid = app.gateway()["pid"]
         close_main(app, pid)
+        seeded = time.monotonic()
+        seed_audit(app, args.seed_rows)
+        print(f"seeded {args.seed_rows} audit rows in {time.monotonic() - seeded:.0f} s", flush=True)
         n = 0
         while n < args.warmup or time.monotonic() - started < args.minutes * 60:
             one_round(app, config, n)
