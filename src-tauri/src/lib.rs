@@ -26,6 +26,8 @@ pub mod host;
 pub mod ipc;
 mod logging;
 pub mod notification;
+#[cfg(target_os = "linux")]
+mod procfs;
 mod settings;
 pub mod startup;
 mod takeover;

@@ -48,8 +48,7 @@ pub(crate) async fn stop_serve(data_dir: &Path, pid: u32) -> bool {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use nix::sys::signal::{kill, Signal};
-    use nix::unistd::Pid;
+    pub(super) use crate::procfs::terminate;
 
     fn argv(pid: u32) -> Vec<String> {
         std::fs::read(format!("/proc/{pid}/cmdline"))
@@ -68,17 +67,9 @@ mod imp {
         program.as_deref() == Some("portcullis") && argv.iter().skip(1).any(|a| a == "serve")
     }
 
-    pub(super) fn terminate(pid: u32) -> nix::Result<()> {
-        let pid = i32::try_from(pid).map_err(|_| nix::errno::Errno::ESRCH)?;
-        kill(Pid::from_raw(pid), Signal::SIGTERM)
-    }
-
     /// Exited: no process, or a zombie its parent has not reaped yet.
     pub(super) fn gone(pid: u32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
-            Err(_) => true,
-        }
+        crate::procfs::stat(pid).is_none_or(|s| s.state == 'Z')
     }
 }
 

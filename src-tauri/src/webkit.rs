@@ -49,11 +49,9 @@ pub fn end_network_process() -> usize {
 fn end_children_named(name: &str) -> usize {
     #[cfg(target_os = "linux")]
     {
-        use nix::sys::signal::{kill, Signal};
-        use nix::unistd::Pid;
-        let ended = own_children_named(std::process::id(), name)
+        let ended = crate::procfs::children_named(std::process::id(), name)
             .into_iter()
-            .filter(|&pid| i32::try_from(pid).is_ok_and(|pid| kill(Pid::from_raw(pid), Signal::SIGTERM).is_ok()))
+            .filter(|&pid| crate::procfs::terminate(pid).is_ok())
             .count();
         if ended > 0 {
             tracing::debug!(ended, name, "no web view left: ended WebKit's idle process");
@@ -67,62 +65,17 @@ fn end_children_named(name: &str) -> usize {
     }
 }
 
-/// The pids of `parent`'s children whose `comm` is `name`, from `/proc`.
-#[cfg(target_os = "linux")]
-fn own_children_named(parent: u32, name: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .is_ok_and(|stat| parse_stat(&stat).is_some_and(|(comm, ppid)| ppid == parent && comm == name))
-        })
-        .collect()
-}
-
-/// `comm` and the parent pid from a `/proc/PID/stat` line: `PID (COMM) STATE PPID …`, where
-/// COMM may itself hold spaces and parentheses (so it ends at the last `)`).
-#[cfg(target_os = "linux")]
-fn parse_stat(stat: &str) -> Option<(&str, u32)> {
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let comm = stat.get(open + 1..close)?;
-    let mut rest = stat.get(close + 1..)?.split_ascii_whitespace();
-    let _state = rest.next()?;
-    Some((comm, rest.next()?.parse().ok()?))
-}
-
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
     #[test]
-    fn stat_lines_give_the_name_and_parent_even_with_odd_names() {
-        assert_eq!(parse_stat("4242 (WebKitNetworkPr) S 4200 4200 0"), Some(("WebKitNetworkPr", 4200)));
-        assert_eq!(parse_stat("7 (a) b (c)) R 1 7 7"), Some(("a) b (c)", 1)));
-        assert_eq!(parse_stat("7 (cut"), None);
-    }
-
-    #[test]
-    fn only_the_named_children_of_the_parent_are_found() {
-        // This test's own process is a child of its parent, under its own name, and of no other.
-        let me = std::process::id();
-        let parent = nix::unistd::getppid().as_raw().unsigned_abs();
-        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-        let (name, _) = parse_stat(&stat).unwrap();
-        assert_eq!(own_children_named(parent, name), vec![me]);
-        assert!(own_children_named(parent, NETWORK_PROCESS).is_empty());
-        assert!(own_children_named(me, name).is_empty());
-    }
-
-    #[test]
     fn a_child_by_that_name_is_ended_and_no_other() {
-        let spawn = |program: &str| std::process::Command::new(program).arg("60").spawn().unwrap();
-        let mut named = spawn("sleep");
+        let mut named = std::process::Command::new("sleep").arg("60").spawn().unwrap();
         let mut other = std::process::Command::new("tail").args(["-f", "/dev/null"]).spawn().unwrap();
         let started = std::time::Instant::now();
-        // Until each has exec'd (its comm is then its program's name).
-        while own_children_named(std::process::id(), "sleep").is_empty() {
+        // Until it has exec'd (its comm is then its program's name).
+        while crate::procfs::children_named(std::process::id(), "sleep").is_empty() {
             assert!(started.elapsed() < std::time::Duration::from_secs(10), "the child did not start");
             std::thread::yield_now();
         }

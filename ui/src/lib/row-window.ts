@@ -32,8 +32,11 @@ export function rowWindow(count: number, rowPx: number, scrollTop: number, viewP
  * of `headPx`) with the least movement, or `scrollTop` itself when it is already in view.
  */
 export function scrollToShow(index: number, rowPx: number, headPx: number, scrollTop: number, viewPx: number): number {
-  const top = headPx + index * rowPx;
-  if (top - headPx < scrollTop) return top - headPx;
-  if (top + rowPx > scrollTop + viewPx) return top + rowPx - viewPx;
+  // In the list's coordinates the row spans [headPx + index × rowPx, + rowPx]; the header
+  // covers the top headPx of the view.
+  const underHeader = index * rowPx;
+  const bottom = headPx + (index + 1) * rowPx;
+  if (underHeader < scrollTop) return underHeader;
+  if (bottom > scrollTop + viewPx) return bottom - viewPx;
   return scrollTop;
 }

@@ -1,0 +1,72 @@
+//! What the app reads of other processes from Linux's `/proc`, and SIGTERM: used to stop a
+//! `portcullis serve` it takes over from (takeover.rs) and WebKit's idle network process
+//! (webkit.rs).
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+/// The fields of `/proc/PID/stat` the app uses.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Stat {
+    /// The kernel's name of the process (its first 15 bytes).
+    pub(crate) comm: String,
+    /// `R`, `S`, `Z` (a zombie its parent has not reaped), …
+    pub(crate) state: char,
+    pub(crate) ppid: u32,
+}
+
+/// `PID (COMM) STATE PPID …`, where COMM may itself hold spaces and parentheses (so it ends at
+/// the last `)`).
+fn parse_stat(stat: &str) -> Option<Stat> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let comm = stat.get(open + 1..close)?.to_owned();
+    let mut rest = stat.get(close + 1..)?.split_ascii_whitespace();
+    let state = rest.next()?.chars().next()?;
+    Some(Stat { comm, state, ppid: rest.next()?.parse().ok()? })
+}
+
+/// The process's stat, `None` when there is no such process.
+pub(crate) fn stat(pid: u32) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The pids of `parent`'s children whose `comm` is `name`.
+pub(crate) fn children_named(parent: u32, name: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| stat(pid).is_some_and(|s| s.ppid == parent && s.comm == name))
+        .collect()
+}
+
+/// Asks the process to end, as `kill` does.
+pub(crate) fn terminate(pid: u32) -> nix::Result<()> {
+    let pid = i32::try_from(pid).map_err(|_| nix::errno::Errno::ESRCH)?;
+    kill(Pid::from_raw(pid), Signal::SIGTERM)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_give_the_name_state_and_parent_even_with_odd_names() {
+        let s = |comm: &str, state, ppid| Some(Stat { comm: comm.to_owned(), state, ppid });
+        assert_eq!(parse_stat("4242 (WebKitNetworkPr) S 4200 4200 0"), s("WebKitNetworkPr", 'S', 4200));
+        assert_eq!(parse_stat("7 (a) b (c)) Z 1 7 7"), s("a) b (c)", 'Z', 1));
+        assert_eq!(parse_stat("7 (cut"), None);
+    }
+
+    #[test]
+    fn only_the_named_children_of_the_parent_are_found() {
+        // This test's own process is a child of its parent, under its own name, and of no other.
+        let me = std::process::id();
+        let parent = nix::unistd::getppid().as_raw().unsigned_abs();
+        let name = stat(me).unwrap().comm;
+        assert_eq!(children_named(parent, &name), vec![me]);
+        assert!(children_named(parent, "WebKitNetworkPr").is_empty());
+        assert!(children_named(me, &name).is_empty());
+        assert_eq!(stat(u32::MAX), None);
+    }
+}
