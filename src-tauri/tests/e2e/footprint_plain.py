@@ -24,26 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import PROMPT_TITLE, ROOT, McpClient, wait_until, write_config, x_viewable, x_window_id  # noqa: E402
+from conftest import ROOT, McpClient, wait_until, write_config  # noqa: E402
+from test_idle_plain import held_call_denied  # noqa: E402
 from test_memory import memory_kib, mib, webkit_processes  # noqa: E402
 
 APP = os.environ.get("PORTCULLIS_DESKTOP_BIN", str(ROOT / "target/release/portcullis-desktop"))
 CLI = os.environ.get("PORTCULLIS_BIN", str(ROOT / "target/release/portcullis"))
-
-
-def held_call(client: McpClient, data: Path, pool: ThreadPoolExecutor, n: int) -> float:
-    """Makes a held call, waits for the prompt on screen, denies it; returns ms to the prompt."""
-    sent = time.monotonic()
-    answer = pool.submit(client.call_tool, "get-sum", {"a": n, "b": 1})
-    wait_until(lambda: (w := x_window_id(PROMPT_TITLE)) and x_viewable(w), 20, "the prompt on screen")
-    shown = (time.monotonic() - sent) * 1000
-    listed = subprocess.run([CLI, "approvals", "list", "--json", "--data-dir", str(data)],
-                            capture_output=True, text=True, check=True, timeout=20)
-    held = json.loads(listed.stdout)[0]["id"]
-    subprocess.run([CLI, "approvals", "deny", held, "--data-dir", str(data)], capture_output=True, check=True,
-                   timeout=20)
-    answer.result(timeout=30)
-    return shown
 
 
 def main() -> None:
@@ -60,12 +46,12 @@ def main() -> None:
         print("idle in the tray, no window ever opened:", mib(figures["idle"]))
         client = McpClient(info["url"], info["token"], "everything")
         with ThreadPoolExecutor(2) as pool:
-            figures["prompt_built_ms"] = held_call(client, data, pool, 1)
+            figures["prompt_built_ms"] = held_call_denied(client, data, pool, 1, Path(CLI))
             time.sleep(3)
             figures["prompt"] = memory_kib(app.pid)
             print(f"prompt built for the call, on screen after {figures['prompt_built_ms']:.0f} ms; then:",
                   mib(figures["prompt"]))
-            figures["prompt_reused_ms"] = held_call(client, data, pool, 2)
+            figures["prompt_reused_ms"] = held_call_denied(client, data, pool, 2, Path(CLI))
             print(f"prompt reused, on screen after {figures['prompt_reused_ms']:.0f} ms")
         wait_until(lambda: webkit_processes(app.pid) == 0, 90 + 30, "the hidden prompt and WebKit's network process to end")
         time.sleep(3)

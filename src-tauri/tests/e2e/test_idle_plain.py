@@ -21,17 +21,21 @@ from test_memory import memory_kib, mib, webkit_processes
 IDLE_TIMEOUT = 30 + 30 + 60
 
 
-def held_call_denied(client: McpClient, data: Path, pool: ThreadPoolExecutor, n: int) -> None:
-    """A held call: its prompt comes on screen, it is denied with the CLI, the agent is told."""
+def held_call_denied(client: McpClient, data: Path, pool: ThreadPoolExecutor, n: int, cli: Path = CLI_BIN) -> float:
+    """A held call: its prompt comes on screen, it is denied with the CLI, the agent is told.
+    Returns the ms from the call to the prompt on screen."""
+    sent = time.monotonic()
     answer = pool.submit(client.call_tool, "get-sum", {"a": n, "b": 1})
     wait_until(lambda: (w := x_window_id(PROMPT_TITLE)) and x_viewable(w), 30, "the prompt on screen")
-    listed = subprocess.run([str(CLI_BIN), "approvals", "list", "--json", "--data-dir", str(data)],
+    shown = (time.monotonic() - sent) * 1000
+    listed = subprocess.run([str(cli), "approvals", "list", "--json", "--data-dir", str(data)],
                             capture_output=True, text=True, check=True, timeout=30)
     held = json.loads(listed.stdout)[0]["id"]
-    subprocess.run([str(CLI_BIN), "approvals", "deny", held, "--data-dir", str(data)], capture_output=True,
+    subprocess.run([str(cli), "approvals", "deny", held, "--data-dir", str(data)], capture_output=True,
                    check=True, timeout=30)
     result = answer.result(timeout=30)
     assert result.get("isError") and "denied" in result_text(result).lower(), result
+    return shown
 
 
 def test_idle_with_no_web_view_the_app_is_one_process_and_the_next_prompt_works(tmp_path: Path) -> None:
