@@ -20,6 +20,12 @@ const WAL_BACKSTOP_PAGES: i64 = 10_000;
 /// Statements are cached per connection; the reader has one shape per filter combination.
 const STATEMENT_CACHE: usize = 64;
 
+/// A reader's page cache, in KiB (SQLite's default is 2 MiB per connection). Readers serve the
+/// viewer's pages of the newest rows and the CLI's queries, which the OS page cache serves as
+/// well; a resident app kept each reader's cache filling for weeks as the log grew (the desktop
+/// soak's rise). The writer keeps the default: its commits touch the index pages every time.
+const READER_CACHE_KIB: i64 = 512;
+
 /// A database the writer and readers can each open their own connection to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Target {
@@ -139,6 +145,9 @@ pub(crate) fn open_reader(target: &Target) -> Result<Connection, AuditError> {
     let conn = target.open(flags).map_err(target.open_error())?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(target.open_error())?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    // A negative cache_size is in KiB rather than pages.
+    conn.pragma_update(None, "cache_size", -READER_CACHE_KIB)
+        .map_err(target.open_error())?;
     migration::check_current(&conn).map_err(|err| match err {
         AuditError::Sqlite(source) => AuditError::Open {
             path: target.path(),

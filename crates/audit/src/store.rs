@@ -88,7 +88,7 @@ impl AuditStore {
     /// The row with this id, if there is one.
     pub fn get(&self, id: i64) -> Result<Option<AuditRow>, AuditError> {
         let conn = self.lock();
-        let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM decisions WHERE id = ?1"))?;
+        let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM calls WHERE id = ?1"))?;
         let mut rows = stmt.query([id])?;
         match rows.next()? {
             Some(row) => Ok(Some(decode(row)?)),
@@ -100,6 +100,7 @@ impl AuditStore {
     pub fn count(&self, filter: &AuditFilter) -> Result<u64, AuditError> {
         let (conditions, params) = where_clause(filter);
         let conn = self.lock();
+        // Every filter is on the decision's columns, so the count needs no outcomes.
         let mut stmt = conn.prepare_cached(&format!("SELECT count(*) FROM decisions{conditions}"))?;
         let n: i64 = stmt.query_row(params_from_iter(params), |row| row.get(0))?;
         Ok(u64::try_from(n).unwrap_or(0))
@@ -108,6 +109,12 @@ impl AuditStore {
     fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave a read-only connection inconsistent.
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The connection's `cache_size` pragma (negative: KiB).
+    #[cfg(test)]
+    pub(crate) fn cache_size(&self) -> i64 {
+        self.lock().pragma_query_value(None, "cache_size", |row| row.get(0)).unwrap()
     }
 
     /// `EXPLAIN QUERY PLAN` of the statement `query` would run, one line per plan step.
@@ -126,7 +133,7 @@ impl AuditStore {
 fn select_sql(filter: &AuditFilter, limit: usize) -> (String, Vec<SqlValue>) {
     let (conditions, mut params) = where_clause(filter);
     params.push(SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
-    let sql = format!("SELECT {COLUMNS} FROM decisions{conditions} ORDER BY time_ms DESC, id DESC LIMIT ?");
+    let sql = format!("SELECT {COLUMNS} FROM calls{conditions} ORDER BY time_ms DESC, id DESC LIMIT ?");
     (sql, params)
 }
 

@@ -432,6 +432,19 @@ fn new_file_is_private_and_in_wal_mode() {
     }
 }
 
+#[test]
+fn a_reader_keeps_a_small_page_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let writer = AuditWriter::open(&path).unwrap();
+    let store = AuditStore::open(&path).unwrap();
+    assert_eq!(store.cache_size(), -512, "a reader's page cache is capped at 512 KiB");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let default: i64 = conn.pragma_query_value(None, "cache_size", |r| r.get(0)).unwrap();
+    assert_ne!(default, -512, "the cap is the reader's, not SQLite's default");
+    drop(writer);
+}
+
 fn user_version(path: &Path) -> i64 {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap()
