@@ -411,12 +411,12 @@ class Gateway:
         return rows
 
     def audit_db(self, where: str = "1=1", params: Iterable[Any] = ()) -> list[AuditRow]:
-        """Rows of the `decisions` table in DATA/audit.db, read-only."""
+        """Rows of the `calls` view (decisions with their outcomes) in DATA/audit.db, read-only."""
         db = self.data_dir / "audit.db"
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5.0)
         try:
             conn.row_factory = sqlite3.Row
-            cur = conn.execute(f"SELECT * FROM decisions WHERE {where} ORDER BY id", tuple(params))
+            cur = conn.execute(f"SELECT * FROM calls WHERE {where} ORDER BY id", tuple(params))
             return [AuditRow(dict(r)) for r in cur.fetchall()]
         finally:
             conn.close()

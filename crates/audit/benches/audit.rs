@@ -322,10 +322,12 @@ fn generate(path: &Path, rows: u64) {
         let mut stmt = tx
             .prepare(
                 "INSERT INTO decisions (time_ms, session, client_name, client_version, server, tool, \
-                 arguments, arguments_digest, decision, decided_by, rule, reason, wait_ms, outcome, \
-                 upstream_ms, request_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
-                 ?13, ?14, ?15, ?16)",
+                 arguments, arguments_digest, decision, decided_by, rule, reason, wait_ms, request_id) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )
+            .unwrap();
+        let mut outcome = tx
+            .prepare("INSERT INTO outcomes (id, outcome, upstream_ms) VALUES (last_insert_rowid(), 'ok', 3)")
             .unwrap();
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = || {
@@ -360,11 +362,12 @@ fn generate(path: &Path, rows: u64) {
                 format!("tools.{tool}"),
                 if forwarded { None } else { Some("denied by policy") },
                 if decided_by == "user" { Some(1200_i64) } else { None },
-                if forwarded { Some("ok") } else { None },
-                if forwarded { Some(3_i64) } else { None },
                 i.to_string(),
             ])
             .unwrap();
+            if forwarded {
+                outcome.execute([]).unwrap();
+            }
         }
     }
     tx.commit().unwrap();

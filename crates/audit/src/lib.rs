@@ -16,7 +16,10 @@
 //!
 //! # The store
 //!
-//! One table, `decisions`, one row per decided call (created by migration 1 in `migration.rs`):
+//! A view, `calls`, one row per decided call: the table `decisions` (created by migration 1 in
+//! `migration.rs`), written once when the call is decided, joined with `outcomes` (migration 3),
+//! a row of a few bytes added when a forwarded call returns — not an update of the decision's
+//! row, which SQLite would rewrite whole, arguments and all. Readers query `calls`:
 //!
 //! | column | type | |
 //! |---|---|---|
@@ -28,7 +31,7 @@
 //! | `arguments_digest` | TEXT | `hmac-sha256:<hex>` of the unredacted canonical arguments, keyed per install (`digest.key`) |
 //! | `decision`, `decided_by` | TEXT | [`Decision`], [`DecidedBy`] in snake_case |
 //! | `rule`, `reason`, `wait_ms` | TEXT, TEXT, INTEGER | why, and how long it was held; NULL if none |
-//! | `outcome`, `upstream_ms` | TEXT, INTEGER | [`Outcome`]; NULL until the forwarded call returns |
+//! | `outcome`, `upstream_ms` | TEXT, INTEGER | [`Outcome`], from `outcomes`; NULL until the forwarded call returns |
 //! | `request_id` | TEXT | the JSON-RPC id as JSON text (`7` vs `"7"`) |
 //! | `original_arguments` | TEXT | redacted JSON of what the agent asked, when a person approved with edits (`arguments` is what ran) |
 //!

@@ -68,6 +68,27 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
     name: "original arguments of calls approved with edits",
     // NULL for every call that ran as it was asked; `arguments` holds what ran.
     sql: "ALTER TABLE decisions ADD COLUMN original_arguments TEXT;",
+}, Migration {
+    version: 3,
+    name: "outcomes in their own table, and the calls view",
+    // A call's outcome arrives after its decision row. Filled in by an UPDATE, it made SQLite
+    // rewrite the whole row, arguments and all: for a 15 MiB call another two copies of them in
+    // the gateway's memory and 15 MiB more in the log. As a row of its own it is a few bytes.
+    // `calls` reads as the one table did; readers query it, the writer inserts into the tables.
+    sql: "
+        CREATE TABLE outcomes (
+            id          INTEGER PRIMARY KEY,
+            outcome     TEXT    NOT NULL,
+            upstream_ms INTEGER NOT NULL
+        ) STRICT;
+        INSERT INTO outcomes (id, outcome, upstream_ms)
+            SELECT id, outcome, coalesce(upstream_ms, 0) FROM decisions WHERE outcome IS NOT NULL;
+        ALTER TABLE decisions DROP COLUMN outcome;
+        ALTER TABLE decisions DROP COLUMN upstream_ms;
+        CREATE VIEW calls AS
+            SELECT decisions.*, outcomes.outcome, outcomes.upstream_ms
+            FROM decisions LEFT JOIN outcomes ON outcomes.id = decisions.id;
+    ",
 }];
 
 /// The schema version this build writes and reads.
@@ -159,6 +180,41 @@ mod tests {
             .unwrap();
         assert_eq!(rows, 1, "a second migrate must not touch existing rows");
         check_current(&conn).unwrap();
+    }
+
+    #[test]
+    fn outcomes_recorded_before_version_3_move_to_their_table() {
+        let mut conn = memory();
+        let tx = conn.transaction().unwrap();
+        for step in &MIGRATIONS[..2] {
+            tx.execute_batch(step.sql).unwrap();
+        }
+        tx.pragma_update(None, "user_version", 2).unwrap();
+        tx.commit().unwrap();
+        conn.execute_batch(
+            "INSERT INTO decisions (id, time_ms, session, server, tool, arguments, arguments_digest, decision, decided_by, outcome, upstream_ms)
+                 VALUES (1, 1, 's', 'srv', 't', '{}', 'd', 'allowed', 'policy', 'ok', 42);
+             INSERT INTO decisions (id, time_ms, session, server, tool, arguments, arguments_digest, decision, decided_by)
+                 VALUES (2, 2, 's', 'srv', 't', '{}', 'd', 'denied', 'policy');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let rows: Vec<(i64, Option<String>, Option<i64>)> = conn
+            .prepare("SELECT id, outcome, upstream_ms FROM calls ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows, vec![(1, Some("ok".into()), Some(42)), (2, None, None)]);
+        let columns: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_info('decisions')")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(!columns.iter().any(|c| c == "outcome" || c == "upstream_ms"), "{columns:?}");
     }
 
     #[test]

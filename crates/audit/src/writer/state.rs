@@ -17,8 +17,11 @@ const INSERT_SQL: &str = "INSERT INTO decisions (time_ms, session, client_name, 
      arguments, arguments_digest, decision, decided_by, rule, reason, wait_ms, request_id, original_arguments) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 
-/// The first outcome wins: an outcome, once recorded, is never rewritten.
-const COMPLETE_SQL: &str = "UPDATE decisions SET outcome = ?2, upstream_ms = ?3 WHERE id = ?1 AND outcome IS NULL";
+/// The first outcome wins: an outcome, once recorded, is never rewritten. Only a decision's
+/// row gets one (a row of its own, so the decision's row and its arguments are not rewritten).
+const COMPLETE_SQL: &str = "INSERT INTO outcomes (id, outcome, upstream_ms) \
+     SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM decisions WHERE id = ?1) \
+     ON CONFLICT (id) DO NOTHING";
 
 /// Each write's own result, when the transaction as a whole committed.
 type Results = Vec<Result<i64, AuditError>>;
