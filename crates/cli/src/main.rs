@@ -61,6 +61,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    portcullis_gateway::allocator::tune();
     let cli = Cli::parse();
     let env = portcullis_config::paths::ProcessEnv;
     let config = portcullis_config::paths::config_file(cli.config, &env);

@@ -28,6 +28,7 @@
 //! forwarded only after its decision row is committed; when in doubt (no policy, no audit, no
 //! approver) a call is refused with a `[portcullis]` tool error.
 
+pub mod allocator;
 pub mod approval;
 pub mod audit_log;
 pub mod clock;
