@@ -137,15 +137,19 @@ pub fn configure<R: Runtime>(builder: tauri::Builder<R>, host: Arc<Host>) -> tau
 
 fn setup<R: Runtime>(app: &AppHandle<R>, show_main: bool) {
     let host = app.state::<Arc<Host>>().inner().clone();
-    match tray::create(app, &tray_model(&host), on_tray_entry) {
+    let mut shown = tray_model(&host);
+    match tray::create(app, &shown, on_tray_entry) {
         Ok(tray) => {
-            // Keep the icon for the app's life; redraw it whenever the host says so.
+            // Keep the icon for the app's life; redraw what changed whenever the host says so.
             let app2 = app.clone();
             tauri::async_runtime::spawn(async move {
                 let _tray = tray;
                 loop {
                     host.changed().await;
-                    tray::render(&app2, &tray_model(&host));
+                    let next = tray_model(&host);
+                    if tray::render(&app2, &shown, &next) {
+                        shown = next;
+                    }
                 }
             });
         }

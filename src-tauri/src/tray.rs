@@ -1,6 +1,6 @@
 //! The tray icon: its picture, tooltip and menu are drawn from [`menu_model::TrayModel`], a pure
-//! function of the pending calls, the pause switch and the gateway's state, rebuilt whenever one
-//! of them changes.
+//! function of the pending calls, the pause switch and the gateway's state; each part is redrawn
+//! only when the model's part changed.
 
 pub mod menu_model;
 
@@ -52,17 +52,26 @@ pub fn create<R: Runtime>(
         .build(app)
 }
 
-/// Redraws the tray from `model`.
-pub fn render<R: Runtime>(app: &AppHandle<R>, model: &TrayModel) {
-    let Some(tray) = app.tray_by_id(TRAY_ID) else { return };
-    let result = image(model.icon)
-        .and_then(|img| tray.set_icon(Some(img)))
-        .and_then(|()| tray.set_tooltip(Some(&model.tooltip)))
-        .and_then(|()| menu(app, model))
-        .and_then(|m| tray.set_menu(Some(m)));
-    if let Err(e) = result {
+/// Redraws the parts of the tray where `next` differs from `shown`. Returns whether all of them
+/// were drawn; if not, the caller keeps `shown` as the last model drawn in full, so the next
+/// redraw covers every part that may be stale.
+pub fn render<R: Runtime>(app: &AppHandle<R>, shown: &TrayModel, next: &TrayModel) -> bool {
+    let Some(tray) = app.tray_by_id(TRAY_ID) else { return false };
+    let parts = menu_model::redraw(shown, next);
+    let mut result = Ok(());
+    if parts.icon {
+        result = result.and_then(|()| tray.set_icon(Some(image(next.icon)?)));
+    }
+    if parts.tooltip {
+        result = result.and_then(|()| tray.set_tooltip(Some(&next.tooltip)));
+    }
+    if parts.menu {
+        result = result.and_then(|()| tray.set_menu(Some(menu(app, next)?)));
+    }
+    if let Err(e) = &result {
         tracing::warn!(error = %e, "cannot update the tray");
     }
+    result.is_ok()
 }
 
 fn menu<R: Runtime, M: Manager<R>>(app: &M, model: &TrayModel) -> tauri::Result<Menu<R>> {

@@ -66,6 +66,24 @@ pub fn approval_id(entry_id: &str) -> Option<&str> {
     entry_id.strip_prefix(APPROVAL_PREFIX)
 }
 
+/// Which parts of the tray differ between what is shown and the next model. Each part redrawn
+/// costs: a new menu is a new set of GTK widgets and a D-Bus menu layout for the tray host, and
+/// the host changes most often in ways the tray does not show (a prompt opened, a rule edited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Redraw {
+    pub icon: bool,
+    pub tooltip: bool,
+    pub menu: bool,
+}
+
+pub fn redraw(shown: &TrayModel, next: &TrayModel) -> Redraw {
+    Redraw {
+        icon: shown.icon != next.icon,
+        tooltip: shown.tooltip != next.tooltip,
+        menu: shown.entries != next.entries,
+    }
+}
+
 pub fn model(input: &TrayInput<'_>) -> TrayModel {
     let n = input.pending.len();
     let icon = match (input.failure, n, input.paused) {
@@ -150,6 +168,19 @@ mod tests {
                 Entry::Separator => "-".into(),
             })
             .collect()
+    }
+
+    #[test]
+    fn only_what_changed_is_redrawn() {
+        let idle = model(&TrayInput { pending: &[], paused: false, failure: None });
+        let nothing = Redraw { icon: false, tooltip: false, menu: false };
+        assert_eq!(redraw(&idle, &idle.clone()), nothing);
+        let one = [pending("a1", "delete")];
+        let waiting = model(&TrayInput { pending: &one, paused: false, failure: None });
+        assert_eq!(redraw(&idle, &waiting), Redraw { icon: true, tooltip: true, menu: true });
+        let mut relabelled = waiting.clone();
+        relabelled.tooltip.push('!');
+        assert_eq!(redraw(&waiting, &relabelled), Redraw { tooltip: true, ..nothing });
     }
 
     #[test]
