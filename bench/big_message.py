@@ -8,7 +8,8 @@ client's (a session with its own server child, ids passed through).
 
 For each case: the gateway's VmRSS after a warm-up call is the baseline; its peak (VmHWM) is reset to
 the current RSS (`/proc/PID/clear_refs` 5) just before the call; the figure is VmHWM after the answer
-minus the baseline, in MiB and as a multiple of the message size. The echo case moves the message
+minus the baseline, in MiB and as a multiple of the message size, read once the call's outcome is in
+the audit (the call's last write, after its answer). The echo case moves the message
 twice (in as the argument, out as the result), so its multiple counts both directions' buffers.
 
     tests/.peers/venv1/bin/python bench/big_message.py --bin target/release/portcullis [--json OUT]
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import socket
+import sqlite3
 import sys
 import tempfile
 import time
@@ -49,13 +51,30 @@ def rpc(sock: socket.socket, reader, rid: int, tool: str, arguments: dict) -> di
             return msg
 
 
-def measure(pid: int, sock, reader, rid: int, tool: str, arguments: dict, check) -> dict:
+def wait_for_outcome(db: Path, calls: int) -> None:
+    """Until the audit holds `calls` outcomes (bounded): the call's last write, after its answer."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            if conn.execute("SELECT count(outcome) FROM calls").fetchone()[0] >= calls:
+                return
+        finally:
+            conn.close()
+        time.sleep(0.05)
+    sys.exit(f"no outcome recorded for call {calls} within 30 s")
+
+
+def measure(pid: int, db: Path, sock, reader, rid: int, tool: str, arguments: dict, check) -> dict:
     rpc(sock, reader, rid, "echo", {"message": "warm"})
+    wait_for_outcome(db, 1)
     base = status_kb(pid, "VmRSS")
     reset_peak(pid)
     started = time.perf_counter()
     answer = rpc(sock, reader, rid + 1, tool, arguments)
     elapsed = time.perf_counter() - started
+    # The peak covers the call's whole life: its outcome is written after the answer.
+    wait_for_outcome(db, 2)
     peak = status_kb(pid, "VmHWM")
     check(answer)
     added = (peak - base) / 1024
@@ -96,10 +115,11 @@ def one_gateway(bin_path: Path, kind: str, case: str) -> dict:
         gw, info = start_gateway(bin_path, Path(tmp), servers, {"hostile": {"version": "1", "default": "allow"}})
         try:
             sock, reader = open_connection(info, initialize=kind == "session")
+            db = Path(tmp) / "data/audit.db"
             if case == "argument_15mib_echoed":
-                figures = {f"{case}_{kind}": measure(gw.pid, sock, reader, 10, "echo", {"message": payload}, echoed)}
+                figures = {f"{case}_{kind}": measure(gw.pid, db, sock, reader, 10, "echo", {"message": payload}, echoed)}
             else:
-                figures = {f"{case}_{kind}": measure(gw.pid, sock, reader, 20, "big", {"mib": SIZE_MIB}, big)}
+                figures = {f"{case}_{kind}": measure(gw.pid, db, sock, reader, 20, "big", {"mib": SIZE_MIB}, big)}
             sock.close()
         finally:
             gw.stop()
