@@ -27,10 +27,10 @@ skip() {
     exit 0
 }
 
-if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
+if ! grep -qx "$target" <<<"$(rustup target list --installed 2>/dev/null)"; then
     command -v rustup >/dev/null || skip "no rustup to install the $target std library"
     if ! out=$(rustup target add "$target" 2>&1); then
-        printf '%s\n' "$out" | head -5
+        head -5 <<<"$out"
         skip "'rustup target add $target' failed (above; this machine may not reach its server)"
     fi
 fi

@@ -14,7 +14,7 @@ DESKTOP_TEST_PACKAGES=(
 install_missing_packages() {
     local missing=() p
     for p in "$@"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+        [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == *"install ok installed"* ]] || missing+=("$p")
     done
     if ((${#missing[@]} == 0)); then
         echo "system packages: all present"

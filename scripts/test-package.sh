@@ -28,21 +28,27 @@ cd "$root"
 
 step() { printf '\n==== package test: %s\n' "$*"; }
 fail() { printf 'package test: FAILED: %s\n' "$*" >&2; exit 1; }
+# newest FILE...: the most recently modified of the files (nothing when the glob matched none).
+newest() {
+    local f best=""
+    for f in "$@"; do [[ -f $f && ( -z $best || $f -nt $best ) ]] && best=$f; done
+    printf '%s' "$best"
+}
 started=$SECONDS
 
 sudo=""
 [[ $(id -u) -eq 0 ]] || sudo="sudo"
 
-deb="${DEB:-$(ls -t target/release/bundle/deb/*.deb 2>/dev/null | head -1)}"
+deb="${DEB:-$(newest target/release/bundle/deb/*.deb)}"
 [[ -f "$deb" ]] || fail "no .deb: build it with bash scripts/package.sh"
-appimage="${APPIMAGE_FILE:-$(ls -t target/release/bundle/appimage/*.AppImage 2>/dev/null | head -1)}"
+appimage="${APPIMAGE_FILE:-$(newest target/release/bundle/appimage/*.AppImage)}"
 [[ -f "$appimage" ]] || fail "no AppImage: build it with bash scripts/package.sh"
 appimage="$(realpath "$appimage")"
 pkg="$(dpkg-deb --field "$deb" Package)"
 printf 'package test: %s (%s, %s KiB installed)\n' "$deb" "$pkg" "$(dpkg-deb --field "$deb" Installed-Size)"
 
 # Never replace or purge a copy the person installed themselves.
-if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+if [[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" == *"install ok installed"* ]]; then
     fail "$pkg is already installed on this machine; remove it first (dpkg --purge $pkg) to run this test"
 fi
 for f in /usr/bin/portcullis /usr/bin/portcullis-desktop; do
@@ -69,7 +75,7 @@ step "portcullis on PATH"
 version="$(portcullis --version)"
 [[ "$version" == "portcullis $(dpkg-deb --field "$deb" Version)" ]] || fail "portcullis --version says '$version'"
 echo "$version"
-portcullis serve --help | grep -q -- "--listen" || fail "the installed portcullis is not this build (no serve --listen)"
+[[ "$(portcullis serve --help)" == *--listen* ]] || fail "the installed portcullis is not this build (no serve --listen)"
 
 step "desktop entry and icons"
 entry="$(dpkg -L "$pkg" | grep '^/usr/share/applications/.*\.desktop$' || true)"
@@ -185,7 +191,7 @@ import json, sys
 entry = json.load(open(sys.argv[1]))["mcpServers"]["notes"]
 assert entry["command"] == sys.argv[2] and entry["args"][:2] == ["connect", "notes"], entry
 PY
-env "${home_env[@]}" "$appimage" connect --help | grep -q "Relay stdio" || fail "the AppImage does not run 'connect' as the CLI"
+[[ "$(env "${home_env[@]}" "$appimage" connect --help)" == *"Relay stdio"* ]] || fail "the AppImage does not run 'connect' as the CLI"
 
 step "AppImage under Xvfb, with the host's WebKitGTK hidden: starts the app on its own WebKitGTK, hosts the gateway, relays a call"
 # The AppImage's extraction, where the app and its WebKitWebProcess must map libwebkit2gtk from.
@@ -196,7 +202,8 @@ run_appimage_app=(python3 tests/package/check_installed.py "$scratch/run-appimag
 # JavaScriptCore) and the tray's AppIndicator, by the soname links the loader follows.
 host_copies=()
 for soname in libwebkit2gtk-4.1.so.0 libjavascriptcoregtk-4.1.so.0 libayatana-appindicator3.so.1; do
-    path="$(ldconfig -p | awk -v n="$soname" '$1 == n { print $NF; exit }')"
+    # awk reads to the end (no early exit): under pipefail, ldconfig would die of SIGPIPE.
+    path="$(ldconfig -p | awk -v n="$soname" '$1 == n && !found { print $NF; found = 1 }')"
     [[ -z $path ]] || host_copies+=("$path")
 done
 mkdir "$scratch/empty-dir" && : >"$scratch/empty-file"
