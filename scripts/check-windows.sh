@@ -46,6 +46,8 @@ if ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
 fi
 
 # Not built for Windows: the desktop app (Tauri's Windows stack is not fetched here; built on its
-# own by scripts/test-desktop.sh), the AppImage runtime and linuxdeploy (Linux by nature).
+# own by scripts/test-desktop.sh), the AppImage runtime and linuxdeploy (Linux by nature), and the
+# end-to-end suite's rmcp peer (tests/rmcp-peer: the suite runs on Linux).
 cargo clippy --locked --target "$target" --workspace --exclude portcullis-desktop \
-    --exclude portcullis-appimage-runtime --exclude portcullis-linuxdeploy --all-targets -- -D warnings
+    --exclude portcullis-appimage-runtime --exclude portcullis-linuxdeploy --exclude portcullis-rmcp-peer \
+    --all-targets -- -D warnings
