@@ -273,3 +273,37 @@ fn a_read_only_database_at_start_fails_closed_and_recovers_when_made_writable() 
     integrity_ok(&path);
     drop(mount);
 }
+
+/// A row with large arguments takes its own insert path (bound without SQLite's copy,
+/// `writer/uncopied.rs`); on a full disk it fails as `Full` like any other, leaves no row, and
+/// the next large row after space is freed is committed whole.
+#[test]
+fn a_large_row_on_a_full_filesystem_is_refused_as_full_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(_mount) = Mount::tmpfs(dir.path(), "4m") else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    let path = dir.path().join("audit.db");
+    let writer = AuditWriter::open(&path).unwrap();
+    writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    let filler = dir.path().join("filler");
+    fill(&filler);
+    let large = |time_ms: i64| {
+        let mut row = sample("s", "t", Decision::Allowed, time_ms);
+        row.arguments = serde_json::json!({ "blob": "y".repeat(256 * 1024) });
+        row
+    };
+    let err = writer.record_blocking(large(2)).unwrap_err();
+    assert_eq!(FaultKind::of(&err), FaultKind::Full, "{err:?}");
+    assert_eq!(err.sqlite_code(), Some(rusqlite::ErrorCode::DiskFull), "{err:?}");
+
+    std::fs::remove_file(&filler).unwrap();
+    let id = writer.record_blocking(large(3)).unwrap();
+    assert!(writer.fault().is_none(), "a record that fits ends the fault");
+    let stored = writer.store().unwrap().get(id).unwrap().unwrap();
+    assert_eq!(stored.arguments["blob"].as_str().map(str::len), Some(256 * 1024));
+    drop(writer);
+    assert_eq!(count(&path), 2, "the refused row left nothing");
+    integrity_ok(&path);
+}

@@ -117,6 +117,14 @@ impl AuditStore {
         self.lock().pragma_query_value(None, "cache_size", |row| row.get(0)).unwrap()
     }
 
+    /// Row `id`'s `arguments` column as stored, byte for byte.
+    #[cfg(test)]
+    pub(crate) fn stored_arguments_text(&self, id: i64) -> String {
+        self.lock()
+            .query_row("SELECT arguments FROM decisions WHERE id = ?1", [id], |row| row.get(0))
+            .unwrap()
+    }
+
     /// `EXPLAIN QUERY PLAN` of the statement `query` would run, one line per plan step.
     #[cfg(test)]
     pub(crate) fn query_plan(&self, filter: &AuditFilter) -> Result<Vec<String>, AuditError> {

@@ -37,6 +37,7 @@
 mod state;
 #[cfg(test)]
 mod tests;
+mod uncopied;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -29,8 +29,12 @@ fn tools() -> Vec<Tool> {
     vec![
         Tool::new("echo", "Echoes its message back.", schema("message"))
             .annotate(ToolAnnotations::new().read_only(true).destructive(false)),
-        Tool::new("drop_table", "Drops a table (this peer only says it did).", schema("table"))
-            .annotate(ToolAnnotations::new().read_only(false).destructive(true)),
+        Tool::new(
+            "drop_table",
+            "Drops a table (this peer only says it did).",
+            schema("table"),
+        )
+        .annotate(ToolAnnotations::new().read_only(false).destructive(true)),
     ]
 }
 

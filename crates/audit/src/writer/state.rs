@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, ErrorCode, TransactionBehavior};
 
-use super::{finish_complete, guarded, Reply, Write, FAILING_BUSY_TIMEOUT};
+use super::{finish_complete, guarded, uncopied, Reply, Write, FAILING_BUSY_TIMEOUT};
 use crate::checkpoint::Checkpointer;
 use crate::connection::{self, Target, BUSY_TIMEOUT};
 use crate::error::AuditError;
 use crate::health::{FaultKind, HealthCell};
+use crate::record::NewDecision;
 
 const INSERT_SQL: &str = "INSERT INTO decisions (time_ms, session, client_name, client_version, server, tool, \
      arguments, arguments_digest, decision, decided_by, rule, reason, wait_ms, request_id, original_arguments) \
@@ -249,6 +250,41 @@ impl Reply {
     }
 }
 
+/// A decision whose arguments are this large is inserted without SQLite's copy of them
+/// ([`uncopied`]); smaller ones use the cached statement, whose preparation is what costs there.
+pub(super) const UNCOPIED_MIN_BYTES: usize = 64 * 1024;
+
+/// [`INSERT_SQL`] for a row with large arguments: the same columns, the texts bound in place.
+fn insert_uncopied(
+    conn: &Connection,
+    row: &NewDecision,
+    arguments: &str,
+    original: Option<&str>,
+) -> rusqlite::Result<()> {
+    use uncopied::Param::{Int, Text};
+    uncopied::execute(
+        conn,
+        INSERT_SQL,
+        &[
+            Int(row.time_ms),
+            Text(&row.session),
+            row.client_name.as_deref().into(),
+            row.client_version.as_deref().into(),
+            Text(&row.server),
+            Text(&row.tool),
+            Text(arguments),
+            Text(&row.arguments_digest),
+            Text(row.decision.as_str()),
+            Text(row.decided_by.as_str()),
+            row.rule.as_deref().into(),
+            row.reason.as_deref().into(),
+            row.wait_ms.into(),
+            row.request_id.as_deref().into(),
+            original.into(),
+        ],
+    )
+}
+
 /// One write's statement. Records return the new row id; completions return 0.
 fn execute(conn: &Connection, write: &Write) -> Result<i64, AuditError> {
     match write {
@@ -258,6 +294,11 @@ fn execute(conn: &Connection, write: &Write) -> Result<i64, AuditError> {
             original_json,
             ..
         } => {
+            let original = original_json.as_deref();
+            if arguments_json.as_str().len() + original.map_or(0, str::len) >= UNCOPIED_MIN_BYTES {
+                insert_uncopied(conn, row, arguments_json.as_str(), original)?;
+                return Ok(conn.last_insert_rowid());
+            }
             let mut stmt = conn.prepare_cached(INSERT_SQL)?;
             stmt.execute(params![
                 row.time_ms,

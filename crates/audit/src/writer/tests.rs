@@ -374,3 +374,99 @@ fn a_large_row_is_committed_by_the_writer_thread() {
     result.unwrap();
     assert_ne!(thread, std::thread::current().id(), "committed on the caller's thread");
 }
+
+/// Rows with large arguments are inserted through `uncopied` (their texts bound in place);
+/// what is stored is what the cached statement stores for a small row: every column, the
+/// redaction, NULLs, the edited call's original, and a client's own text kept as sent.
+#[test]
+fn a_row_with_large_arguments_is_stored_like_any_other() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    let store = writer.store().unwrap();
+    let blob = "z".repeat(state::UNCOPIED_MIN_BYTES);
+    let mut row = sample("srv", "write", Decision::Approved, 7);
+    row.client_version = None;
+    row.reason = Some("looked fine".to_owned());
+    row.wait_ms = Some(42);
+    row.arguments = serde_json::json!({ "blob": blob, "token": "secret-1" });
+    row.original_arguments = Some(serde_json::json!({ "blob": "", "token": "secret-0" }));
+    let id = writer.record_blocking(row.clone()).unwrap();
+    let stored = store.get(id).unwrap().unwrap();
+    assert_eq!(
+        stored.arguments,
+        serde_json::json!({ "blob": blob, "token": crate::redact::REDACTED })
+    );
+    assert_eq!(
+        stored.original_arguments,
+        Some(serde_json::json!({ "blob": "", "token": crate::redact::REDACTED }))
+    );
+    assert_eq!(
+        (
+            stored.time_ms,
+            stored.session.as_str(),
+            stored.client_name.as_deref(),
+            stored.client_version
+        ),
+        (7, "sess-1", Some("claude-code"), None)
+    );
+    assert_eq!((stored.server.as_str(), stored.tool.as_str()), ("srv", "write"));
+    assert_eq!(
+        (stored.decision, stored.decided_by),
+        (Decision::Approved, row.decided_by)
+    );
+    assert_eq!(
+        (stored.rule, stored.reason, stored.wait_ms),
+        (row.rule, row.reason, Some(42))
+    );
+    assert_eq!(
+        (stored.request_id, stored.arguments_digest),
+        (row.request_id, row.arguments_digest)
+    );
+
+    // The client's own bytes, nothing to redact: stored byte for byte (spacing and key order).
+    let sent = format!("{{ \"b\": 1,  \"a\": \"{blob}\" }}");
+    let mut row = sample("srv", "write", Decision::Allowed, 8);
+    row.arguments = serde_json::from_str(&sent).unwrap();
+    row.arguments_text = Some(bytes::Bytes::from(sent.clone()));
+    let id = writer.record_blocking(row).unwrap();
+    assert_eq!(store.stored_arguments_text(id), sent);
+}
+
+/// `uncopied` reports SQLite's own errors, as rusqlite would, so the writer's fault handling
+/// (busy, full, read-only) reads them the same.
+#[test]
+fn uncopied_statements_report_sqlites_errors() {
+    use uncopied::Param;
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    conn.execute_batch("CREATE TABLE t (a TEXT NOT NULL, b INTEGER) STRICT")
+        .unwrap();
+    uncopied::execute(
+        &conn,
+        "INSERT INTO t VALUES (?1, ?2)",
+        &[Param::Text("x"), Param::Int(2)],
+    )
+    .unwrap();
+    let (a, b): (String, i64) = conn
+        .query_row("SELECT a, b FROM t", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert_eq!((a.as_str(), b), ("x", 2));
+
+    let err = uncopied::execute(&conn, "INSERT INTO t VALUES (?1, ?2)", &[Param::Null, Param::Int(1)]).unwrap_err();
+    assert_eq!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ConstraintViolation),
+        "{err}"
+    );
+    assert!(err.to_string().contains("NOT NULL"), "{err}");
+    let err = uncopied::execute(&conn, "INSERT INTO nowhere VALUES (?1)", &[Param::Int(1)]).unwrap_err();
+    assert!(err.to_string().contains("no such table"), "{err}");
+    let err = uncopied::execute(&conn, "SELECT 1", &[]).unwrap_err();
+    assert_eq!(err.sqlite_error_code(), Some(rusqlite::ErrorCode::ApiMisuse), "{err}");
+    conn.execute_batch("PRAGMA query_only = ON").unwrap();
+    let err = uncopied::execute(&conn, "INSERT INTO t VALUES (?1, ?2)", &[Param::Text("y"), Param::Null]).unwrap_err();
+    assert_eq!(err.sqlite_error_code(), Some(rusqlite::ErrorCode::ReadOnly), "{err}");
+    assert_eq!(
+        conn.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
+            .unwrap(),
+        1
+    );
+}
