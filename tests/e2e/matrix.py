@@ -9,10 +9,11 @@ mcp2/test_matrix_mcp2.py) run the scripts. One gateway serves every server/trans
 Axes:
   clients     mcp1 (Python mcp 1.x), mcp2-legacy / mcp2-2026 (Python mcp 2.3, mode "legacy" / pinned
               "2026-07-28"), ts2-legacy / ts2-auto (`@modelcontextprotocol/client` 2.4 via ts/client.mjs),
-              ts1 (TS SDK 1.x), inspector (inspector CLI)
+              ts1 (TS SDK 1.x), inspector (inspector CLI), rmcp (rmcp 3.x, the Rust SDK, dual-era: tests/rmcp-peer)
   servers     everything (server-everything), filesystem (server-filesystem), time (mcp-server-time),
               fastmcp (peers/fastmcp_server.py), ts-features (a TS SDK server with sampling/elicitation/
-              roots/subscriptions), mrtr (peers/modern_server.py, mcp 2.3 MCPServer)
+              roots/subscriptions), mrtr (peers/modern_server.py, mcp 2.3 MCPServer), rmcp (rmcp 3.x
+              server, dual-era: tests/rmcp-peer)
   entries     connect (`portcullis connect`, stdio), http (the Streamable HTTP entry)
   transports  stdio, http (Streamable HTTP), sse (legacy HTTP+SSE)
 """
@@ -27,9 +28,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import harness
+import rmcp_client
 
-CLIENTS = ["mcp1", "mcp2-legacy", "mcp2-2026", "ts2-legacy", "ts2-auto", "ts1", "inspector"]
-SERVERS = ["everything", "filesystem", "time", "fastmcp", "ts-features", "mrtr"]
+CLIENTS = ["mcp1", "mcp2-legacy", "mcp2-2026", "ts2-legacy", "ts2-auto", "ts1", "inspector", "rmcp"]
+SERVERS = ["everything", "filesystem", "time", "fastmcp", "ts-features", "mrtr", "rmcp"]
 ENTRIES = ["connect", "http"]
 TRANSPORTS = ["stdio", "http", "sse"]
 
@@ -41,14 +43,17 @@ OFFERED = {
     "fastmcp": ["stdio", "http", "sse"],
     "ts-features": ["stdio"],
     "mrtr": ["stdio", "http"],
+    "rmcp": ["stdio"],
 }
 
 # Servers that speak the 2026-07-28 era (Python mcp 2.3 MCPServer), so a pinned-2026 client has a baseline.
-MODERN_SERVERS = {"mrtr", "time"}
+MODERN_SERVERS = {"mrtr", "time", "rmcp"}
 
 # Transports a peer could serve but the matrix does not start it on yet.
 NOT_STARTED = {
     ("mrtr", "sse"): "the MRTR peer is a 2026-era server; 2026-07-28 has no SSE transport",
+    ("rmcp", "http"): "the rmcp peer serves stdio only (rmcp's HTTP server would bring a second HTTP stack to build)",
+    ("rmcp", "sse"): "the rmcp peer serves stdio only, and rmcp 3.x has no legacy HTTP+SSE server",
 }
 
 # Whole rows or columns that cannot run here, and why.
@@ -85,6 +90,9 @@ def skip_reason(cell: Cell, implemented: set[str]) -> str | None:
         return NOT_STARTED[(cell.server, cell.transport)]
     if cell.transport not in OFFERED[cell.server]:
         return f"{cell.server} has no {cell.transport} transport"
+    if cell.client == "rmcp" and (cell.entry, cell.transport) != ("connect", "stdio"):
+        return ("the rmcp client here speaks stdio only (rmcp's HTTP client needs reqwest 0.13, a second "
+                "HTTP stack to build), so it has no baseline over HTTP and no way into the HTTP entry")
     if cell.client == "mcp2-2026" and cell.server not in MODERN_SERVERS:
         return (f"{cell.server} is a legacy-era server and a client pinned to 2026-07-28 does not fall back "
                 "to initialize, so there is no direct baseline (the legacy and auto rows cover it)")
@@ -145,6 +153,7 @@ SANITY = {
     "fastmcp": "said: matrix",
     "time": "+9.0h",
     "mrtr": "Echo: matrix",
+    "rmcp": "rmcp echo: matrix",
 }
 
 
@@ -241,6 +250,7 @@ def start_world(root: Path, everything_http: Any, everything_sse: Any) -> World:
             "fastmcp_sse": {"type": "sse", "url": urls["fastmcp_sse"]},
             "mrtr_stdio": harness.python_stdio(VENV2_PYTHON, harness.PEERS_DIR / "modern_server.py", MRTR_ENV),
             "mrtr_http": {"url": urls["mrtr_http"]},
+            "rmcp_stdio": rmcp_client.server_stdio(),
         }
         allow = {"version": "1", "default": "allow"}
         config = harness.write_config(root / "gateway", servers, {name: allow for name in servers})
@@ -287,6 +297,11 @@ CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     ],
     "mrtr": [
         ("echo", {"message": "matrix"}),
+    ],
+    "rmcp": [
+        ("echo", {"message": "matrix"}),
+        ("drop_table", {"table": "matrix"}),
+        ("echo", {"wrong": "arguments"}),
     ],
 }
 

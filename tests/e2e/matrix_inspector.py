@@ -37,6 +37,7 @@ SANITY_CALL = {
     "time": ("convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
     "fastmcp": ("say", {"text": "matrix"}),
     "mrtr": ("echo", {"message": "matrix"}),
+    "rmcp": ("echo", {"message": "matrix"}),
 }
 
 # The servers that offer resources (a run costs about a second of CPU, so the others skip resources/list).

@@ -1,14 +1,15 @@
 """Interop matrix, the dual-era and Node client rows (cells: tests/e2e/matrix.py): Python mcp 2.3 in
 legacy mode and pinned to 2026-07-28, `@modelcontextprotocol/client` 2.4 (tests/e2e/ts/client.mjs) in
-legacy and auto mode, the TS SDK 1.x (tests/e2e/ts/client1.mjs) and the inspector CLI
-(tests/e2e/matrix_inspector.py).
+legacy and auto mode, the TS SDK 1.x (tests/e2e/ts/client1.mjs), the inspector CLI
+(tests/e2e/matrix_inspector.py) and rmcp 3.x, the Rust SDK, in auto mode (tests/e2e/rmcp_client.py).
 
 Per cell the same scripted session runs direct and through Portcullis (entry `connect` or the HTTP
 entry) and every observation must match after masking. The Python script covers initialize/discover,
 every tools/list page, the server's calls (an MRTR elicitation round trip for the mrtr server),
 2026 subscriptions/listen events from the mrtr server, resources (list, templates, read), prompts,
 completion, logging and ping; the TS 2.x plan covers the negotiated era, tools/list and the calls; the
-TS 1.x plan adds every page, resources, prompts and ping. The direct baseline of a cell's server/transport and client
+TS 1.x plan adds every page, resources, prompts and ping; the rmcp session covers the negotiated
+era and server, every tools/list page and the calls. The direct baseline of a cell's server/transport and client
 is run once and shared by both entries.
 """
 
@@ -26,10 +27,11 @@ from v2client import ELICIT_NAME, Elicitations, open_client, run
 import harness
 import matrix
 import matrix_inspector
+import rmcp_client
 
 pytestmark = pytest.mark.gateway
 
-IMPLEMENTED = {"mcp2-legacy", "mcp2-2026", "ts2-legacy", "ts2-auto", "ts1", "inspector"}
+IMPLEMENTED = {"mcp2-legacy", "mcp2-2026", "ts2-legacy", "ts2-auto", "ts1", "inspector", "rmcp"}
 MODES = {"mcp2-legacy": "legacy", "mcp2-2026": "2026-07-28"}
 _baselines: dict[tuple[str, str], dict[str, Any]] = {}
 
@@ -159,7 +161,21 @@ def observe_ts1(route: str, cell: matrix.Cell, world: matrix.World) -> dict[str,
     return run_node("client1.mjs", plan)
 
 
+def observe_rmcp(route: str, cell: matrix.Cell, world: matrix.World) -> dict[str, Any]:
+    """rmcp 3.x (auto: `server/discover`, falling back to `initialize`) over stdio: the server's
+    command directly, or `portcullis connect` (the only routes the matrix gives it)."""
+    spec = world.spec(cell)
+    command = rmcp_client.argv_of(spec) if route == "direct" else world.gateway.connect_argv(cell.gateway_server)
+    with rmcp_client.RmcpClient(command, env=spec.get("env") if route == "direct" else None) as client:
+        tools = client.tools()
+        listed = {t["name"] for t in tools}
+        calls = [client.call(n, world.arguments(a)) for n, a in matrix.CALLS.get(cell.server, []) if n in listed]
+        return {"ready": client.ready, "tools": tools, "calls": calls}
+
+
 def observe(route: str, cell: matrix.Cell, world: matrix.World) -> dict[str, Any]:
+    if cell.client == "rmcp":
+        return observe_rmcp(route, cell, world)
     if cell.client.startswith("ts2"):
         return observe_ts(route, cell, world)
     if cell.client == "ts1":
@@ -220,4 +236,9 @@ def test_ts1_cell(world, cell: matrix.Cell):
 
 @pytest.mark.parametrize("cell", matrix.params(IMPLEMENTED, "inspector"))
 def test_inspector_cell(world, cell: matrix.Cell):
+    check(cell, world)
+
+
+@pytest.mark.parametrize("cell", matrix.params(IMPLEMENTED, "rmcp"))
+def test_rmcp_cell(world, cell: matrix.Cell):
     check(cell, world)
