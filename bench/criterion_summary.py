@@ -16,6 +16,10 @@ TARGETS = {
     ("policy_1000", "*"): (2_000, "policy evaluation, 1,000 entries, p50 ≤ 2 µs"),
     ("audit_query_1m", "newest100_server_decision"): (20_000_000, "newest 100, server+decision, 1M rows ≤ 20 ms"),
     ("audit_query_1m", "newest100_server_rare_decision"): (20_000_000, "newest 100, server+decision, 1M rows ≤ 20 ms"),
+    # Issue 14 point 7: a 20,000-tool tools/list filtered in ≤ 50 ms.
+    ("tools_list_20k", "filter_one_hidden"): (50_000_000, "20,000-tool tools/list filtered ≤ 50 ms"),
+    ("tools_list_20k", "filter_none_hidden"): (50_000_000, "20,000-tool tools/list filtered ≤ 50 ms"),
+    ("tools_list_20k", "filter_no_policy"): (50_000_000, "20,000-tool tools/list filtered ≤ 50 ms"),
 }
 
 

@@ -7,7 +7,8 @@
 #      and sparfenyuk mcp-proxy (pinned in bench/requirements-mcp-proxy.txt) in tests/.peers/mcp-proxy
 #   3. the load client: crates/gateway/benches/loadgen.rs (cargo bench --no-run)
 #   4. criterion: policy evaluation (1,000 entries), audit record→commit and query (1,000,000 rows),
-#      wire parse / SSE encode; summary from target/criterion (bench/criterion_summary.py)
+#      wire parse / SSE encode, a 20,000-tool tools/list filtered; summary from target/criterion
+#      (bench/criterion_summary.py)
 #   5. end to end, in one run, alternating: bench/e2e.py (direct / portcullis connect / portcullis
 #      HTTP / mcp-proxy; 50 sessions x 1,000 calls; held call → ApprovalRequested; idle RSS)
 #      then bench/big_message.py (peak gateway memory for a 15 MiB argument and a 15 MiB result)
@@ -86,7 +87,7 @@ if [[ $criterion -eq 1 ]]; then
     fi
     rm -f "$out/audit.json"
     : >"$out/criterion.log"
-    for spec in portcullis-policy:policy_eval portcullis-wire:wire portcullis-audit:audit; do
+    for spec in portcullis-policy:policy_eval portcullis-wire:wire portcullis-audit:audit portcullis-gateway:tools_list; do
         log "criterion ${spec#*:}"
         cargo bench -p "${spec%%:*}" --bench "${spec#*:}" -- "${crit_args[@]}" 2>&1 \
             | grep -v -E '^(Benchmarking|Gnuplot|Found [0-9]+ outliers|  [0-9]+ \([0-9.]+%\) (low|high) (mild|severe)|Warning: Unable to complete)' \
