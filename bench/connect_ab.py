@@ -5,7 +5,8 @@ same minutes compare.
 
     tests/.peers/venv1/bin/python bench/connect_ab.py --loadgen PATH \
         --gateway before=/tmp/portcullis-before --gateway after=target/release/portcullis \
-        [--gateway one-worker=target/release/portcullis:TOKIO_WORKER_THREADS=1] [--rounds 6] [--json OUT]
+        [--gateway one-worker=target/release/portcullis:TOKIO_WORKER_THREADS=1] [--rounds 6] [--json OUT] \
+        [--byte-relay PATH]
 
 Each `--gateway NAME=BIN[:KEY=VALUE,...]` runs its own `portcullis serve` (with that environment)
 and its own `connect`, with the policy of `bench/e2e.py`; every path calls `echo` on
@@ -63,6 +64,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gateway", action="append", required=True, metavar="NAME=BIN[:KEY=VALUE,...]")
     ap.add_argument("--loadgen", type=Path, required=True)
+    ap.add_argument("--byte-relay", type=Path,
+                    help="crates/gateway/benches/byte_relay.rs built (cargo bench --no-run): adds the Rust byte "
+                         "relay, the floor of a compiled proxy process, beside the Python line relay")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--mcp-calls", type=int, default=150, help="Python mcp client calls per round and path")
     ap.add_argument("--raw-calls", type=int, default=1000, help="loadgen calls per round and path")
@@ -118,6 +122,9 @@ def main() -> None:
                 asyncio.run(e2e.mcp_stdio("node", everything, args.mcp_calls))))
             add("python: naive relay", lambda: paths["python: naive relay"].add_samples(
                 asyncio.run(e2e.mcp_stdio(naive[0], naive[1:], args.mcp_calls))))
+            if args.byte_relay:
+                add("python: byte relay (Rust)", lambda: paths["python: byte relay (Rust)"].add_samples(
+                    asyncio.run(e2e.mcp_stdio(str(args.byte_relay), ["--", "node", *everything], args.mcp_calls))))
             for label in builds:
                 connect = gateways[label][1]
                 name = f"python: connect {label}"
@@ -126,6 +133,10 @@ def main() -> None:
                 e2e.loadgen(args.loadgen, "stdio", "--calls", str(args.raw_calls), "--", "node", *everything)))
             add("raw: naive relay", lambda: paths["raw: naive relay"].add(
                 e2e.loadgen(args.loadgen, "stdio", "--calls", str(args.raw_calls), "--", *naive)))
+            if args.byte_relay:
+                add("raw: byte relay (Rust)", lambda: paths["raw: byte relay (Rust)"].add(
+                    e2e.loadgen(args.loadgen, "stdio", "--calls", str(args.raw_calls), "--", str(args.byte_relay),
+                                "--", "node", *everything)))
             for label in builds:
                 connect = gateways[label][1]
                 name = f"raw: connect {label}"
