@@ -190,15 +190,21 @@ fn fill(path: &Path) {
     let _ = file.sync_all();
 }
 
+/// A writer on `audit.db` in a 4 MiB tmpfs mounted at `dir`, or `None` where mounting is not allowed.
+fn writer_on_small_tmpfs(dir: &Path) -> Option<(Mount, std::path::PathBuf, AuditWriter)> {
+    let mount = Mount::tmpfs(dir, "4m")?;
+    let path = dir.join("audit.db");
+    let writer = AuditWriter::open(&path).unwrap();
+    Some((mount, path, writer))
+}
+
 #[test]
 fn a_full_filesystem_fails_records_and_the_writer_recovers_once_space_is_freed() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(_mount) = Mount::tmpfs(dir.path(), "4m") else {
+    let Some((_mount, path, writer)) = writer_on_small_tmpfs(dir.path()) else {
         eprintln!("skipped: cannot mount a tmpfs here (needs root)");
         return;
     };
-    let path = dir.path().join("audit.db");
-    let writer = AuditWriter::open(&path).unwrap();
     for i in 0..20 {
         writer.record_blocking(sample("s", "t", Decision::Allowed, i)).unwrap();
     }
@@ -280,12 +286,10 @@ fn a_read_only_database_at_start_fails_closed_and_recovers_when_made_writable() 
 #[test]
 fn a_large_row_on_a_full_filesystem_is_refused_as_full_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(_mount) = Mount::tmpfs(dir.path(), "4m") else {
+    let Some((_mount, path, writer)) = writer_on_small_tmpfs(dir.path()) else {
         eprintln!("skipped: cannot mount a tmpfs here (needs root)");
         return;
     };
-    let path = dir.path().join("audit.db");
-    let writer = AuditWriter::open(&path).unwrap();
     writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
     let filler = dir.path().join("filler");
     fill(&filler);

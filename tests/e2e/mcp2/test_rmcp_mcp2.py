@@ -48,13 +48,17 @@ def names(tools: list[dict[str, Any]]) -> set[str]:
     return {t["name"] for t in tools}
 
 
+def baseline(argv: list[str], message: str, lifecycle: str = "auto") -> tuple[dict[str, Any], list[Any], Any]:
+    """The server reached directly: the negotiated session, its tools, and an `echo` of `message`."""
+    with RmcpClient(argv, lifecycle) as direct:
+        return direct.ready, direct.tools(), direct.call("echo", {"message": message})
+
+
 def test_rmcp_client_through_connect_to_a_legacy_server(world, gateway):
     m = uuid.uuid4().hex[:12]
-    with RmcpClient(argv_of(world.spec("everything"))) as direct:
-        direct_tools = direct.tools()
-        direct_echo = direct.call("echo", {"message": m})
+    direct_ready, direct_tools, direct_echo = baseline(argv_of(world.spec("everything")), m)
     with RmcpClient(gateway.connect_argv("everything")) as via:
-        assert via.ready == direct.ready, "the same era, version and server through connect as directly"
+        assert via.ready == direct_ready, "the same era, version and server through connect as directly"
         assert via.ready["era"] == "legacy", via.ready
         assert names(via.tools()) == names(direct_tools) - {"get-env"}, "tools/list minus the hidden tool"
         assert without_meta(via.call("echo", {"message": m})) == without_meta(direct_echo)
@@ -68,13 +72,11 @@ def test_rmcp_client_through_connect_to_a_legacy_server(world, gateway):
 
 def test_rmcp_client_through_connect_to_a_modern_server(world, gateway):
     m = uuid.uuid4().hex[:12]
-    with RmcpClient(argv_of(world.spec("modern"))) as direct:
-        direct_tools = direct.tools()
-        direct_echo = direct.call("echo", {"message": m})
+    direct_ready, direct_tools, direct_echo = baseline(argv_of(world.spec("modern")), m)
     with RmcpClient(gateway.connect_argv("modern")) as via:
         assert (via.ready["era"], via.ready["protocolVersion"]) == ("modern", "2026-07-28"), \
             f"rmcp's server/discover probe passes connect untouched: {via.ready}"
-        assert via.ready == direct.ready
+        assert via.ready == direct_ready
         assert names(via.tools()) == names(direct_tools) - {"internal_debug"}
         assert without_meta(via.call("echo", {"message": m})) == without_meta(direct_echo)
         refused(via.call("delete_everything", {"marker": m}), "nothing gets deleted by agents")
@@ -90,12 +92,10 @@ def test_an_rmcp_server_behind_the_gateway(e2e_tmp, lifecycle, era):
     gw = harness.start_gateway(config, root / "data")
     m = uuid.uuid4().hex[:12]
     try:
-        with RmcpClient(argv_of(server_stdio()), lifecycle) as direct:
-            direct_tools = direct.tools()
-            direct_echo = direct.call("echo", {"message": m})
-        assert direct.ready["era"] == era, direct.ready
+        direct_ready, direct_tools, direct_echo = baseline(argv_of(server_stdio()), m, lifecycle)
+        assert direct_ready["era"] == era, direct_ready
         with RmcpClient(gw.connect_argv("tables"), lifecycle) as via:
-            assert via.ready == direct.ready, f"{via.ready} != {direct.ready}"
+            assert via.ready == direct_ready, f"{via.ready} != {direct_ready}"
             assert via.tools() == direct_tools, "names, schemas and annotations pass the gateway unchanged"
             assert without_meta(via.call("echo", {"message": m})) == without_meta(direct_echo)
             refused(via.call("drop_table", {"table": m}), "tables are dropped by people")
