@@ -1,7 +1,8 @@
-"""`portcullis connect` outlives the gateway for the other two clients of issue 14 point 3 (the Python
-mcp 1.x case is tests/e2e/mcp1/test_connect_restart_mcp1.py): the Python mcp 2.3.0 `Client` and the
-TypeScript SDK v2 client, each launching `portcullis connect`, keep one client session across a
-gateway stop and a new gateway on the same data dir; their next calls succeed.
+"""`portcullis connect` outlives the gateway for the other clients of issue 14 point 3 (the Python
+mcp 1.x case is tests/e2e/mcp1/test_connect_restart_mcp1.py): the Python mcp 2.3.0 `Client`, the
+TypeScript SDK v2 client and the Vercel AI SDK's own MCP client, each launching `portcullis
+connect`, keep one client session across a gateway stop and a new gateway on the same data dir;
+their next calls succeed.
 
 For mcp 2.x a slow call is in flight at the stop: it fails with the `[portcullis]` restart error, and
 no other call fails. The gap the client sees (stop → the first answer after it) is logged.
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.gateway
 RESTARTED = "[portcullis] the gateway restarted; the call was not completed"
 POLICY = {"version": "1", "default": "allow", "tools": {"echo": {}}}
 CALL_TIMEOUT = 30.0
-CLIENT_JS = harness.TS_DIR / "client.mjs"
+NODE_CLIENTS = {"TS SDK": "client.mjs", "AI SDK": "aisdk_client.mjs"}
 
 
 def own_world(root: Path) -> tuple[Path, Path]:
@@ -95,8 +96,9 @@ def test_a_python_mcp2_client_survives_a_gateway_restart(e2e_tmp):
                 f"calls failed: {len(failed)} (the one in flight)")
 
 
-def test_a_ts_sdk_client_survives_a_gateway_restart(e2e_tmp):
-    config, data = own_world(e2e_tmp / f"restart-ts-{uuid.uuid4().hex[:8]}")
+@pytest.mark.parametrize("label", NODE_CLIENTS)
+def test_a_node_client_survives_a_gateway_restart(e2e_tmp, label):
+    config, data = own_world(e2e_tmp / f"restart-node-{uuid.uuid4().hex[:8]}")
     gateways = [harness.start_gateway(config, data)]
     marker = uuid.uuid4().hex[:8]
     argv = gateways[0].connect_argv("everything")
@@ -106,7 +108,8 @@ def test_a_ts_sdk_client_survives_a_gateway_restart(e2e_tmp):
         {"await": True},
         *({"name": "echo", "arguments": {"message": f"after {i} {marker}"}} for i in range(3)),
     ]}
-    proc = subprocess.Popen([harness.node_bin(), str(CLIENT_JS), json.dumps(plan)], stdin=subprocess.PIPE,
+    script = harness.TS_DIR / NODE_CLIENTS[label]
+    proc = subprocess.Popen([harness.node_bin(), str(script), json.dumps(plan)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         signal = json.loads(proc.stdout.readline() or "{}")
@@ -119,7 +122,7 @@ def test_a_ts_sdk_client_survives_a_gateway_restart(e2e_tmp):
         proc.stdin.flush()
         out, err = proc.communicate(timeout=CALL_TIMEOUT)
         gap_s = time.monotonic() - stopped_at
-        assert proc.returncode == 0, f"client.mjs exited {proc.returncode}: {err[-2000:]}"
+        assert proc.returncode == 0, f"{script.name} exited {proc.returncode}: {err[-2000:]}"
         result = json.loads(out.strip().splitlines()[-1])
         texts = [harness.denial_text(r.get("content", [])) if "thrown" not in r else r["thrown"]
                  for r in result["results"]]
@@ -127,7 +130,7 @@ def test_a_ts_sdk_client_survives_a_gateway_restart(e2e_tmp):
         assert texts == expected, f"every call succeeded, on one client session: {texts}"
         echoes = gateways[-1].audit_db("tool = 'echo' AND arguments LIKE ?", (f"%{marker}%",))
         assert len(echoes) == 4, [r.raw for r in echoes]
-        harness.log(f"restart figures (TS SDK): new gateway ready {ready_s:.3f} s, first answer after the stop "
+        harness.log(f"restart figures ({label}): new gateway ready {ready_s:.3f} s, first answer after the stop "
                     f"{gap_s:.3f} s (including the node client's exit), first call after "
                     f"{result['callMs'][1]:.1f} ms, calls failed: 0")
     finally:
