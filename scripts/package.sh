@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Linux packages: the front end, the release app and the release `portcullis` CLI, then
-# both packages in one pass of Tauri's bundler (tauri-cli from crates.io, pinned below):
+# both packages in one pass of Tauri's bundler (Tauri's CLI, pinned in packaging/tauri-cli/):
 #   target/release/bundle/deb/Portcullis_<version>_amd64.deb            the app in /usr/bin, the CLI
 #                               as /usr/bin/portcullis, a desktop entry, icons; WebKitGTK and GTK
 #                               are the system's (the package depends on them)
@@ -34,16 +34,18 @@
 # the CLI when started by the name `portcullis` (a symlink to it) or with a CLI command first;
 # `--appimage-extract` and `--appimage-offset` work as with other AppImages.
 #
-# Measured on 2 cores shared with other builds: installing tauri-cli 44 min (15 min of CPU), a
-# cold release build of the app 36 min (13 min of CPU); with both in place see BENCHMARKS.md
-# ("Packages") for this script's time and the packages' sizes.
+# Tauri's CLI is its npm build (@tauri-apps/cli, a prebuilt native module, locked in
+# packaging/tauri-cli/): the same Rust code as `cargo install tauri-cli`, without compiling its
+# ~630 crates (19-44 min on 2 cores). It is installed with `npm install`, not `npm ci`: the
+# registry lacks some other platforms' builds of 2.12.4, which `npm ci` counts as a lock out of
+# step; `npm install --no-save` takes the locked versions and integrity and skips them.
+# A cold release build of the app takes 36 min (13 min of CPU) on 2 cores shared with other
+# builds; see BENCHMARKS.md ("Packages") for this script's time and the packages' sizes.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export CARGO_TERM_COLOR=never
 
-# The bundler matching the workspace's tauri 2.12 (its newest 2.x; 3.0 is an alpha).
-TAURI_CLI_VERSION=2.12.4
 
 step() { printf '\n==== package: %s\n' "$*"; }
 started=$SECONDS
@@ -67,16 +69,15 @@ if [[ -z "${SKIP_APT:-}" ]]; then
     [[ -z $want_appimage ]] || install_missing_packages squashfs-tools dpkg-dev libglib2.0-bin libgirepository1.0-dev librsvg2-dev
 fi
 
-step "tauri-cli $TAURI_CLI_VERSION"
-if [[ "$(cargo tauri --version 2>/dev/null)" != "tauri-cli $TAURI_CLI_VERSION" ]]; then
-    cargo install --locked --version "=$TAURI_CLI_VERSION" tauri-cli
-fi
-cargo tauri --version
+step "Tauri's CLI (npm install in packaging/tauri-cli/)"
+(cd packaging/tauri-cli && npm install --no-save --no-audit --no-fund --loglevel=error </dev/null)
+tauri() { "$root/packaging/tauri-cli/node_modules/.bin/tauri" "$@"; }
+tauri --version
 
 # Build, then strip, then bundle: the release profile keeps line tables for backtraces, which
 # would triple the package.
-step "build: ui/, the release CLI and the release app (cargo tauri build --no-bundle)"
-cargo tauri build --no-bundle -- --locked
+step "build: ui/, the release CLI and the release app (tauri build --no-bundle)"
+tauri build --no-bundle -- --locked
 elapsed
 
 step "strip the two binaries the package ships"
@@ -98,8 +99,8 @@ else
     bundles=deb
 fi
 
-step "bundle: $bundles (cargo tauri bundle, one pass)"
-cargo tauri bundle --bundles "$bundles"
+step "bundle: $bundles (tauri bundle, one pass)"
+tauri bundle --bundles "$bundles"
 elapsed
 deb="target/release/bundle/deb/$(python3 -c 'import json; c = json.load(open("src-tauri/tauri.conf.json")); print(c["productName"] + "_" + c["version"])')_amd64.deb"
 [[ -f $deb ]] || { echo "package: the bundler made no $deb" >&2; exit 1; }
