@@ -5,7 +5,8 @@ Run it through `scripts/bench.sh` (which builds, installs the peers and mcp-prox
 load client). By hand:
 
     tests/.peers/venv1/bin/python bench/e2e.py --bin target/release/portcullis \
-        --loadgen PATH_TO_LOADGEN --mcp-proxy tests/.peers/mcp-proxy/bin/mcp-proxy [--smoke] [--json OUT]
+        --loadgen PATH_TO_LOADGEN --mcp-proxy tests/.peers/mcp-proxy/bin/mcp-proxy \
+        --byte-relay PATH_TO_BYTE_RELAY [--smoke] [--json OUT]
 
 Clients:
   * `loadgen` (crates/gateway/benches/loadgen.rs): a one-thread Rust client — raw newline JSON-RPC
@@ -15,7 +16,9 @@ Clients:
 
 What is measured (every path against the same server-everything `echo` tool, allowed by policy):
   stdio latency     direct (client launches node) vs `portcullis connect everything`, p50 ratio;
-                    with the Python mcp client and with loadgen.
+                    with the Python mcp client and with loadgen; beside them the floor any proxy
+                    process pays: a Python line relay (bench/naive_relay.py) and the cheapest
+                    compiled one (crates/gateway/benches/byte_relay.rs: copies bytes, nothing else).
   HTTP latency      Portcullis `/mcp/everything` vs mcp-proxy `/mcp`, one session, sequential calls.
   HTTP throughput   same two, one session, K calls in flight (loadgen); calls/s ratio.
   concurrency       50 sessions x 1,000 calls through Portcullis (each session its own child).
@@ -276,6 +279,8 @@ def main() -> None:
     ap.add_argument("--bin", type=Path, default=ROOT / "target/release/portcullis")
     ap.add_argument("--loadgen", type=Path, required=True)
     ap.add_argument("--mcp-proxy", type=Path, required=True)
+    ap.add_argument("--byte-relay", type=Path, required=True,
+                    help="crates/gateway/benches/byte_relay.rs built: the cheapest compiled stdio proxy, the floor")
     ap.add_argument("--smoke", action="store_true", help="tiny run (seconds), for CI")
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--json", type=Path, help="write every figure here")
@@ -310,12 +315,14 @@ def main() -> None:
         token = gwf["token"]
         connect = [str(args.bin), "connect", "everything", "--data-dir", str(tmp / "gw/data")]
         naive = [sys.executable, str(ROOT / "bench/naive_relay.py"), "node", str(EVERYTHING), "stdio"]
+        relay = [str(args.byte_relay), "--", "node", str(EVERYTHING), "stdio"]
         try:
             # -------- stdio and HTTP, alternating ------------------------------------------------
             p = {name: Path_(name) for name in [
                 "stdio direct (python mcp)", "stdio portcullis (python mcp)",
                 "stdio direct (loadgen)", "stdio portcullis (loadgen)",
                 "stdio naive relay (python mcp)", "stdio naive relay (loadgen)",
+                "stdio byte relay (python mcp)", "stdio byte relay (loadgen)",
                 "http portcullis seq (loadgen)", "http mcp-proxy seq (loadgen)",
                 f"http portcullis {in_flight} in flight", f"http mcp-proxy {in_flight} in flight",
                 "http portcullis (python mcp)", "http mcp-proxy (python mcp)"]}
@@ -338,6 +345,10 @@ def main() -> None:
                     asyncio.run(mcp_stdio(naive[0], naive[1:], n_mcp))),
                 "stdio naive relay (loadgen)": lambda: p["stdio naive relay (loadgen)"].add(
                     loadgen(lg, "stdio", "--calls", str(n_raw), "--", *naive)),
+                "stdio byte relay (python mcp)": lambda: p["stdio byte relay (python mcp)"].add_samples(
+                    asyncio.run(mcp_stdio(relay[0], relay[1:], n_mcp))),
+                "stdio byte relay (loadgen)": lambda: p["stdio byte relay (loadgen)"].add(
+                    loadgen(lg, "stdio", "--calls", str(n_raw), "--", *relay)),
                 "http portcullis seq (loadgen)": lambda: p["http portcullis seq (loadgen)"].add(
                     *with_cpu(gw.pid, lambda: loadgen(lg, "http", url_pc, "--token", token, "--calls", str(n_raw)))),
                 "http mcp-proxy seq (loadgen)": lambda: p["http mcp-proxy seq (loadgen)"].add(
@@ -363,10 +374,11 @@ def main() -> None:
 
             print_table("Python mcp client, allowed echo, sequential: every path vs direct stdio",
                         [p["stdio direct (python mcp)"], p["stdio naive relay (python mcp)"],
-                         p["stdio portcullis (python mcp)"], p["http portcullis (python mcp)"],
+                         p["stdio byte relay (python mcp)"], p["stdio portcullis (python mcp)"], p["http portcullis (python mcp)"],
                          p["http mcp-proxy (python mcp)"]], p["stdio direct (python mcp)"], "p50")
-            print_table("stdio, raw client (loadgen): direct, naive line relay, `portcullis connect` (local socket)",
-                        [p["stdio direct (loadgen)"], p["stdio naive relay (loadgen)"], p["stdio portcullis (loadgen)"]],
+            print_table("stdio, raw client (loadgen): direct, the two relays, `portcullis connect` (local socket)",
+                        [p["stdio direct (loadgen)"], p["stdio naive relay (loadgen)"], p["stdio byte relay (loadgen)"],
+                         p["stdio portcullis (loadgen)"]],
                         p["stdio direct (loadgen)"], "p50")
             print_table("HTTP: Portcullis vs mcp-proxy, one session, sequential (loadgen)",
                         [p["http mcp-proxy seq (loadgen)"], p["http portcullis seq (loadgen)"]], p["http mcp-proxy seq (loadgen)"], "calls")

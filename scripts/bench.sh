@@ -5,12 +5,12 @@
 #   1. cargo build --release -p portcullis
 #   2. peers: scripts/test-peers.sh (server-everything, server-filesystem, Python mcp 1.x + mcp-server-git)
 #      and sparfenyuk mcp-proxy (pinned in bench/requirements-mcp-proxy.txt) in tests/.peers/mcp-proxy
-#   3. the load client: crates/gateway/benches/loadgen.rs (cargo bench --no-run)
+#   3. the load client and the floor: crates/gateway/benches/{loadgen,byte_relay}.rs (cargo bench --no-run)
 #   4. criterion: policy evaluation (1,000 entries), audit record→commit and query (1,000,000 rows),
 #      wire parse / SSE encode, a 20,000-tool tools/list filtered; summary from target/criterion
 #      (bench/criterion_summary.py)
-#   5. end to end, in one run, alternating: bench/e2e.py (direct / portcullis connect / portcullis
-#      HTTP / mcp-proxy; 50 sessions x 1,000 calls; held call → ApprovalRequested; idle RSS)
+#   5. end to end, in one run, alternating: bench/e2e.py (direct / a Python line relay and a compiled
+#      byte relay, the floor of any proxy / portcullis connect / portcullis HTTP / mcp-proxy; 50 sessions x 1,000 calls; held call → ApprovalRequested; idle RSS)
 #      then bench/big_message.py (peak gateway memory for a 15 MiB argument and a 15 MiB result)
 #   6. with --profile: bench/profile.py (perf record on the gateway under load, CPU per call by part)
 #   7. with --desktop: the desktop app's footprint on its release build (PSS of the app and its WebKit
@@ -70,14 +70,16 @@ else
 fi
 echo "bench: $("$mp_venv/bin/mcp-proxy" --version 2>&1 | head -1)" >&2
 
-log "load client (crates/gateway/benches/loadgen.rs)"
-loadgen="$(cargo bench -p portcullis-gateway --bench loadgen --no-run --message-format=json \
+log "load client and byte relay (crates/gateway/benches/{loadgen,byte_relay}.rs)"
+bench_exes="$(cargo bench -p portcullis-gateway --bench loadgen --bench byte_relay --no-run --message-format=json \
     | "$python" -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("target", {}).get("name") == "loadgen" and m.get("executable"):
-        print(m["executable"])')"
-[[ -x "$loadgen" ]] || { echo "bench: loadgen was not built" >&2; exit 1; }
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["target"]["name"], m["executable"])')"
+bench_exe() { awk -v name="$1" '$1 == name { print $2 }' <<<"$bench_exes"; }
+loadgen="$(bench_exe loadgen)" byte_relay="$(bench_exe byte_relay)"
+[[ -x "$loadgen" && -x "$byte_relay" ]] || { echo "bench: loadgen or byte_relay was not built" >&2; exit 1; }
 
 if [[ $criterion -eq 1 ]]; then
     crit_args=()
@@ -100,7 +102,7 @@ fi
 if [[ $e2e -eq 1 ]]; then
     log "end to end$([[ $smoke -eq 1 ]] && echo ' (smoke)')"
     e2e_args=(--bin "$root/target/release/portcullis" --loadgen "$loadgen" --mcp-proxy "$mp_venv/bin/mcp-proxy"
-              --json "$out/e2e.json")
+              --byte-relay "$byte_relay" --json "$out/e2e.json")
     [[ $smoke -eq 1 ]] && e2e_args+=(--smoke)
     tests/.peers/venv1/bin/python bench/e2e.py "${e2e_args[@]}"
     log "15 MiB call and result: peak gateway memory"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The Windows build of the workspace (gateway, CLI and the crates under them), checked from
 # Linux: `cargo clippy` (which type-checks everything `cargo check` does) for
-# x86_64-pc-windows-gnu, all targets, warnings fail. Nothing runs: this proves the Windows code
-# (local_socket/windows.rs, the cfg(not(unix)) branches) compiles and is lint-clean, not that it
-# works.
+# x86_64-pc-windows-gnu, all targets, warnings fail. Nothing runs here: this proves the Windows
+# code (local_socket/windows.rs, the cfg(not(unix)) branches) compiles and is lint-clean;
+# scripts/test-wine.sh runs it under Wine.
 #
 # Needs the target's std library (rustup) and the mingw C compiler (build scripts compile C, e.g.
 # the bundled SQLite). Either one missing is installed; when that is impossible (no rustup, no

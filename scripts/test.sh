@@ -65,6 +65,11 @@ bash scripts/soak.sh 20 --warmup 5
 step "end-to-end: Python mcp 2.x and TypeScript SDK 2.x clients"
 tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
 
+step "windows build under Wine: the gateway's unit tests, and connect over the named pipe end to end"
+t=$SECONDS
+bash scripts/test-wine.sh
+printf '(wine: %s s)\n' "$((SECONDS - t))"
+
 step "desktop app: Rust tests and end-to-end on the real binary (Xvfb, D-Bus, tauri-driver)"
 bash scripts/test-desktop.sh
 

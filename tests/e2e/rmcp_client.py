@@ -11,6 +11,7 @@ import os
 import queue
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +92,17 @@ class RmcpClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def echoes_across_a_restart(client: RmcpClient, gateways: list[harness.Gateway], config: Path, data: Path,
+                            tag: str) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Stop the newest gateway under `client`, start another on the same data dir, then `echo`
+    `after {i} {tag}` three times: the answers, and the figures (new gateway ready, three calls
+    answered, seconds from the stop). The new gateway is appended to `gateways` for teardown."""
+    stopped_at = time.monotonic()
+    assert gateways[-1].stop() is not None, "the old gateway stopped"
+    gateways.append(harness.start_gateway(config, data))
+    ready_s = time.monotonic() - stopped_at
+    answers = [client.call("echo", {"message": f"after {i} {tag}"}) for i in range(3)]
+    figures = {"new_gateway_ready_s": round(ready_s, 3), "three_calls_answered_s": round(time.monotonic() - stopped_at, 3)}
+    return answers, figures

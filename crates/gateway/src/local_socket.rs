@@ -3,7 +3,7 @@
 //! - Unix: a Unix domain socket in the data dir, mode 0600, peer checked by `SO_PEERCRED`
 //!   (or the platform's equivalent, through tokio) to be this process's user;
 //! - Windows: a named pipe ([`windows.rs`](imp)) with a DACL for this user alone and the peer's
-//!   user checked on both ends; compiled in CI but never run, so binding refuses unless
+//!   user checked on both ends; run in CI under Wine, never on Windows, so binding refuses unless
 //!   `PORTCULLIS_EXPERIMENTAL_PIPE=1` (its name and descriptor text are in `pipe_text.rs`,
 //!   tested everywhere);
 //! - elsewhere, and on Windows until then: binding says so, and `connect` falls back to the

@@ -9,7 +9,6 @@ The peer is tests/rmcp-peer (built by the workspace's `cargo build`); rmcp_clien
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import pytest
 
 import harness
-from rmcp_client import RmcpClient, argv_of, server_stdio
+from rmcp_client import RmcpClient, argv_of, echoes_across_a_restart, server_stdio
 
 pytestmark = pytest.mark.gateway
 
@@ -119,16 +118,11 @@ def test_an_rmcp_client_survives_a_gateway_restart(e2e_tmp):
     try:
         with RmcpClient(gateways[0].connect_argv("everything")) as client:
             assert text_of(client.call("echo", {"message": f"before {m}"})) == f"Echo: before {m}"
-            stopped_at = time.monotonic()
-            assert gateways[0].stop() is not None, "the old gateway stopped"
-            gateways.append(harness.start_gateway(config, data))
-            ready_s = time.monotonic() - stopped_at
-            texts = [text_of(client.call("echo", {"message": f"after {i} {m}"})) for i in range(3)]
-            gap_s = time.monotonic() - stopped_at
+            answers, figures = echoes_across_a_restart(client, gateways, config, data, m)
+            texts = [text_of(a) for a in answers]
             assert texts == [f"Echo: after {i} {m}" for i in range(3)], texts
         echoes = gateways[-1].audit_db("tool = 'echo' AND arguments LIKE ?", (f"%{m}%",))
         assert len(echoes) == 4 and all(r["decision"] == "allowed" for r in echoes), [r.raw for r in echoes]
-        figures = {"new_gateway_ready_s": round(ready_s, 3), "three_calls_answered_s": round(gap_s, 3)}
         harness.log(f"restart figures (rmcp): {json.dumps(figures)}, calls failed: 0")
     finally:
         for gw in gateways:

@@ -1,0 +1,93 @@
+"""`portcullis connect` over the Windows named pipe, with the Windows build of the gateway and the
+CLI run under Wine (scripts/test-wine.sh builds them and sets PORTCULLIS_BIN to a wrapper that
+runs `portcullis.exe` under Wine with PORTCULLIS_EXPERIMENTAL_PIPE=1).
+
+The MCP client is the Linux rmcp client (tests/rmcp-peer), launching `portcullis.exe connect` as
+an editor would; behind the gateway is the Windows build of the rmcp server, so every hop past the
+client is Windows code: the pipe's server and client ends, the session, the policy, the audit, the
+child process. What Wine cannot show is the pipe's guard (it enforces no DACL and ignores
+FILE_FLAG_FIRST_PIPE_INSTANCE), so SECURITY.md's gate stays until a Windows run shows that."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import harness
+from rmcp_client import RmcpClient, echoes_across_a_restart
+
+pytestmark = pytest.mark.gateway
+
+POLICY = {
+    "version": "1",
+    "default": "allow",
+    "tools": {"echo": {}, "drop_table": {"action": "deny", "reason": "tables are dropped by people"}},
+}
+
+
+def windows_server() -> dict[str, Any]:
+    exe = os.environ.get("PORTCULLIS_WINE_RMCP_SERVER")
+    if not exe:
+        pytest.fail("PORTCULLIS_WINE_RMCP_SERVER is not set: run this module through scripts/test-wine.sh")
+    return {"command": exe, "args": ["server"], "env": {}}
+
+
+def own_gateway(root: Path) -> tuple[Path, Path]:
+    return harness.write_config(root / "gateway", {"tables": windows_server()}, {"tables": POLICY}), root / "data"
+
+
+def text_of(answer: dict[str, Any]) -> str:
+    assert "result" in answer, f"a result, not a protocol error: {answer}"
+    return harness.denial_text(answer["result"].get("content", []))
+
+
+@pytest.mark.parametrize("lifecycle", ["auto", "initialize"])
+def test_connect_over_the_named_pipe(e2e_tmp, lifecycle):
+    config, data = own_gateway(e2e_tmp / f"pipe-{lifecycle}-{uuid.uuid4().hex[:8]}")
+    gw = harness.start_gateway(config, data)
+    m = uuid.uuid4().hex[:12]
+    try:
+        named = json.loads((data / "gateway.json").read_text())
+        assert named.get("socket", "").endswith("connect.sock"), f"the gateway bound its named pipe: {named}"
+        with RmcpClient(gw.connect_argv("tables"), lifecycle) as client:
+            era = {"auto": "modern", "initialize": "legacy"}[lifecycle]
+            assert client.ready["era"] == era, client.ready
+            assert {t["name"] for t in client.tools()} == {"echo", "drop_table"}
+            assert text_of(client.call("echo", {"message": m})) == f"rmcp echo: {m}"
+            refused = client.call("drop_table", {"name": m})
+            assert refused["result"].get("isError") is True, refused
+            assert text_of(refused).startswith(harness.DENIAL_PREFIX) and "dropped by people" in text_of(refused)
+        (row,) = gw.audit_rows_for("tables", "echo", m, settled=True)
+        assert (row["client_name"], row["decision"], row["outcome"]) == ("portcullis-e2e-rmcp", "allowed", "ok"), row.raw
+        (denied,) = gw.audit_rows_for("tables", "drop_table", m)
+        assert denied["decision"] == "denied", denied.raw
+    finally:
+        gw.stop()
+
+
+def test_a_session_over_the_named_pipe_survives_a_gateway_restart(e2e_tmp):
+    """Issue 14 point 3 on the Windows code: the pipe closes with the old gateway, `connect` waits
+    for the new one, reopens the pipe and replays the legacy handshake; no call fails."""
+    config, data = own_gateway(e2e_tmp / f"pipe-restart-{uuid.uuid4().hex[:8]}")
+    gateways = [harness.start_gateway(config, data)]
+    m = uuid.uuid4().hex[:8]
+    try:
+        with RmcpClient(gateways[0].connect_argv("tables"), "initialize", env={"PORTCULLIS_LOG": "info"}) as client:
+            assert text_of(client.call("echo", {"message": f"before {m}"})) == f"rmcp echo: before {m}"
+            answers, figures = echoes_across_a_restart(client, gateways, config, data, m)
+            texts = [text_of(a) for a in answers]
+            assert texts == [f"rmcp echo: after {i} {m}" for i in range(3)], texts
+            # Only the local-socket path restores a session; the HTTP relay has nothing to restore.
+            harness.wait_until(lambda: "session restored on the new gateway" in "".join(client.stderr), 10,
+                               "connect's log line for the session restored over the pipe")
+        echoes = gateways[-1].audit_db("tool = 'echo' AND arguments LIKE ?", (f"%{m}%",))
+        assert len(echoes) == 4 and all(r["decision"] == "allowed" for r in echoes), [r.raw for r in echoes]
+        harness.log(f"restart figures (named pipe, under Wine): {json.dumps(figures)}, calls failed: 0")
+    finally:
+        for gw in gateways:
+            gw.stop()
