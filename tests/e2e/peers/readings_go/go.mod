@@ -1,0 +1,3 @@
+module portcullis.test/readings
+
+go 1.19
