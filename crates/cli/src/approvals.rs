@@ -75,7 +75,7 @@ pub(crate) enum Command {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Give a person more time to decide a held call: move its deadline later, never past
+    /// Give the user more time to decide a held call: move its deadline later, never past
     /// `approval.max_hold_secs` from when it was held
     Extend {
         /// The approval id, as `approvals list` shows it

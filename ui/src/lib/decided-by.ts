@@ -1,20 +1,23 @@
-// Who or what made an audited decision, in words a person reads ("timed out by timeout" said
-// nothing). `short` fits the table's "By" column; `sentence` follows the decision in the detail.
+// Who or what made an audited decision. One word for each everywhere: the value itself
+// (`policy`, `user`, `timeout`, `client`, `gateway`), as `portcullis audit` and the Approvals view
+// print it — the person who decides is "the user" in every view and in the CLI. `short` is that
+// word (the table's "By" column); `sentence` follows the decision in the detail and says what it
+// means ("timed out by timeout" said nothing).
 
 import type { DecidedBy } from './types';
 
-const WORDS: Record<DecidedBy, { short: string; sentence: string }> = {
-  policy: { short: 'policy', sentence: 'by the policy' },
-  user: { short: 'person', sentence: 'by a person' },
-  timeout: { short: 'time limit', sentence: 'because no one decided in time' },
-  client: { short: 'agent', sentence: 'by the agent, which withdrew the call' },
-  gateway: { short: 'Portcullis', sentence: 'by Portcullis itself (see the reason)' },
+const SENTENCES: Record<DecidedBy, string> = {
+  policy: 'by the policy',
+  user: 'by the user',
+  timeout: 'because no one decided in time',
+  client: 'by the agent, which withdrew the call',
+  gateway: 'by Portcullis itself (see the reason)',
 };
 
 export function decidedByShort(by: DecidedBy): string {
-  return WORDS[by]?.short ?? by;
+  return by;
 }
 
 export function decidedBySentence(by: DecidedBy): string {
-  return WORDS[by]?.sentence ?? `by ${by}`;
+  return SENTENCES[by] ?? `by ${by}`;
 }

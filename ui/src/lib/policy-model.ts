@@ -30,7 +30,7 @@ export const STATE_KINDS: StateKind[] = ['allow', 'rate_limit', 'require_approva
 export const STATE_HELP: Record<StateKind, string> = {
   allow: 'Calls run without asking anyone.',
   rate_limit: 'Calls run without asking, at most the number you set per window, per agent session; more are refused.',
-  require_approval: "Each call waits for a person's approval in the prompt; no answer in time refuses it.",
+  require_approval: "Each call waits for the user's approval in the prompt; no answer in time refuses it.",
   deny: 'Calls are refused; the agent reads the reason.',
   hide: 'Agents do not see the tool in the list, and calls to it are refused.',
 };

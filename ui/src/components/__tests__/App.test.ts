@@ -104,3 +104,24 @@ describe('Main window', () => {
     expect(backend.paused).toBe(false);
   });
 });
+
+describe('One word for the one who decides', () => {
+  const VALUES = ['policy', 'user', 'timeout', 'client', 'gateway'];
+
+  it('every view says "user" (as the CLI does), never "person"; decided_by reads the same in Approvals and Audit', async () => {
+    const backend = setup();
+    expect((await backend.queryAudit({}, 500)).some((r) => r.decided_by === 'user'), 'the demo data has a call decided by the user').toBe(true);
+    const recentBy = () => [...screen.getByTestId('recent-list').querySelectorAll('tbody tr')].map((r) => r.children[3]?.textContent);
+    await waitFor(() => expect(recentBy().length).toBeGreaterThan(1));
+    expect(recentBy().every((by) => VALUES.includes(by ?? '')), `Approvals' "By": ${recentBy()}`).toBe(true);
+    for (const tab of ['approvals', 'policies', 'audit', 'servers', 'settings']) {
+      await fireEvent.click(screen.getByTestId(`tab-${tab}`));
+      await tick();
+      expect(document.body.textContent, `the ${tab} view`).not.toMatch(/\bperson|\bpeople\b/i);
+    }
+    await fireEvent.click(screen.getByTestId('tab-audit'));
+    const auditBy = () => screen.queryAllByTestId('audit-row').map((r) => r.querySelectorAll('[role="gridcell"]')[3]?.textContent);
+    await waitFor(() => expect(auditBy()).toContain('user'));
+    expect(auditBy().every((by) => VALUES.includes(by ?? '')), `Audit's "By": ${auditBy()}`).toBe(true);
+  });
+});
