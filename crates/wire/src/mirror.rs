@@ -1,4 +1,5 @@
-//! 2026-07-28 HTTP headers that mirror the body: `Mcp-Method` and `Mcp-Name`.
+//! 2026-07-28 HTTP headers that mirror the body: `Mcp-Method` and `Mcp-Name` here, `Mcp-Param-*`
+//! in [`params`].
 //!
 //! A server may route on a header before it reads the body, so a header that disagrees with the
 //! body is a second reading of the same message — the body decides, and a mismatch is refused
@@ -7,6 +8,8 @@
 //!
 //! Header values that would not survive HTTP as they are (non-ASCII, control characters, edge
 //! whitespace) travel as `=?base64?<standard base64 of the UTF-8>?=`, as the SDKs write them.
+
+pub mod params;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
