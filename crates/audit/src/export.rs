@@ -3,10 +3,18 @@
 //! byte-identical. Columns and keys are [`AuditRow::COLUMNS`], in that order; CSV adds `time`
 //! after `time_ms`, the same instant as ISO-8601 UTC for the people who open it in a spreadsheet.
 //!
-//! CSV cells go through [`neutralize::csv_cell`]: the text columns (tool, client name, reason, …)
-//! came from agents and servers, and a cell such as `=HYPERLINK(…)` would run as a formula in a
-//! spreadsheet. JSON lines stay exact: JSON escaping already keeps control characters out, and
-//! their readers are programs that want the recorded text.
+//! One row is one physical line in both, whatever the text holds: readers that split a file into
+//! lines before parsing (Python's `splitlines`, JavaScript's line terminators, `grep`) end lines
+//! at more characters than `\n` ([`neutralize::is_line_break`]), and a row cut there is lost.
+//!
+//! - JSON lines stay exact: `serde_json` escapes C0 characters, and [`neutralize::json_text`]
+//!   escapes the rest (NEL, U+2028/U+2029, C1, bidi controls) as `\uXXXX`, which every JSON
+//!   parser reads back to the same text.
+//! - CSV text cells go through [`neutralize::csv_cell`]: the text columns (tool, client name,
+//!   reason, …) came from agents and servers, and a cell such as `=HYPERLINK(…)` would run as a
+//!   formula in a spreadsheet; hidden characters, line breaks included, are shown as `\u{..}`.
+//!   The `arguments` and `original_arguments` cells are compact JSON escaped like JSON lines,
+//!   so `json.loads` of the cell gives the exact recorded value.
 
 use serde_json::Value;
 
@@ -34,26 +42,47 @@ pub fn iso_time(time_ms: i64) -> String {
     humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + since_epoch).to_string()
 }
 
+/// The columns whose cells are JSON values rather than text.
+const JSON_COLUMNS: [&str; 2] = ["arguments", "original_arguments"];
+
 /// One row as a CSV line (no newline): RFC 4180 quoting, NULL as an empty cell, the arguments
-/// as compact JSON, text guarded against formulas ([`neutralize::csv_cell`]).
+/// as compact JSON ([`json_cell`]), text guarded against formulas ([`neutralize::csv_cell`]).
 pub fn csv_row(row: &AuditRow) -> String {
     let value = serde_json::to_value(row).unwrap_or_default();
     csv_columns()
         .map(|c| match value.get(c) {
             _ if c == CSV_TIME => iso_time(row.time_ms),
             None | Some(Value::Null) => String::new(),
+            Some(json) if JSON_COLUMNS.contains(&c) => json_cell(json),
             // Numbers are the gateway's own (ids, times, durations): `-1` is not a formula.
             Some(Value::Number(n)) => n.to_string(),
             Some(Value::String(s)) => neutralize::csv_cell(s),
-            Some(other) => neutralize::csv_cell(&other.to_string()),
+            Some(other) => json_cell(other),
         })
         .collect::<Vec<_>>()
         .join(",")
 }
 
+/// A JSON value as one CSV cell: compact JSON with no raw hidden character (so no line break),
+/// which `json.loads` reads back exactly; quoted, and guarded should it start like a formula.
+fn json_cell(value: &Value) -> String {
+    neutralize::csv_cell(&one_line_json(value))
+}
+
+/// `value` as compact JSON with every hidden character escaped ([`neutralize::json_text`]).
+fn one_line_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    neutralize::json_text(&serde_json::to_string(value).unwrap_or_default())
+}
+
 /// One row as a JSON object on one line (no newline).
 pub fn jsonl_row(row: &AuditRow) -> String {
-    escape_line_separators(&serde_json::to_string(row).unwrap_or_default())
+    one_line_json(row)
+}
+
+/// Rows as one pretty-printed JSON array (`audit --format json`), hidden characters escaped as
+/// in JSON lines.
+pub fn json_pretty(rows: &[AuditRow]) -> String {
+    neutralize::json_text(&serde_json::to_string_pretty(rows).unwrap_or_default())
 }
 
 /// Header then rows, joined by newlines, with no trailing newline.
@@ -67,12 +96,6 @@ pub fn csv(rows: &[AuditRow]) -> String {
 /// One line per row, joined by newlines, with no trailing newline.
 pub fn jsonl(rows: &[AuditRow]) -> String {
     rows.iter().map(jsonl_row).collect::<Vec<_>>().join("\n")
-}
-
-/// JSON allows raw U+2028/U+2029 inside strings, but line readers that honour Unicode line
-/// breaks would split a row there; escape them so one row stays one line.
-fn escape_line_separators(line: &str) -> String {
-    line.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
 }
 
 #[cfg(test)]
@@ -143,6 +166,88 @@ mod tests {
         assert!(!line.contains('\u{1b}') && !line.contains('\u{202e}'), "{line}");
         let back: AuditRow = serde_json::from_str(&jsonl_row(&hostile)).unwrap();
         assert_eq!(back, hostile, "JSON lines carry the exact text");
+    }
+
+    /// Every character some mainstream line reader ends a line at.
+    const LINE_BREAKS: [char; 10] = [
+        '\n', '\u{0b}', '\u{0c}', '\r', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}', '\u{2029}',
+    ];
+
+    /// A row with each line break in the arguments (a value and a key), the original arguments,
+    /// the tool, the client name and the reason.
+    fn row_with_line_breaks(brk: char) -> AuditRow {
+        AuditRow {
+            tool: format!("t{brk}x"),
+            client_name: Some(format!("c{brk}")),
+            reason: Some(format!("{brk}why, {brk}")),
+            arguments: serde_json::json!({ "path": format!("/a{brk}b"), format!("k{brk}"): [format!("{brk}")] }),
+            original_arguments: Some(serde_json::json!({ "q": format!("say \"{brk}\"") })),
+            ..row()
+        }
+    }
+
+    /// What a reader that splits on every line break sees: the non-empty lines.
+    fn physical_lines(text: &str) -> Vec<&str> {
+        text.split(neutralize::is_line_break).filter(|l| !l.is_empty()).collect()
+    }
+
+    #[test]
+    fn every_line_break_stays_inside_its_jsonl_row() {
+        let rows: Vec<AuditRow> = LINE_BREAKS.iter().map(|c| row_with_line_breaks(*c)).collect();
+        let text = jsonl(&rows);
+        let lines = physical_lines(&text);
+        assert_eq!(lines.len(), rows.len(), "{text}");
+        for (line, want) in lines.iter().zip(&rows) {
+            let back: AuditRow = serde_json::from_str(line).unwrap();
+            assert_eq!(&back, want, "the exact text reads back");
+        }
+    }
+
+    #[test]
+    fn every_line_break_stays_inside_its_csv_row() {
+        let rows: Vec<AuditRow> = LINE_BREAKS.iter().map(|c| row_with_line_breaks(*c)).collect();
+        let text = csv(&rows);
+        let lines = physical_lines(&text);
+        assert_eq!(lines.len(), rows.len() + 1, "a header and one line per row:\n{text}");
+        let header: Vec<String> = read_csv_line(lines[0]);
+        let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+        for (line, want) in lines[1..].iter().zip(&rows) {
+            let cells = read_csv_line(line);
+            assert_eq!(cells.len(), header.len(), "{line}");
+            let arguments: Value = serde_json::from_str(&cells[column("arguments")]).unwrap();
+            assert_eq!(arguments, want.arguments, "the arguments cell is exact JSON");
+            let original: Value = serde_json::from_str(&cells[column("original_arguments")]).unwrap();
+            assert_eq!(Some(original), want.original_arguments);
+            assert_eq!(cells[column("tool")], neutralize::terminal(&want.tool), "text is shown visibly");
+        }
+    }
+
+    /// One RFC 4180 line into its cells (quoted cells unquoted, `""` read as `"`).
+    fn read_csv_line(line: &str) -> Vec<String> {
+        let (mut cells, mut cell, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
+        while let Some(c) = chars.next() {
+            match (c, quoted) {
+                ('"', true) if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    cell.push('"');
+                }
+                ('"', _) => quoted = !quoted,
+                (',', false) => cells.push(std::mem::take(&mut cell)),
+                (c, _) => cell.push(c),
+            }
+        }
+        assert!(!quoted, "an unterminated quote: {line}");
+        cells.push(cell);
+        cells
+    }
+
+    #[test]
+    fn pretty_json_escapes_what_line_readers_and_terminals_obey() {
+        let rows = [row_with_line_breaks('\u{85}'), row_with_line_breaks('\u{2028}')];
+        let text = json_pretty(&rows);
+        assert!(!text.contains(['\u{85}', '\u{2028}']), "{text}");
+        let back: Vec<AuditRow> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, rows);
     }
 
     #[test]

@@ -123,6 +123,7 @@ mod migration;
 pub mod neutralize;
 mod record;
 mod redact;
+mod search;
 mod store;
 mod writer;
 

@@ -13,9 +13,13 @@
 //! - [`markup`]: notification daemons render a subset of HTML in bodies, so `&`, `<`, `>` and
 //!   quotes are escaped (after the terminal escapes: XML cannot carry most C0 characters).
 //!
-//! JSON output needs none of this: JSON string escaping already turns every C0 character
-//! (ESC included) into `\u00XX`, quotes are escaped, and JSON is read by programs that want the
-//! exact text.
+//! - [`json_text`]: JSON keeps the exact text, but its escaping only covers C0 characters, quotes
+//!   and backslashes. Every other hidden character (DEL, C1 such as NEL U+0085 and CSI U+009B,
+//!   the Unicode line and paragraph separators, bidi controls) would stay raw: line readers
+//!   split rows at NEL and U+2028/U+2029, terminals obey C1 controls. They become `\uXXXX`
+//!   escapes, which every JSON parser reads back to the same character.
+
+use std::fmt::Write as _;
 
 /// Characters that are invisible or steer the display: every control character (C0, DEL, C1),
 /// bidi embeddings, overrides, isolates and marks, zero-width characters and the BOM, and the
@@ -30,6 +34,16 @@ pub fn is_hidden(c: char) -> bool {
                 | '\u{2060}'..='\u{2069}'
                 | '\u{feff}'
         )
+}
+
+/// Characters that mainstream line readers end a line at: `\n`, `\r`, VT, FF, the file, group and
+/// record separators (Python's `str.splitlines`), NEL, and the Unicode line and paragraph
+/// separators (JavaScript and Unicode-aware readers). All of them are [`is_hidden`].
+pub fn is_line_break(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}'..='\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+    )
 }
 
 fn push_visible(out: &mut String, c: char) {
@@ -66,8 +80,12 @@ pub fn terminal_block(text: &str) -> String {
 }
 
 /// One CSV cell (RFC 4180): formula prefixes guarded with a leading `'`, hidden characters other
-/// than `\n` and tab made visible, then quoted (quotes doubled) when it holds a comma,
-/// quote or line break.
+/// than tab made visible, then quoted (quotes doubled) when it holds a comma or a quote.
+///
+/// Line breaks are made visible too (`\u{a}`), although a quoted cell may hold them: a row must
+/// stay one physical line, or a reader that splits the file into lines first (`splitlines`,
+/// `grep`, `wc -l`, a log shipper) loses or cuts it. `\r` would also return a terminal to the
+/// start of the line and let what follows overwrite what was there.
 pub fn csv_cell(text: &str) -> String {
     let mut cell = String::with_capacity(text.len() + 3);
     if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
@@ -75,17 +93,36 @@ pub fn csv_cell(text: &str) -> String {
     }
     for c in text.chars() {
         match c {
-            // Kept: legitimate inside a quoted cell. `\r` is not: printed to a terminal it returns
-            // to the start of the line, and what follows overwrites what was there.
-            '\n' | '\t' => cell.push(c),
+            '\t' => cell.push(c),
             c => push_visible(&mut cell, c),
         }
     }
-    if cell.contains([',', '"', '\n', '\r']) {
+    if cell.contains([',', '"']) {
         format!("\"{}\"", cell.replace('"', "\"\""))
     } else {
         cell
     }
+}
+
+/// JSON text as `serde_json` writes it, with every [`is_hidden`] character that its escaping
+/// leaves raw (DEL, C1, the line and paragraph separators, bidi and zero-width characters)
+/// written as a `\uXXXX` escape. The value it reads back to is unchanged.
+///
+/// Raw characters below U+0020 are left alone: `serde_json` escapes them inside strings, so any
+/// left are the layout of pretty-printed output, where an escape would not be JSON.
+pub fn json_text(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c >= '\u{7f}' && is_hidden(c) {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Text for a notification body: hidden characters made visible as in [`terminal_block`] (line
@@ -153,7 +190,11 @@ mod tests {
     #[case::carriage_return_inside("ok\rdenied", r"ok\u{d}denied")]
     #[case::comma("a,b", "\"a,b\"")]
     #[case::quote("say \"hi\"", "\"say \"\"hi\"\"\"")]
-    #[case::newline("a\nb", "\"a\nb\"")]
+    #[case::newline("a\nb", r"a\u{a}b")]
+    #[case::newline_and_comma("a\nb,c", r#""a\u{a}b,c""#)]
+    #[case::nel("a\u{85}b", r"a\u{85}b")]
+    #[case::line_separator("a\u{2028}b\u{2029}", r"a\u{2028}b\u{2029}")]
+    #[case::tab_inside("a\tb", "a\tb")]
     #[case::esc("x\u{1b}[31m", r"x\u{1b}[31m")]
     #[case::bidi("a\u{202e}b", r"a\u{202e}b")]
     // Near misses: a formula character later in the cell is just text.
@@ -163,6 +204,51 @@ mod tests {
     #[case::empty("", "")]
     fn csv_cells_are_guarded_and_quoted(#[case] input: &str, #[case] expected: &str) {
         assert_eq!(csv_cell(input), expected);
+    }
+
+    #[test]
+    fn csv_cells_hold_no_line_break() {
+        let every: String = LINE_BREAKS.iter().flat_map(|c| ['x', *c]).collect();
+        let cell = csv_cell(&every);
+        assert!(!cell.chars().any(is_line_break), "{cell:?}");
+    }
+
+    /// Every character some mainstream reader ends a line at.
+    const LINE_BREAKS: [char; 10] = [
+        '\n', '\u{0b}', '\u{0c}', '\r', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}', '\u{2029}',
+    ];
+
+    #[test]
+    fn line_breaks_are_the_ones_readers_split_at() {
+        let reader_breaks: Vec<char> = (0..=0x10_ffff_u32)
+            .filter_map(char::from_u32)
+            .filter(|c| is_line_break(*c))
+            .collect();
+        assert_eq!(reader_breaks, LINE_BREAKS);
+        assert!(LINE_BREAKS.iter().all(|c| is_hidden(*c)));
+    }
+
+    #[rstest]
+    #[case::nel("\"a\u{85}b\"", r#""a\u0085b""#)]
+    #[case::separators("\"\u{2028}\u{2029}\"", r#""\u2028\u2029""#)]
+    #[case::c1_csi("\"\u{9b}31m\"", r#""\u009b31m""#)]
+    #[case::del_and_bidi("\"\u{7f}\u{202e}\u{feff}\"", r#""\u007f\u202e\ufeff""#)]
+    #[case::pretty_layout_kept("{\n  \"a\": 1\n}", "{\n  \"a\": 1\n}")]
+    #[case::plain_unicode("\"café 日本 👩\"", "\"café 日本 👩\"")]
+    fn json_text_escapes_what_serde_leaves_raw(#[case] input: &str, #[case] expected: &str) {
+        assert_eq!(json_text(input), expected);
+    }
+
+    #[test]
+    fn json_text_reads_back_to_the_same_value() {
+        let every: String = (0..=0x10_ffff_u32).filter_map(char::from_u32).filter(|c| is_hidden(*c)).collect();
+        let value = serde_json::json!({ "k\u{2028}": every, "n": [1, "\u{85}"] });
+        for json in [serde_json::to_string(&value).unwrap(), serde_json::to_string_pretty(&value).unwrap()] {
+            let escaped = json_text(&json);
+            assert!(!escaped.chars().any(|c| c >= '\u{7f}' && is_hidden(c)), "{escaped}");
+            let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
+            assert_eq!(back, value);
+        }
     }
 
     #[rstest]

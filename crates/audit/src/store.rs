@@ -9,6 +9,7 @@ use rusqlite::{params_from_iter, Connection, Row};
 use crate::connection::{self, Target};
 use crate::error::AuditError;
 use crate::record::{AuditRow, Decision};
+use crate::search;
 
 /// Which rows to read. Every field narrows the result; the default matches everything.
 #[derive(Default, Clone, Debug, PartialEq, Eq)]
@@ -23,9 +24,10 @@ pub struct AuditFilter {
     pub since_ms: Option<i64>,
     /// Rows before this time (Unix ms, exclusive), so adjacent windows do not overlap.
     pub until_ms: Option<i64>,
-    /// Substring of the stored (redacted) arguments JSON, ASCII case-insensitive (SQLite `LIKE`
-    /// with `%`, `_` and `\` escaped, so they match themselves). It matches the JSON text: a quote
-    /// inside a value is stored as `\"`.
+    /// Substring of the (redacted) arguments, ASCII case-insensitive, `%`, `_` and `\` matching
+    /// themselves. A row matches when it is in the JSON text as the client spelled it, or in the
+    /// arguments with every string decoded, whatever escapes the client used: `/home/u/.ssh`
+    /// finds `"\u002fhome\u002fu\u002f.ssh"`, `say "hi"` finds `"say \"hi\""` (see `search`).
     pub text: Option<String>,
     /// Keyset cursor: only rows strictly older than this `(time_ms, id)`, i.e. after it in
     /// newest-first order. Pass the last row's [`AuditRow::cursor`] to get the next page.
@@ -56,9 +58,9 @@ impl AuditStore {
     }
 
     pub(crate) fn open_target(target: &Target) -> Result<AuditStore, AuditError> {
-        Ok(AuditStore {
-            conn: Mutex::new(connection::open_reader(target)?),
-        })
+        let conn = connection::open_reader(target)?;
+        search::register(&conn)?;
+        Ok(AuditStore { conn: Mutex::new(conn) })
     }
 
     /// Up to `limit` rows matching `filter`, newest first (by `time_ms`, then `id`).
@@ -177,8 +179,9 @@ fn where_clause(filter: &AuditFilter) -> (String, Vec<SqlValue>) {
         params.push(SqlValue::Integer(id));
     }
     if let Some(text) = &filter.text {
-        conditions.push("arguments LIKE ? ESCAPE '\\'");
+        conditions.push(search::CONDITION);
         params.push(SqlValue::Text(format!("%{}%", escape_like(text))));
+        params.push(SqlValue::Text(text.clone()));
     }
     if conditions.is_empty() {
         (String::new(), params)

@@ -199,6 +199,7 @@ fn filter_fixture() -> (AuditWriter, AuditStore, Vec<i64>) {
 #[case::text_metacharacters_are_literal(AuditFilter { text: Some("50%_off".into()), ..Default::default() }, &[8])]
 #[case::text_percent_alone_is_literal(AuditFilter { text: Some("%".into()), ..Default::default() }, &[8])]
 #[case::text_backslash_is_literal(AuditFilter { text: Some(r"off\\sale".into()), ..Default::default() }, &[8])]
+#[case::text_backslash_decoded(AuditFilter { text: Some(r"off\sale".into()), ..Default::default() }, &[8])]
 #[case::no_match(AuditFilter { server: Some("nope".into()), ..Default::default() }, &[])]
 #[case::all_together(
     AuditFilter {
@@ -221,6 +222,55 @@ fn filters_select_the_matching_rows_newest_first(#[case] filter: AuditFilter, #[
         expected.len() as u64,
         "count({filter:?})"
     );
+}
+
+/// Rows stored with the client's own text, paths spelled with JSON escapes, newest last.
+fn escaped_fixture() -> (AuditWriter, AuditStore, Vec<i64>) {
+    let (writer, store) = memory();
+    let texts: [&'static str; 5] = [
+        r#"{"path":"\u002fhome\u002fu\u002f.ssh\u002fid_ed25519"}"#,
+        r#"{"path":"/home/u/.ss\u0068/config"}"#,
+        r#"{"path":"/home/u/notes.txt"}"#,
+        r#"{"path":"C:\\Users\\u\\.ssh","q":"say \"hi\"\u2028"}"#,
+        r#"{"path":"\u002fhome\u002fv\u002f.ssh"}"#,
+    ];
+    let ids = texts
+        .into_iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let mut row = sample("fs", "read_file", Decision::Allowed, 100 * (i64::try_from(i).unwrap() + 1));
+            row.arguments = serde_json::from_str(text).unwrap();
+            row.arguments_text = Some(bytes::Bytes::from_static(text.as_bytes()));
+            writer.record_blocking(row).unwrap()
+        })
+        .collect::<Vec<_>>();
+    assert!(
+        store.stored_arguments_text(ids[0]).contains(r"\u002f"),
+        "the fixture must store the client's escapes for the search to have something to decode"
+    );
+    (writer, store, ids)
+}
+
+#[rstest]
+#[case::escaped_solidus("/home/u/.ssh", &[2, 1])]
+#[case::escaped_letter(".ssh/config", &[2])]
+#[case::case_insensitive("/HOME/U/.SSH", &[2, 1])]
+#[case::raw_spelling_still_found(r"\u002fhome\u002fu", &[1])]
+#[case::plain_row("notes.txt", &[3])]
+#[case::decoded_backslashes(r"C:\Users\u\.ssh", &[4])]
+#[case::json_backslashes(r"C:\\Users", &[4])]
+#[case::decoded_quote_and_separator("say \"hi\"\u{2028}", &[4])]
+#[case::across_key_and_value(r#""path":"/home/v"#, &[5])]
+#[case::no_match("/home/w", &[])]
+fn text_finds_decoded_values_whatever_the_escapes(#[case] text: &str, #[case] expected: &[usize]) {
+    let (_writer, store, row_ids) = escaped_fixture();
+    let filter = AuditFilter {
+        text: Some(text.into()),
+        ..AuditFilter::default()
+    };
+    let expected: Vec<i64> = expected.iter().map(|n| row_ids[n - 1]).collect();
+    assert_eq!(ids(&store.query(&filter, 100).unwrap()), expected, "query({text:?})");
+    assert_eq!(store.count(&filter).unwrap(), expected.len() as u64, "count({text:?})");
 }
 
 #[test]
