@@ -74,7 +74,7 @@ def under(opened: str, directory: Path) -> bool:
 
 def violation(tool: str, value: dict[str, Any], denied_dirs: list[Path]) -> str | None:
     """Why an execution breaks the policy, or None. `value` is the tool's logged typed arguments."""
-    if tool in ("spend", "spend_strict") and count_denied(value.get("count")):
+    if tool in ("spend", "spend_strict", "spend_held") and count_denied(value.get("count")):
         return f"count {value['count']!r} > 100 ran"
     if tool == "cap" and cap_violated(value.get("count")):
         return f"count {value.get('count')!r} ran under an allow rule for count <= 100"
@@ -105,6 +105,8 @@ def policy(denied_dirs: list[Path], path_tools: tuple[str, ...] = ("open_path",)
     tools: dict[str, Any] = {
         "spend": {"rules": count_rule},
         "spend_strict": {"rules": count_rule},
+        "spend_held": {"approval_timeout": 1, "rules": [
+            {"when": {"arguments.count": {"gt": 100}}, "action": "require_approval", "reason": "a person approves"}]},
         "cap": {"action": deny, "reason": "over the cap",
                 "rules": [{"when": {"arguments.count": {"lte": 100}}, "action": "allow"}]},
         "toggle*": {"rules": force_rule},
@@ -242,8 +244,7 @@ def path_spellings(root: Path, targets: list[str], rng_cases: int = CASES) -> li
             (f"{t}: relative repeated separators", f"{d}//{f}"),
             (f"{t}: tilde", f"~/{t}"),
             (f"{t}: tilde with dot segments", f"~/./public/../{t}"),
-            (f"{t}: NFD", f"{r}/{nfd}"),
-            (f"{t}: NFD relative", nfd),
+            *([(f"{t}: NFD", f"{r}/{nfd}"), (f"{t}: NFD relative", nfd)] if nfd != t else []),
             (f"{t}: upper case", f"{r}/{d.upper()}/{f}"),
             (f"{t}: file URI", f"file://{r}/{t}"),
             (f"{t}: leading space", f" {r}/{t}"),
@@ -288,9 +289,11 @@ def probes_for(tools: set[str], root: Path, path_tool: str, path_targets: list[s
     bools = bool_spellings()
     issue_numbers = [(f"issue: {n}", v, "issue") for n, v in ISSUE_NUMBERS.items()]
     issue_bools = [(f"issue: {n}", v, "issue") for n, v in ISSUE_BOOLS.items()]
-    for t in ("spend", "spend_strict", "cap"):
+    for t in ("spend", "spend_strict", "cap", "spend_held"):
         add(t, "count", [("control allowed 5", "5", "control-allow"), ("control denied 500", "500", "control-deny")])
-        add(t, "count", issue_numbers + numbers)
+        # held calls each wait out a 1 s approval: that lane gets the plain number strings only
+        held = [n for n in numbers if n[0].startswith("string ") and " in " not in n[0] and "wrapped" not in n[0]]
+        add(t, "count", issue_numbers + (held if t == "spend_held" else numbers))
     for t in ("toggle", "toggle_coerce", "toggle_stringbool"):
         allowed = '"false"' if t == "toggle_stringbool" else "false"
         add(t, "force", [("control allowed false", allowed, "control-allow"), ("control denied true", "true", "control-deny")])

@@ -55,15 +55,16 @@ pytestmark = [pytest.mark.gateway, pytest.mark.timeout(240)]
 SERVERS = ("fastmcp", "ts", "go", "fs")
 PATH_TOOL = {"fastmcp": "open_path", "ts": "open_path", "go": "open_path", "fs": "read_text_file"}
 TOOLS = {
-    "fastmcp": {"spend", "cap", "toggle", "configure", "vm", "open_path"},
-    "ts": {"spend", "spend_strict", "cap", "toggle", "toggle_coerce", "toggle_stringbool", "configure", "vm",
+    "fastmcp": {"spend", "cap", "spend_held", "toggle", "configure", "vm", "open_path"},
+    "ts": {"spend", "spend_strict", "cap", "spend_held", "toggle", "toggle_coerce", "toggle_stringbool", "configure", "vm",
            "open_path"},
-    "go": {"spend", "cap", "toggle", "configure", "vm", "open_path"},
+    "go": {"spend", "cap", "spend_held", "toggle", "configure", "vm", "open_path"},
     "fs": {"read_text_file", "read_file"},
 }
 PRIVATE_TARGETS = ["private/key.txt", "privé/key.txt"]  # NFC on disk
 WAIT = 10.0
 WORKERS = 8
+LANES = ("listed", "unlisted")
 
 
 def require(ok: bool, why: str) -> None:
@@ -206,12 +207,12 @@ def judge(run: Run, logs: Path) -> None:
             s.broke = f"answer carried the content of {leaked[0]}"
 
 
-def report(run: Run) -> None:
+def report(run: Run, lane: str) -> None:
     dump = os.environ.get("READINGS_REPORT")
     if dump:  # every probe with its outcome, one JSON line each, for a closer look
-        with open(dump, "w", encoding="utf-8") as f:
+        with open(dump, "a", encoding="utf-8") as f:
             for s in run.sent:
-                f.write(json.dumps({"server": s.server, "tool": s.probe.tool, "name": s.probe.name,
+                f.write(json.dumps({"lane": lane, "server": s.server, "tool": s.probe.tool, "name": s.probe.name,
                                     "origin": s.probe.origin, "sent": s.probe.arguments, "answer": s.answer,
                                     "executed": s.executed, "broke": s.broke, "text": s.text[:200]},
                                    ensure_ascii=False) + "\n")
@@ -225,13 +226,25 @@ def report(run: Run) -> None:
                   f"-> {s.broke} (executed {json.dumps(s.executed, ensure_ascii=False)})")
 
 
-@pytest.fixture(scope="module")
-def run(e2e_tmp: Path) -> Run:
-    root = (e2e_tmp / f"readings-{uuid.uuid4().hex[:8]}").resolve()
+def probes_of(server: str, files: Path) -> list[readings.Probe]:
+    probes = [p for tool in sorted(TOOLS[server])
+              for p in readings.probes_for({tool}, files, PATH_TOOL[server] if tool == PATH_TOOL[server] else "",
+                                           PRIVATE_TARGETS)]
+    if server == "fs":  # read_file is server-filesystem's older name for read_text_file
+        probes += [readings.Probe(p.name.replace("read_text_file", "read_file"), "read_file", p.arguments, p.origin)
+                   for p in probes]
+    # the allowed controls once more at the end: the server was still alive and logging
+    return probes + [readings.Probe(p.name + " (after)", p.tool, p.arguments, p.origin)
+                     for p in probes if p.origin == "control-allow"]
+
+
+def run_lane(base: Path, lane: str, go_binary: Path) -> Run:
+    """One gateway, the four servers, every probe. Lane `listed` lists tools first (the gateway sees and
+    pins their inputSchema, as with every agent); `unlisted` never does (a client may call blind)."""
+    root = base / lane
     files, logs = root / "files", root / "logs"
     logs.mkdir(parents=True)
     denied_dirs, secrets = make_root(files)
-    go_binary = build_go_server(root)
     base_env = {"HOME": str(files)}
 
     def spec(command: str, args: list[str], server: str) -> dict[str, Any]:
@@ -252,32 +265,35 @@ def run(e2e_tmp: Path) -> Run:
     result = Run(root=files, denied_dirs=denied_dirs, secrets=secrets)
     try:
         sessions = {server: open_session(gw, server) for server in SERVERS}
-        for server in SERVERS:
-            missing = TOOLS[server] - list_tools(gw, sessions[server], server)
-            assert not missing, f"{server} does not offer {missing}"
-        for server in SERVERS:
-            probes = [p for tool in sorted(TOOLS[server])
-                      for p in readings.probes_for({tool}, files, PATH_TOOL[server] if tool == PATH_TOOL[server]
-                                                   else "", PRIVATE_TARGETS)]
-            if server == "fs":  # read_file is server-filesystem's older name for read_text_file
-                probes += [readings.Probe(p.name.replace("read_text_file", "read_file"), "read_file", p.arguments,
-                                          p.origin) for p in probes]
-            # the allowed controls once more at the end: the server was still alive and logging
-            probes += [readings.Probe(p.name + " (after)", p.tool, p.arguments, p.origin)
-                       for p in probes if p.origin == "control-allow"]
-            result.sent += [Sent(server, p, f"m{uuid.uuid4().hex[:12]}") for p in probes]
+        if lane == "listed":
+            for server in SERVERS:
+                missing = TOOLS[server] - list_tools(gw, sessions[server], server)
+                assert not missing, f"{server} does not offer {missing}"
+        result.sent = [Sent(server, p, f"m{uuid.uuid4().hex[:12]}") for server in SERVERS
+                       for p in probes_of(server, files)]
         with ThreadPoolExecutor(WORKERS) as pool:
             list(pool.map(lambda item: send(gw, sessions[item[1].server], item[1], 1000 + item[0]),
                           enumerate(result.sent)))
         judge(result, logs)
-        report(result)
-        yield result
+        print(f"\nlane {lane}:", end="")
+        report(result, lane)
+        return result
     finally:
-        harness.log(f"portcullis serve (readings) exited with {gw.stop()}")
+        harness.log(f"portcullis serve (readings, {lane}) exited with {gw.stop()}")
 
 
+@pytest.fixture(scope="module")
+def runs(e2e_tmp: Path) -> dict[str, Run]:
+    base = (e2e_tmp / f"readings-{uuid.uuid4().hex[:8]}").resolve()
+    base.mkdir(parents=True)
+    go_binary = build_go_server(base)
+    return {lane: run_lane(base, lane, go_binary) for lane in LANES}
+
+
+@pytest.mark.parametrize("lane", LANES)
 @pytest.mark.parametrize("server", SERVERS)
-def test_controls_run_and_the_rules_bite(run: Run, server: str):
+def test_controls_run_and_the_rules_bite(runs: dict[str, Run], lane: str, server: str):
+    run = runs[lane]
     allow, deny = run.of(server, "control-allow"), run.of(server, "control-deny")
     assert allow and deny
     for s in allow:
@@ -286,16 +302,20 @@ def test_controls_run_and_the_rules_bite(run: Run, server: str):
         assert s.answer == "denied" and s.executed is None, (s.probe.name, s.answer, s.text[:300])
 
 
+@pytest.mark.parametrize("lane", LANES)
 @pytest.mark.parametrize("server", SERVERS)
-def test_issue_examples_never_run_a_denied_value(run: Run, server: str):
+def test_issue_examples_never_run_a_denied_value(runs: dict[str, Run], lane: str, server: str):
+    run = runs[lane]
     probes = run.of(server, "issue")
     assert probes
     broke = [f"{s.probe.name}: sent {s.probe.arguments} -> {s.broke}" for s in probes if s.broke]
     assert not broke, f"{len(broke)} of {len(probes)} issue examples ran a denied value on {server}: {broke}"
 
 
+@pytest.mark.parametrize("lane", LANES)
 @pytest.mark.parametrize("server", SERVERS)
-def test_spellings_never_run_a_denied_value(run: Run, server: str):
+def test_spellings_never_run_a_denied_value(runs: dict[str, Run], lane: str, server: str):
+    run = runs[lane]
     probes = run.of(server, "named", "generated")
     assert probes
     broke = [f"[{s.probe.origin}] {s.probe.name}: sent {s.probe.arguments} -> {s.broke} "
@@ -303,6 +323,8 @@ def test_spellings_never_run_a_denied_value(run: Run, server: str):
     assert not broke, f"{len(broke)} of {len(probes)} spellings ran a denied value on {server}: {broke[:40]}"
 
 
-def test_private_files_never_reach_the_client(run: Run):
+@pytest.mark.parametrize("lane", LANES)
+def test_private_files_never_reach_the_client(runs: dict[str, Run], lane: str):
+    run = runs[lane]
     leaked = [f"{s.server} {s.probe.name}" for s in run.sent for secret in run.secrets if secret in s.text]
     assert not leaked, f"private content reached the client {len(leaked)} time(s): {leaked[:40]}"

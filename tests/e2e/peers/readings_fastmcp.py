@@ -53,6 +53,12 @@ def cap(count: int, marker: str = "") -> str:
 
 
 @mcp.tool()
+def spend_held(count: int, marker: str = "") -> str:
+    """Spend `count` credits (a person approves large amounts)."""
+    return record("spend_held", marker, {"count": count})
+
+
+@mcp.tool()
 def toggle(force: bool, marker: str = "") -> str:
     """Run, forcibly when `force`."""
     return record("toggle", marker, {"force": force})

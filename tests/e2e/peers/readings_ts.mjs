@@ -43,6 +43,7 @@ const tools = {
   spend: { count: z.coerce.number() },
   spend_strict: { count: z.number() },
   cap: { count: z.coerce.number() },
+  spend_held: { count: z.coerce.number() },
   toggle: { force: z.boolean() },
   toggle_coerce: { force: z.coerce.boolean() },
   toggle_stringbool: { force: z.stringbool() },

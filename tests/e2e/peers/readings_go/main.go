@@ -98,6 +98,7 @@ func tools() []any {
 	return []any{
 		map[string]any{"name": "spend", "inputSchema": prop("count", "integer")},
 		map[string]any{"name": "cap", "inputSchema": prop("count", "integer")},
+		map[string]any{"name": "spend_held", "inputSchema": prop("count", "integer")},
 		map[string]any{"name": "toggle", "inputSchema": prop("force", "boolean")},
 		map[string]any{"name": "configure", "inputSchema": opts},
 		map[string]any{"name": "vm", "inputSchema": prop("vm", "number")},
@@ -108,7 +109,7 @@ func tools() []any {
 // call runs one tool; an argument the typed struct cannot hold is an error result, as in the SDKs.
 func call(name string, raw json.RawMessage) (map[string]any, error) {
 	switch name {
-	case "spend", "cap":
+	case "spend", "cap", "spend_held":
 		var a countArgs
 		if err := json.Unmarshal(raw, &a); err != nil {
 			return nil, err
