@@ -122,6 +122,7 @@ def make_root(root: Path) -> tuple[list[Path], dict[str, Path]]:
         secret = f"SECRET-{i}-{uuid.uuid4().hex}"
         path.write_text(secret + "\n")
         secrets[secret] = path
+    readings.make_links(root, PRIVATE_TARGETS[0])
     return [root / t.rsplit("/", 1)[0] for t in PRIVATE_TARGETS], secrets
 
 
@@ -326,5 +327,16 @@ def test_spellings_never_run_a_denied_value(runs: dict[str, Run], lane: str, ser
 @pytest.mark.parametrize("lane", LANES)
 def test_private_files_never_reach_the_client(runs: dict[str, Run], lane: str):
     run = runs[lane]
-    leaked = [f"{s.server} {s.probe.name}" for s in run.sent for secret in run.secrets if secret in s.text]
+    leaked = [f"{s.server} {s.probe.name}" for s in run.sent for secret in run.secrets
+              if secret in s.text and s.probe.origin != "symlink"]
     assert not leaked, f"private content reached the client {len(leaked)} time(s): {leaked[:40]}"
+
+
+@pytest.mark.xfail(strict=True, reason="known limitation (policies/README.md): path_under does not follow symbolic "
+                   "links; strict, so a gateway that starts resolving them makes this pass and asks for an update")
+@pytest.mark.parametrize("lane", LANES)
+def test_symlinks_into_a_denied_directory_never_run(runs: dict[str, Run], lane: str):
+    probes = [s for s in runs[lane].sent if s.probe.origin == "symlink"]
+    assert probes
+    broke = [f"{s.server} {s.probe.name}: {s.broke}" for s in probes if s.broke]
+    assert not broke, f"{len(broke)} of {len(probes)} symlink probes read a private file: {broke}"
