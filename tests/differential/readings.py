@@ -74,7 +74,7 @@ def under(opened: str, directory: Path) -> bool:
 
 def violation(tool: str, value: dict[str, Any], denied_dirs: list[Path]) -> str | None:
     """Why an execution breaks the policy, or None. `value` is the tool's logged typed arguments."""
-    if tool in ("spend", "spend_strict", "spend_held") and count_denied(value.get("count")):
+    if tool.startswith("spend") and count_denied(value.get("count")):
         return f"count {value['count']!r} > 100 ran"
     if tool == "cap" and cap_violated(value.get("count")):
         return f"count {value.get('count')!r} ran under an allow rule for count <= 100"
@@ -105,6 +105,8 @@ def policy(denied_dirs: list[Path], path_tools: tuple[str, ...] = ("open_path",)
     tools: dict[str, Any] = {
         "spend": {"rules": count_rule},
         "spend_strict": {"rules": count_rule},
+        "spend_float": {"rules": count_rule},
+        "spend_decimal": {"rules": count_rule},
         "spend_held": {"approval_timeout": 1, "rules": [
             {"when": {"arguments.count": {"gt": 100}}, "action": "require_approval", "reason": "a person approves"}]},
         "cap": {"action": deny, "reason": "over the cap",
@@ -134,7 +136,7 @@ DIGITS = {  # digit systems str.isdigit()/Number()/pydantic might read: ASCII, f
     "devanagari": "०१२३४५६७८९",
 }
 SPACES = ["", " ", "\t", "\n", "\r\n", "\u00a0", "\ufeff", "\u2028", "\u3000", "\u2003", "\x0b", "\x0c"]
-NUMBER_TEXTS = ["500", "+500", "0500", "00500", "500.0", "500.", "5e2", "5E2", "5e+2", ".5e3", "0.5e3",
+NUMBER_TEXTS = ["inf", "+inf", "nan", "500", "+500", "0500", "00500", "500.0", "500.", "5e2", "5E2", "5e+2", ".5e3", "0.5e3",
                 "50000e-2", "500e0", "0x1F4", "0X1f4", "0o764", "0b111110100", "5_00", "5_0_0", "500.000",
                 "1_000", "1e3", "Infinity", "1e400", "5.00e2", "0x1f4p0"]
 # 100.00000000000001 is the double just above 100 when parsed correctly rounded (Python, JavaScript,
@@ -306,7 +308,7 @@ def probes_for(tools: set[str], root: Path, path_tool: str, path_targets: list[s
     bools = bool_spellings()
     issue_numbers = [(f"issue: {n}", v, "issue") for n, v in ISSUE_NUMBERS.items()]
     issue_bools = [(f"issue: {n}", v, "issue") for n, v in ISSUE_BOOLS.items()]
-    for t in ("spend", "spend_strict", "cap", "spend_held"):
+    for t in ("spend", "spend_strict", "spend_float", "spend_decimal", "cap", "spend_held"):
         add(t, "count", [("control allowed 5", "5", "control-allow"), ("control denied 500", "500", "control-deny")])
         # held calls each wait out a 1 s approval: that lane gets the plain number strings only
         held = [n for n in numbers if n[0].startswith("string ") and " in " not in n[0] and "wrapped" not in n[0]]

@@ -4,8 +4,9 @@ The gate decides on JSON; servers run what their SDK makes of it. Four real serv
 gateway, each logging (or, for server-filesystem, showing in its answer) what a tool actually ran with
 after its SDK's conversions:
 
-  fastmcp  tests/e2e/peers/readings_fastmcp.py   Python SDK FastMCP, typed params (pydantic lax mode,
-                                                 JSON-in-a-string pre-parsing)
+  fastmcp  tests/e2e/peers/readings_fastmcp.py   Python SDK FastMCP, typed params (int, float, Decimal,
+                                                 bool, a model; pydantic lax mode, JSON-in-a-string
+                                                 pre-parsing)
   ts       tests/e2e/peers/readings_ts.mjs       TypeScript SDK McpServer with zod 4 (z.number(),
                                                  z.coerce.number(), z.coerce.boolean(), z.stringbool(),
                                                  a JSON-in-a-string preprocessor; JavaScript doubles)
@@ -55,7 +56,7 @@ pytestmark = [pytest.mark.gateway, pytest.mark.timeout(240)]
 SERVERS = ("fastmcp", "ts", "go", "fs")
 PATH_TOOL = {"fastmcp": "open_path", "ts": "open_path", "go": "open_path", "fs": "read_text_file"}
 TOOLS = {
-    "fastmcp": {"spend", "cap", "spend_held", "toggle", "configure", "vm", "open_path"},
+    "fastmcp": {"spend", "spend_float", "spend_decimal", "cap", "spend_held", "toggle", "configure", "vm", "open_path"},
     "ts": {"spend", "spend_strict", "cap", "spend_held", "toggle", "toggle_coerce", "toggle_stringbool", "configure", "vm",
            "open_path"},
     "go": {"spend", "cap", "spend_held", "toggle", "configure", "vm", "open_path"},

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,18 @@ def spend(count: int, marker: str = "") -> str:
 def cap(count: int, marker: str = "") -> str:
     """Spend `count` credits (allowed only up to a cap)."""
     return record("cap", marker, {"count": count})
+
+
+@mcp.tool()
+def spend_float(count: float, marker: str = "") -> str:
+    """Spend `count` credits (fractions allowed)."""
+    return record("spend_float", marker, {"count": count})
+
+
+@mcp.tool()
+def spend_decimal(count: Decimal, marker: str = "") -> str:
+    """Spend `count` credits, counted exactly."""
+    return record("spend_decimal", marker, {"count": float(count)})
 
 
 @mcp.tool()
