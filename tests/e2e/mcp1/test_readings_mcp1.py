@@ -107,6 +107,7 @@ class Run:
     denied_dirs: list[Path]
     secrets: dict[str, Path]
     sent: list[Sent] = field(default_factory=list)
+    strays: list[str] = field(default_factory=list)
 
     def of(self, server: str, *origins: str) -> list[Sent]:
         return [s for s in self.sent if s.server == server and (not origins or s.probe.origin in origins)]
@@ -179,21 +180,24 @@ def list_tools(gw: harness.Gateway, headers: dict[str, str], server: str) -> set
     return {t["name"] for t in msg["result"]["tools"]}
 
 
-def read_log(path: Path) -> dict[str, dict[str, Any]]:
-    """marker -> logged execution."""
+def read_log(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
-        return {}
-    out = {}
-    for line in path.read_text(encoding="utf-8").split("\n"):
-        if line.strip():
-            rec = json.loads(line)
-            out[rec["marker"]] = rec
-    return out
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
 
 
 def judge(run: Run, logs: Path) -> None:
-    """Attach each probe's execution and whether it broke the policy."""
-    logged = {s: read_log(logs / f"{s}.log") for s in SERVERS}
+    """Attach each probe's execution and whether it broke the policy; executions that belong to no
+    probe, or to one probe more than once, are strays."""
+    markers = {s.marker for s in run.sent}
+    logged: dict[str, dict[str, dict[str, Any]]] = {}
+    for server in SERVERS:
+        seen: dict[str, dict[str, Any]] = {}
+        for rec in read_log(logs / f"{server}.log"):
+            if rec["marker"] not in markers or rec["marker"] in seen:
+                run.strays.append(f"{server}: {json.dumps(rec, ensure_ascii=False)}")
+            seen[rec["marker"]] = rec
+        logged[server] = seen
     for s in run.sent:
         rec = logged[s.server].get(s.marker)
         if rec is not None:
@@ -331,6 +335,12 @@ def test_private_files_never_reach_the_client(runs: dict[str, Run], lane: str):
     leaked = [f"{s.server} {s.probe.name}" for s in run.sent for secret in run.secrets
               if secret in s.text and s.probe.origin != "symlink"]
     assert not leaked, f"private content reached the client {len(leaked)} time(s): {leaked[:40]}"
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_every_execution_is_one_probe(runs: dict[str, Run], lane: str):
+    """Nothing ran that was not sent (a marker the test never used) or ran twice."""
+    assert not runs[lane].strays, runs[lane].strays[:20]
 
 
 @pytest.mark.xfail(strict=True, reason="known limitation (policies/README.md): path_under does not follow symbolic "
