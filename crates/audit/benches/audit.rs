@@ -344,10 +344,13 @@ fn generate(path: &Path, rows: u64) {
             let tool = TOOLS[((r >> 8) % TOOLS.len() as u64) as usize];
             let (decision, decided_by) = decision_for((r >> 16) % 1000);
             let forwarded = matches!(decision, "allowed" | "approved");
-            let arguments = format!(
-                r#"{{"message":"call {i}","path":"/srv/data/{}.txt","api_key":"[redacted]"}}"#,
-                r % 997
-            );
+            // One row in 50 spells its path with JSON escapes, as some clients (and attackers) do.
+            let path = if i % 50 == 0 {
+                format!(r"\u002fsrv\u002fdata\u002f{}.txt", r % 997)
+            } else {
+                format!("/srv/data/{}.txt", r % 997)
+            };
+            let arguments = format!(r#"{{"message":"call {i}","path":"{path}","api_key":"[redacted]"}}"#);
             stmt.execute(rusqlite::params![
                 1_700_000_000_000_i64 + (i as i64) * 40,
                 format!("session-{}", (r >> 24) % 500),
@@ -429,6 +432,8 @@ fn query_benches(c: &mut Criterion) {
         println!("audit/query newest 100, {name}: {}", percentiles(samples));
     }
 
+    text_search_timings(&store, &path);
+
     let mut g = c.benchmark_group("audit_query_1m");
     g.bench_function("newest100_server_decision", |b| {
         b.iter(|| store.query(black_box(&common), 100).unwrap());
@@ -447,6 +452,41 @@ fn query_benches(c: &mut Criterion) {
         b.iter(|| store.count(black_box(&common)).unwrap());
     });
     g.finish();
+}
+
+/// `--text` searches, timed one by one: one that matches no row reads every row (the worst case),
+/// one that matches a path in about one row in 1,000 (some of them spelled with escapes). Beside
+/// each, the same page with the search before it decoded escapes (`arguments LIKE ?` alone, the
+/// rows read but not decoded into `AuditRow`s), for the cost of decoding.
+fn text_search_timings(store: &AuditStore, path: &Path) {
+    let conn = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut like_only = conn
+        .prepare(
+            "SELECT * FROM calls WHERE arguments LIKE ? ESCAPE '\\' ORDER BY time_ms DESC, id DESC LIMIT 100",
+        )
+        .unwrap();
+    for (name, text) in [("no match", "/nowhere/at/all"), ("rare path", "/srv/data/996.txt")] {
+        let filter = AuditFilter {
+            text: Some(text.into()),
+            ..AuditFilter::default()
+        };
+        let time = |run: &mut dyn FnMut() -> usize| {
+            let samples: Vec<Duration> = (0..20)
+                .map(|_| {
+                    let t = Instant::now();
+                    black_box(run());
+                    t.elapsed()
+                })
+                .collect();
+            (run(), samples)
+        };
+        let (found, samples) = time(&mut || store.query(&filter, 100).unwrap().len());
+        save(&format!("query_newest100 text {name}"), stats(&samples));
+        println!("audit/query newest 100, text {name} ({found} rows): {}", percentiles(samples));
+        let pattern = format!("%{text}%");
+        let (found, samples) = time(&mut || like_only.query_map([&pattern], |_| Ok(())).unwrap().count());
+        println!("audit/query newest 100, text {name}, LIKE alone ({found} rows): {}", percentiles(samples));
+    }
 }
 
 criterion_group!(benches, record_benches, query_benches);

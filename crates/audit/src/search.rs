@@ -3,50 +3,58 @@
 //!
 //! The `arguments` column holds the client's own JSON text when nothing in it was redacted, so a
 //! path sent as `"\u002fhome\u002fu\u002f.ssh"` is stored with those escapes. A plain substring
-//! search (`LIKE`) would not find `/home/u/.ssh` there, and a call that ran would hide from the
-//! person looking for it. So a row also matches when the needle is a substring of its
+//! search (SQL `LIKE`) would not find `/home/u/.ssh` there, and a call that ran would hide from
+//! the person looking for it. So a row also matches when the needle is a substring of its
 //! [`decoded_text`]: the arguments written with every string (key or value) decoded.
 //!
-//! Decoding means parsing, so it runs only where it can change the answer: rows whose text
-//! holds a backslash (every JSON escape starts with one) and that `LIKE` did not match already.
-//! Text without a backslash decodes to itself.
+//! Decoding means parsing, so it runs only where it can change the answer: rows whose text does
+//! not hold the needle as spelled and does hold a backslash (every JSON escape starts with one).
+//! Text without a backslash decodes to itself. The whole test is one SQL function, so a row costs
+//! one call and a byte search, no slower than the `LIKE` it replaces.
 
 use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::Connection;
 use serde_json::Value;
 
-/// The SQL function `portcullis_decoded_contains(arguments, needle)`: whether `needle` is, ASCII
-/// case-insensitively like `LIKE`, a substring of the [`decoded_text`] of `arguments`.
-pub(crate) const FUNCTION: &str = "portcullis_decoded_contains";
+/// The `WHERE` condition of the `text` filter; binds the needle, as typed (no `LIKE` escaping).
+pub(crate) const CONDITION: &str = "portcullis_text_matches(arguments, ?)";
 
-/// The `WHERE` condition of the `text` filter; binds the `LIKE` pattern, then the needle.
-pub(crate) const CONDITION: &str = "(arguments LIKE ? ESCAPE '\\' \
-     OR (instr(arguments, '\\') > 0 AND portcullis_decoded_contains(arguments, ?)))";
-
-/// Registers [`FUNCTION`] on a connection (each reader registers it when it opens).
+/// Registers the function of [`CONDITION`] on a connection (each reader does when it opens).
 pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function(
-        FUNCTION,
+        "portcullis_text_matches",
         2,
         FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC | FunctionFlags::SQLITE_INNOCUOUS,
         |ctx: &Context<'_>| {
             let arguments = ctx.get_raw(0).as_str().unwrap_or_default();
             let needle = ctx.get_raw(1).as_str().unwrap_or_default();
-            Ok(decoded_contains(arguments, needle))
+            Ok(text_matches(arguments, needle))
         },
     )
 }
 
+/// Whether `needle` is, ignoring ASCII case as `LIKE` does, in the JSON `arguments` as spelled
+/// or in their [`decoded_text`].
+pub(crate) fn text_matches(arguments: &str, needle: &str) -> bool {
+    contains_ignoring_ascii_case(arguments, needle) || (arguments.contains('\\') && decoded_contains(arguments, needle))
+}
+
 /// Whether `needle` is in the decoded text of the JSON `arguments`, ignoring ASCII case. Text
 /// that is not JSON decodes to nothing.
-pub(crate) fn decoded_contains(arguments: &str, needle: &str) -> bool {
+fn decoded_contains(arguments: &str, needle: &str) -> bool {
     let Ok(value) = serde_json::from_str::<Value>(arguments) else {
         return false;
     };
     let mut text = String::with_capacity(arguments.len());
     decoded_text(&value, &mut text);
-    text.make_ascii_lowercase();
-    text.contains(&needle.to_ascii_lowercase())
+    contains_ignoring_ascii_case(&text, needle)
+}
+
+/// A substring search with no copy of the haystack. On UTF-8 a byte match is a character match
+/// (no character's bytes start inside another's).
+fn contains_ignoring_ascii_case(haystack: &str, needle: &str) -> bool {
+    let needle = needle.as_bytes();
+    needle.is_empty() || haystack.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 /// `value` written as compact JSON, except that strings are written as they decode: no escapes,
@@ -105,7 +113,7 @@ mod tests {
     #[case::nested(r#"{"a":[{"b":"\u002fetc\u002fshadow"}]}"#, "/etc/shadow")]
     #[case::line_separator(r#"{"q":"a\u2028b"}"#, "a\u{2028}b")]
     fn escaped_spellings_are_found(#[case] arguments: &str, #[case] needle: &str) {
-        assert!(decoded_contains(arguments, needle), "{needle:?} in {arguments}");
+        assert!(text_matches(arguments, needle), "{needle:?} in {arguments}");
     }
 
     #[rstest]
@@ -114,7 +122,7 @@ mod tests {
     #[case::not_json(r"\u002fhome", "/home")]
     #[case::escape_not_decoded_twice(r#"{"q":"\\u002f"}"#, "/")]
     fn near_misses_are_not_found(#[case] arguments: &str, #[case] needle: &str) {
-        assert!(!decoded_contains(arguments, needle), "{needle:?} in {arguments}");
+        assert!(!text_matches(arguments, needle), "{needle:?} in {arguments}");
     }
 
     #[test]

@@ -24,8 +24,8 @@ pub struct AuditFilter {
     pub since_ms: Option<i64>,
     /// Rows before this time (Unix ms, exclusive), so adjacent windows do not overlap.
     pub until_ms: Option<i64>,
-    /// Substring of the (redacted) arguments, ASCII case-insensitive, `%`, `_` and `\` matching
-    /// themselves. A row matches when it is in the JSON text as the client spelled it, or in the
+    /// Substring of the (redacted) arguments, ASCII case-insensitive (as SQL `LIKE`), every
+    /// character matching itself. A row matches when it is in the JSON text as the client spelled it, or in the
     /// arguments with every string decoded, whatever escapes the client used: `/home/u/.ssh`
     /// finds `"\u002fhome\u002fu\u002f.ssh"`, `say "hi"` finds `"say \"hi\""` (see `search`).
     pub text: Option<String>,
@@ -180,7 +180,6 @@ fn where_clause(filter: &AuditFilter) -> (String, Vec<SqlValue>) {
     }
     if let Some(text) = &filter.text {
         conditions.push(search::CONDITION);
-        params.push(SqlValue::Text(format!("%{}%", escape_like(text))));
         params.push(SqlValue::Text(text.clone()));
     }
     if conditions.is_empty() {
@@ -188,17 +187,6 @@ fn where_clause(filter: &AuditFilter) -> (String, Vec<SqlValue>) {
     } else {
         (format!(" WHERE {}", conditions.join(" AND ")), params)
     }
-}
-
-fn escape_like(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Reads a row selected with [`COLUMNS`], in that order.
@@ -252,11 +240,6 @@ fn decode(row: &Row<'_>) -> Result<AuditRow, AuditError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn like_metacharacters_are_escaped() {
-        assert_eq!(escape_like(r"50%_a\b"), r"50\%\_a\\b");
-    }
 
     #[test]
     fn sql_shape_depends_only_on_which_filters_are_set() {
