@@ -529,6 +529,13 @@ def http_post(url: str, body: Any, headers: dict[str, str] | None = None, timeou
         return HttpReply(e.code, dict(e.headers or {}), e.read() if e.fp else b"")
 
 
+def http_get_json(url: str, headers: dict[str, str] | None = None, timeout: float = 15.0) -> Any:
+    """GET a JSON document (the control API); raises on an HTTP error status."""
+    req = urllib.request.Request(url, headers=headers or {}, method="GET")
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return json.loads(resp.read())
+
+
 def _read_body(resp, want_id: Any) -> bytes:
     if "text/event-stream" not in resp.headers.get("Content-Type", ""):
         return resp.read()

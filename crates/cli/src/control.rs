@@ -275,7 +275,7 @@ impl ControlClient {
         warnings
     }
 
-    async fn status(&self) -> Option<Value> {
+    pub(crate) async fn status(&self) -> Option<Value> {
         let response = self
             .send(Method::GET, self.url(&["control", "status"]), None)
             .await
@@ -441,7 +441,7 @@ fn audit_problem(status: &Value) -> Option<String> {
 }
 
 /// One line for a rejected policy file.
-fn policy_warning(policy: &Value) -> String {
+pub(crate) fn policy_warning(policy: &Value) -> String {
     let field = |k: &str| policy.get(k).and_then(Value::as_str).unwrap_or("?").to_owned();
     let first = policy
         .get("problems")

@@ -81,7 +81,7 @@ fn main() -> ExitCode {
             };
             clients::run(&paths, &command)
         }
-        Command::Policy(command) => policy::run(&config, &command),
+        Command::Policy(command) => policy::run(&config, &data_dir, &command),
         Command::Tools(command) => tools::run(&data_dir, &command),
     };
     match result {

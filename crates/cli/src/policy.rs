@@ -2,7 +2,7 @@
 //! SERVER TOOL` and `portcullis policy schema`.
 
 mod explain;
-mod init;
+pub(crate) mod init;
 
 use std::path::{Path, PathBuf};
 
@@ -29,11 +29,11 @@ pub(crate) enum Command {
     Schema,
 }
 
-pub(crate) fn run(config: &Path, command: &Command) -> Outcome {
+pub(crate) fn run(config: &Path, data_dir: &Path, command: &Command) -> Outcome {
     match command {
-        Command::Check { files } => check(files),
+        Command::Check { files } => check(files, data_dir),
         Command::Init(args) => init::run(config, args),
-        Command::Explain(args) => explain::run(config, args),
+        Command::Explain(args) => explain::run(config, data_dir, args),
         Command::Schema => {
             let schema = serde_json::to_string_pretty(&portcullis_policy::json_schema()).map_err(Failure::user)?;
             write_stdout(&schema);
@@ -42,7 +42,7 @@ pub(crate) fn run(config: &Path, command: &Command) -> Outcome {
     }
 }
 
-fn check(files: &[PathBuf]) -> Outcome {
+fn check(files: &[PathBuf], data_dir: &Path) -> Outcome {
     let mut problems = Vec::new();
     for file in files {
         match Policy::load_file(file) {
@@ -50,11 +50,42 @@ fn check(files: &[PathBuf]) -> Outcome {
             Err(e) => problems.extend(e.problems.iter().map(ToString::to_string)),
         }
     }
+    for warning in gate_differs(files, data_dir) {
+        eprintln!("{warning}");
+    }
     if problems.is_empty() {
         Ok(())
     } else {
         Err(Failure::Report(problems))
     }
+}
+
+/// What the running gateway says about these files when its policy is not theirs (a rejected
+/// version, with the last good one in force). Nothing when no gateway runs.
+fn gate_differs(files: &[PathBuf], data_dir: &Path) -> Vec<String> {
+    let Ok(client) = crate::control::ControlClient::from_data_dir(data_dir) else {
+        return Vec::new();
+    };
+    let Ok(runtime) = crate::exit::runtime() else {
+        return Vec::new();
+    };
+    let Some(status) = runtime.block_on(client.status()) else {
+        return Vec::new();
+    };
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    let policies = status.get("policies").and_then(serde_json::Value::as_array);
+    policies
+        .into_iter()
+        .flatten()
+        .filter(|problem| {
+            let path = problem.get("path").and_then(serde_json::Value::as_str).unwrap_or_default();
+            files.iter().any(|file| same(file, Path::new(path)))
+        })
+        .map(|problem| format!("running gateway: {}", crate::control::policy_warning(problem)))
+        .collect()
 }
 
 /// "No server X in the config (configured: …)", for the commands that name one.

@@ -72,7 +72,8 @@ pub struct Gateway {
     stopping: tokio_util::sync::CancellationToken,
     /// The local socket [`Gateway::bind`] made, until [`Gateway::serve`] takes it.
     local: Mutex<Option<local_socket::Listener>>,
-    _watcher: Option<notify::RecommendedWatcher>,
+    /// Hot reload of the policy files, for as long as the gateway lives.
+    _watch: crate::policy_store::Watch,
 }
 
 impl Gateway {
@@ -101,7 +102,7 @@ impl Gateway {
             config.servers.keys().cloned(),
             events.clone(),
         ));
-        let watcher = policies.watch();
+        let watch = policies.watch();
         let gate = Arc::new(Gate::new(
             policies,
             AuditLog::new(writer),
@@ -122,7 +123,7 @@ impl Gateway {
             events,
             stopping: tokio_util::sync::CancellationToken::new(),
             local: Mutex::new(None),
-            _watcher: watcher,
+            _watch: watch,
         }))
     }
 

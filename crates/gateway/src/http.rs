@@ -7,6 +7,7 @@
 pub mod accept;
 pub mod conn_caps;
 pub mod control;
+pub mod control_policy;
 pub mod control_tools;
 pub(crate) mod guard;
 pub mod mcp;
@@ -35,6 +36,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/control/grants", get(control::grants))
         .route("/control/grants/{id}/revoke", post(control::revoke))
         .route("/control/policy/undo", post(control::undo_policy_write))
+        .route("/control/policy/explain", post(control_policy::explain))
         .route("/control/status", get(control::status))
         .route("/control/tools", get(control_tools::list))
         .route("/control/tools/changed", get(control_tools::changed))

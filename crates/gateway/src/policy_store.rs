@@ -4,21 +4,26 @@
 //! last good policy in force and says so (log + [`GatewayEvent::PolicyRejected`]). A missing file
 //! means "every call requires approval". A file already invalid at start-up has no last good
 //! version; that server then refuses every call, with the problems as the reason (fail closed).
+//!
+//! What is on disk is what is enforced: the store remembers the bytes each policy came from, and
+//! [`PolicyStore::watch`] compares them with the file (see `reload`), whatever happened to the
+//! directory since start.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-use notify::{RecursiveMode, Watcher};
-use portcullis_policy::{Policy, PolicyError, RuleRef};
+use portcullis_policy::{Policy, PolicyError, Problem, RuleRef};
 use serde_json::{json, Value};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
 use crate::events::GatewayEvent;
 
+mod reload;
 mod undo;
 
+pub use reload::{ReloadMode, Watch, POLL_INTERVAL};
 pub use undo::{PolicyWrite, UndoError, UNDO_WINDOW};
 
 /// What governs a server's calls right now.
@@ -32,17 +37,35 @@ pub enum InForce {
 pub struct PolicyStore {
     dir: PathBuf,
     slots: RwLock<HashMap<String, InForce>>,
+    /// What each server's file held when it was last read: a read that finds the same is no change.
+    seen: Mutex<HashMap<String, Seen>>,
+    /// Held from reading a file to putting its policy in force, so two readers (the watch and the
+    /// poll) cannot put an older read in force after a newer one.
+    reading: Mutex<()>,
     /// Servers whose file on disk is not what is in force (rejected), until a valid load.
     problems: RwLock<BTreeMap<String, PolicyProblem>>,
     events: broadcast::Sender<GatewayEvent>,
     /// Recent writes made by decisions, for undo.
     writes: Mutex<undo::Ledger>,
+    /// How changes reach the store (watched, or polled only, and why).
+    mode: RwLock<ReloadMode>,
+}
+
+/// A policy file as last read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Seen {
+    Missing,
+    Bytes(Vec<u8>),
+    /// It exists but could not be read (the error's text).
+    Unreadable(String),
 }
 
 /// A policy file that could not be put in force, for status views (`GET /control/status`).
 #[derive(Clone, Debug, serde::Serialize, PartialEq, Eq)]
 pub struct PolicyProblem {
     pub server: String,
+    /// The file that was rejected.
+    pub path: String,
     pub problems: Vec<String>,
     /// When the file was rejected (ms since the epoch).
     pub since_ms: i64,
@@ -58,33 +81,21 @@ impl PolicyStore {
         servers: impl IntoIterator<Item = String>,
         events: broadcast::Sender<GatewayEvent>,
     ) -> Self {
-        let mut problems = BTreeMap::new();
-        let slots = servers
-            .into_iter()
-            .map(|server| {
-                let in_force = match load_file(&dir.join(format!("{server}.json"))) {
-                    Ok(policy) => InForce::Policy(policy),
-                    Err(e) => {
-                        for problem in &e.problems {
-                            tracing::error!(server, "invalid policy: {problem}");
-                        }
-                        problems.insert(server.clone(), problem_of(&server, &e, false));
-                        InForce::Broken(Arc::from(format!(
-                            "the policy file of {server:?} is invalid ({}); every call is refused until it is fixed",
-                            first_problem(&e)
-                        )))
-                    }
-                };
-                (server, in_force)
-            })
-            .collect();
-        Self {
+        let store = Self {
             dir: dir.to_owned(),
-            slots: RwLock::new(slots),
-            problems: RwLock::new(problems),
+            slots: RwLock::default(),
+            seen: Mutex::default(),
+            reading: Mutex::default(),
+            problems: RwLock::default(),
             events,
             writes: Mutex::default(),
+            mode: RwLock::new(ReloadMode::NotStarted),
+        };
+        for server in servers {
+            store.slots_mut().insert(server.clone(), InForce::Broken(Arc::from("not loaded yet")));
+            store.reload_quietly(&server);
         }
+        store
     }
 
     pub fn get(&self, server: &str) -> Option<InForce> {
@@ -95,27 +106,41 @@ impl PolicyStore {
             .cloned()
     }
 
+    fn slots_mut(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, InForce>> {
+        self.slots.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn known(&self) -> Vec<String> {
+        let slots = self.slots.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        slots.keys().cloned().collect()
+    }
+
     /// A server added at run time: its policy file is loaded like those of the servers configured
     /// at start (a server already known is re-read).
     pub fn add_server(&self, server: &str) {
-        let loaded = Self::load(&self.dir, [server.to_owned()], self.events.clone());
-        let slot = loaded.get(server);
-        let mut slots = self.slots.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let (Some(in_force), false) = (slot, slots.contains_key(server)) {
-            slots.insert(server.to_owned(), in_force);
-            drop(slots);
-            if let Some(problem) = loaded.problems().into_iter().next() {
-                self.lock_problems().insert(server.to_owned(), problem);
+        let added = {
+            let mut slots = self.slots_mut();
+            let added = !slots.contains_key(server);
+            if added {
+                slots.insert(server.to_owned(), InForce::Broken(Arc::from("not loaded yet")));
             }
-            return;
+            added
+        };
+        if added {
+            self.reload_quietly(server);
+        } else {
+            self.reload(server);
         }
-        drop(slots);
-        self.reload(server);
     }
 
     /// Policy files not in force, by server.
     pub fn problems(&self) -> Vec<PolicyProblem> {
         self.lock_problems().values().cloned().collect()
+    }
+
+    /// Why `server`'s file is not the policy in force, if it is not.
+    pub fn problem(&self, server: &str) -> Option<PolicyProblem> {
+        self.lock_problems().get(server).cloned()
     }
 
     fn lock_problems(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, PolicyProblem>> {
@@ -126,89 +151,168 @@ impl PolicyStore {
         self.dir.join(format!("{server}.json"))
     }
 
-    /// Re-reads one server's file.
+    /// How file changes reach the store.
+    pub fn reload_mode(&self) -> ReloadMode {
+        self.mode.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Re-reads one server's file and puts what it holds in force (or reports why not).
     pub fn reload(&self, server: &str) {
-        let known = self
-            .slots
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .contains_key(server);
-        if !known {
-            return;
+        self.read_and_apply(server, false, true);
+    }
+
+    /// Re-reads one server's file if its bytes differ from the last read; `true` if they did.
+    pub(crate) fn reload_if_changed(&self, server: &str) -> bool {
+        self.read_and_apply(server, true, true)
+    }
+
+    /// As [`PolicyStore::reload`], at start-up: no "reloaded" event or log line.
+    fn reload_quietly(&self, server: &str) {
+        self.read_and_apply(server, false, false);
+    }
+
+    fn read_and_apply(&self, server: &str, only_if_changed: bool, announce: bool) -> bool {
+        if !self.slots.read().unwrap_or_else(std::sync::PoisonError::into_inner).contains_key(server) {
+            return false;
         }
-        match load_file(&self.path(server)) {
-            Ok(policy) => {
-                self.slots
-                    .write()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(server.to_owned(), InForce::Policy(policy));
-                self.lock_problems().remove(server);
-                tracing::info!(server, "policy reloaded");
-                let _ = self.events.send(GatewayEvent::PolicyReloaded {
-                    server: server.to_owned(),
-                });
+        let _reading = self.reading.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let path = self.path(server);
+        let seen = read_file(&path);
+        {
+            let mut all = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if only_if_changed && all.get(server) == Some(&seen) {
+                return false;
             }
-            Err(e) => {
-                let last_good = matches!(self.get(server), Some(InForce::Policy(_)));
-                self.lock_problems()
-                    .insert(server.to_owned(), problem_of(server, &e, last_good));
-                let problems: Vec<String> = e.problems.iter().map(ToString::to_string).collect();
-                for problem in &problems {
-                    if last_good {
-                        tracing::error!(server, "policy change rejected, last good policy kept: {problem}");
-                    } else {
-                        tracing::error!(server, "policy still invalid, every call refused: {problem}");
-                    }
-                }
-                let _ = self.events.send(GatewayEvent::PolicyRejected {
-                    server: server.to_owned(),
-                    problems,
-                });
-            }
+            all.insert(server.to_owned(), seen.clone());
+        }
+        match policy_of(&seen, &path) {
+            Ok(policy) => self.put_in_force(server, policy, announce),
+            Err(e) => self.reject(server, &path, &e),
+        }
+        true
+    }
+
+    fn put_in_force(&self, server: &str, policy: Policy, announce: bool) {
+        self.slots_mut().insert(server.to_owned(), InForce::Policy(policy));
+        let had_problem = self.lock_problems().remove(server).is_some();
+        if announce || had_problem {
+            tracing::info!(server, "policy reloaded");
+            let _ = self.events.send(GatewayEvent::PolicyReloaded {
+                server: server.to_owned(),
+            });
         }
     }
 
-    /// Watches the policies directory and reloads changed files until the returned guard drops.
-    pub fn watch(self: &Arc<Self>) -> Option<notify::RecommendedWatcher> {
-        // The changed files not reloaded yet, by name: a set, so it holds at most one entry per
-        // file in the directory however fast they change, and the burst of events one save
-        // makes is one reload. `wake` holds one wake-up at most: a full channel means the reload
-        // task has yet to look, and it will find this name when it does.
-        let changed = Arc::new(Mutex::new(BTreeSet::new()));
-        let (wake, mut woken) = mpsc::channel::<()>(1);
-        let noted = changed.clone();
-        let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            let Ok(event) = event else { return };
-            if event.kind.is_access() {
-                return;
-            }
-            let stems = event.paths.iter().filter(|path| path.extension().is_some_and(|e| e == "json"));
-            let stems: Vec<String> = stems
-                .filter_map(|path| path.file_stem().and_then(|s| s.to_str()).map(str::to_owned))
-                .collect();
-            if stems.is_empty() {
-                return;
-            }
-            noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(stems);
-            let _ = wake.try_send(());
-        })
-        .map_err(|e| tracing::warn!(error = %e, "cannot watch policies; hot reload is off"))
-        .ok()?;
-        if let Err(e) = watcher.watch(&self.dir, RecursiveMode::NonRecursive) {
-            tracing::warn!(dir = %self.dir.display(), error = %e, "cannot watch the policies directory; hot reload is off");
-            return None;
+    fn reject(&self, server: &str, path: &Path, e: &PolicyError) {
+        let last_good = matches!(self.get(server), Some(InForce::Policy(_)));
+        if !last_good {
+            self.slots_mut().insert(
+                server.to_owned(),
+                InForce::Broken(Arc::from(format!(
+                    "the policy file of {server:?} is invalid ({}); every call is refused until it is fixed",
+                    first_problem(e)
+                ))),
+            );
         }
-        let store = Arc::clone(self);
-        // Ends when the watcher (and with it `wake`) is dropped.
-        tokio::spawn(async move {
-            while woken.recv().await.is_some() {
-                let batch = std::mem::take(&mut *changed.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-                for server in batch {
-                    store.reload(&server);
-                }
+        self.lock_problems()
+            .insert(server.to_owned(), problem_of(server, path, e, last_good));
+        let problems: Vec<String> = e.problems.iter().map(ToString::to_string).collect();
+        for problem in &problems {
+            if last_good {
+                tracing::error!(server, "policy change rejected, last good policy kept: {problem}");
+            } else {
+                tracing::error!(server, "invalid policy, every call refused: {problem}");
             }
+        }
+        let _ = self.events.send(GatewayEvent::PolicyRejected {
+            server: server.to_owned(),
+            problems,
         });
-        Some(watcher)
+    }
+}
+
+/// Where a server's policy in force came from, beside its file (`policy explain`, status views).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PolicyState {
+    pub server: String,
+    /// The policy file, whether or not it exists.
+    pub path: String,
+    pub source: PolicySource,
+    /// Why the file is not in force (empty when it is).
+    pub problems: Vec<String>,
+}
+
+/// Whether the policy in force is the file's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicySource {
+    /// The file as it is now.
+    File,
+    /// There is no file: every call asks a person.
+    NoFile,
+    /// The file was rejected; the last valid version stays in force.
+    LastGood,
+    /// The file was rejected and none was ever valid: every call is refused.
+    None,
+}
+
+impl PolicyStore {
+    /// Where `server`'s policy in force came from; `None` for a server not configured.
+    pub fn state(&self, server: &str) -> Option<PolicyState> {
+        self.get(server)?;
+        let path = self.path(server).display().to_string();
+        if let Some(problem) = self.problem(server) {
+            let source = if problem.last_good_in_force {
+                PolicySource::LastGood
+            } else {
+                PolicySource::None
+            };
+            return Some(PolicyState {
+                server: server.to_owned(),
+                path,
+                source,
+                problems: problem.problems,
+            });
+        }
+        let missing = matches!(
+            self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(server),
+            Some(Seen::Missing)
+        );
+        Some(PolicyState {
+            server: server.to_owned(),
+            path,
+            source: if missing { PolicySource::NoFile } else { PolicySource::File },
+            problems: Vec::new(),
+        })
+    }
+}
+
+/// Reads a policy file, following symbolic links (a linked file or directory is read through).
+fn read_file(path: &Path) -> Seen {
+    match std::fs::read(path) {
+        Ok(bytes) => Seen::Bytes(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Seen::Missing,
+        Err(e) => Seen::Unreadable(e.to_string()),
+    }
+}
+
+/// The policy a file's contents give: no file asks a person for every call.
+fn policy_of(seen: &Seen, path: &Path) -> Result<Policy, PolicyError> {
+    let source = path.display().to_string();
+    let refused = |message: String| PolicyError {
+        problems: vec![Problem {
+            file: source.clone(),
+            path: "$".to_owned(),
+            message,
+        }],
+    };
+    match seen {
+        Seen::Missing => Ok(Policy::require_approval_for_all()),
+        Seen::Unreadable(why) => Err(refused(format!("cannot read the policy file: {why}"))),
+        Seen::Bytes(bytes) => match std::str::from_utf8(bytes) {
+            Ok(text) => Policy::from_json_str(text, &source),
+            Err(_) => Err(refused("the policy file is not UTF-8 text".to_owned())),
+        },
     }
 }
 
@@ -433,16 +537,10 @@ pub enum WriteError {
     Invalid { path: PathBuf, problems: String },
 }
 
-fn load_file(path: &Path) -> Result<Policy, PolicyError> {
-    if !path.exists() {
-        return Ok(Policy::require_approval_for_all());
-    }
-    Policy::load_file(path)
-}
-
-fn problem_of(server: &str, e: &PolicyError, last_good_in_force: bool) -> PolicyProblem {
+fn problem_of(server: &str, path: &Path, e: &PolicyError, last_good_in_force: bool) -> PolicyProblem {
     PolicyProblem {
         server: server.to_owned(),
+        path: path.display().to_string(),
         problems: e.problems.iter().map(ToString::to_string).collect(),
         since_ms: crate::clock::now_ms(),
         last_good_in_force,
@@ -485,6 +583,50 @@ mod tests {
         std::fs::write(dir.path().join("s.json"), r#"{"version":"1","default":"deny"}"#).unwrap();
         store.reload("s");
         assert!(store.problems().is_empty());
+    }
+
+    fn denies(store: &PolicyStore, tool: &str) -> bool {
+        match store.get("s") {
+            Some(InForce::Policy(p)) => p.evaluate(tool, &json!({})).action == portcullis_policy::Action::Deny,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The directory missing at start (as `clients install` once left it): a file written later is
+    /// read at the next poll, and a poll that finds the same bytes changes nothing.
+    #[test]
+    fn a_poll_reads_a_directory_created_after_start() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("policies");
+        let (events, mut seen) = broadcast::channel(8);
+        let store = PolicyStore::load(&dir, ["s".to_owned()], events);
+        assert_eq!(store.state("s").unwrap().source, PolicySource::NoFile);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("s.json"), r#"{"version":"1","tools":{"t":{"action":"deny"}}}"#).unwrap();
+        store.poll();
+        assert!(denies(&store, "t"), "the new file is in force");
+        assert_eq!(store.state("s").unwrap().source, PolicySource::File);
+        assert!(matches!(seen.try_recv(), Ok(GatewayEvent::PolicyReloaded { .. })));
+        store.poll();
+        assert!(seen.try_recv().is_err(), "the same bytes are no change");
+        std::fs::remove_dir_all(&dir).unwrap();
+        store.poll();
+        assert!(!denies(&store, "t"), "no file again: every call asks");
+        assert_eq!(store.state("s").unwrap().source, PolicySource::NoFile);
+    }
+
+    #[test]
+    fn a_rejected_edit_is_the_state_until_fixed() {
+        let (dir, store) = store_with(r#"{"version":"1","tools":{"t":{"action":"deny"}}}"#);
+        std::fs::write(dir.path().join("s.json"), "{ nope").unwrap();
+        store.poll();
+        let state = store.state("s").unwrap();
+        assert_eq!(state.source, PolicySource::LastGood);
+        assert!(!state.problems.is_empty() && denies(&store, "t"), "{state:?}");
+        std::fs::write(dir.path().join("s.json"), r#"{"version":"1"}"#).unwrap();
+        store.poll();
+        assert_eq!(store.state("s").unwrap().source, PolicySource::File);
+        assert!(!denies(&store, "t"));
     }
 
     #[test]

@@ -33,6 +33,16 @@ impl Gate {
         self.policies.add_server(server);
     }
 
+    /// Where `server`'s policy in force came from.
+    pub(crate) fn policy_state(&self, server: &str) -> Option<crate::policy_store::PolicyState> {
+        self.policies.state(server)
+    }
+
+    /// How changed policy files reach the gate.
+    pub(crate) fn policy_reload_mode(&self) -> crate::policy_store::ReloadMode {
+        self.policies.reload_mode()
+    }
+
     /// The policy files that could not be put in force.
     pub(crate) fn policy_problems(&self) -> Vec<PolicyProblem> {
         self.policies.problems()

@@ -15,7 +15,7 @@ use crate::approval::{ApproverGuard, DecideError, Extended};
 use crate::gate::dry_run::DryRun;
 use crate::gate::{Choice, ChoiceError, Decided};
 use crate::pins::{PinError, ToolPin};
-use crate::policy_store::{InForce, PolicyProblem, PolicyWrite, UndoError};
+use crate::policy_store::{InForce, PolicyProblem, PolicyState, PolicyWrite, ReloadMode, UndoError};
 use crate::Gateway;
 
 /// What a person checks when calls are refused (`GET /control/status`).
@@ -25,6 +25,21 @@ pub struct Health {
     pub audit: Option<AuditFault>,
     /// The policy files that could not be put in force.
     pub policies: Vec<PolicyProblem>,
+    /// How changed policy files reach the gate (watched, or polled only and why).
+    pub policy_reload: ReloadMode,
+}
+
+/// A call explained by the policy the gate holds now, beside where that policy came from
+/// (`POST /control/policy/explain`, `portcullis policy explain`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GateExplanation {
+    pub state: PolicyState,
+    /// How the policy in force decides the call; `None` when no policy is in force.
+    pub explanation: Option<portcullis_policy::Explanation>,
+    /// The explanation as the CLI prints it, one line each.
+    pub lines: Vec<String>,
+    /// How changed files reach the gate.
+    pub reload: ReloadMode,
 }
 
 /// Held calls and a person's answers.
@@ -99,6 +114,31 @@ impl Gateway {
         }
     }
 
+    /// Where `server`'s policy in force came from; `None` for a server not configured.
+    pub fn policy_state(&self, server: &str) -> Option<PolicyState> {
+        self.gate.policy_state(server)
+    }
+
+    /// How the policy the gate holds for `server` decides a call of `tool`; `None` for a server
+    /// not configured.
+    pub fn explain_policy(&self, server: &str, tool: &str, facts: &portcullis_policy::CallFacts<'_>) -> Option<GateExplanation> {
+        let state = self.gate.policy_state(server)?;
+        let (explanation, lines) = match self.gate.policy(server)? {
+            InForce::Policy(policy) => {
+                let explanation = policy.explain(tool, facts);
+                let lines = explanation.lines();
+                (Some(explanation), lines)
+            }
+            InForce::Broken(why) => (None, vec![format!("every call is refused: {why}")]),
+        };
+        Some(GateExplanation {
+            state,
+            explanation,
+            lines,
+            reload: self.gate.policy_reload_mode(),
+        })
+    }
+
     /// Reads `server`'s policy file again now (after the app saved it; the watcher would too).
     pub fn reload_policy(&self, server: &str) {
         self.gate.reload_policy(server);
@@ -114,6 +154,7 @@ impl Gateway {
         Health {
             audit: self.gate.audit_fault(),
             policies: self.gate.policy_problems(),
+            policy_reload: self.gate.policy_reload_mode(),
         }
     }
 

@@ -41,7 +41,7 @@ pub async fn list(State(gw): State<Arc<Gateway>>) -> Response {
 pub async fn status(State(gw): State<Arc<Gateway>>) -> Response {
     let health = gw.health();
     let audit = crate::audit_log::health_json(health.audit.as_ref());
-    Json(json!({ "audit": audit, "policies": health.policies })).into_response()
+    Json(json!({ "audit": audit, "policies": health.policies, "policy_reload": health.policy_reload })).into_response()
 }
 
 /// `POST /control/approvals/{id}/approve`. Without `for` and `when`: once, this session, or
