@@ -1,8 +1,12 @@
 //! `portcullis clients list | install CLIENT | uninstall CLIENT`: route an MCP client's servers
-//! through Portcullis and back. The work is `portcullis_clients`; this is prompts and output.
+//! through Portcullis and back. The work is `portcullis_clients`; this is prompts and output,
+//! and the starter policies install writes (`starters`).
+
+mod starters;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::{Args as ClapArgs, Subcommand};
 use portcullis_clients::{self as clients, install, uninstall, Client, Places, Setup};
@@ -16,9 +20,10 @@ use crate::text::write_stdout;
 pub(crate) enum Command {
     /// Show each client's config file, its servers and whether they go through Portcullis
     List(Where),
-    /// Route a client's servers through Portcullis: import them into portcullis.json and point
-    /// the client at `portcullis connect` (the file is backed up first)
-    Install(Change),
+    /// Route a client's servers through Portcullis: import them into portcullis.json, point the
+    /// client at `portcullis connect` (the file is backed up first) and write a starter policy
+    /// for each routed server that has none (from its live tool list, as `policy init`)
+    Install(InstallArgs),
     /// Undo `install`: put the client's file back from the backup
     Uninstall(Change),
 }
@@ -45,6 +50,18 @@ pub(crate) struct Change {
     place: Where,
 }
 
+#[derive(ClapArgs)]
+pub(crate) struct InstallArgs {
+    #[command(flatten)]
+    change: Change,
+    /// Write no starter policies: servers without a policy file ask a person for every call
+    #[arg(long)]
+    no_policy: bool,
+    /// Seconds each server gets to start and list its tools, for its starter policy
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    timeout: u64,
+}
+
 /// The global paths, as given.
 pub(crate) struct Paths<'a> {
     pub config: &'a Path,
@@ -57,7 +74,7 @@ pub(crate) struct Paths<'a> {
 pub(crate) fn run(paths: &Paths<'_>, command: &Command) -> Outcome {
     match command {
         Command::List(place) => list(paths, place),
-        Command::Install(change) => install(paths, change),
+        Command::Install(args) => install(paths, args),
         Command::Uninstall(change) => uninstall(paths, change),
     }
 }
@@ -88,7 +105,8 @@ fn list(paths: &Paths<'_>, place: &Where) -> Outcome {
     Ok(())
 }
 
-fn install(paths: &Paths<'_>, change: &Change) -> Outcome {
+fn install(paths: &Paths<'_>, args: &InstallArgs) -> Outcome {
+    let change = &args.change;
     let client = Client::from_id(&change.client).map_err(Failure::user)?;
     let places = places(&change.place)?;
     let setup = setup(paths)?;
@@ -98,9 +116,13 @@ fn install(paths: &Paths<'_>, change: &Change) -> Outcome {
         eprintln!("portcullis: nothing to route in {}", plan.file.path.display());
         return Ok(());
     }
-    if !confirmed(change, "Route these servers through Portcullis?")? {
+    let policies = starters::prepare(&plan, args.no_policy, Duration::from_secs(args.timeout))?;
+    write_stdout(&policies.preview());
+    if !confirmed(change, "Route these servers through Portcullis and write these policies?")? {
         return Ok(());
     }
+    // Routed first, policies second: if writing a policy fails, that server asks for every call,
+    // the safe side.
     let record = install::apply(&plan, &setup).map_err(Failure::user)?;
     eprintln!(
         "portcullis: {} now reaches {} server(s) through Portcullis; original saved as {}; undo with `portcullis clients uninstall {}`",
@@ -109,6 +131,17 @@ fn install(paths: &Paths<'_>, change: &Change) -> Outcome {
         record.backup.display(),
         client.id()
     );
+    for path in policies.write()? {
+        eprintln!("portcullis: wrote {}; edit it at will, a running gateway applies it at once", path.display());
+    }
+    let unwritten = policies.unwritten();
+    if !unwritten.is_empty() {
+        eprintln!(
+            "portcullis: no policy for {}: every call to {} asks you until it has one (`portcullis policy init SERVER`)",
+            unwritten.join(", "),
+            if unwritten.len() == 1 { "it" } else { "them" }
+        );
+    }
     eprintln!("portcullis: restart {} so it reads its new config", client.name());
     Ok(())
 }

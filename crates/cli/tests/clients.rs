@@ -95,7 +95,7 @@ fn install_routes_every_server_and_uninstall_restores_the_file_byte_for_byte() {
         let path = scene.home().join(file);
         let original = std::fs::read(&path).expect("fixture");
 
-        let dry = scene.run(&["clients", "install", client, "--dry-run"]);
+        let dry = scene.run(&["clients", "install", client, "--dry-run", "--no-policy"]);
         assert!(dry.status.success(), "{client}: {}", text(&dry.stderr));
         let preview = text(&dry.stdout);
         for name in routed {
@@ -118,7 +118,7 @@ fn install_routes_every_server_and_uninstall_restores_the_file_byte_for_byte() {
             "{client}: a dry run writes nothing"
         );
 
-        let unasked = scene.run(&["clients", "install", client]);
+        let unasked = scene.run(&["clients", "install", client, "--no-policy"]);
         assert_eq!(
             unasked.status.code(),
             Some(1),
@@ -131,8 +131,21 @@ fn install_routes_every_server_and_uninstall_restores_the_file_byte_for_byte() {
             "{client}: unconfirmed, nothing written"
         );
 
-        let done = scene.run(&["clients", "install", client, "--yes"]);
+        let done = scene.run(&["clients", "install", client, "--yes", "--no-policy"]);
         assert!(done.status.success(), "{client}: {}", text(&done.stderr));
+        let policies = scene.dir.path().join("policies");
+        assert_eq!(
+            std::fs::read_dir(&policies).map(Iterator::count).ok(),
+            Some(0),
+            "{client}: --no-policy creates the policies directory and writes nothing in it"
+        );
+        for name in routed {
+            assert!(
+                text(&done.stdout).contains(&format!("{name}.json: not written (--no-policy)")),
+                "{client}: {name} named:\n{}",
+                text(&done.stdout)
+            );
+        }
         let after = read_json(&path);
         let config = Config::load(&scene.gateway_config()).expect("portcullis.json loads in the gateway");
         for name in routed {
@@ -168,7 +181,7 @@ fn install_routes_every_server_and_uninstall_restores_the_file_byte_for_byte() {
             "{client}: every other key stays, in order"
         );
 
-        let again = scene.run(&["clients", "install", client, "--yes"]);
+        let again = scene.run(&["clients", "install", client, "--yes", "--no-policy"]);
         assert_eq!(again.status.code(), Some(1), "{client}: a second install is refused");
         assert!(text(&again.stderr).contains("uninstall"), "{}", text(&again.stderr));
 
@@ -207,7 +220,7 @@ fn keys(doc: &Value) -> Vec<String> {
 #[test]
 fn the_imported_server_is_the_one_the_client_ran() {
     let scene = Scene::new();
-    let done = scene.run(&["clients", "install", "cursor", "--yes"]);
+    let done = scene.run(&["clients", "install", "cursor", "--yes", "--no-policy"]);
     assert!(done.status.success(), "{}", text(&done.stderr));
     let config = Config::load(&scene.gateway_config()).expect("loads");
     assert_eq!(
@@ -236,7 +249,7 @@ fn a_file_the_client_rewrote_since_install_is_undone_entry_by_entry() {
     let scene = Scene::new();
     let path = scene.home().join(".claude.json");
     assert!(scene
-        .run(&["clients", "install", "claude-code", "--yes"])
+        .run(&["clients", "install", "claude-code", "--yes", "--no-policy"])
         .status
         .success());
     // Claude Code rewrites its file all the time: a counter moves, a project is added.
@@ -273,7 +286,7 @@ fn a_name_taken_in_portcullis_json_is_a_conflict_and_that_server_stays_as_it_was
     let scene = Scene::new();
     let existing = "{\n  \"mcpServers\": {\n    \"github\": { \"command\": \"other-github-server\" }\n  }\n}\n";
     std::fs::write(scene.gateway_config(), existing).expect("write");
-    let done = scene.run(&["clients", "install", "claude-desktop", "--yes"]);
+    let done = scene.run(&["clients", "install", "claude-desktop", "--yes", "--no-policy"]);
     assert!(done.status.success(), "{}", text(&done.stderr));
     assert!(
         text(&done.stdout).contains("already has a different server named \"github\""),
@@ -311,7 +324,7 @@ fn a_vscode_file_with_comments_keeps_them_through_install_and_uninstall() {
     let path = scene.home().join(".config/Code/User/mcp.json");
     std::fs::copy(fixtures().join("jsonc/mcp.json"), &path).expect("copy");
     let original = std::fs::read_to_string(&path).expect("read");
-    let done = scene.run(&["clients", "install", "vscode", "--yes"]);
+    let done = scene.run(&["clients", "install", "vscode", "--yes", "--no-policy"]);
     assert!(done.status.success(), "{}", text(&done.stderr));
     let installed = std::fs::read_to_string(&path).expect("read");
     for comment in ["// Servers for Copilot agent mode", "// the fetch server"] {
@@ -331,7 +344,7 @@ fn a_malformed_vscode_file_is_refused_in_one_line_and_left_untouched() {
         .expect("read")
         .replace("\"uvx\",", "\"uvx\"");
     std::fs::write(&path, &broken).expect("write");
-    let refused = scene.run(&["clients", "install", "vscode", "--yes"]);
+    let refused = scene.run(&["clients", "install", "vscode", "--yes", "--no-policy"]);
     assert_eq!(refused.status.code(), Some(1));
     let stderr = text(&refused.stderr);
     assert!(
@@ -346,7 +359,7 @@ fn a_malformed_vscode_file_is_refused_in_one_line_and_left_untouched() {
 fn list_shows_each_clients_file_and_servers() {
     let scene = Scene::new();
     std::fs::remove_file(scene.home().join(".cursor/mcp.json")).expect("rm");
-    assert!(scene.run(&["clients", "install", "vscode", "--yes"]).status.success());
+    assert!(scene.run(&["clients", "install", "vscode", "--yes", "--no-policy"]).status.success());
     let listed = scene.run(&["clients", "list"]);
     assert!(listed.status.success(), "{}", text(&listed.stderr));
     let out = text(&listed.stdout);
@@ -360,4 +373,60 @@ fn list_shows_each_clients_file_and_servers() {
     assert!(line("cursor").contains("no config file"), "{out}");
     let vscode: Vec<String> = line("vscode").split_whitespace().map(str::to_owned).collect();
     assert_eq!(vscode[2..], ["2", "1", "installed"], "{out}");
+}
+
+#[test]
+fn a_server_that_cannot_start_is_named_and_left_asking_for_every_call() {
+    let scene = Scene::new();
+    let path = scene.home().join(".cursor/mcp.json");
+    let missing = scene.dir.path().join("no-such-server");
+    let doc = json!({ "mcpServers": { "gone": { "command": missing.display().to_string() } } });
+    std::fs::write(&path, doc.to_string()).expect("write");
+
+    let dry = scene.run(&["clients", "install", "cursor", "--dry-run"]);
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    let preview = text(&dry.stdout);
+    assert!(
+        preview.contains("gone.json: not written: cannot start \"gone\" to list its tools")
+            && preview.contains(&missing.display().to_string()),
+        "the server and why are named:\n{preview}"
+    );
+    assert!(preview.contains("every call to gone asks you"), "{preview}");
+    assert!(!scene.dir.path().join("policies").exists(), "a dry run creates nothing");
+
+    let done = scene.run(&["clients", "install", "cursor", "--yes"]);
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    assert!(
+        text(&done.stderr).contains("no policy for gone: every call to it asks you"),
+        "{}",
+        text(&done.stderr)
+    );
+    let policies = scene.dir.path().join("policies");
+    assert!(policies.is_dir(), "the policies directory is created");
+    assert!(!policies.join("gone.json").exists(), "no policy for a server that was not listed");
+    let entry = &read_json(&path)["mcpServers"]["gone"];
+    assert_eq!(entry["args"][0], json!("connect"), "still routed: {entry}");
+}
+
+#[test]
+fn an_existing_policy_is_kept_and_its_server_not_started() {
+    let scene = Scene::new();
+    let path = scene.home().join(".cursor/mcp.json");
+    // If install started this server, the preview would say it could not.
+    let doc = json!({ "mcpServers": { "kept": { "command": "/no/such/server" } } });
+    std::fs::write(&path, doc.to_string()).expect("write");
+    let policies = scene.dir.path().join("policies");
+    std::fs::create_dir_all(&policies).expect("mkdir");
+    let hand_written = "{ \"version\": \"1\", \"default\": \"deny\" }\n";
+    std::fs::write(policies.join("kept.json"), hand_written).expect("write");
+
+    let done = scene.run(&["clients", "install", "cursor", "--yes"]);
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    let out = text(&done.stdout);
+    assert!(out.contains("kept.json: exists, kept as it is"), "{out}");
+    assert!(!out.contains("cannot start"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(policies.join("kept.json")).expect("read"),
+        hand_written
+    );
 }

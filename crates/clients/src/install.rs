@@ -9,7 +9,18 @@ use super::{
     display_path, entries, is_routed, preview_entry, Client, ClientError, JsonFile, Record, Routed, Setup, Syntax,
     TRANSPORT_KEYS,
 };
-use portcullis_config::config::{Config, ConfigError};
+use portcullis_config::config::{Config, ConfigError, ServerConfig};
+
+/// A routed server's policy file, as the gateway will look for it after the install.
+#[derive(Debug, Clone)]
+pub struct PolicyTarget {
+    pub server: String,
+    /// How to start the server (to list its tools for a starter policy).
+    pub config: ServerConfig,
+    pub path: std::path::PathBuf,
+    /// The file exists already: install leaves it as it is.
+    pub exists: bool,
+}
 
 /// The change install would make; nothing is written until [`apply`].
 #[derive(Debug, Clone)]
@@ -37,6 +48,39 @@ pub struct GatewayConfigEdit {
 impl Plan {
     pub fn is_empty(&self) -> bool {
         self.routed.is_empty()
+    }
+
+    /// The policies directory of `portcullis.json` as the install leaves it.
+    pub fn policies_dir(&self) -> Result<std::path::PathBuf, ClientError> {
+        Ok(self.gateway_config_after()?.policies_dir)
+    }
+
+    /// Each routed server once, with its policy file and whether that exists.
+    pub fn policy_targets(&self) -> Result<Vec<PolicyTarget>, ClientError> {
+        let config = self.gateway_config_after()?;
+        let mut targets: Vec<PolicyTarget> = Vec::new();
+        for r in &self.routed {
+            if targets.iter().any(|t| t.server == r.name) {
+                continue;
+            }
+            let server = config.servers.get(&r.name).ok_or_else(|| {
+                ClientError::new(format!("{:?} is routed but not in portcullis.json", r.name))
+            })?;
+            let path = config.policy_path(&r.name);
+            targets.push(PolicyTarget {
+                server: r.name.clone(),
+                config: server.clone(),
+                exists: path.exists(),
+                path,
+            });
+        }
+        Ok(targets)
+    }
+
+    fn gateway_config_after(&self) -> Result<Config, ClientError> {
+        let edit = &self.gateway_config;
+        Config::from_str(&String::from_utf8_lossy(&edit.after), &edit.path)
+            .map_err(|e| ClientError::new(format!("the imported config would be invalid: {e}")))
     }
 
     /// A diff-like account of the change: each routed entry before and after, the servers

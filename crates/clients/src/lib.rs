@@ -32,6 +32,7 @@
 
 pub mod install;
 mod json_file;
+pub mod progress;
 pub mod uninstall;
 
 use std::path::{Path, PathBuf};
@@ -247,6 +248,8 @@ pub struct Status {
     pub servers: Option<usize>,
     /// Entries that already launch `portcullis connect`.
     pub routed: usize,
+    /// The `portcullis.json` names those entries connect to, in file order, each once.
+    pub routed_names: Vec<String>,
     /// Why the file cannot be read, if it cannot.
     pub problem: Option<String>,
     pub installed: bool,
@@ -264,6 +267,7 @@ pub fn list(places: &Places, data_dir: &Path) -> Vec<Status> {
                 config_path: config_path.clone(),
                 servers: None,
                 routed: 0,
+                routed_names: Vec::new(),
                 problem: None,
                 installed,
             };
@@ -273,6 +277,11 @@ pub fn list(places: &Places, data_dir: &Path) -> Vec<Status> {
                     let entries = entries(client, &file.doc);
                     status.servers = Some(entries.len());
                     status.routed = entries.iter().filter(|(_, _, e)| is_routed(e)).count();
+                    for name in entries.iter().filter_map(|(_, _, e)| routed_name(e)) {
+                        if !status.routed_names.iter().any(|n| n == name) {
+                            status.routed_names.push(name.to_owned());
+                        }
+                    }
                 }
                 Err(e) => status.problem = Some(e.0),
             }
@@ -300,6 +309,14 @@ fn is_routed(entry: &Value) -> bool {
     let first_arg = entry.get("args").and_then(|a| a.get(0)).and_then(Value::as_str);
     let program = Path::new(command).file_stem().and_then(|s| s.to_str()).unwrap_or("");
     program == "portcullis" && first_arg == Some("connect")
+}
+
+/// The `portcullis.json` server a routed entry connects to (`portcullis connect NAME`).
+fn routed_name(entry: &Value) -> Option<&str> {
+    if !is_routed(entry) {
+        return None;
+    }
+    entry.get("args").and_then(|a| a.get(1)).and_then(Value::as_str)
 }
 
 fn lookup<'a>(doc: &'a Value, path: &[String]) -> Option<&'a Value> {

@@ -54,6 +54,8 @@ impl Caller {
             arguments,
             client_name: self.client_name.as_deref(),
             client_version: self.client_version.as_deref(),
+            // Roots and home are not known here yet (issue 28): relative paths are decided strictly.
+            places: portcullis_policy::Places::unknown(),
         }
     }
 }

@@ -1,15 +1,30 @@
 //! Conditions on a call: the `when` of a rule.
 //!
 //! A condition names what it reads — a path into the arguments, or the client's self-reported
-//! `client.name` / `client.version` — and a list of operator tests, all of which must hold. Values are compared without type conversion: an operator that meets a value of
-//! the wrong type does not hold (the string `"5"` is not greater than 3), because guessing
-//! at conversions would make a security decision depend on how a number happened to be
-//! spelled. Numbers are the one exception: they compare by value, so `1` equals `1.0`.
+//! `client.name` / `client.version` — and a list of operator tests, all of which must hold.
+//!
+//! A condition decides on what the server will read, not on the JSON as sent (DESIGN §4): the
+//! value at its path has the readings mainstream server SDKs make of it ([`crate::reading`]),
+//! and every reading is tried against all the condition's tests. The result is a [`Verdict`]:
+//! whether some reading satisfies them (what deny, require_approval and hide rules ask) and
+//! whether every reading does (what allow rules ask). A path also reaches into a string that
+//! holds a JSON object or array, as FastMCP parses it.
+//!
+//! Operators compare a reading with the operand's own readings: `eq 500` holds for the string
+//! `"500"` read as the number 500, `eq "1"` for the number 1. An operator that meets a reading of
+//! another type (`gt` on a string, `regex` on a number) is decided on the value as sent, without
+//! conversion: the string `"5"` as sent is not greater than 3, so an allow rule `gt: 3` does not
+//! allow it, while a deny rule `gt: 3` matches its reading as the number 5.
 
 use std::cmp::Ordering;
+use std::ops::ControlFlow;
 
 use regex::Regex;
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
+
+use crate::number::Num;
+use crate::path_under::Places;
+use crate::reading::{self, How, Reading, Verdict, Want};
 
 /// Prefix every condition path starts with; the rest addresses into the call's arguments.
 pub(crate) const ARGUMENTS_PREFIX: &str = "arguments.";
@@ -23,6 +38,13 @@ pub(crate) const OPERATORS: [&str; 14] = [
     "exists",
 ];
 
+/// Readings of a value as sent: with the conversions that merge values, and spellings only
+/// when a text operator reads them.
+const SENT: Want = Want {
+    spellings: false,
+    lossy: true,
+};
+
 /// What a decision may read about a call.
 #[derive(Debug, Clone, Copy)]
 pub struct CallFacts<'a> {
@@ -32,15 +54,55 @@ pub struct CallFacts<'a> {
     /// treating Claude Code and Cursor differently, not for trusting one.
     pub client_name: Option<&'a str>,
     pub client_version: Option<&'a str>,
+    /// What relative and `~` paths resolve against on the server's side, for `path_under`.
+    /// [`Places::unknown`] decides such paths strictly.
+    pub places: &'a Places,
 }
 
 impl<'a> CallFacts<'a> {
-    /// The arguments alone, from a client that did not say who it is.
+    /// The arguments alone, from a client that did not say who it is, to a server whose roots
+    /// and home are unknown.
     pub fn arguments(arguments: &'a Value) -> Self {
         CallFacts {
             arguments,
             client_name: None,
             client_version: None,
+            places: Places::unknown(),
+        }
+    }
+}
+
+/// Which readings a rule asks about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quantifier {
+    /// Some reading (or an unknown one) matches: deny, require_approval, hide.
+    Some,
+    /// Every reading matches, and all are known: allow.
+    Every,
+}
+
+impl Quantifier {
+    /// The quantifier of a rule deciding `action`: the stricter reading wins either way.
+    pub(crate) fn for_action(action: crate::Action) -> Quantifier {
+        if action == crate::Action::Allow {
+            Quantifier::Every
+        } else {
+            Quantifier::Some
+        }
+    }
+
+    pub(crate) fn pick(self, verdict: Verdict) -> bool {
+        match self {
+            Quantifier::Some => verdict.some,
+            Quantifier::Every => verdict.every,
+        }
+    }
+
+    /// Whether the verdict so far already answers this quantifier.
+    fn answered(self, verdict: Verdict) -> bool {
+        match self {
+            Quantifier::Some => verdict.some,
+            Quantifier::Every => !verdict.every,
         }
     }
 }
@@ -50,6 +112,8 @@ impl<'a> CallFacts<'a> {
 pub(crate) struct Condition {
     subject: Subject,
     tests: Vec<Test>,
+    /// Readings to make of the value: spellings only when a text operator is among the tests.
+    want: Want,
 }
 
 /// What a condition reads.
@@ -73,34 +137,142 @@ impl Subject {
 
 impl Condition {
     pub(crate) fn new(subject: Subject, tests: Vec<Test>) -> Self {
-        Condition { subject, tests }
+        let spellings = tests.iter().any(Test::reads_text);
+        Condition {
+            subject,
+            tests,
+            want: Want { spellings, ..SENT },
+        }
     }
 
-    /// Whether every test holds for what this condition reads.
-    pub(crate) fn holds(&self, facts: &CallFacts<'_>) -> bool {
-        let client = |text: Option<&str>| text.map(|t| Value::String(t.to_owned()));
-        let owned;
-        let value = match &self.subject {
-            Subject::Argument(path) => path.resolve(facts.arguments),
-            Subject::ClientName => {
-                owned = client(facts.client_name);
-                owned.as_ref()
-            }
-            Subject::ClientVersion => {
-                owned = client(facts.client_version);
-                owned.as_ref()
-            }
+    /// Whether the condition holds for the call under `quantifier`.
+    pub(crate) fn holds(&self, facts: &CallFacts<'_>, quantifier: Quantifier) -> bool {
+        quantifier.pick(self.verdict(facts, quantifier, &mut |_, _, _| {}))
+    }
+
+    /// The verdict over the readings of what this condition reads; each reading with its
+    /// verdict is told to `seen`. Stops once `quantifier` is answered, so the other half of
+    /// the verdict may be incomplete.
+    pub(crate) fn verdict(
+        &self,
+        facts: &CallFacts<'_>,
+        quantifier: Quantifier,
+        seen: &mut dyn FnMut(Reading<'_>, How, Verdict),
+    ) -> Verdict {
+        let mut total = Verdict::EMPTY;
+        let mut one = |value: Option<&Value>| -> ControlFlow<()> {
+            let Some(value) = value else {
+                let verdict = self.on_reading(Reading::Missing, None, How::AsSent, facts.places);
+                seen(Reading::Missing, How::AsSent, verdict);
+                total = total.add_reading(verdict);
+                return stop(quantifier, total);
+            };
+            reading::each(value, self.want, &mut |r, how| {
+                let verdict = self.on_reading(r, Some(value), how, facts.places);
+                seen(r, how, verdict);
+                total = total.add_reading(verdict);
+                stop(quantifier, total)
+            })
         };
-        self.tests.iter().all(|test| test.holds(value))
+        let _ = match &self.subject {
+            Subject::Argument(path) => path.reach(facts.arguments, 0, &mut one),
+            Subject::ClientName => one(facts.client_name.map(|t| Value::String(t.to_owned())).as_ref()),
+            Subject::ClientVersion => one(facts.client_version.map(|t| Value::String(t.to_owned())).as_ref()),
+        };
+        total
+    }
+
+    /// Every test on one reading of `origin` (the value reached; `None` when missing).
+    fn on_reading(&self, r: Reading<'_>, origin: Option<&Value>, how: How, places: &Places) -> Verdict {
+        let mut verdict = Verdict::TRUE;
+        for test in &self.tests {
+            verdict = verdict.and(test.verdict(r, origin, how, places));
+            if verdict == Verdict::FALSE {
+                break;
+            }
+        }
+        verdict
     }
 
     /// A key on this condition's path that a case-insensitive reader would take for the one the
     /// condition reads: `(found, read)`.
     pub(crate) fn shadowed_key(&self, arguments: &Value) -> Option<(String, String)> {
         match &self.subject {
-            Subject::Argument(path) => path.shadowed_key(arguments),
+            Subject::Argument(path) => path.shadowed_key(arguments, 0),
             Subject::ClientName | Subject::ClientVersion => None,
         }
+    }
+
+    /// What this condition reads, as written in the policy (`arguments.a.b`, `client.name`).
+    pub(crate) fn name(&self) -> String {
+        match &self.subject {
+            Subject::Argument(path) => {
+                let segments: Vec<&str> = path.segments.iter().map(|s| &*s.key).collect();
+                format!("{ARGUMENTS_PREFIX}{}", segments.join("."))
+            }
+            Subject::ClientName => CLIENT_NAME.to_owned(),
+            Subject::ClientVersion => CLIENT_VERSION.to_owned(),
+        }
+    }
+
+    /// When this condition's answer under `quantifier` rests on a reading other than the value
+    /// as sent, which one: for `Some`, the reading that matched; for `Every`, the one that did
+    /// not. `None` when the value as sent decides by itself.
+    pub(crate) fn reading_note(&self, facts: &CallFacts<'_>, quantifier: Quantifier) -> Option<String> {
+        let mut note = None;
+        let mut decided = false;
+        self.verdict(facts, quantifier, &mut |r, how, verdict| {
+            let deciding = match quantifier {
+                Quantifier::Some => verdict.some,
+                Quantifier::Every => !verdict.every,
+            };
+            if decided || !deciding {
+                return;
+            }
+            decided = true;
+            let partial = verdict.some != verdict.every;
+            note = match (how, quantifier, partial) {
+                (How::AsSent, _, false) => None,
+                (How::AsSent, Quantifier::Some, true) => Some(format!(
+                    "{} matched as a server may resolve the path (another spelling of it, or a root or home directory that is not known)",
+                    self.name()
+                )),
+                (How::AsSent, Quantifier::Every, true) => Some(format!(
+                    "{} does not hold for every way a server may resolve the path (another spelling of it, or a root or home directory that is not known)",
+                    self.name()
+                )),
+                (_, Quantifier::Some, _) => Some(format!(
+                    "{} matched as {} ({})",
+                    self.name(),
+                    reading::describe(r),
+                    how.why()
+                )),
+                (_, Quantifier::Every, _) => Some(format!(
+                    "{} does not hold for {} ({})",
+                    self.name(),
+                    reading::describe(r),
+                    how.why()
+                )),
+            };
+        });
+        note
+    }
+
+    /// The argument path this condition reads, as segments (`None` for `client.*`).
+    pub(crate) fn argument_segments(&self) -> Option<impl Iterator<Item = &str> + Clone> {
+        match &self.subject {
+            Subject::Argument(path) => Some(path.segments.iter().map(|s| &*s.key)),
+            Subject::ClientName | Subject::ClientVersion => None,
+        }
+    }
+}
+
+/// Stop reading once the quantifier is answered.
+fn stop(quantifier: Quantifier, total: Verdict) -> ControlFlow<()> {
+    if quantifier.answered(total) || total.settled() {
+        ControlFlow::Break(())
+    } else {
+        ControlFlow::Continue(())
     }
 }
 
@@ -143,76 +315,96 @@ impl ArgumentPath {
     }
 
     /// The first key along this path that differs from the path's own key only by case
-    /// (`PATH` where the policy reads `path`). The policy would decide on one value and a server
-    /// built on Go's encoding/json could act on the other, so such a call is not decided here.
-    fn shadowed_key(&self, arguments: &Value) -> Option<(String, String)> {
-        let mut current = arguments;
-        for segment in &self.segments {
-            current = match current {
-                Value::Object(map) => {
-                    let read = &*segment.key;
-                    if let Some(found) = map
-                        .keys()
-                        .find(|k| k.as_str() != read && portcullis_wire::strict::same_under_folding(k, read))
-                    {
-                        return Some((found.clone(), read.to_owned()));
-                    }
-                    map.get(read)?
+    /// (`PATH` where the policy reads `path`), also inside a string holding JSON. The policy
+    /// would decide on one value and a server built on Go's encoding/json could act on the
+    /// other, so such a call is not decided here.
+    fn shadowed_key(&self, current: &Value, depth: usize) -> Option<(String, String)> {
+        let segment = self.segments.get(depth)?;
+        match current {
+            Value::Object(map) => {
+                let read = &*segment.key;
+                if let Some(found) = map
+                    .keys()
+                    .find(|k| k.as_str() != read && portcullis_wire::strict::same_under_folding(k, read))
+                {
+                    return Some((found.clone(), read.to_owned()));
                 }
-                Value::Array(items) => items.get(segment.index?)?,
-                _ => return None,
-            };
+                self.shadowed_key(map.get(read)?, depth + 1)
+            }
+            Value::Array(items) => self.shadowed_key(items.get(segment.index?)?, depth + 1),
+            Value::String(text) => self.shadowed_key(&reading::json_in_text(text)?, depth),
+            _ => None,
         }
-        None
     }
 
-    /// The value at this path, or `None` when some step is missing.
-    fn resolve<'v>(&self, arguments: &'v Value) -> Option<&'v Value> {
-        let mut current = arguments;
-        for segment in &self.segments {
-            current = match current {
-                Value::Object(map) => map.get(&*segment.key)?,
-                Value::Array(items) => items.get(segment.index?)?,
-                _ => return None,
-            };
+    /// Calls `f` with every value this path reaches from segment `depth` on: the value as sent
+    /// (`None` when some step is missing) and, where a step meets a string holding a JSON
+    /// object or array, the value inside it as a server that parses such strings reads it.
+    fn reach(
+        &self,
+        current: &Value,
+        depth: usize,
+        f: &mut dyn FnMut(Option<&Value>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let Some(segment) = self.segments.get(depth) else {
+            return f(Some(current));
+        };
+        let next = match current {
+            Value::Object(map) => map.get(&*segment.key),
+            Value::Array(items) => segment.index.and_then(|i| items.get(i)),
+            Value::String(text) => {
+                // A server that keeps the string finds nothing here; one that parses it goes on.
+                f(None)?;
+                return match reading::json_in_text(text) {
+                    Some(parsed @ (Value::Object(_) | Value::Array(_))) => self.reach(&parsed, depth, f),
+                    _ => ControlFlow::Continue(()),
+                };
+            }
+            _ => None,
+        };
+        match next {
+            Some(value) => self.reach(value, depth + 1, f),
+            None => f(None),
         }
-        Some(current)
     }
 }
 
 /// One operator with its compiled operand.
 #[derive(Debug)]
 pub(crate) enum Test {
-    Eq(Value),
-    Ne(Value),
-    In(Vec<Value>),
-    NotIn(Vec<Value>),
+    Eq(Operand),
+    Ne(Operand),
+    In(Vec<Operand>),
+    NotIn(Vec<Operand>),
     Regex(Regex),
-    Contains(Value),
+    /// The needle, and its text when it is a string.
+    Contains(Operand, Option<String>),
     Prefix(String),
     Glob(crate::pattern::Pattern),
     PathUnder(crate::path_under::BasePath),
-    Gt(Number),
-    Gte(Number),
-    Lt(Number),
-    Lte(Number),
+    Gt(Num),
+    Gte(Num),
+    Lt(Num),
+    Lte(Num),
     Exists(bool),
 }
 
 impl Test {
     /// Compiles operator `name` with `operand`; the message says what was expected.
     pub(crate) fn compile(name: &str, operand: &Value) -> Result<Test, String> {
-        let number = |make: fn(Number) -> Test| match operand {
-            Value::Number(n) => Ok(make(n.clone())),
+        let number = |make: fn(Num) -> Test| match operand {
+            Value::Number(n) => Num::from_json(n)
+                .map(make)
+                .ok_or_else(|| format!("expected a number, found {n}")),
             other => Err(format!("expected a number, found {}", describe(other))),
         };
-        let list = |make: fn(Vec<Value>) -> Test| match operand {
-            Value::Array(items) => Ok(make(items.clone())),
+        let list = |make: fn(Vec<Operand>) -> Test| match operand {
+            Value::Array(items) => Ok(make(items.iter().map(Operand::compile).collect())),
             other => Err(format!("expected an array, found {}", describe(other))),
         };
         match name {
-            "eq" => Ok(Test::Eq(operand.clone())),
-            "ne" => Ok(Test::Ne(operand.clone())),
+            "eq" => Ok(Test::Eq(Operand::compile(operand))),
+            "ne" => Ok(Test::Ne(Operand::compile(operand))),
             "in" => list(Test::In),
             "not_in" => list(Test::NotIn),
             "regex" => match operand {
@@ -224,7 +416,10 @@ impl Test {
                     describe(other)
                 )),
             },
-            "contains" => Ok(Test::Contains(operand.clone())),
+            "contains" => Ok(Test::Contains(
+                Operand::compile(operand),
+                operand.as_str().map(str::to_owned),
+            )),
             "prefix" => string(operand).map(|p| Test::Prefix(p.to_owned())),
             "glob" => string(operand).and_then(crate::pattern::Pattern::parse).map(Test::Glob),
             "path_under" => string(operand).and_then(crate::path_under::BasePath::parse).map(Test::PathUnder),
@@ -243,34 +438,176 @@ impl Test {
         }
     }
 
-    /// Whether this test holds for `value` (`None` when the path is missing).
-    fn holds(&self, value: Option<&Value>) -> bool {
-        let Some(value) = value else {
+    /// Whether this operator reads text, so numbers and booleans are also tried as the strings
+    /// servers spell them as.
+    fn reads_text(&self) -> bool {
+        matches!(
+            self,
+            Test::Regex(_) | Test::Contains(..) | Test::Prefix(_) | Test::Glob(_) | Test::PathUnder(_)
+        )
+    }
+
+    /// This test on reading `r` of `origin` (the value reached; `None` when missing).
+    fn verdict(&self, r: Reading<'_>, origin: Option<&Value>, how: How, places: &Places) -> Verdict {
+        let Some(origin) = origin else {
             // A missing value equals nothing, so only the negative tests hold.
-            return matches!(self, Test::Ne(_) | Test::NotIn(_) | Test::Exists(false));
+            return Verdict::of(matches!(self, Test::Ne(_) | Test::NotIn(_) | Test::Exists(false)));
         };
-        match self {
-            Test::Eq(expected) => json_eq(value, expected),
-            Test::Ne(expected) => !json_eq(value, expected),
-            Test::In(choices) => choices.iter().any(|c| json_eq(value, c)),
-            Test::NotIn(choices) => !choices.iter().any(|c| json_eq(value, c)),
-            Test::Regex(regex) => value.as_str().is_some_and(|s| regex.is_match(s)),
-            Test::Contains(needle) => match (value, needle) {
-                (Value::String(s), Value::String(n)) => s.contains(n.as_str()),
-                (Value::Array(items), _) => items.iter().any(|item| json_eq(item, needle)),
-                _ => false,
-            },
-            Test::Prefix(prefix) => value.as_str().is_some_and(|s| s.starts_with(prefix.as_str())),
-            Test::Glob(pattern) => value.as_str().is_some_and(|s| pattern.matches(s)),
-            Test::PathUnder(base) => value.as_str().is_some_and(|s| base.contains(s)),
-            Test::Gt(bound) => compare(value, bound) == Some(Ordering::Greater),
-            Test::Gte(bound) => matches!(compare(value, bound), Some(Ordering::Greater | Ordering::Equal)),
-            Test::Lt(bound) => compare(value, bound) == Some(Ordering::Less),
-            Test::Lte(bound) => {
-                matches!(compare(value, bound), Some(Ordering::Less | Ordering::Equal))
+        let any = |operands: &[Operand]| operands.iter().fold(Verdict::FALSE, |v, o| v.or(o.matches(r, how)));
+        let applicable = match (self, r) {
+            (Test::Eq(o), _) => Some(o.matches(r, how)),
+            (Test::Ne(o), _) => Some(o.matches(r, how).not()),
+            (Test::In(os), _) => Some(any(os)),
+            (Test::NotIn(os), _) => Some(any(os).not()),
+            (Test::Exists(expected), _) => Some(Verdict::of(*expected)),
+            (Test::Regex(regex), Reading::Text(s)) => Some(Verdict::of(regex.is_match(s))),
+            (Test::Contains(_, Some(needle)), Reading::Text(s)) => Some(Verdict::of(s.contains(needle.as_str()))),
+            (Test::Contains(needle, _), Reading::Array(items)) => Some(
+                items
+                    .iter()
+                    .fold(Verdict::FALSE, |v, item| v.or(needle.matches_value(item))),
+            ),
+            (Test::Prefix(prefix), Reading::Text(s)) => Some(Verdict::of(s.starts_with(prefix.as_str()))),
+            (Test::Glob(pattern), Reading::Text(s)) => Some(Verdict::of(pattern.matches(s))),
+            (Test::PathUnder(base), Reading::Text(s)) => Some(base.verdict(s, places)),
+            (Test::Gt(bound), Reading::Num(n)) => Some(Verdict::of(n.compare(*bound) == Some(Ordering::Greater))),
+            (Test::Gte(bound), Reading::Num(n)) => Some(Verdict::of(matches!(
+                n.compare(*bound),
+                Some(Ordering::Greater | Ordering::Equal)
+            ))),
+            (Test::Lt(bound), Reading::Num(n)) => Some(Verdict::of(n.compare(*bound) == Some(Ordering::Less))),
+            (Test::Lte(bound), Reading::Num(n)) => {
+                Some(Verdict::of(matches!(n.compare(*bound), Some(Ordering::Less | Ordering::Equal))))
             }
-            Test::Exists(expected) => *expected,
+            _ => None,
+        };
+        match applicable {
+            Some(verdict) => verdict,
+            // An operator of another type decides on the value as sent, without conversion.
+            None if how == How::AsSent => Verdict::FALSE,
+            None => self.verdict(as_sent(origin), Some(origin), How::AsSent, places),
         }
+    }
+}
+
+/// The value as sent, as a reading.
+fn as_sent(value: &Value) -> Reading<'_> {
+    match value {
+        Value::Null => Reading::Null,
+        Value::Bool(b) => Reading::Bool(*b),
+        Value::Number(n) => Num::from_json(n).map_or(Reading::Null, Reading::Num),
+        Value::String(s) => Reading::Text(s),
+        Value::Array(items) => Reading::Array(items),
+        Value::Object(map) => Reading::Object(map),
+    }
+}
+
+/// An `eq`/`in`/`contains` operand: the values it is equal to, as its own readings (`"500"` is
+/// also 500, `true` also 1), and, when it is (or holds) an array or object, its members.
+#[derive(Debug, Default)]
+pub(crate) struct Operand {
+    scalars: Vec<Scalar>,
+    /// Readings that merge values (`Boolean("no")` is `true`): a lossy reading of a sent value
+    /// found here does not make it equal (for a deny rule), nor stop it being equal (for allow).
+    lossy: Vec<Scalar>,
+    array: Option<Vec<Operand>>,
+    object: Option<Vec<(String, Operand)>>,
+}
+
+#[derive(Debug, PartialEq)]
+enum Scalar {
+    Null,
+    Bool(bool),
+    Num(Num),
+    Text(String),
+}
+
+impl Scalar {
+    fn of(r: Reading<'_>) -> Option<Scalar> {
+        match r {
+            Reading::Null => Some(Scalar::Null),
+            Reading::Bool(b) => Some(Scalar::Bool(b)),
+            Reading::Num(n) => Some(Scalar::Num(n)),
+            Reading::Text(t) => Some(Scalar::Text(t.to_owned())),
+            Reading::Missing | Reading::Array(_) | Reading::Object(_) => None,
+        }
+    }
+
+    fn equals(&self, r: Reading<'_>) -> bool {
+        match (self, r) {
+            (Scalar::Null, Reading::Null) => true,
+            (Scalar::Bool(a), Reading::Bool(b)) => *a == b,
+            (Scalar::Num(a), Reading::Num(b)) => a.same(b),
+            (Scalar::Text(a), Reading::Text(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Operand {
+    fn compile(value: &Value) -> Operand {
+        let mut operand = Operand::default();
+        let _ = reading::each(value, SENT, &mut |r, how| {
+            match r {
+                Reading::Array(items) => operand.array = Some(items.iter().map(Operand::compile).collect()),
+                Reading::Object(map) => {
+                    operand.object = Some(map.iter().map(|(k, v)| (k.clone(), Operand::compile(v))).collect());
+                }
+                _ => {
+                    let list = if how.is_lossy() { &mut operand.lossy } else { &mut operand.scalars };
+                    list.extend(Scalar::of(r));
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        operand
+    }
+
+    /// Whether reading `r` (produced as `how`) equals this operand. Members of arrays and
+    /// objects have readings of their own, so the answer for a container is a verdict over theirs.
+    fn matches(&self, r: Reading<'_>, how: How) -> Verdict {
+        match r {
+            Reading::Array(items) => match &self.array {
+                Some(members) if members.len() == items.len() => members
+                    .iter()
+                    .zip(items)
+                    .fold(Verdict::TRUE, |v, (member, item)| v.and(member.matches_value(item))),
+                _ => Verdict::FALSE,
+            },
+            Reading::Object(map) => match &self.object {
+                Some(members) if members.len() == map.len() => {
+                    members.iter().fold(Verdict::TRUE, |v, (key, member)| {
+                        v.and(map.get(key).map_or(Verdict::FALSE, |item| member.matches_value(item)))
+                    })
+                }
+                _ => Verdict::FALSE,
+            },
+            _ => {
+                let equal = self.scalars.iter().any(|s| s.equals(r));
+                if how.is_lossy() {
+                    Verdict {
+                        some: equal,
+                        every: equal || self.lossy.iter().any(|s| s.equals(r)),
+                    }
+                } else {
+                    Verdict::of(equal)
+                }
+            }
+        }
+    }
+
+    /// Whether the readings of `value` equal this operand.
+    fn matches_value(&self, value: &Value) -> Verdict {
+        let mut total = Verdict::EMPTY;
+        let _ = reading::each(value, SENT, &mut |r, how| {
+            total = total.add_reading(self.matches(r, how));
+            if total.settled() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        total
     }
 }
 
@@ -279,47 +616,6 @@ fn string(operand: &Value) -> Result<&str, String> {
     operand
         .as_str()
         .ok_or_else(|| format!("expected a string, found {}", describe(operand)))
-}
-
-/// Orders `value` against `bound` when `value` is a number; `None` otherwise.
-fn compare(value: &Value, bound: &Number) -> Option<Ordering> {
-    match value {
-        Value::Number(n) => compare_numbers(n, bound),
-        _ => None,
-    }
-}
-
-/// Compares two JSON numbers exactly where both are integers (an `f64` cannot hold every
-/// `u64`), and as floats otherwise.
-fn compare_numbers(a: &Number, b: &Number) -> Option<Ordering> {
-    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
-        return Some(x.cmp(&y));
-    }
-    if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
-        return Some(x.cmp(&y));
-    }
-    // One integer is above i64::MAX and the other negative.
-    if a.is_u64() && b.is_i64() {
-        return Some(Ordering::Greater);
-    }
-    if a.is_i64() && b.is_u64() {
-        return Some(Ordering::Less);
-    }
-    a.as_f64()?.partial_cmp(&b.as_f64()?)
-}
-
-/// JSON equality in which numbers compare by value (`1 == 1.0`) at any depth.
-fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => compare_numbers(x, y) == Some(Ordering::Equal),
-        (Value::Array(xs), Value::Array(ys)) => xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| json_eq(x, y)),
-        (Value::Object(xs), Value::Object(ys)) => objects_eq(xs, ys),
-        _ => a == b,
-    }
-}
-
-fn objects_eq(xs: &Map<String, Value>, ys: &Map<String, Value>) -> bool {
-    xs.len() == ys.len() && xs.iter().all(|(key, x)| ys.get(key).is_some_and(|y| json_eq(x, y)))
 }
 
 /// The one-line reason from a regex error; its `Display` draws a multi-line caret diagram,

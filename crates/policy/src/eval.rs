@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::condition::{CallFacts, Condition};
+use crate::condition::{CallFacts, Condition, Quantifier};
 use crate::model::{Risk, ToolClass};
 use crate::pattern::PatternSet;
 use crate::{Action, Annotations, Evaluation, RateLimit, RuleRef};
@@ -174,7 +174,7 @@ impl Compiled {
             return refusal;
         }
         let matched = entry.rules.iter().enumerate().find(|(index, rule)| {
-            let held = rule.conditions.iter().all(|c| c.holds(facts));
+            let held = rule.holds(facts);
             trace(Step::Rule { index: *index, held });
             held
         });
@@ -225,6 +225,39 @@ pub(crate) enum Step {
     Shadowed,
     /// Rule `index` was tried; `held`: its `when` held (and it decided).
     Rule { index: usize, held: bool },
+}
+
+impl Rule {
+    /// Whether this rule's `when` holds: for a deny or require_approval rule, on some reading
+    /// of each value it reads; for an allow rule, on every reading (the stricter decision either
+    /// way, see [`Quantifier`]).
+    pub(crate) fn holds(&self, facts: &CallFacts<'_>) -> bool {
+        let quantifier = Quantifier::for_action(self.action);
+        self.conditions.iter().all(|c| c.holds(facts, quantifier))
+    }
+
+    /// When this rule's outcome (`held` or not) rests on a reading of a value other than the value
+    /// as sent, which readings: for explanations. A rule that held as a deny rule names the
+    /// readings that matched; an allow rule that did not hold, the reading that failed.
+    pub(crate) fn reading_note(&self, facts: &CallFacts<'_>, held: bool) -> Option<String> {
+        let quantifier = Quantifier::for_action(self.action);
+        let notes: Vec<String> = match (quantifier, held) {
+            (Quantifier::Some, true) => self
+                .conditions
+                .iter()
+                .filter_map(|c| c.reading_note(facts, quantifier))
+                .collect(),
+            (Quantifier::Every, false) => self
+                .conditions
+                .iter()
+                .find(|c| !c.holds(facts, quantifier))
+                .and_then(|c| c.reading_note(facts, quantifier))
+                .into_iter()
+                .collect(),
+            _ => Vec::new(),
+        };
+        (!notes.is_empty()).then(|| notes.join("; "))
+    }
 }
 
 impl Entry {

@@ -67,6 +67,10 @@ pub struct RuleTried {
     pub action: Action,
     /// Whether its `when` held (and so it decided).
     pub held: bool,
+    /// When that rests on a reading of a value other than the value as sent (the string `"500"`
+    /// read as the number 500, a relative path whose root is not known), which one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reading: Option<String>,
 }
 
 impl Compiled {
@@ -133,6 +137,7 @@ impl Compiled {
                             when: rule.when.clone(),
                             action: rule.action,
                             held,
+                            reading: rule.reading_note(facts, held),
                         });
                     }
                 }
@@ -205,6 +210,9 @@ impl Explanation {
                 action_word(rule.action),
                 if rule.held { "holds, decides" } else { "does not hold" }
             ));
+            if let Some(reading) = &rule.reading {
+                lines.push(format!("  read as a server reads it: {reading}"));
+            }
         }
         let rule_decided = self.rules.last().is_some_and(|r| r.held);
         if let (Some(action), false, false) = (self.entry_action, rule_decided, self.shadowed) {

@@ -54,6 +54,7 @@
 //! - Evaluation does not allocate beyond the strings it returns (and, for a tool name that is not
 //!   ASCII, its characters for glob matching).
 
+mod argument_type;
 mod condition;
 mod edit;
 mod eval;
@@ -61,8 +62,10 @@ mod explain;
 pub mod guess;
 mod load;
 pub mod model;
+mod number;
 mod path_under;
 mod pattern;
+mod reading;
 mod rule_ref;
 mod schema;
 pub mod starter;
@@ -73,6 +76,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use condition::CallFacts;
+pub use path_under::Places;
 pub use edit::{add_tool_entry, add_tool_rule, RuleWrite};
 pub use explain::{Explanation, GlobKey, Matched, RuleTried};
 pub use model::{Risk, ToolClass};
@@ -142,6 +146,23 @@ impl Policy {
         self.compiled.explain(tool, facts)
     }
 
+    /// Where `tool`'s pinned `input_schema` declares a `type` for an argument a rule of the
+    /// tool's entry reads (following `properties` and `items` along the rule's path), and the
+    /// call's value there (or on the way there) is of another type: a message for the agent,
+    /// which the gateway refuses the call with. `None` when every such value has its declared
+    /// type, when the schema declares none, and for tools decided without rules (hide, default).
+    ///
+    /// Lenient servers convert a value of the wrong type before the tool runs; the policy reads
+    /// those conversions it knows ([`CallFacts`]), and this refusal covers the ones it does not.
+    pub fn argument_type_problem(
+        &self,
+        tool: &str,
+        arguments: &serde_json::Value,
+        input_schema: &serde_json::Value,
+    ) -> Option<String> {
+        self.compiled.argument_type_problem(tool, arguments, input_schema)
+    }
+
     /// Whether `tool` matches a `hide` pattern: leave it out of `tools/list`.
     pub fn is_hidden(&self, tool: &str) -> bool {
         self.compiled.hidden_by(tool).is_some()
@@ -181,11 +202,12 @@ impl When {
         })
     }
 
-    /// Whether every condition holds for the call.
+    /// Whether every condition holds for the call, on every reading a server may make of the
+    /// values it reads (a grant allows calls, so it is read as an allow rule is).
     pub fn holds(&self, facts: &CallFacts<'_>) -> bool {
-        self.conditions
-            .iter()
-            .all(|c| c.holds(facts) && c.shadowed_key(facts.arguments).is_none())
+        self.conditions.iter().all(|c| {
+            c.holds(facts, condition::Quantifier::Every) && c.shadowed_key(facts.arguments).is_none()
+        })
     }
 
     /// The object as written.

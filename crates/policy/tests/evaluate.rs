@@ -216,14 +216,14 @@ fn holds(path: &str, condition: Value, arguments: Value) -> bool {
 #[case::eq_string_differs(json!({"eq": "a"}), json!({"v": "b"}), false)]
 #[case::eq_int_float(json!({"eq": 1}), json!({"v": 1.0}), true)]
 #[case::eq_no_coercion(json!({"eq": 5}), json!({"v": "5"}), false)]
-#[case::eq_bool_not_number(json!({"eq": true}), json!({"v": 1}), false)]
+#[case::eq_bool_reads_number(json!({"eq": true}), json!({"v": 1}), true)]
 #[case::eq_null(json!({"eq": null}), json!({"v": null}), true)]
 #[case::eq_object(json!({"eq": {"a": [1, 2]}}), json!({"v": {"a": [1.0, 2]}}), true)]
 #[case::eq_missing(json!({"eq": "a"}), json!({}), false)]
 // ne
 #[case::ne_differs(json!({"ne": "a"}), json!({"v": "b"}), true)]
 #[case::ne_same(json!({"ne": "a"}), json!({"v": "a"}), false)]
-#[case::ne_other_type(json!({"ne": 5}), json!({"v": "5"}), true)]
+#[case::ne_reads_number(json!({"ne": 5}), json!({"v": "5"}), false)]
 #[case::ne_missing(json!({"ne": "a"}), json!({}), true)]
 // in / not_in
 #[case::in_member(json!({"in": ["a", "b"]}), json!({"v": "b"}), true)]
@@ -455,6 +455,7 @@ fn new_operators_and_client_conditions(#[case] when: Value, #[case] arguments: V
         arguments: &arguments,
         client_name: Some("claude-code"),
         client_version: Some("1.2.3"),
+        places: portcullis_policy::Places::unknown(),
     };
     let expected = if allowed { Action::Allow } else { Action::Deny };
     assert_eq!(policy.evaluate_call("t", &facts).action, expected, "{when} with {arguments}");

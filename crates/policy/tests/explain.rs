@@ -134,6 +134,7 @@ fn a_client_name_condition_reads_the_client() {
         arguments: &args,
         client_name: Some("claude-code"),
         client_version: None,
+        places: portcullis_policy::Places::unknown(),
     };
     assert_eq!(p.explain("run", &facts).evaluation.action, Action::RequireApproval);
     assert_eq!(

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use portcullis_audit::neutralize::terminal as clean;
-use portcullis_config::config::Config;
+use portcullis_config::config::{Config, ServerConfig};
 use portcullis_gateway::upstream::list_tools::list_tools;
 use portcullis_policy::starter::{starter_policy, ClassifiedTool, StarterPolicy};
 use portcullis_policy::ToolClass;
@@ -18,6 +18,9 @@ use portcullis_policy::ToolClass;
 use crate::exit::{Failure, Outcome};
 use crate::table;
 use crate::text::write_stdout;
+
+/// The `clientInfo.name` the server sees on the listing connection.
+const CLIENT_NAME: &str = "portcullis-policy-init";
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
@@ -45,23 +48,13 @@ pub(super) fn run(config_path: &Path, args: &Args) -> Outcome {
     }
 
     let runtime = crate::exit::runtime()?;
-    let listed = runtime.block_on(list_tools(
-        &args.server,
-        server,
-        "portcullis-policy-init",
-        Duration::from_secs(args.timeout),
-    ));
-    let tools = listed.map_err(|e| {
-        // The message and the stderr lines can carry whatever the server printed.
-        let mut lines = vec![format!(
-            "portcullis: cannot list the tools of {:?}: {}",
-            args.server,
-            clean(&e.message)
-        )];
-        lines.extend(e.stderr_tail.iter().map(|l| format!("  server stderr: {}", clean(l))));
-        Failure::Report(lines)
-    })?;
-    let starter = starter_policy(&tools).map_err(|e| Failure::user(format!("generated an invalid policy: {e}")))?;
+    let starter = runtime
+        .block_on(generate(&args.server, server, Duration::from_secs(args.timeout)))
+        .map_err(|e| {
+            let mut lines = vec![format!("portcullis: cannot list the tools of {:?}: {}", args.server, e.message)];
+            lines.extend(e.stderr_tail.iter().map(|l| format!("  server stderr: {l}")));
+            Failure::Report(lines)
+        })?;
 
     if args.stdout {
         write_stdout(starter.text.trim_end());
@@ -78,6 +71,26 @@ pub(super) fn run(config_path: &Path, args: &Args) -> Outcome {
     Ok(())
 }
 
+/// Why a server's starter policy could not be made, cleaned for a terminal (the message and the
+/// stderr lines can carry whatever the server printed).
+pub(crate) struct NotGenerated {
+    pub message: String,
+    pub stderr_tail: Vec<String>,
+}
+
+/// The starter policy of one configured server: starts it, lists every tool and classifies
+/// them. `policy init` and `clients install` both come here.
+pub(crate) async fn generate(name: &str, server: &ServerConfig, timeout: Duration) -> Result<StarterPolicy, NotGenerated> {
+    let tools = list_tools(name, server, CLIENT_NAME, timeout).await.map_err(|e| NotGenerated {
+        message: clean(&e.message),
+        stderr_tail: e.stderr_tail.iter().map(|l| clean(l)).collect(),
+    })?;
+    starter_policy(&tools).map_err(|e| NotGenerated {
+        message: format!("generated an invalid policy: {e}"),
+        stderr_tail: Vec::new(),
+    })
+}
+
 fn exists(target: &Path) -> Failure {
     Failure::user(format!(
         "{} already exists; pass --force to replace it",
@@ -87,7 +100,7 @@ fn exists(target: &Path) -> Failure {
 
 /// Writes `text` to a temporary file in `target`'s directory and moves it into place: with
 /// `force` over an existing file, without it only if `target` still does not exist.
-fn write_policy(target: &Path, text: &str, force: bool) -> Outcome {
+pub(crate) fn write_policy(target: &Path, text: &str, force: bool) -> Outcome {
     use portcullis_atomic_file::{Options, Permissions};
     let options = Options::new(Permissions::KeepOrShared);
     let options = if force { options } else { options.no_clobber() };
@@ -101,7 +114,7 @@ fn write_policy(target: &Path, text: &str, force: bool) -> Outcome {
 }
 
 /// The classification table, then one line of counts per class.
-fn summary(starter: &StarterPolicy) -> String {
+pub(crate) fn summary(starter: &StarterPolicy) -> String {
     let mut rows = vec![["TOOL", "CLASS", "RISK", "RULE"].map(str::to_owned)];
     rows.extend(starter.tools.iter().map(row));
     let mut out = table::render(&rows);

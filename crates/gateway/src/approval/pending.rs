@@ -138,6 +138,8 @@ impl ClientInfo {
             arguments,
             client_name: self.name.as_deref(),
             client_version: self.version.as_deref(),
+            // Roots and home are not known here yet (issue 28): relative paths are decided strictly.
+            places: portcullis_policy::Places::unknown(),
         }
     }
 }

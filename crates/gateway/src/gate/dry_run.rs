@@ -221,6 +221,8 @@ fn covers(cover: &Cover, row: &AuditRow) -> (bool, bool) {
         arguments: &row.arguments,
         client_name: row.client_name.as_deref(),
         client_version: row.client_version.as_deref(),
+        // Roots and home are not known here yet (issue 28): relative paths are decided strictly.
+        places: portcullis_policy::Places::unknown(),
     };
     match cover {
         Cover::Nothing => (false, false),
