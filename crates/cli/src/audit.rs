@@ -22,7 +22,7 @@ pub(crate) struct Args {
     /// Only rows newer than this, e.g. 10m, 2h, 7d
     #[arg(long, value_name = "DUR")]
     since: Option<String>,
-    /// Substring over the (redacted) arguments
+    /// Substring of the (redacted) arguments, as sent or decoded (`/home` finds `\u002fhome`)
     #[arg(long)]
     text: Option<String>,
     #[arg(long, default_value_t = 50)]
@@ -51,11 +51,11 @@ pub(crate) fn run(data_dir: &Path, args: &Args) -> Outcome {
     let store = AuditStore::open(&db).map_err(Failure::user)?;
     let rows = store.query(&filter, args.limit).map_err(Failure::user)?;
     // The table is for a terminal: agent- and server-chosen text in it is neutralized. JSON keeps
-    // the exact text (its escaping already turns ESC and every other C0 character into `\u00XX`);
-    // CSV cells are guarded against formulas by `export::csv`.
+    // the exact text, with every control, bidi and line-break character as a `\uXXXX` escape;
+    // CSV cells are guarded against formulas and keep one row per line (`export`).
     let text = match args.format {
         Format::Table => table(&rows),
-        Format::Json => serde_json::to_string_pretty(&rows).map_err(Failure::user)?,
+        Format::Json => export::json_pretty(&rows),
         Format::Jsonl => export::jsonl(&rows),
         Format::Csv => export::csv(&rows),
     };

@@ -43,8 +43,14 @@ fn write_row(data: &Path) {
 }
 
 fn audit(data: &Path, format: &str) -> String {
+    audit_with(data, &["--format", format])
+}
+
+fn audit_with(data: &Path, extra: &[&str]) -> String {
     let out = Command::new(BIN)
-        .args(["audit", "--format", format, "--data-dir"])
+        .arg("audit")
+        .args(extra)
+        .arg("--data-dir")
         .arg(data)
         .env_remove("PORTCULLIS_HOME")
         .env_remove("PORTCULLIS_CONFIG")
@@ -115,4 +121,72 @@ fn json_keeps_the_exact_text() {
     assert!(!jsonl.contains('\u{1b}'), "ESC is JSON-escaped: {jsonl}");
     let line: Value = serde_json::from_str(jsonl.trim_end()).expect("JSON line");
     assert_eq!(line["tool"], HOSTILE_TOOL);
+}
+
+/// Every character a mainstream line reader ends a line at (Python's `str.splitlines`,
+/// JavaScript's line terminators).
+const LINE_BREAKS: [char; 10] = [
+    '\n', '\u{0b}', '\u{0c}', '\r', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}', '\u{2029}',
+];
+
+/// One row per line break, its arguments sent as the client spelled them (stored as sent), plus
+/// one whose path is spelled with JSON escapes.
+fn write_spelled_rows(data: &Path) -> usize {
+    std::fs::create_dir_all(data).expect("data dir");
+    let writer = AuditWriter::open(&data.join("audit.db")).expect("open audit");
+    let mut texts: Vec<String> = LINE_BREAKS
+        .iter()
+        .map(|c| serde_json::to_string(&json!({ "q": format!("a{c}b") })).expect("JSON"))
+        .collect();
+    texts.push(r#"{"path":"\u002fhome\u002fu\u002f.ssh\u002fid_ed25519"}"#.to_owned());
+    for (i, text) in texts.iter().enumerate() {
+        let time_ms = 1_700_000_000_000 + i64::try_from(i).expect("small");
+        writer
+            .record_blocking(NewDecision {
+                time_ms,
+                session: "s1".into(),
+                client_name: None,
+                client_version: None,
+                server: "fs".into(),
+                tool: "read_file".into(),
+                arguments: serde_json::from_str(text).expect("JSON"),
+                arguments_digest: "hmac-sha256:00".into(),
+                decision: Decision::Allowed,
+                decided_by: DecidedBy::Policy,
+                rule: None,
+                reason: Some(format!("line{}break", LINE_BREAKS[i % LINE_BREAKS.len()])),
+                wait_ms: None,
+                request_id: None,
+                arguments_text: Some(bytes::Bytes::from(text.clone())),
+                original_arguments: None,
+                extra_redact_keys: Vec::new(),
+            })
+            .expect("record");
+    }
+    texts.len()
+}
+
+#[test]
+fn every_row_is_one_line_for_readers_that_split_at_any_line_break() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rows = write_spelled_rows(dir.path());
+    for (format, header) in [("jsonl", 0), ("csv", 1)] {
+        let out = audit(dir.path(), format);
+        let lines: Vec<&str> = out.split(LINE_BREAKS).filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.len(), rows + header, "{format}:\n{out}");
+    }
+    let json = audit(dir.path(), "json");
+    assert!(!json.contains(&LINE_BREAKS[7..]), "NEL and U+2028/9 are escaped in JSON too");
+    let parsed: Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(parsed.as_array().map(Vec::len), Some(rows));
+}
+
+#[test]
+fn text_finds_a_path_whatever_escapes_spelled_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_spelled_rows(dir.path());
+    let found = audit_with(dir.path(), &["--format", "jsonl", "--text", "/home/u/.ssh"]);
+    let line: Value = serde_json::from_str(found.trim_end()).expect("one JSON line");
+    assert_eq!(line["arguments"]["path"], "/home/u/.ssh/id_ed25519");
+    assert_eq!(audit_with(dir.path(), &["--format", "jsonl", "--text", "/home/v"]).trim(), "");
 }
