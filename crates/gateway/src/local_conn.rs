@@ -315,7 +315,6 @@ impl Conn {
                     caller: caller_for(&session, Some(relay), &msg),
                     stream_now: !is_initialize,
                     accepts_sse: !is_initialize,
-                    pass_headers: Vec::new(),
                     // The initialize answer is looked at here (a failed one ends the session).
                     sink: (!is_initialize).then(|| self.tx.clone()),
                 };

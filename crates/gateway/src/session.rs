@@ -16,6 +16,7 @@
 
 mod held;
 mod in_flight;
+mod mirror;
 mod outlets;
 mod reattach;
 mod reply;
@@ -66,8 +67,6 @@ pub struct RequestContext {
     pub stream_now: bool,
     /// The client accepts `text/event-stream`.
     pub accepts_sse: bool,
-    /// Headers that go on to an HTTP upstream unchanged (2026-07-28 `Mcp-Param-*`).
-    pub pass_headers: Vec<(String, String)>,
     /// A connection's own outgoing queue (the local socket, [`crate::local_conn`]): a streamed
     /// answer goes straight into it instead of a stream of its own, and the request ends when it
     /// closes. Refusals and other immediate answers still come back as [`Reply::Json`].

@@ -145,6 +145,16 @@ impl ToolCatalog {
             .remove(&scope);
     }
 
+    /// The `inputSchema` of `tool` as `session` was told it, else as the server last listed it
+    /// (read alone, for the headers a call mirrors: [`portcullis_wire::mirror::params`]).
+    pub fn input_schema(&self, server: &str, session: &str, tool: &str) -> Option<Value> {
+        let scopes = self.scopes.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let of = |scope: Scope| scopes.get(&scope)?.get(tool).cloned();
+        let stored = of(Scope::Session(server.to_owned(), session.to_owned()))
+            .or_else(|| of(Scope::Server(server.to_owned())))?;
+        serde_json::from_str(stored.input_schema.as_deref()?).ok()
+    }
+
     /// What `session`'s prompt shows of `tool`: what that session was told, else the
     /// server's latest.
     pub fn get(&self, server: &str, session: &str, tool: &str) -> Known {

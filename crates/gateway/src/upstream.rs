@@ -107,12 +107,12 @@ impl Upstream {
         })
     }
 
-    /// `pass_headers`: HTTP headers of the client's request that go on to an HTTP upstream
-    /// (2026-07-28 `Mcp-Param-*`).
-    pub async fn request(&self, msg: Message, pass_headers: &[(String, String)]) -> Result<Exchange, UpstreamError> {
+    /// `param_headers`: the `Mcp-Param-*` headers an HTTP upstream gets with the request, written
+    /// from `msg` itself ([`crate::session::Session::param_headers`]).
+    pub async fn request(&self, msg: Message, param_headers: &[(String, String)]) -> Result<Exchange, UpstreamError> {
         match self {
             Self::Stdio(c) => c.request(msg).await,
-            Self::Http(c) => c.request(msg, pass_headers).await,
+            Self::Http(c) => c.request(msg, param_headers).await,
             Self::Sse(c) => c.request(msg).await,
         }
     }

@@ -130,7 +130,13 @@ impl Gate {
         self.catalog.forget(server, session);
     }
 
-    /// Drops idle rate-limit buckets.
+    /// The `inputSchema` of `tool` as `session` of `server` was told it, else as the server last
+    /// listed it: what says which arguments a call mirrors into `Mcp-Param-*` headers.
+    pub(crate) fn tool_input_schema(&self, server: &str, session: &str, tool: &str) -> Option<Value> {
+        self.catalog.input_schema(server, session, tool)
+    }
+
+    /// Drops rate-limit counters whose window has emptied.
     pub(crate) fn prune_rate_limits(&self) {
         self.rate_limits.prune();
     }

@@ -10,6 +10,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use portcullis_wire::message::refusal_id;
+use portcullis_wire::mirror::params::{Received, PARAM_PREFIX};
 use portcullis_wire::{error_code, method, mirror, sse, Kind, Message};
 use serde_json::Value;
 
@@ -18,6 +19,7 @@ use crate::session::{Reply, RequestContext, Session};
 use crate::Gateway;
 
 pub const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
 /// Sent by `portcullis connect`: the relay's agent session, and "open the stream now".
 pub const RELAY_HEADER: &str = "x-portcullis-relay";
 
@@ -72,8 +74,12 @@ pub async fn post(
             return json_response(StatusCode::BAD_REQUEST, &reply);
         }
     };
-    if let Some(response) = check_modern_headers(&headers, &msg) {
-        return response;
+    if let Err(why) = check_mirror_headers(&headers, &msg) {
+        return header_mismatch(&msg, &why);
+    }
+    let params_said = received_params(&headers);
+    if !params_said.is_empty() && msg.method() != Some(method::TOOLS_CALL) {
+        return header_mismatch(&msg, "only a tools/call's arguments are mirrored into Mcp-Param-* headers");
     }
     let session_header = header_str(&headers, SESSION_HEADER);
     let is_initialize = msg.method() == Some(method::INITIALIZE);
@@ -99,13 +105,18 @@ pub async fn post(
         },
     };
 
+    // Both paths (a session's and the shared stateless one) come through here; the upstream gets
+    // these headers written from the body, so a header the body does not back is refused.
+    if let Err(why) = session.check_param_headers(&msg, &params_said) {
+        return header_mismatch(&msg, &why);
+    }
+
     match msg.kind() {
         Kind::Request { .. } => {
             let ctx = RequestContext {
                 caller: caller(&session, &headers, &msg),
                 stream_now: headers.contains_key(RELAY_HEADER),
                 accepts_sse: accepts_sse(&headers),
-                pass_headers: param_headers(&headers),
                 sink: None,
             };
             let reply = session.request(msg, ctx).await;
@@ -244,35 +255,56 @@ pub(crate) fn caller_for(session: &Session, relay: Option<&str>, msg: &Message) 
     }
 }
 
-/// 2026-07-28: `Mcp-Method` / `Mcp-Name` must agree with the body, which decides
-/// ([`portcullis_wire::mirror`]). Returns the error response when they disagree.
-fn check_modern_headers(headers: &HeaderMap, msg: &Message) -> Option<Response> {
-    let mismatch = |what: &str| {
-        let text = format!("[portcullis] the {what} header does not match the request body");
-        let reply = Message::error_response(msg.id(), error_code::HEADER_MISMATCH, &text);
-        Some(
-            (
-                StatusCode::BAD_REQUEST,
-                [(header::CONTENT_TYPE, "application/json")],
-                Body::from(reply.bytes().clone()),
-            )
-                .into_response(),
-        )
-    };
-    if let Some(m) = header_str(headers, mirror::METHOD_HEADER) {
-        if Some(m) != msg.method() {
+/// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` must agree with the body, which decides
+/// ([`portcullis_wire::mirror`]), whatever the era: a legacy-era request that carries them anyway
+/// is held to them too. `Err` says which one does not.
+fn check_mirror_headers(headers: &HeaderMap, msg: &Message) -> Result<(), String> {
+    let mismatch = |what: &str| Err(format!("the {what} header does not match the request body"));
+    for name in [mirror::METHOD_HEADER, mirror::NAME_HEADER, VERSION_HEADER] {
+        if headers.get_all(name).iter().nth(1).is_some() {
+            return Err(format!("the {name} header appears more than once"));
+        }
+    }
+    if let Some(m) = headers.get(mirror::METHOD_HEADER) {
+        if m.to_str().ok().map(trim_ows) != msg.method() {
             return mismatch("Mcp-Method");
         }
     }
+    let params = || msg.params::<Value>().unwrap_or(Value::Null);
     if let Some(name) = headers.get(mirror::NAME_HEADER) {
-        let said = name.to_str().ok().and_then(mirror::decode_header_value);
-        let params = msg.params::<Value>().unwrap_or(Value::Null);
+        let said = name.to_str().ok().map(trim_ows).and_then(mirror::decode_header_value);
+        let params = params();
         let body = msg.method().and_then(|m| mirror::mirrored_name(m, &params));
         if said.is_none() || said.as_deref() != body {
             return mismatch("Mcp-Name");
         }
     }
-    None
+    // Only a request that names its version in `_meta` (2026-07-28) mirrors it; a legacy
+    // session's header carries the version negotiated at initialize, which the body never says.
+    if let Some(version) = headers.get(VERSION_HEADER) {
+        let params = params();
+        let body = params.get("_meta").and_then(|m| m.get(method::META_PROTOCOL_VERSION));
+        if let Some(body) = body {
+            if version.to_str().ok().map(trim_ows) != body.as_str() {
+                return mismatch("MCP-Protocol-Version");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// HTTP strips a field value's edge spaces and tabs; a value that needs them travels in base64.
+fn trim_ows(value: &str) -> &str {
+    value.trim_matches([' ', '\t'])
+}
+
+/// A header that says something the body does not: 400 with JSON-RPC `-32020`, as the
+/// 2026-07-28 transport asks of every server that reads the body.
+fn header_mismatch(msg: &Message, why: &str) -> Response {
+    tracing::warn!(why, "request refused: a header does not mirror the body");
+    let text = format!("[portcullis] {why}; the body is what is decided and forwarded, and headers must agree with it");
+    let reply = Message::error_response(msg.id(), error_code::HEADER_MISMATCH, &text);
+    json_response(StatusCode::BAD_REQUEST, &reply)
 }
 
 fn initialize_succeeded(reply: &Reply) -> bool {
@@ -283,12 +315,17 @@ fn initialize_succeeded(reply: &Reply) -> bool {
     }
 }
 
-/// 2026-07-28 `Mcp-Param-*` headers, which an HTTP upstream must receive as the client sent them.
-fn param_headers(headers: &HeaderMap) -> Vec<(String, String)> {
+/// The request's `Mcp-Param-*` headers, each occurrence apart (a repeated one is refused).
+fn received_params(headers: &HeaderMap) -> Vec<Received<'_>> {
     headers
         .iter()
-        .filter(|(name, _)| name.as_str().starts_with("mcp-param-"))
-        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
+        .filter_map(|(name, value)| {
+            let name = name.as_str().strip_prefix(PARAM_PREFIX)?;
+            Some(Received {
+                name,
+                value: value.to_str().ok(),
+            })
+        })
         .collect()
 }
 

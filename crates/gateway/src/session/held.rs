@@ -36,12 +36,12 @@ impl Session {
         if let Some(ask) = params.as_ref().and_then(ToolCallParams::task_ask) {
             let tool = params.as_ref().map_or("", |p| p.name.as_str());
             if let Some(task) = self.mint_held_task(&hold, tool, ask) {
-                return self.held_as_task(hold, msg, id, ticket, ctx, task);
+                return self.held_as_task(hold, msg, id, ticket, task);
             }
         }
         if !ctx.accepts_sse {
             return self
-                .held_json(hold, msg, id, ticket, ctx.caller.clone(), ctx.pass_headers.clone())
+                .held_json(hold, msg, id, ticket, ctx.caller.clone())
                 .await;
         }
         let (tx, rx) = match &ctx.sink {
@@ -58,7 +58,6 @@ impl Session {
         let key = params.as_ref().and_then(|p| self.reattach_key(p, &msg, &ctx.caller));
         let waiter = Waiter { msg, id, tx, ticket };
         let session = self.clone();
-        let pass_headers = ctx.pass_headers.clone();
         let wait = async move {
             let (end, waiter) = match key {
                 Some(key) => match session.reattach.register(key.clone(), waiter) {
@@ -70,7 +69,7 @@ impl Session {
                 },
                 None => wait_on_stream(hold, progress, waiter).await,
             };
-            session.after_stream_hold(end, waiter, pass_headers).await;
+            session.after_stream_hold(end, waiter).await;
         };
         tokio::spawn(wait.in_current_span());
         rx.map_or(Reply::Sent, Reply::Sse)
@@ -125,9 +124,9 @@ impl Session {
 
     /// The hold of a streamed call ended: forward the approved call into the (latest) waiter's
     /// stream, or answer with the refusal, or nothing if it was withdrawn.
-    async fn after_stream_hold(self: Arc<Self>, end: crate::gate::HoldEnd, waiter: Waiter, pass_headers: Vec<(String, String)>) {
+    async fn after_stream_hold(self: Arc<Self>, end: crate::gate::HoldEnd, waiter: Waiter) {
         let Waiter { msg, id, tx, ticket } = waiter;
-        let (msg, pass_headers) = match approved_call(msg, pass_headers, end.edited.as_ref()) {
+        let msg = match approved_call(msg, end.edited.as_ref()) {
             Ok(call) => call,
             Err(answer) => {
                 if let Ok(f) = end.settled {
@@ -147,7 +146,7 @@ impl Session {
                     // The client closed the stream before the upstream took the call: `Drop`
                     // gives the request up.
                     () = tx.closed() => return,
-                    sent = pending.send_upstream(msg, &pass_headers) => sent,
+                    sent = pending.send_upstream(msg) => sent,
                 };
                 match sent {
                     Ok(exchange) => pending.stream_into(exchange, tx, None),
@@ -177,13 +176,12 @@ impl Session {
         id: RequestId,
         ticket: Option<Ticket>,
         caller: Caller,
-        pass_headers: Vec<(String, String)>,
     ) -> Reply {
         let (mut tx, rx) = tokio::sync::oneshot::channel();
         let session = self.clone();
         let wait = async move {
             let end = hold.wait(None, tx.closed()).await;
-            let (msg, pass_headers) = match (approved_call(msg, pass_headers, end.edited.as_ref()), &end.settled) {
+            let msg = match (approved_call(msg, end.edited.as_ref()), &end.settled) {
                 (Ok(call), _) => call,
                 (Err(answer), _) => {
                     if let Ok(f) = end.settled {
@@ -199,7 +197,6 @@ impl Session {
                         caller,
                         stream_now: false,
                         accepts_sse: false,
-                        pass_headers,
                         sink: None,
                     };
                     let forward = PendingReply::new(session, id, ticket, Some(f)).forward(msg, &ctx);
@@ -248,17 +245,15 @@ impl Session {
         msg: Message,
         id: RequestId,
         ticket: Option<Ticket>,
-        ctx: &RequestContext,
         task: Arc<GatewayTask>,
     ) -> Reply {
         let created = task.created(self.hold_deadline(&task));
         tracing::info!(task = task.id, approval = hold.id(), "held call answered with a task");
         let session = self.clone();
-        let pass_headers = ctx.pass_headers.clone();
         let run = async move {
             let cancel = task.cancel.clone();
             let end = hold.wait(None, async move { cancel.cancelled().await }).await;
-            session.run_task(end, msg, pass_headers, &task).await;
+            session.run_task(end, msg, &task).await;
             session.announce(&task);
         };
         tokio::spawn(run.in_current_span());
@@ -266,24 +261,23 @@ impl Session {
     }
 
     /// The decision completes the task: the approved call's real result, or the refusal.
-    async fn run_task(self: &Arc<Self>, end: crate::gate::HoldEnd, msg: Message, pass_headers: Vec<(String, String)>, task: &GatewayTask) {
-        let call = approved_call(msg, pass_headers, end.edited.as_ref()).and_then(|(msg, headers)| {
+    async fn run_task(self: &Arc<Self>, end: crate::gate::HoldEnd, msg: Message, task: &GatewayTask) {
+        let call = approved_call(msg, end.edited.as_ref()).and_then(|msg| {
             let msg = match task.ask() {
                 TaskAsk::Legacy => Ok(msg),
                 TaskAsk::Extension => msg.without_task_ask(),
             };
-            let msg = msg.and_then(|m| m.with_id(&task.wire_id())).map_err(|e| {
+            msg.and_then(|m| m.with_id(&task.wire_id())).map_err(|e| {
                 let text = format!("[portcullis] the approved call could not be built ({e}); it was not forwarded");
                 Message::error_response(None, error_code::INTERNAL_ERROR, &text)
-            })?;
-            Ok((msg, headers))
+            })
         });
         match (end.settled, call) {
-            (Ok(f), Ok((msg, headers))) => {
+            (Ok(f), Ok(msg)) => {
                 task.set(TaskState::Running);
                 self.announce(task);
                 let pending = PendingReply::new(self.clone(), task.wire_id(), None, Some(f));
-                let Some(answer) = pending.answer_for_task(msg, &headers, task.cancel.clone()).await else {
+                let Some(answer) = pending.answer_for_task(msg, task.cancel.clone()).await else {
                     return;
                 };
                 match tasks::upstream_task(&answer) {
@@ -308,7 +302,7 @@ impl Session {
             return;
         };
         let pending = PendingReply::new(self.clone(), id.clone(), None, None);
-        let waited = tokio::time::timeout(self.call_timeout, pending.answer_for_task(request, &[], task.cancel.clone())).await;
+        let waited = tokio::time::timeout(self.call_timeout, pending.answer_for_task(request, task.cancel.clone())).await;
         match waited {
             Ok(Some(answer)) => task.finish_with(&answer),
             Ok(None) => {}
@@ -376,19 +370,16 @@ async fn wait_on_stream(hold: Box<Hold>, progress: Option<ProgressSink>, waiter:
 }
 
 /// The call to forward once approved: as it came, or with the arguments a person edited. Headers
-/// that mirror the arguments (`Mcp-Param-*`) described the agent's arguments, so they go; the
-/// gate checked the edit (`Gate::check_edit`), including that it reads back strictly.
+/// that mirror the arguments (`Mcp-Param-*`) are written from the call as forwarded
+/// ([`super::mirror`]), so an edited call carries the edited values; the gate checked the edit
+/// (`Gate::check_edit`), including that it reads back strictly.
 /// `Err` is the client's answer: the edit could not be applied (unreachable after `check_edit`),
 /// and the agent's own call must not run instead.
-fn approved_call(
-    msg: Message,
-    pass_headers: Vec<(String, String)>,
-    edited: Option<&Value>,
-) -> Result<(Message, Vec<(String, String)>), Message> {
+fn approved_call(msg: Message, edited: Option<&Value>) -> Result<Message, Message> {
     let Some(arguments) = edited else {
-        return Ok((msg, pass_headers));
+        return Ok(msg);
     };
-    msg.with_arguments(arguments).map(|edited| (edited, Vec::new())).map_err(|e| {
+    msg.with_arguments(arguments).map_err(|e| {
         tracing::error!(error = %e, "edited arguments could not be applied; the call is not forwarded");
         let text = format!("[portcullis] the call approved with edits could not be built ({e}); it was not forwarded");
         Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text)

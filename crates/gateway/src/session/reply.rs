@@ -135,12 +135,11 @@ impl PendingReply {
                     (tx, Some(rx))
                 }
             };
-            let pass_headers = ctx.pass_headers.clone();
             let stream = async move {
                 let sent = tokio::select! {
                     // The relay closed the stream: `Drop` gives the request up.
                     () = tx.closed() => return,
-                    sent = self.send_upstream(msg, &pass_headers) => sent,
+                    sent = self.send_upstream(msg) => sent,
                 };
                 match sent {
                     Ok(exchange) => self.stream_into(exchange, tx, None),
@@ -153,7 +152,7 @@ impl PendingReply {
             tokio::spawn(stream.in_current_span());
             return rx.map_or(Reply::Sent, Reply::Sse);
         }
-        let exchange = match self.send_upstream(msg, &ctx.pass_headers).await {
+        let exchange = match self.send_upstream(msg).await {
             Ok(exchange) => exchange,
             Err(answer) => return Reply::answer(answer),
         };
@@ -189,19 +188,17 @@ impl PendingReply {
     /// Sends the request upstream (an HTTP upstream may already answer here), within the
     /// deadline. `Err` is the client's answer (unreachable, timed out), or none when the sender
     /// cancelled the request first — then it is not sent at all.
-    pub(super) async fn send_upstream(
-        &mut self,
-        msg: Message,
-        pass_headers: &[(String, String)],
-    ) -> Result<Exchange, Option<Message>> {
+    pub(super) async fn send_upstream(&mut self, msg: Message) -> Result<Exchange, Option<Message>> {
         if self.cancelled.is_cancelled() {
             return Err(self.cancelled_by_sender());
         }
+        // Written from the call as it goes, never copied from the client's request.
+        let param_headers = self.session.param_headers(&msg);
         let cancelled = self.cancelled.clone();
         let sent = tokio::select! {
             biased;
             () = cancelled.cancelled() => return Err(self.cancelled_by_sender()),
-            sent = until(self.deadline, self.session.upstream.request(msg, pass_headers)) => sent,
+            sent = until(self.deadline, self.session.upstream.request(msg, &param_headers)) => sent,
         };
         match sent {
             Some(Ok(exchange)) => {
@@ -373,12 +370,11 @@ impl PendingReply {
     pub(super) async fn answer_for_task(
         mut self,
         msg: Message,
-        pass_headers: &[(String, String)],
         cancelled: CancellationToken,
     ) -> Option<Message> {
         let sent = tokio::select! {
             () = cancelled.cancelled() => return self.given_up_for_task(),
-            sent = self.send_upstream(msg, pass_headers) => sent,
+            sent = self.send_upstream(msg) => sent,
         };
         let mut exchange = match sent {
             Ok(exchange) => exchange,

@@ -3,7 +3,9 @@
 //! Legacy servers mint `Mcp-Session-Id` on the initialize reply; we echo it (and
 //! `MCP-Protocol-Version`) afterwards and open the optional `GET` stream for server-initiated
 //! messages. Modern (2026-07-28) requests carry their version in `_meta`; for those we set the
-//! `Mcp-Method` / `Mcp-Name` headers from the body, which stays the source of truth.
+//! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers from the body, which stays the source
+//! of truth. `Mcp-Param-*` headers come written from the body too, in either era (the session
+//! writes them from the tool's schema and the call's arguments; nothing the client sent is copied).
 //! Each request's answer is JSON or an SSE stream; we report which, so the downstream can mirror it.
 
 use std::collections::BTreeMap;
@@ -56,14 +58,14 @@ impl StreamableHttp {
         }
     }
 
-    pub async fn request(&self, msg: Message, pass_headers: &[(String, String)]) -> Result<Exchange, UpstreamError> {
+    pub async fn request(&self, msg: Message, param_headers: &[(String, String)]) -> Result<Exchange, UpstreamError> {
         let id = msg.id().cloned();
         // Each request has its own response stream here: ids go through as the client wrote them.
         let wire_id = id
             .clone()
             .ok_or_else(|| UpstreamError::Refused("a request without an id".into()))?;
         let is_initialize = msg.method() == Some(method::INITIALIZE);
-        let response = self.post(&msg, pass_headers).await?;
+        let response = self.post(&msg, param_headers).await?;
         if is_initialize {
             if let Some(session) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
                 self.state().id = Some(session.to_owned());
@@ -204,7 +206,7 @@ impl StreamableHttp {
         self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    async fn post(&self, msg: &Message, pass_headers: &[(String, String)]) -> Result<reqwest::Response, UpstreamError> {
+    async fn post(&self, msg: &Message, param_headers: &[(String, String)]) -> Result<reqwest::Response, UpstreamError> {
         let state = self.state().clone();
         let mut request = self
             .client
@@ -215,7 +217,7 @@ impl StreamableHttp {
         if let Some(session) = &state.id {
             request = request.header(SESSION_HEADER, session);
         }
-        for (name, value) in pass_headers {
+        for (name, value) in param_headers {
             request = request.header(name.as_str(), value.as_str());
         }
         if let Some(modern) = modern_headers(msg) {
