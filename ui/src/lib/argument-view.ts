@@ -20,13 +20,17 @@ export interface ArgumentEntry {
   lines: string[];
   /** The value's size: UTF-8 bytes of the string, or of its JSON text. */
   bytes: number;
-  /** Too long to show whole at first: shown folded (see `preview`, `foldLabel`). */
+  /** Too long to show whole at first: shown folded (see `preview`, `sizeLabel`). */
   folded: boolean;
+  /** Short enough to sit on its name's line (`count 1`), which saves the small box a line. */
+  inline: boolean;
 }
 
 /** A value with more lines than this, or more bytes than FOLD_BYTES, starts folded. */
 export const FOLD_LINES = 6;
 export const FOLD_BYTES = 480;
+/** A one-line value up to this many characters is shown on its name's line. */
+export const INLINE_CHARS = 40;
 /** What a folded value shows of itself: its first lines, cut to this many characters in all. */
 export const PREVIEW_LINES = 3;
 export const PREVIEW_CHARS = 180;
@@ -43,7 +47,8 @@ export function kindOf(key: string, value: string): ArgumentKind {
 function entry(key: string, kind: ArgumentKind, text: string): ArgumentEntry {
   const lines = text.split('\n');
   const bytes = new TextEncoder().encode(text).length;
-  return { key, kind, lines, bytes, folded: lines.length > FOLD_LINES || bytes > FOLD_BYTES };
+  const folded = lines.length > FOLD_LINES || bytes > FOLD_BYTES;
+  return { key, kind, lines, bytes, folded, inline: lines.length === 1 && [...text].length <= INLINE_CHARS };
 }
 
 /** The entries of `args` (from `parseExact`); a non-object is one JSON entry without a key. */

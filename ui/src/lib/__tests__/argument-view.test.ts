@@ -6,7 +6,7 @@ describe('argument view: every argument in view, a long one folded with its size
   it('a write with a path and a long content: the path whole, the content folded', () => {
     const content = Array.from({ length: 300 }, (_, i) => `line ${i} of the file`).join('\n');
     const [path, body] = argumentEntries({ path: '/home/me/notes.md', content });
-    expect([path.key, path.kind, path.folded]).toEqual(['path', 'path', false]);
+    expect([path.key, path.kind, path.folded, path.inline]).toEqual(['path', 'path', false, true]);
     expect([body.key, body.folded, sizeLabel(body)]).toEqual(['content', true, '6.2 kB, 300 lines']);
   });
 
@@ -17,6 +17,11 @@ describe('argument view: every argument in view, a long one folded with its size
     expect(argumentEntries({ v: 'é'.repeat(FOLD_BYTES / 2) })[0]).toMatchObject({ bytes: FOLD_BYTES, folded: false });
     expect(argumentEntries({ v: 'é'.repeat(FOLD_BYTES / 2 + 1) })[0].folded).toBe(true);
     expect(argumentEntries({ v: { list: Array.from({ length: 10 }, (_, i) => i) } })[0]).toMatchObject({ kind: 'json', folded: true });
+  });
+
+  it('a short one-line value sits on its name\'s line; a longer or multi-line one below it', () => {
+    const [n, s, long, two] = argumentEntries({ n: 1, s: 'x'.repeat(40), long: 'x'.repeat(41), two: 'a\nb' });
+    expect([n.inline, s.inline, long.inline, two.inline]).toEqual([true, true, false, false]);
   });
 
   it('sizes read as a person reads them', () => {
