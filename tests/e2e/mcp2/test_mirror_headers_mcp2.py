@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -23,13 +24,16 @@ import anyio
 import pytest
 from v2client import MODERN, assert_denial, first_text, open_client, run
 
+import approvals
 import harness
 
 pytestmark = pytest.mark.gateway
 
 SERVER = "mirror_http"
+HELD = "mirror_http_held"  # the same upstream, where `route` waits for a person
 LEGACY = "2025-11-25"
 POLICY = {"version": "1", "default": "allow", "tools": {"echo": {"rate_limit": {"max": 3, "window": 6}}}}
+HELD_POLICY = {"version": "1", "default": "allow", "tools": {"route": {"action": "require_approval"}}}
 
 
 def marker() -> str:
@@ -56,7 +60,8 @@ def spec(header_log: Path):
 @pytest.fixture(scope="module")
 def gw(e2e_tmp: Path, spec):
     root = e2e_tmp / f"mirror-headers-{uuid.uuid4().hex[:8]}"
-    config = harness.write_config(root, {SERVER: {"type": "http", **spec}}, {SERVER: POLICY})
+    servers = {SERVER: {"type": "http", **spec}, HELD: {"type": "http", **spec}}
+    config = harness.write_config(root, servers, {SERVER: POLICY, HELD: HELD_POLICY})
     gateway = harness.start_gateway(config, root / "data")
     yield gateway
     harness.log(f"portcullis serve (mirror headers) exited with {gateway.stop()}")
@@ -73,8 +78,8 @@ def calls_logged(log: Path, note: str) -> list[dict]:
 class RawClient:
     """Posts JSON-RPC by hand, with whatever headers a test gives, in one era."""
 
-    def __init__(self, gateway: harness.Gateway, era: str) -> None:
-        self.gateway, self.era, self.session, self.next_id = gateway, era, None, 1
+    def __init__(self, gateway: harness.Gateway, era: str, server: str = SERVER) -> None:
+        self.gateway, self.era, self.server, self.session, self.next_id = gateway, era, server, None, 1
         if era == LEGACY:
             init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
                     "params": {"protocolVersion": LEGACY, "capabilities": {},
@@ -92,7 +97,7 @@ class RawClient:
         if self.session:
             hdrs.update({"Mcp-Session-Id": self.session, "MCP-Protocol-Version": LEGACY})
         hdrs.update(headers or {})
-        return harness.http_post(self.gateway.mcp_url(SERVER), body, headers=hdrs)
+        return harness.http_post(self.gateway.mcp_url(self.server), body, headers=hdrs)
 
     def request(self, method: str, params: dict, headers: dict[str, str] | None = None) -> harness.HttpReply:
         if self.era == MODERN:
@@ -217,3 +222,33 @@ def test_rate_limit_allows_max_calls_in_any_window(gw, spec):
         assert 0 < retry <= 6 - int(sent), (sent, text)
     rows = gw.audit_rows_for(SERVER, "echo", m, count=5, settled=True)
     assert [r["decision"] for r in rows] == ["allowed"] * 3 + ["rate_limited"] * 2, [r.raw for r in rows]
+
+
+@pytest.mark.parametrize("era", [MODERN, LEGACY])
+def test_a_call_approved_with_edits_reaches_the_server_with_headers_of_the_edited_arguments(gw, header_log, era):
+    """The person changes `region` and `count`; the server gets the edited values in the body and in
+    its headers, not the agent's (whose headers agreed with the agent's body)."""
+    api = approvals.ControlApi.of(gw)
+    stream = api.subscribe()  # an attached approver: the call is held, not refused
+    try:
+        client = RawClient(gw, era, HELD)
+        m = marker()
+        replies: list[harness.HttpReply] = []
+        call = threading.Thread(target=lambda: replies.append(client.call_route(
+            {"region": "us-east", "count": 1, "note": m}, {"Mcp-Param-Region": "us-east", "Mcp-Param-Count": "1"})))
+        call.start()
+        held = api.wait_pending(lambda p: [a for a in p if approvals.mentions(a, m)], 10.0, "the held route call")
+        edited = {"region": "eu-north", "count": 2, "note": m}
+        path = f"/control/approvals/{held[0]['id']}/approve"
+        decided = api.request("POST", path, {"arguments": edited})
+        assert decided.status == 200, decided.text()
+        call.join(20.0)
+        assert not call.is_alive() and replies, "the approved call must be answered"
+        (msg,) = harness.sse_json_messages(replies[0].body)
+        assert msg["result"]["content"][0]["text"] == f"routed eu-north 2 {m}", msg
+        (entry,) = calls_logged(header_log, m)
+        assert entry["arguments"] == edited, entry
+        assert entry["headers"].get("mcp-param-region") == ["eu-north"], entry
+        assert entry["headers"].get("mcp-param-count") == ["2"], entry
+    finally:
+        stream.close()
