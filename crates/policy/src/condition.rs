@@ -507,6 +507,10 @@ fn as_sent(value: &Value) -> Reading<'_> {
 #[derive(Debug, Default)]
 pub(crate) struct Operand {
     scalars: Vec<Scalar>,
+    /// The operand as a JavaScript server rounds it (an integer beyond 2^53): a value equal to
+    /// it is the same call to such a server (a deny rule matches), but not to others (an allow
+    /// rule does not, unless the value's own reading is the rounded one).
+    rounded: Vec<Scalar>,
     /// Readings that merge values (`Boolean("no")` is `true`): a lossy reading of a sent value
     /// found here does not make it equal (for a deny rule), nor stop it being equal (for allow).
     lossy: Vec<Scalar>,
@@ -554,7 +558,11 @@ impl Operand {
                     operand.object = Some(map.iter().map(|(k, v)| (k.clone(), Operand::compile(v))).collect());
                 }
                 _ => {
-                    let list = if how.is_lossy() { &mut operand.lossy } else { &mut operand.scalars };
+                    let list = match how {
+                        How::JsRounded => &mut operand.rounded,
+                        _ if how.is_lossy() => &mut operand.lossy,
+                        _ => &mut operand.scalars,
+                    };
                     list.extend(Scalar::of(r));
                 }
             }
@@ -583,14 +591,14 @@ impl Operand {
                 _ => Verdict::FALSE,
             },
             _ => {
-                let equal = self.scalars.iter().any(|s| s.equals(r));
-                if how.is_lossy() {
-                    Verdict {
-                        some: equal,
-                        every: equal || self.lossy.iter().any(|s| s.equals(r)),
-                    }
-                } else {
-                    Verdict::of(equal)
+                let among = |list: &[Scalar]| list.iter().any(|s| s.equals(r));
+                let equal = among(&self.scalars);
+                let rounded = among(&self.rounded);
+                Verdict {
+                    some: equal || rounded,
+                    every: equal
+                        || (how == How::JsRounded && rounded)
+                        || (how.is_lossy() && among(&self.lossy)),
                 }
             }
         }

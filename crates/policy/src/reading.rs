@@ -192,8 +192,12 @@ fn each_text(
     f: &mut dyn FnMut(Reading<'_>, How) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
     f(Reading::Text(text), How::AsSent)?;
-    for n in number::read_text(text).iter() {
-        f(Reading::Num(n), How::TextAsNumber)?;
+    let numbers = number::read_text(text);
+    let exact = numbers.iter().find(|n| matches!(n, Num::Int(_)));
+    for n in numbers.iter() {
+        // The float of a long integer is the value as JavaScript's `Number()` rounds it.
+        let rounded = matches!(n, Num::Float(_)) && exact.is_some_and(|i| !i.same(n));
+        f(Reading::Num(n), if rounded { How::JsRounded } else { How::TextAsNumber })?;
     }
     if let Some(b) = bool_word(text) {
         f(Reading::Bool(b), How::TextAsBool)?;
