@@ -91,6 +91,9 @@ def test_a_name_typed_after_a_missed_click_goes_into_the_field_and_a_long_argume
     # …and the prompt still shows its decisions without scrolling.
     assert in_view(app, '[data-testid="deny-always"]') and in_view(app, '[data-testid="prompt-confirm-input"]')
 
+    # The keys are off while the field is shown: no button offers one.
+    assert not app.driver.find_elements("css selector", '[data-testid="prompt-call"] kbd'), "no key hints"
+
     # The field has the focus; a click on the call's text (not on the field) takes it away.
     wait_until(lambda: active_testid(app) == "prompt-confirm-input", 10, "the name field to have the focus")
     ActionChains(app.driver).move_to_element(app.find("prompt-agent")).click().perform()

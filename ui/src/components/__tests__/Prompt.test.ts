@@ -591,7 +591,23 @@ describe('Prompt is safe to type at: no single-key shortcut while a text field i
     expect(backend.callsOf('extend_approval')).toEqual([]);
   });
 
-  it('Enter in the name field approves once only when the name is typed exactly; Esc denies', async () => {
+  it('the buttons show no key hints while a field is shown, and show them again once it is gone', async () => {
+    critical();
+    await shown();
+    const hints = () => document.querySelectorAll('[data-testid="prompt-call"] kbd').length;
+    await waitFor(() => expect(hints()).toBe(0));
+    cleanup();
+    setup();
+    await shown();
+    await waitFor(() => expect(hints()).toBe(8));
+    await fireEvent.keyDown(window, { key: 'r' });
+    await screen.findByTestId('deny-reason');
+    await waitFor(() => expect(hints()).toBe(0));
+    await fireEvent.click(screen.getByTestId('deny-reason-cancel'));
+    await waitFor(() => expect(hints()).toBe(8));
+  });
+
+  it('Enter in the name field approves once, only when the name is typed exactly', async () => {
     const { backend } = critical();
     await shown();
     const input = screen.getByTestId('prompt-confirm-input') as HTMLInputElement;
