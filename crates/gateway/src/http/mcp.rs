@@ -393,3 +393,69 @@ fn json_response(status: StatusCode, reply: &Message) -> Response {
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    fn call(version: &str) -> Message {
+        let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "echo", "arguments": {}, "_meta": { "io.modelcontextprotocol/protocolVersion": version } } });
+        Message::parse(Bytes::from(body.to_string())).unwrap()
+    }
+
+    #[test]
+    fn routing_headers_must_agree_with_the_body_once() {
+        let msg = call("2026-07-28");
+        let agreeing = [
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo"),
+            ("mcp-protocol-version", "2026-07-28"),
+        ];
+        assert_eq!(check_mirror_headers(&headers(&agreeing), &msg), Ok(()));
+        assert_eq!(check_mirror_headers(&headers(&[]), &msg), Ok(()), "absent headers are written from the body");
+        assert_eq!(check_mirror_headers(&headers(&[("mcp-name", "=?base64?ZWNobw==?=")]), &msg), Ok(()));
+        let refused = [
+            (&[("mcp-method", "tools/list")][..], "Mcp-Method"),
+            (&[("mcp-name", "Echo")][..], "Mcp-Name"),
+            (&[("mcp-protocol-version", "2025-06-18")][..], "MCP-Protocol-Version"),
+            (&[("mcp-name", "echo"), ("mcp-name", "other")][..], "more than once"),
+            (&[("mcp-method", "tools/call"), ("mcp-method", "tools/call")][..], "more than once"),
+        ];
+        for (pairs, needle) in refused {
+            let why = check_mirror_headers(&headers(pairs), &msg).unwrap_err();
+            assert!(why.contains(needle), "{pairs:?}: {why}");
+        }
+    }
+
+    #[test]
+    fn a_legacy_request_keeps_its_negotiated_version_header() {
+        let body = serde_json::json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                       "params": { "name": "echo", "arguments": {} } });
+        let msg = Message::parse(Bytes::from(body.to_string())).unwrap();
+        let legacy = [("mcp-protocol-version", "2025-06-18"), ("mcp-name", "echo")];
+        assert_eq!(check_mirror_headers(&headers(&legacy), &msg), Ok(()));
+        let why = check_mirror_headers(&headers(&[("mcp-name", "other")]), &msg).unwrap_err();
+        assert!(why.contains("Mcp-Name"), "{why}");
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_400_with_minus_32020_and_says_portcullis() {
+        let response = header_mismatch(&call("2026-07-28"), "the Mcp-Name header does not match the request body");
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        let body = axum::body::to_bytes(response.into_body(), 1 << 16).await.unwrap();
+        let reply: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(reply["id"], 1, "{reply}");
+        assert_eq!(reply["error"]["code"], error_code::HEADER_MISMATCH, "{reply}");
+        let text = reply["error"]["message"].as_str().unwrap();
+        assert!(text.starts_with("[portcullis] the Mcp-Name header"), "{text}");
+    }
+}
