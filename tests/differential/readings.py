@@ -314,8 +314,12 @@ def probes_for(tools: set[str], root: Path, path_tool: str, path_targets: list[s
         held = [n for n in numbers if n[0].startswith("string ") and " in " not in n[0] and "wrapped" not in n[0]]
         add(t, "count", issue_numbers + (held if t == "spend_held" else numbers))
     for t in ("toggle", "toggle_coerce", "toggle_stringbool"):
-        allowed = '"false"' if t == "toggle_stringbool" else "false"
-        add(t, "force", [("control allowed false", allowed, "control-allow"), ("control denied true", "true", "control-deny")])
+        # z.stringbool() takes only strings, and every non-empty string is `true` to JavaScript's
+        # Boolean() (z.coerce.boolean()): a conservative gate rightly denies each of them, so that
+        # tool has no allowed control.
+        if t != "toggle_stringbool":
+            add(t, "force", [("control allowed false", "false", "control-allow")])
+        add(t, "force", [("control denied true", "true", "control-deny")])
         add(t, "force", issue_bools + bools)
     add("configure", "opts", [("control allowed", '{"force":false,"count":5}', "control-allow"),
                               ("control denied", '{"force":true}', "control-deny"),
