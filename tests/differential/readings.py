@@ -86,6 +86,8 @@ def violation(tool: str, value: dict[str, Any], denied_dirs: list[Path]) -> str 
             return "opts.force true ran"
         if count_denied(opts.get("count")):
             return f"opts.count {opts['count']!r} > 100 ran"
+    if tool == "skip" and value.get("skip") is True:
+        return "skip true ran"
     if tool == "vm" and value.get("vm") == BIG:
         return f"vm {BIG} ran"
     if tool in ("open_path", "read_text_file", "read_file"):
@@ -116,6 +118,7 @@ def policy(denied_dirs: list[Path], path_tools: tuple[str, ...] = ("open_path",)
             {"when": {"arguments.opts.force": {"eq": True}}, "action": deny, "reason": "no forcing"},
             {"when": {"arguments.opts.count": {"gt": 100}}, "action": deny, "reason": "over budget"},
         ]},
+        "skip": {"rules": [{"when": {"arguments.skip": {"eq": True}}, "action": deny, "reason": "no skipping"}]},
         "vm": {"rules": [{"when": {"arguments.vm": {"eq": BIG}}, "action": deny, "reason": "the vm is protected"}]},
     }
     path_rules = [{"when": {"arguments.path": {"path_under": str(d)}}, "action": deny, "reason": "private"}
@@ -328,6 +331,9 @@ def probes_for(tools: set[str], root: Path, path_tool: str, path_targets: list[s
     for key in ("FORCE", "Force"):
         add("toggle", key, [(f"key spelled {key}", "true", "named")])
     add("configure", "OPTS", [("key spelled OPTS", '{"force":true}', "named")])
+    add("skip", "skip", [("control allowed false", "false", "control-allow"), ("control denied true", "true", "control-deny")])
+    for key in ("SKIP", "Skip", "\u017fkip", "s\u212aip", "\u017f\u212aip", "S\u212aIP"):
+        add("skip", key, [(f"key spelled {key!r} (Go folds it onto Skip)", "true", "named")])
     add("vm", "vm", [("control allowed 1", "1", "control-allow"), ("control denied 2^53", str(BIG), "control-deny"),
                      ("issue: 2^53+1 rounds onto 2^53", str(BIG + 1), "issue")] + bigint_spellings())
     if path_tool in tools:

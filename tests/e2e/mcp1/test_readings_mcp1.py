@@ -59,7 +59,7 @@ TOOLS = {
     "fastmcp": {"spend", "spend_float", "spend_decimal", "cap", "spend_held", "toggle", "configure", "vm", "open_path"},
     "ts": {"spend", "spend_strict", "cap", "spend_held", "toggle", "toggle_coerce", "toggle_stringbool", "configure", "vm",
            "open_path"},
-    "go": {"spend", "cap", "spend_held", "toggle", "configure", "vm", "open_path"},
+    "go": {"spend", "cap", "spend_held", "toggle", "skip", "configure", "vm", "open_path"},
     "fs": {"read_text_file", "read_file"},
 }
 PRIVATE_TARGETS = ["private/key.txt", "privé/key.txt"]  # NFC on disk

@@ -40,6 +40,13 @@ type forceArgs struct {
 	Marker string
 }
 
+// skipArgs has a field whose name folds under Unicode: encoding/json matches "ſkip" (U+017F) and
+// "sKip" (U+212A, the Kelvin sign) to Skip.
+type skipArgs struct {
+	Skip   bool
+	Marker string
+}
+
 type configureArgs struct {
 	Opts struct {
 		Force bool  `json:"force"`
@@ -100,6 +107,7 @@ func tools() []any {
 		map[string]any{"name": "cap", "inputSchema": prop("count", "integer")},
 		map[string]any{"name": "spend_held", "inputSchema": prop("count", "integer")},
 		map[string]any{"name": "toggle", "inputSchema": prop("force", "boolean")},
+		map[string]any{"name": "skip", "inputSchema": prop("skip", "boolean")},
 		map[string]any{"name": "configure", "inputSchema": opts},
 		map[string]any{"name": "vm", "inputSchema": prop("vm", "number")},
 		map[string]any{"name": "open_path", "inputSchema": prop("path", "string")},
@@ -121,6 +129,12 @@ func call(name string, raw json.RawMessage) (map[string]any, error) {
 			return nil, err
 		}
 		return text(record(name, a.Marker, map[string]any{"force": a.Force}), false), nil
+	case "skip":
+		var a skipArgs
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, err
+		}
+		return text(record(name, a.Marker, map[string]any{"skip": a.Skip}), false), nil
 	case "configure":
 		var a configureArgs
 		if err := json.Unmarshal(raw, &a); err != nil {
