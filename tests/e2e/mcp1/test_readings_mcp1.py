@@ -35,6 +35,7 @@ import os
 import shutil
 import subprocess
 import sys
+import unicodedata
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -62,7 +63,10 @@ TOOLS = {
     "go": {"spend", "cap", "spend_held", "toggle", "skip", "configure", "vm", "open_path"},
     "fs": {"read_text_file", "read_file"},
 }
-PRIVATE_TARGETS = ["private/key.txt", "privé/key.txt"]  # NFC on disk
+# Files under denied directories, as the policy and the probes spell them (NFC). On disk `naïve` is in
+# NFD (as macOS writes names), the others in NFC: the rule and the name on disk differ in form.
+PRIVATE_TARGETS = ["private/key.txt", "privé/key.txt", "naïve/key.txt"]
+DISK_FORM = {"naïve/key.txt": "NFD"}
 WAIT = 10.0
 WORKERS = 8
 LANES = ("listed", "unlisted")
@@ -114,12 +118,13 @@ class Run:
 
 
 def make_root(root: Path) -> tuple[list[Path], dict[str, Path]]:
-    """root/public/hello.txt, and a secret file in each private directory (names NFC on disk)."""
+    """root/public/hello.txt, and a secret file in each private directory; the denied directories as
+    the policy spells them."""
     (root / "public").mkdir(parents=True)
     (root / "public" / "hello.txt").write_text("hello\n")
     secrets = {}
     for i, target in enumerate(PRIVATE_TARGETS):
-        path = root / target
+        path = root / unicodedata.normalize(DISK_FORM.get(target, "NFC"), target)
         path.parent.mkdir(parents=True, exist_ok=True)
         secret = f"SECRET-{i}-{uuid.uuid4().hex}"
         path.write_text(secret + "\n")
