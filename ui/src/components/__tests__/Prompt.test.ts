@@ -648,6 +648,18 @@ describe('Prompt is safe to type at: no single-key shortcut while a text field i
     );
   });
 
+  it('Deny always… with its reason field: the field has the focus, and the letters go into it', async () => {
+    const { backend } = setup();
+    await shown();
+    await fireEvent.keyDown(window, { key: 'D' });
+    const reason = (await screen.findByTestId('grant-reason')) as HTMLInputElement;
+    await waitFor(() => expect(document.activeElement).toBe(reason));
+    screen.getByTestId('grant-deny').focus(); // a click on the radio
+    await typeKeys('a');
+    expect(document.activeElement).toBe(reason);
+    expect(backend.callsOf('decide_approval')).toEqual([]);
+  });
+
   it('edited arguments shown: the shortcuts are off and the queue does not move with the arrows', async () => {
     const { backend } = setup(2);
     await shown();
