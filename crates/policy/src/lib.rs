@@ -43,16 +43,24 @@
 //!
 //! A rule's `when` maps argument paths (`arguments.a.b`, array elements by index:
 //! `arguments.files.0.path`) to operator objects; every operator of every path must hold.
-//! There is no type conversion: an operator meeting a value of another type does not hold
-//! (the string `"5"` is not `gt: 3`, a number never matches `regex`); numbers compare by value
-//! (`1` equals `1.0`). A missing path satisfies only `exists: false`, `ne` and `not_in`.
+//! A condition decides on what the server will read, not on the JSON as sent (DESIGN §4,
+//! [`reading`]): a value has the readings mainstream SDKs make of it (`"500"` is also 500, `"yes"`
+//! also `true`, a string holding JSON also that JSON, an integer beyond 2^53 also as JavaScript
+//! rounds it, a path as resolved against [`Places`]). A deny or require_approval rule holds when
+//! some reading satisfies its `when`; an allow rule only when every reading does; a reading that
+//! cannot be known (a relative path with no roots) counts as matching for the first and not for
+//! the second. An operator meeting a reading of another type decides on the value as sent. A
+//! missing path satisfies only `exists: false`, `ne` and `not_in`.
+//! [`Policy::argument_type_problem`] refuses what the tool's pinned schema does not allow.
 //!
 //! # Invariants
 //!
 //! - A [`Policy`] only exists for a file with no problems: loading is all or nothing.
 //! - Evaluation is deterministic and total: every tool name gets exactly one decision.
 //! - Evaluation does not allocate beyond the strings it returns (and, for a tool name that is not
-//!   ASCII, its characters for glob matching).
+//!   ASCII, its characters for glob matching) for values with no other reading than as sent (a
+//!   plain word or path, an object, a number read by a numeric operator). Values with other
+//!   readings are read one reading at a time, never collected.
 
 mod argument_type;
 mod condition;
