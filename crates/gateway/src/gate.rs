@@ -6,6 +6,7 @@ mod asked;
 mod parts;
 pub(crate) mod hold;
 mod pin_check;
+mod typed;
 
 #[cfg(test)]
 mod audit_fault_tests;
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use portcullis_audit::{DecidedBy, Decision, NewDecision, Outcome};
-use portcullis_policy::{Action, Evaluation};
+use portcullis_policy::{Action, Evaluation, Places};
 use portcullis_wire::message::ToolCallParams;
 use portcullis_wire::{canonical, gate_result, Message, ParseError, RequestId};
 use serde_json::Value;
@@ -48,14 +49,13 @@ pub struct Caller {
 }
 
 impl Caller {
-    /// What a policy may read of this caller's call with `arguments`.
-    pub fn facts<'a>(&'a self, arguments: &'a Value) -> portcullis_policy::CallFacts<'a> {
+    /// What a policy may read of this caller's call with `arguments` to a server at `places`.
+    pub fn facts<'a>(&'a self, arguments: &'a Value, places: &'a Places) -> portcullis_policy::CallFacts<'a> {
         portcullis_policy::CallFacts {
             arguments,
             client_name: self.client_name.as_deref(),
             client_version: self.client_version.as_deref(),
-            // Roots and home are not known here yet (issue 28): relative paths are decided strictly.
-            places: portcullis_policy::Places::unknown(),
+            places,
         }
     }
 }
@@ -255,6 +255,8 @@ pub struct Gate {
     max_hold_secs: u64,
     /// Keyed digests of call arguments, for audit rows and continuation grants (`digest_key.rs`).
     digester: canonical::ArgumentDigester,
+    /// Where each server resolves paths ([`crate::places`]); unknown for a server not set.
+    places: std::sync::RwLock<std::collections::HashMap<String, Arc<Places>>>,
 }
 
 impl Gate {
@@ -278,6 +280,7 @@ impl Gate {
             approval_timeout_secs,
             max_hold_secs,
             digester,
+            places: std::sync::RwLock::default(),
         }
     }
 }
@@ -305,11 +308,15 @@ impl Gate {
     }
 
     pub async fn decide(self: &Arc<Self>, call: Call, caller: &Caller) -> Verdict {
+        let places = self.places(&call.server);
         let eval = match self.policies.get(&call.server) {
-            Some(InForce::Policy(policy)) => policy.evaluate_call(
-                &call.tool,
-                &caller.facts(&call.arguments),
-            ),
+            Some(InForce::Policy(policy)) => {
+                let eval = policy.evaluate_call(&call.tool, &caller.facts(&call.arguments, &places));
+                if let Some(ruling) = self.mistyped(&policy, &call, &eval) {
+                    return self.settle(call, caller, ruling, None).await.into();
+                }
+                eval
+            }
             Some(InForce::Broken(why)) => {
                 let ruling = refused(
                     Decision::Denied,
@@ -431,7 +438,8 @@ impl Gate {
 
     /// The standing grant that decides this call, if a person left one.
     fn standing_grant(&self, call: &Call, caller: &Caller) -> Option<crate::approval::standing::Found> {
-        self.find_standing(&call.server, &call.tool, &caller.session, caller.facts(&call.arguments))
+        let places = self.places(&call.server);
+        self.find_standing(&call.server, &call.tool, &caller.session, caller.facts(&call.arguments, &places))
     }
 
     /// The standing grant covering a call of `tool` on `server` from `session`.
@@ -654,7 +662,8 @@ impl Gate {
         if let Err(e) = portcullis_wire::Message::from_value(&probe) {
             return Err(ChoiceError::Invalid(format!("edited arguments refused: {e}")));
         }
-        let facts = p.client.facts(arguments);
+        let places = self.places(&p.server);
+        let facts = p.client.facts(arguments, &places);
         if let Some(InForce::Policy(policy)) = self.policies.get(&p.server) {
             let eval = policy.evaluate_call(&p.tool, &facts);
             if matches!(eval.action, portcullis_policy::Action::Deny | portcullis_policy::Action::Hide) {
@@ -748,7 +757,8 @@ impl Gate {
     }
 
     fn standing_grant_for(&self, p: &PendingApproval) -> Option<crate::approval::standing::Found> {
-        self.find_standing(&p.server, &p.tool, &p.session, p.client.facts(&p.arguments))
+        let places = self.places(&p.server);
+        self.find_standing(&p.server, &p.tool, &p.session, p.client.facts(&p.arguments, &places))
     }
 
     /// What the policy in force says of a held call now that a rule was written: settled when it
@@ -762,7 +772,8 @@ impl Gate {
         let Some(InForce::Policy(policy)) = self.policies.get(&p.server) else {
             return None;
         };
-        let facts = p.client.facts(&p.arguments);
+        let places = self.places(&p.server);
+        let facts = p.client.facts(&p.arguments, &places);
         let eval = policy.evaluate_call(&p.tool, &facts);
         if by_rule.is_some_and(|rule| *rule != eval.rule) {
             return None;

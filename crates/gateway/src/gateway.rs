@@ -112,6 +112,9 @@ impl Gateway {
             config.approval_timeout_secs,
             config.max_hold_secs,
         ));
+        for (name, server) in &config.servers {
+            gate.set_places(name, crate::places::of_server(server));
+        }
         Ok(Arc::new(Self {
             monitor: ServerMonitor::new(&config.servers, gate.clone()),
             config: RwLock::new(Arc::new(config)),
@@ -150,6 +153,7 @@ impl Gateway {
             next.servers.insert(name.to_owned(), server.clone());
             *config = Arc::new(next);
         }
+        self.gate.set_places(name, crate::places::of_server(&server));
         self.gate.add_server(name);
         if let Some(shared) = self.stateless.lock().await.remove(name) {
             shared.close().await;

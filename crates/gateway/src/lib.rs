@@ -41,6 +41,7 @@ pub mod listed_tool;
 pub mod local_conn;
 pub mod local_socket;
 pub mod pins;
+pub mod places;
 pub mod policy_store;
 pub mod queue;
 pub mod rate_limit;

@@ -132,14 +132,13 @@ pub struct ClientInfo {
 }
 
 impl ClientInfo {
-    /// What a policy may read of this client's call with `arguments`.
-    pub fn facts<'a>(&'a self, arguments: &'a Value) -> portcullis_policy::CallFacts<'a> {
+    /// What a policy may read of this client's call with `arguments` to a server at `places`.
+    pub fn facts<'a>(&'a self, arguments: &'a Value, places: &'a portcullis_policy::Places) -> portcullis_policy::CallFacts<'a> {
         portcullis_policy::CallFacts {
             arguments,
             client_name: self.name.as_deref(),
             client_version: self.version.as_deref(),
-            // Roots and home are not known here yet (issue 28): relative paths are decided strictly.
-            places: portcullis_policy::Places::unknown(),
+            places,
         }
     }
 }

@@ -42,7 +42,8 @@ impl Gate {
             .path(&call.server)
             .file_name()
             .map_or_else(|| format!("{}.json", call.server), |n| n.to_string_lossy().into_owned());
-        let facts = caller.facts(&call.arguments);
+        let places = self.places(&call.server);
+        let facts = caller.facts(&call.arguments, &places);
         let explained = policy.as_ref().map(|p| p.explain(&call.tool, &facts));
         let explained = explained.filter(|e| rule.policy_rule() == Some(&e.evaluation.rule));
         let (asked_by, reason) = match (&explained, rule) {

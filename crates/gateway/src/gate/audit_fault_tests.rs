@@ -40,6 +40,7 @@ fn gate(dir: &tempfile::TempDir, writer: AuditWriter) -> Arc<Gate> {
         approval_timeout_secs: 30,
         max_hold_secs: 600,
         digester: portcullis_wire::canonical::ArgumentDigester::new([9; 32]),
+        places: std::sync::RwLock::default(),
     })
 }
 

@@ -177,7 +177,8 @@ impl Gate {
         let new_rule = written.entry["rules"][written.index].clone();
         // False when an earlier rule of the author's (one that asks, placed before a deny the new
         // rule must not beat) still decides the held call: the person should know before writing.
-        let decides_this_call = policy.evaluate_call(&p.tool, &p.client.facts(&p.arguments)).rule == written.name;
+        let places = self.places(&p.server);
+        let decides_this_call = policy.evaluate_call(&p.tool, &p.client.facts(&p.arguments, &places)).rule == written.name;
         let planned = json!({
             "decides_this_call": decides_this_call,
             "key": written.key,
@@ -221,7 +222,7 @@ fn covers(cover: &Cover, row: &AuditRow) -> (bool, bool) {
         arguments: &row.arguments,
         client_name: row.client_name.as_deref(),
         client_version: row.client_version.as_deref(),
-        // Roots and home are not known here yet (issue 28): relative paths are decided strictly.
+        // Past calls are read as a server nothing is known about: relative paths strictly.
         places: portcullis_policy::Places::unknown(),
     };
     match cover {

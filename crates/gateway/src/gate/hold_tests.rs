@@ -39,6 +39,7 @@ pub(super) fn gate_with_policy(dir: &tempfile::TempDir, policy: &str, max_hold_s
         approval_timeout_secs: 30,
         max_hold_secs,
         digester: portcullis_wire::canonical::ArgumentDigester::new([9; 32]),
+        places: std::sync::RwLock::default(),
     })
 }
 

@@ -2,6 +2,8 @@
 //! the tool catalog and pins. Each method says what the caller does; outside the crate the same
 //! things are reached through [`crate::Gateway`].
 
+use std::sync::Arc;
+
 use portcullis_wire::Message;
 use serde_json::Value;
 
@@ -31,6 +33,18 @@ impl Gate {
     /// A server configured at run time: its policy file is loaded and watched.
     pub(crate) fn add_server(&self, server: &str) {
         self.policies.add_server(server);
+    }
+
+    /// Where `server` resolves the paths it is given (unknown until [`Gate::set_places`]).
+    pub(crate) fn places(&self, server: &str) -> Arc<portcullis_policy::Places> {
+        let places = self.places.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        places.get(server).cloned().unwrap_or_default()
+    }
+
+    /// Sets where `server` resolves paths (at start, and when its config changes).
+    pub(crate) fn set_places(&self, server: &str, places: portcullis_policy::Places) {
+        let mut all = self.places.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.insert(server.to_owned(), Arc::new(places));
     }
 
     /// Where `server`'s policy in force came from.
