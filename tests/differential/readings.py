@@ -7,7 +7,8 @@ states the invariant per tool as a predicate over what the server logged it exec
 
     nothing a server executes was allowed by a deny rule
 
-Probes come from three places, each with an `origin`:
+Probes come from three places, each with an `origin` (besides the controls, `control-allow` and
+`control-deny`, and `symlink`, a documented limitation kept apart):
   * `issue`: every example of issue 28, by name (always sent);
   * `named`: hand-picked spellings per class (always sent);
   * `generated`: compositions drawn by a seeded `random.Random` (READINGS_SEED, default fixed;
@@ -36,7 +37,7 @@ class Probe:
     name: str
     tool: str
     arguments: str
-    origin: str  # issue | named | generated | control-allow | control-deny
+    origin: str  # issue | named | generated | symlink | control-allow | control-deny
 
     def body(self, marker: str, rid: int) -> bytes:
         args = self.arguments.strip()
