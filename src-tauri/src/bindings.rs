@@ -20,7 +20,7 @@ use crate::commands::approvals::{DecisionAnswer, DryRunView, Extended};
 use crate::commands::choice::{ChoiceArg, GrantArg, RuleArg};
 use crate::commands::audit::FilterArg;
 use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
-use crate::commands::first_run::GettingStarted;
+use crate::commands::first_run::{ClientSetup, GettingStarted};
 use crate::commands::pins::ChangedTool;
 use crate::commands::policy::{Decider, ExplainAnswer, PolicyFile, Problem, ToolAction, ToolDecision, Validation};
 use crate::commands::servers::{PolicyHealth, ServerStatus, ServerTool};
@@ -97,6 +97,7 @@ pub fn render() -> String {
         decl::<ClientState>(&cfg),
         decl::<InstallPreview>(&cfg),
         decl::<UninstallReport>(&cfg),
+        decl::<ClientSetup>(&cfg),
         decl::<GettingStarted>(&cfg),
         decl::<Theme>(&cfg),
         decl::<Settings>(&cfg),

@@ -145,7 +145,8 @@ fn setup<R: Runtime>(app: &AppHandle<R>, show_main: bool) {
             tauri::async_runtime::spawn(async move {
                 let _tray = tray;
                 loop {
-                    host.changed().await;
+                    // Woken by the host, or after a while: the clients' files change from outside.
+                    let _ = tokio::time::timeout(tray::SETUP_REFRESH, host.changed()).await;
                     let next = tray_model(&host);
                     if tray::render(&app2, &shown, &next) {
                         shown = next;
@@ -194,6 +195,7 @@ fn tray_model(host: &Host) -> TrayModel {
         pending: &pending,
         paused: host.paused(),
         failure: failure.as_deref(),
+        setup: &tray::setup_lines(host),
     })
 }
 

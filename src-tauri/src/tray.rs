@@ -13,6 +13,21 @@ use self::menu_model::{Entry, Icon, TrayModel};
 
 pub const TRAY_ID: &str = "portcullis";
 
+/// How often the tray reads the clients' files again: `portcullis clients install` and policy
+/// files written by hand change them without telling the app.
+pub const SETUP_REFRESH: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The tray's setup lines: each client that has a config file, with what is routed and what has
+/// a policy (the first screen's list); one line when no client was found.
+pub fn setup_lines(host: &crate::host::Host) -> Vec<String> {
+    let clients = crate::commands::first_run::client_setup(host, &portcullis_config::paths::ProcessEnv);
+    let lines: Vec<String> = clients.into_iter().filter(|c| c.found).map(|c| c.line).collect();
+    if lines.is_empty() {
+        return vec!["No MCP client config found".to_owned()];
+    }
+    lines
+}
+
 fn icon_bytes(icon: Icon) -> &'static [u8] {
     match icon {
         Icon::Idle => include_bytes!("../../icons/tray-idle.png"),

@@ -66,7 +66,7 @@ fn client(id: &str) -> IpcResult<Client> {
     Client::from_id(id).map_err(|e| IpcError::new("unknown_client", e.0))
 }
 
-fn places(env: &dyn Environment) -> IpcResult<Places> {
+pub(crate) fn places(env: &dyn Environment) -> IpcResult<Places> {
     Places::new(env.var(HOME_ENV).map(PathBuf::from)).map_err(client_error)
 }
 

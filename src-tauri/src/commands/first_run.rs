@@ -1,13 +1,16 @@
-//! `getting_started` and `try_held_call`: the first screen of a new install. It shows the exact
-//! commands that route a client through this gateway, and — when the config serves the demo's
-//! notes server (`demo/notes_server.py`, which `scripts/demo.sh` configures) — makes one call to
-//! its harmless `write_note` tool over the gateway's own MCP endpoint, as any client would, so the
-//! person sees a held call's prompt and decides it.
+//! `getting_started` and `try_held_call`: the first screen of a new install. It says, client by
+//! client, what is routed through this gateway and which routed server still has no policy
+//! (`portcullis_clients::progress`), shows the exact command that routes the next client, and —
+//! only when the config serves the demo's notes server (a source checkout's `scripts/demo.sh`
+//! configures it; a package never offers repository scripts) — makes one call to its harmless
+//! `write_note` tool over the gateway's own MCP endpoint, as any client would, so the person sees
+//! a held call's prompt and decides it.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use portcullis_clients::progress::{policies_dir, progress};
 use portcullis_config::gateway_file::GatewayFile;
 use portcullis_config::paths::{self, ProcessEnv};
 use serde::Serialize;
@@ -26,11 +29,36 @@ const DEMO_TOOL: &str = "write_note";
 const CALL_DEADLINE: Duration = Duration::from_secs(3600);
 const PROTOCOL: &str = "2025-06-18";
 
+/// One client, as the first screen and the tray say it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct ClientSetup {
+    pub id: String,
+    pub name: String,
+    /// E.g. "Claude Code: routed, 1 server, policy written", "Claude Desktop: not routed (2 servers)".
+    pub line: String,
+    /// It has a config file (readable or not).
+    pub found: bool,
+    /// `portcullis.json` servers its routed entries reach.
+    pub routed: Vec<String>,
+    /// Routed servers with no policy file: every call to them asks.
+    pub without_policy: Vec<String>,
+    /// `clients install` has servers of it to route.
+    pub can_route: bool,
+}
+
 /// What the first screen shows.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct GettingStarted {
-    /// Routes a client's servers through Portcullis, e.g. `portcullis clients install claude-desktop`.
+    /// Routes a client's servers through Portcullis: for `suggested_client` when there is one,
+    /// else with `CLIENT` as a placeholder.
     pub install_command: String,
+    /// The first client found with servers not routed yet; `None` when every client found is
+    /// routed, or none was found.
+    pub suggested_client: Option<String>,
+    /// Every client Portcullis knows, found or not.
+    pub clients: Vec<ClientSetup>,
+    /// Where the policy files are.
+    pub policies_dir: String,
     /// What a client launches for one server (`SERVER` is a placeholder).
     pub connect_command: String,
     /// The demo server to try a held call on, when the config has it.
@@ -39,18 +67,53 @@ pub struct GettingStarted {
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn getting_started(host: State<'_, Arc<Host>>) -> IpcResult<GettingStarted> {
-    let running = host.running().await?;
-    let bin = portcullis_binary(&ProcessEnv).map_or_else(|_| "portcullis".to_owned(), |p| quote(&p));
-    let flags = path_flags(&host, &ProcessEnv);
-    Ok(GettingStarted {
-        install_command: format!("{bin} clients install claude-desktop{flags}"),
+    host.running().await?;
+    Ok(started(&host, &ProcessEnv))
+}
+
+/// `getting_started` with the environment given (tests inject theirs).
+pub fn started(host: &Host, env: &dyn paths::Environment) -> GettingStarted {
+    let config = host.running_now().map(|r| r.config());
+    let bin = portcullis_binary(env).map_or_else(|_| "portcullis".to_owned(), |p| quote(&p));
+    let flags = path_flags(host, env);
+    let clients = client_setup(host, env);
+    // Claude Code first: the client a newcomer with a terminal most likely has.
+    let suggested = ["claude-code", "claude-desktop", "cursor", "vscode"]
+        .into_iter()
+        .find(|id| clients.iter().any(|c| c.id == *id && c.can_route))
+        .map(str::to_owned);
+    GettingStarted {
+        install_command: format!(
+            "{bin} clients install {}{flags}",
+            suggested.as_deref().unwrap_or("CLIENT")
+        ),
+        suggested_client: suggested,
+        clients,
+        policies_dir: policies_dir(&host.paths.config).display().to_string(),
         connect_command: format!("{bin} connect SERVER{flags}"),
-        demo_server: running
-            .config()
-            .servers
-            .contains_key(DEMO_SERVER)
+        demo_server: config
+            .is_some_and(|c| c.servers.contains_key(DEMO_SERVER))
             .then(|| DEMO_SERVER.to_owned()),
-    })
+    }
+}
+
+/// Every client's routing and policy state, read from the files (the CLI may have changed them).
+pub fn client_setup(host: &Host, env: &dyn paths::Environment) -> Vec<ClientSetup> {
+    let Ok(places) = crate::commands::clients::places(env) else {
+        return Vec::new();
+    };
+    progress(&places, &host.paths.data_dir, &host.paths.config)
+        .into_iter()
+        .map(|p| ClientSetup {
+            id: p.client.id().to_owned(),
+            name: p.client.name().to_owned(),
+            line: p.line(),
+            found: p.found(),
+            can_route: p.can_route(),
+            routed: p.routed,
+            without_policy: p.without_policy,
+        })
+        .collect()
 }
 
 /// ` --config FILE --data-dir DIR` for what differs from the defaults, so the command finds this

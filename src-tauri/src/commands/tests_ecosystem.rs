@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use portcullis_config::paths::Environment;
 
 use super::clients;
+use super::first_run;
 use super::tests::{fixture, invoke, refused_by_acl, window};
 
 fn tool(description: &str) -> Value {
@@ -161,6 +162,16 @@ fn a_client_is_routed_as_previewed_and_put_back_byte_for_byte() {
     ]);
     let gateway_config_before = std::fs::read(&host.paths.config).unwrap();
 
+    let started = first_run::started(host, &env);
+    assert_eq!(started.suggested_client.as_deref(), Some("cursor"), "the one client found");
+    assert!(started.install_command.contains(" clients install cursor"), "{}", started.install_command);
+    let line = |id: &str| {
+        let started = first_run::started(host, &env);
+        started.clients.into_iter().find(|c| c.id == id).unwrap()
+    };
+    assert_eq!(line("cursor").line, "Cursor: not routed (1 server)");
+    assert!(!line("vscode").found);
+
     let listed = clients::list(host, &env).unwrap();
     let state = |listed: &[clients::ClientState], id: &str| listed.iter().find(|c| c.id == id).cloned().unwrap();
     let c = state(&listed, "cursor");
@@ -196,6 +207,15 @@ fn a_client_is_routed_as_previewed_and_put_back_byte_for_byte() {
     assert!(state(&clients::list(host, &env).unwrap(), "cursor").installed);
     let again = clients::preview_install(host, &env, "cursor").unwrap_err();
     assert_eq!(again.code, "client_refused", "installed twice: {again}");
+    // The first screen and the tray say what is routed and what is left, and offer no second install.
+    assert_eq!(line("cursor").line, "Cursor: routed, 1 server, no policy for notes (every call asks)");
+    let started = first_run::started(host, &env);
+    assert_eq!(started.suggested_client, None, "a routed client is not offered again");
+    assert!(started.install_command.contains(" clients install CLIENT"), "{}", started.install_command);
+    let policies = std::path::Path::new(&started.policies_dir);
+    std::fs::create_dir_all(policies).unwrap();
+    std::fs::write(policies.join("notes.json"), r#"{"version": "1"}"#).unwrap();
+    assert_eq!(line("cursor").line, "Cursor: routed, 1 server, policy written");
 
     // Uninstall reads only the data dir's record: through the IPC as the app calls it.
     let undo = invoke(&main, "preview_client_uninstall", json!({"client": "cursor"})).unwrap();

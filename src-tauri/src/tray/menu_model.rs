@@ -12,6 +12,8 @@ pub const QUIT: &str = "quit";
 pub const MORE: &str = "more";
 /// Prefix of a pending call's entry id; the approval id follows.
 pub const APPROVAL_PREFIX: &str = "approval:";
+/// Prefix of a client's setup line (shown, not clickable); its position follows.
+pub const SETUP_PREFIX: &str = "setup:";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Icon {
@@ -43,6 +45,8 @@ pub struct TrayInput<'a> {
     pub paused: bool,
     /// Why the gateway is not running, if it is not.
     pub failure: Option<&'a str>,
+    /// One line per client: what is routed and what has a policy ([`setup_entries`]).
+    pub setup: &'a [String],
 }
 
 fn item(id: &str, label: impl Into<String>, enabled: bool) -> Entry {
@@ -112,6 +116,7 @@ pub fn model(input: &TrayInput<'_>) -> TrayModel {
         entries.push(item(MORE, format!("{} more waiting…", n - MAX_LISTED), true));
     }
     entries.push(Entry::Separator);
+    entries.extend(setup_entries(input.setup));
     entries.push(item(OPEN, "Open Portcullis", true));
     entries.push(Entry::Check {
         id: PAUSE.to_owned(),
@@ -121,6 +126,21 @@ pub fn model(input: &TrayInput<'_>) -> TrayModel {
     entries.push(Entry::Separator);
     entries.push(item(QUIT, "Quit Portcullis", true));
     TrayModel { icon, tooltip, entries }
+}
+
+/// The clients' setup lines, e.g. "Claude Code: routed, 1 server, policy written", then a
+/// separator; nothing when there are none.
+pub fn setup_entries(lines: &[String]) -> Vec<Entry> {
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    let mut entries: Vec<Entry> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| item(&format!("{SETUP_PREFIX}{i}"), line.clone(), false))
+        .collect();
+    entries.push(Entry::Separator);
+    entries
 }
 
 #[cfg(test)]
@@ -172,11 +192,11 @@ mod tests {
 
     #[test]
     fn only_what_changed_is_redrawn() {
-        let idle = model(&TrayInput { pending: &[], paused: false, failure: None });
+        let idle = model(&TrayInput { pending: &[], paused: false, failure: None, setup: &[] });
         let nothing = Redraw { icon: false, tooltip: false, menu: false };
         assert_eq!(redraw(&idle, &idle.clone()), nothing);
         let one = [pending("a1", "delete")];
-        let waiting = model(&TrayInput { pending: &one, paused: false, failure: None });
+        let waiting = model(&TrayInput { pending: &one, paused: false, failure: None, setup: &[] });
         assert_eq!(redraw(&idle, &waiting), Redraw { icon: true, tooltip: true, menu: true });
         let mut relabelled = waiting.clone();
         relabelled.tooltip.push('!');
@@ -189,6 +209,7 @@ mod tests {
             pending: &[],
             paused: false,
             failure: None,
+            setup: &[],
         });
         assert_eq!(m.icon, Icon::Idle);
         assert_eq!(m.tooltip, "Portcullis — no calls waiting");
@@ -206,6 +227,7 @@ mod tests {
             pending: &p,
             paused: false,
             failure: None,
+            setup: &[],
         });
         assert_eq!(m.icon, Icon::Attention(2));
         assert_eq!(m.tooltip, "Portcullis — 2 calls waiting for approval");
@@ -224,6 +246,7 @@ mod tests {
             pending: &p,
             paused: false,
             failure: None,
+            setup: &[],
         });
         assert_eq!(m.icon, Icon::Attention(12));
         let listed = ids(&m).iter().filter(|i| i.starts_with(APPROVAL_PREFIX)).count();
@@ -237,6 +260,7 @@ mod tests {
             pending: &[],
             paused: true,
             failure: None,
+            setup: &[],
         });
         assert_eq!(m.icon, Icon::Paused);
         assert!(
@@ -254,6 +278,7 @@ mod tests {
             pending: &p,
             paused: true,
             failure: None,
+            setup: &[],
         });
         assert_eq!(
             m.icon,
@@ -268,8 +293,26 @@ mod tests {
             pending: &[],
             paused: false,
             failure: Some("the config file is invalid"),
+            setup: &[],
         });
         assert_eq!(m.icon, Icon::Failed);
         assert_eq!(m.tooltip, "Portcullis is not running: the config file is invalid");
+    }
+
+    #[test]
+    fn each_clients_setup_is_a_line_above_open() {
+        let setup = [
+            "Claude Code: routed, 1 server, policy written".to_owned(),
+            "Claude Desktop: not routed (2 servers)".to_owned(),
+        ];
+        let m = model(&TrayInput {
+            pending: &[],
+            paused: false,
+            failure: None,
+            setup: &setup,
+        });
+        assert_eq!(ids(&m), ["more", "-", "setup:0", "setup:1", "-", "open", "pause", "-", "quit"]);
+        assert_eq!(m.entries[2], item("setup:0", setup[0].clone(), false), "shown, not clickable");
+        assert_eq!(m.entries[3], item("setup:1", setup[1].clone(), false));
     }
 }

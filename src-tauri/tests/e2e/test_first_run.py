@@ -1,11 +1,13 @@
-"""The first screen of a new install, on the real app: with nothing held and nothing audited it shows
-the exact commands that route a client through this gateway (its config and data dir included)
-with a working copy button, and "Try a held call" calls the demo's safe `write_note` through the
-gateway, so the real prompt opens; approving it there writes the note and the answer shows."""
+"""The first screen of a new install, on the real app: with nothing held and nothing audited it lists
+each client found (here a Claude Code config with one server, not routed) and shows the exact command
+that routes it through this gateway (its config and data dir included) with a working copy button,
+and "Try a held call" calls the demo's safe `write_note` through the gateway, so the real prompt
+opens; approving it there writes the note and the answer shows."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -32,15 +34,29 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
         "approval": {"timeout_secs": 60},
         "mcpServers": {"demo-notes": {"command": sys.executable, "args": [str(NOTES_SERVER), str(scratch / "notes")]}},
     }))
-    with launch(scratch, config) as the_app:
-        the_app.window("main")
-        yield the_app
+    # The clients' files are looked for here, not in the real home (the app reads this variable).
+    home = scratch / "home"
+    home.mkdir()
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"notes": {"command": "notes-server"}}}))
+    before = os.environ.get("PORTCULLIS_CLIENTS_HOME")
+    os.environ["PORTCULLIS_CLIENTS_HOME"] = str(home)
+    try:
+        with launch(scratch, config) as the_app:
+            the_app.window("main")
+            yield the_app
+    finally:
+        if before is None:
+            os.environ.pop("PORTCULLIS_CLIENTS_HOME", None)
+        else:
+            os.environ["PORTCULLIS_CLIENTS_HOME"] = before
 
 
 def test_the_first_screen_shows_the_exact_commands_and_copies_them(fresh: App) -> None:
     install = fresh.wait_testid("first-run-install-command", 20).text
     config, data = fresh.scratch / "portcullis.json", fresh.data_dir
-    assert install == f"{CLI_BIN.resolve()} clients install claude-desktop --config {config} --data-dir {data}", install
+    assert install == f"{CLI_BIN.resolve()} clients install claude-code --config {config} --data-dir {data}", install
+    assert fresh.find("first-run-client-claude-code").text == "Claude Code: not routed (1 server)"
+    assert "scripts/" not in fresh.find("first-run").text, "no repository script is offered"
     connect = fresh.find("first-run-connect-command").text
     assert connect == f"{CLI_BIN.resolve()} connect SERVER --config {config} --data-dir {data}", connect
     fresh.click("copy-install")

@@ -491,13 +491,52 @@ skipped: Array<[string, string]>, };
 export type UninstallReport = { description: string, };
 
 /**
+ * One client, as the first screen and the tray say it.
+ */
+export type ClientSetup = { id: string, name: string, 
+/**
+ * E.g. "Claude Code: routed, 1 server, policy written", "Claude Desktop: not routed (2 servers)".
+ */
+line: string, 
+/**
+ * It has a config file (readable or not).
+ */
+found: boolean, 
+/**
+ * `portcullis.json` servers its routed entries reach.
+ */
+routed: Array<string>, 
+/**
+ * Routed servers with no policy file: every call to them asks.
+ */
+without_policy: Array<string>, 
+/**
+ * `clients install` has servers of it to route.
+ */
+can_route: boolean, };
+
+/**
  * What the first screen shows.
  */
 export type GettingStarted = { 
 /**
- * Routes a client's servers through Portcullis, e.g. `portcullis clients install claude-desktop`.
+ * Routes a client's servers through Portcullis: for `suggested_client` when there is one,
+ * else with `CLIENT` as a placeholder.
  */
 install_command: string, 
+/**
+ * The first client found with servers not routed yet; `None` when every client found is
+ * routed, or none was found.
+ */
+suggested_client: string | null, 
+/**
+ * Every client Portcullis knows, found or not.
+ */
+clients: Array<ClientSetup>, 
+/**
+ * Where the policy files are.
+ */
+policies_dir: string, 
 /**
  * What a client launches for one server (`SERVER` is a placeholder).
  */

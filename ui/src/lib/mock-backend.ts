@@ -573,7 +573,20 @@ export class MockBackend implements Backend {
     this.record(COMMANDS.gettingStarted);
     return clone(
       this.data.gettingStarted ?? {
-        install_command: 'portcullis clients install claude-desktop',
+        install_command: 'portcullis clients install claude-code',
+        suggested_client: 'claude-code',
+        clients: [
+          {
+            id: 'claude-code',
+            name: 'Claude Code',
+            line: 'Claude Code: not routed (1 server)',
+            found: true,
+            routed: [],
+            without_policy: [],
+            can_route: true,
+          },
+        ],
+        policies_dir: '~/.config/portcullis/policies',
         connect_command: 'portcullis connect SERVER',
         demo_server: null,
       },
