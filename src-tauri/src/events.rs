@@ -55,9 +55,10 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
             windows::apply_prompt(app, prompt_action(pending, false));
             host.nudge();
         }
-        GatewayEvent::PolicyReloaded { server } => host.policy_rejected(&server, None),
-        GatewayEvent::PolicyRejected { server, problems } => host.policy_rejected(&server, Some(problems)),
-        GatewayEvent::PauseChanged { .. } => host.nudge(),
+        // The tray says when a policy file is not the one in force; the gateway holds that state.
+        GatewayEvent::PolicyReloaded { .. } | GatewayEvent::PolicyRejected { .. } | GatewayEvent::PauseChanged { .. } => {
+            host.nudge();
+        }
         // Forwarded above; the windows show it (AuditHealth: calls are refused while `ok` is false).
         // ApprovalExtended: the prompt shows the new deadline.
         GatewayEvent::AuditAppended { .. } | GatewayEvent::AuditHealth { .. } | GatewayEvent::ApprovalExtended { .. } => {}

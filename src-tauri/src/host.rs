@@ -2,10 +2,9 @@
 //! `portcullis serve`), its phase (starting, running, failed with a message for the person), and
 //! the app-wide switches the commands and the tray share.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use portcullis_audit::AuditStore;
@@ -29,8 +28,6 @@ pub struct Host {
     pub autostart: Autostart,
     paused: AtomicBool,
     phase: watch::Sender<Phase>,
-    /// Problems of policy changes the gateway refused (the last good policy stays in force).
-    rejected: Mutex<HashMap<String, Vec<String>>>,
     /// Woken when something the tray and the prompt show may have changed.
     changed: Notify,
 }
@@ -91,7 +88,6 @@ impl Host {
             autostart: Autostart::new(Box::new(portcullis_config::paths::ProcessEnv)),
             paused: AtomicBool::new(false),
             phase: watch::channel(Phase::Starting).0,
-            rejected: Mutex::new(HashMap::new()),
             changed: Notify::new(),
         }
     }
@@ -160,21 +156,6 @@ impl Host {
         self.nudge();
     }
 
-    pub fn policy_rejected(&self, server: &str, problems: Option<Vec<String>>) {
-        let mut rejected = self.rejected.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match problems {
-            Some(p) => rejected.insert(server.to_owned(), p),
-            None => rejected.remove(server),
-        };
-    }
-
-    pub fn rejected_problems(&self, server: &str) -> Option<Vec<String>> {
-        self.rejected
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(server)
-            .cloned()
-    }
 
     /// Loads the config, checks that no other gateway serves this data dir, opens the gateway
     /// and binds its endpoint. Serving is the caller's (it owns the shutdown signal).

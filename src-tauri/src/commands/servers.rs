@@ -13,6 +13,7 @@ use ts_rs::TS;
 use crate::host::{Host, Running};
 use crate::ipc::{IpcError, IpcResult};
 use portcullis_config::config::edit::{self as server_config, EntryProblem, ServerEntry};
+use portcullis_gateway::policy_store::PolicySource;
 use portcullis_gateway::upstream::monitor::{ServerReport, Status};
 
 /// How long the server list waits for connections being opened; later polls show them.
@@ -52,31 +53,31 @@ pub struct ServerTool {
     pub risk: ToolClass,
 }
 
-fn policy_health(host: &Host, running: &Running, server: &str) -> PolicyHealth {
-    let gateway = &running.gateway;
-    match gateway.policy_broken(server) {
-        Some(why) => PolicyHealth {
-            state: "invalid",
-            problems: vec![why.to_string()],
-        },
-        _ => match host.rejected_problems(server) {
-            Some(mut problems) => {
-                problems.push("The last valid version of the file stays in force until this is fixed.".into());
-                PolicyHealth {
-                    state: "invalid",
-                    problems,
-                }
-            }
-            None if gateway.policy_path(server).exists() => PolicyHealth {
-                state: "ok",
-                problems: Vec::new(),
-            },
-            None => PolicyHealth {
-                state: "missing",
-                problems: Vec::new(),
-            },
-        },
-    }
+/// The policy in force for `server`, as the gateway holds it: when the file on disk is not
+/// what is enforced, the problems say why and what is enforced instead.
+fn policy_health(running: &Running, server: &str) -> PolicyHealth {
+    let Some(state) = running.gateway.policy_state(server) else {
+        return PolicyHealth {
+            state: "missing",
+            problems: Vec::new(),
+        };
+    };
+    let state_problems = state.problems;
+    let (state, consequence) = match state.source {
+        PolicySource::File => ("ok", None),
+        PolicySource::NoFile => ("missing", None),
+        PolicySource::LastGood => (
+            "invalid",
+            Some("The file on disk is not in force: the last valid version stays in force until this is fixed."),
+        ),
+        PolicySource::None => (
+            "invalid",
+            Some("No valid version was ever loaded: every call of this server is refused until the file is fixed."),
+        ),
+    };
+    let mut problems = state_problems;
+    problems.extend(consequence.map(str::to_owned));
+    PolicyHealth { state, problems }
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -86,7 +87,7 @@ pub async fn list_servers(host: State<'_, Arc<Host>>) -> IpcResult<Vec<ServerSta
     Ok(reports
         .into_iter()
         .map(|server| ServerStatus {
-            policy: policy_health(&host, &running, &server.name),
+            policy: policy_health(&running, &server.name),
             server,
         })
         .collect())

@@ -445,3 +445,30 @@ fn explain_policy_answers_for_unsaved_text_without_writing_it() {
     .unwrap_err();
     assert_eq!(unknown["code"], "unknown_server");
 }
+
+/// The Servers view reads the gateway's own state: a rejected edit shows the file is not in force
+/// (the last valid version is) until a valid file is read, with no event needed in between.
+#[test]
+fn the_servers_view_says_when_the_policy_file_is_not_in_force() {
+    let f = fixture();
+    let main = window(&f.app, "main");
+    let gateway = f.host.running_now().unwrap().gateway.clone();
+    let path = gateway.policy_path("fs");
+    let policy_of_fs = || {
+        let servers = invoke(&main, "list_servers", json!({})).unwrap();
+        servers.as_array().unwrap().iter().find(|s| s["name"] == "fs").unwrap()["policy"].clone()
+    };
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, r#"{"version":"1","default":"allow"}"#).unwrap();
+    gateway.reload_policy("fs");
+    assert_eq!(policy_of_fs()["state"], "ok");
+    std::fs::write(&path, r#"{"version":"1","default":"alow"}"#).unwrap();
+    gateway.reload_policy("fs");
+    let shown = policy_of_fs();
+    assert_eq!(shown["state"], "invalid", "{shown}");
+    let problems = shown["problems"].to_string();
+    assert!(problems.contains("alow") && problems.contains("last valid version stays in force"), "{shown}");
+    std::fs::write(&path, r#"{"version":"1","default":"deny"}"#).unwrap();
+    gateway.reload_policy("fs");
+    assert_eq!(policy_of_fs(), json!({"state": "ok", "problems": []}));
+}
