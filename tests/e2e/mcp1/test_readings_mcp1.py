@@ -1,12 +1,13 @@
 """Semantic differential test: nothing a server executes was allowed by a deny rule.
 
-The gate decides on JSON; servers run what their SDK makes of it. Four real servers sit behind one
+The gate decides on JSON; servers run what their SDK makes of it. Five real servers sit behind one
 gateway, each logging (or, for server-filesystem, showing in its answer) what a tool actually ran with
 after its SDK's conversions:
 
   fastmcp  tests/e2e/peers/readings_fastmcp.py   Python SDK FastMCP, typed params (int, float, Decimal,
                                                  bool, a model; pydantic lax mode, JSON-in-a-string
                                                  pre-parsing)
+  mcpserver2  the same script on mcp 2.x (MCPServer, venv2's interpreter): the SDK's next major
   ts       tests/e2e/peers/readings_ts.mjs       TypeScript SDK McpServer with zod 4 (z.number(),
                                                  z.coerce.number(), z.coerce.boolean(), z.stringbool(),
                                                  a JSON-in-a-string preprocessor; JavaScript doubles)
@@ -54,10 +55,12 @@ import readings  # noqa: E402
 
 pytestmark = [pytest.mark.gateway, pytest.mark.timeout(240)]
 
-SERVERS = ("fastmcp", "ts", "go", "fs")
-PATH_TOOL = {"fastmcp": "open_path", "ts": "open_path", "go": "open_path", "fs": "read_text_file"}
+SERVERS = ("fastmcp", "mcpserver2", "ts", "go", "fs")
+PATH_TOOL = {"fastmcp": "open_path", "mcpserver2": "open_path", "ts": "open_path", "go": "open_path", "fs": "read_text_file"}
 TOOLS = {
     "fastmcp": {"spend", "spend_float", "spend_decimal", "cap", "spend_held", "toggle", "configure", "vm", "open_path"},
+    "mcpserver2": {"spend", "spend_float", "spend_decimal", "cap", "spend_held", "toggle", "configure", "vm",
+                   "open_path"},
     "ts": {"spend", "spend_strict", "cap", "spend_held", "toggle", "toggle_coerce", "toggle_stringbool", "configure", "vm",
            "open_path"},
     "go": {"spend", "cap", "spend_held", "toggle", "skip", "configure", "vm", "open_path"},
@@ -265,11 +268,13 @@ def run_lane(base: Path, lane: str, go_binary: Path) -> Run:
     servers = {
         "fastmcp": spec(str(harness.VENV1 / "bin" / "python"), [str(harness.PEERS_DIR / "readings_fastmcp.py")],
                         "fastmcp"),
+        "mcpserver2": spec(str(harness.VENV2 / "bin" / "python"), [str(harness.PEERS_DIR / "readings_fastmcp.py")],
+                           "mcpserver2"),
         "ts": spec(harness.node_bin(), [str(harness.PEERS_DIR / "readings_ts.mjs")], "ts"),
         "go": spec(str(go_binary), [], "go"),
         "fs": dict(harness.filesystem_stdio(files), env=dict(base_env)),
     }
-    policies = {s: readings.policy(denied_dirs) for s in ("fastmcp", "ts", "go")}
+    policies = {s: readings.policy(denied_dirs) for s in ("fastmcp", "mcpserver2", "ts", "go")}
     policies["fs"] = readings.policy(denied_dirs, path_tools=("read_text_file", "read_file"))
     config = harness.write_config(root / "gateway", servers, policies, approval_timeout_secs=5)
     gw = harness.start_gateway(config, root / "data")

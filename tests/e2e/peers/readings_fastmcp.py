@@ -1,4 +1,5 @@
-"""FastMCP (mcp 1.x) stdio server that logs what each tool received after the SDK's conversions.
+"""FastMCP (mcp 1.x; MCPServer under mcp 2.x) stdio server that logs what each tool received after the
+SDK's conversions.
 
 Used by tests/e2e/mcp1/test_readings_mcp1.py (the semantic layer of tests/differential, see its
 README). The tools take typed parameters, so FastMCP pre-parses JSON held in strings and pydantic
@@ -19,12 +20,18 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from mcp.server.fastmcp import FastMCP
 from pydantic import BaseModel
+
+try:
+    from mcp.server.mcpserver import MCPServer as Server  # mcp 2.x (venv2)
+    STACK = "mcpserver2"
+except ImportError:
+    from mcp.server.fastmcp import FastMCP as Server  # mcp 1.x (venv1)
+    STACK = "fastmcp"
 
 ROOT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd()
 LOG = Path(os.environ["READINGS_LOG"])
-mcp = FastMCP("readings-fastmcp")
+mcp = Server("readings-fastmcp")
 
 
 class Opts(BaseModel):
@@ -33,7 +40,7 @@ class Opts(BaseModel):
 
 
 def record(tool: str, marker: str, value: dict[str, Any]) -> str:
-    line = json.dumps({"stack": "fastmcp", "tool": tool, "marker": marker, "value": value})
+    line = json.dumps({"stack": STACK, "tool": tool, "marker": marker, "value": value})
     with LOG.open("a", encoding="utf-8") as f:
         f.write(line + "\n")
         f.flush()
