@@ -3,22 +3,39 @@
 //! The fuzzer builds a structured policy (hide patterns, exact and glob keys, rules with every
 //! operator, nested values) and calls with arguments, from a small alphabet so that names,
 //! patterns, paths and values meet often. The policy is written as JSON and loaded; it must load,
-//! and every call must get exactly the decision of a plain reference evaluator written here from
-//! the documented semantics (crates/policy/src/lib.rs), deterministically.
+//! and every call whose values have no reading other than as sent (strings without digits, bool
+//! words or JSON; containers of them) must get exactly the decision of a plain reference
+//! evaluator written here from the documented semantics (crates/policy/src/lib.rs),
+//! deterministically.
+//!
+//! Values also come spelled the ways lenient servers read differently (numbers in strings, in
+//! other scripts and radixes, boolean words, JSON held in strings, paths with `~`, `..`,
+//! backslashes and trailing dots), against arbitrary roots and home directories. For those the
+//! invariant of the reading model (DESIGN §4) is checked: for every rule, whatever the rule lets
+//! through as an allow rule, the same `when` matches as a deny rule (every reading ⊆ any reading).
 #![no_main]
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use portcullis_policy::{Action, Evaluation, Policy, RateLimit, RuleRef};
+use portcullis_policy::{Action, CallFacts, Evaluation, Places, Policy, RateLimit, RuleRef};
 use serde_json::{json, Map, Value};
 use std::num::{NonZeroU32, NonZeroU64};
 
 const REGEXES: [&str; 6] = ["^a", "b$", "a.*b", "^$", "[0-9]", "(?i)^A/"];
 const CLASSES: [&str; 5] = ["read", "write", "execute", "delete", "unknown"];
 const RISKS: [&str; 4] = ["low", "medium", "high", "critical"];
+const BASES: [&str; 4] = ["/home/u", "/home/u/.ssh", "docs", "/"];
+const ROOTS: [&str; 3] = ["/home/u", "/srv/data", "/"];
+/// Spellings lenient servers read as 7 (or as a boolean): each has readings beside the string.
+const NUMBER_TEXTS: [&str; 10] = ["7", " 7 ", "+07", "7.0", "7e0", "0x7", "0b111", "٧", "７", "7_0"];
+const BOOL_WORDS: [&str; 8] = ["true", "False", "yes", "NO", "on", "off", "1", ""];
+const PATH_SEGMENTS: [&str; 8] = ["home", "u", ".ssh", "..", ".", "~", "", "x."];
 
 #[derive(Arbitrary, Debug)]
 struct Input {
+    /// Indexes into `ROOTS`, and whether `~` is `/home/u`.
+    roots: Vec<u8>,
+    home: bool,
     default: Option<Act>,
     approval_timeout: Option<u8>,
     hide: Vec<Pattern>,
@@ -108,6 +125,7 @@ enum Op {
     Lt(Num),
     Lte(Num),
     Exists(bool),
+    PathUnder(u8),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -118,6 +136,14 @@ enum Val {
     Str(Vec<StrLetter>),
     Arr(Vec<Val>),
     Obj(Vec<(Segment, Val)>),
+    /// A string a lenient server reads as a number.
+    NumText(u8),
+    /// A boolean word.
+    BoolWord(u8),
+    /// A string holding the value as JSON.
+    JsonText(Box<Val>),
+    /// A path: segments from `PATH_SEGMENTS`, `/` or `\` between them, absolute or not.
+    Path(Vec<(u8, bool)>, bool),
 }
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
@@ -255,7 +281,20 @@ impl Val {
                     })
                     .collect(),
             ),
+            Val::NumText(i) => json!(NUMBER_TEXTS[usize::from(*i) % NUMBER_TEXTS.len()]),
+            Val::BoolWord(i) => json!(BOOL_WORDS[usize::from(*i) % BOOL_WORDS.len()]),
+            Val::Path(segments, absolute) => {
+                let mut text = String::from(if *absolute { "/" } else { "" });
+                for (i, (segment, backslash)) in segments.iter().take(6).enumerate() {
+                    if i > 0 {
+                        text.push(if *backslash { '\\' } else { '/' });
+                    }
+                    text.push_str(PATH_SEGMENTS[usize::from(*segment) % PATH_SEGMENTS.len()]);
+                }
+                Value::String(text)
+            }
             _ if depth == 0 => Value::Null,
+            Val::JsonText(inner) => Value::String(inner.value(depth - 1).to_string()),
             Val::Arr(items) => Value::Array(items.iter().take(4).map(|v| v.value(depth - 1)).collect()),
             Val::Obj(fields) => object(fields, depth - 1),
         }
@@ -327,6 +366,7 @@ fn op_name(op: &Op) -> &'static str {
         Op::Lt(_) => "lt",
         Op::Lte(_) => "lte",
         Op::Exists(_) => "exists",
+        Op::PathUnder(_) => "path_under",
     }
 }
 
@@ -371,6 +411,7 @@ fn operand(op: &Op) -> Value {
         Op::Regex(i) => json!(REGEXES[usize::from(*i) % REGEXES.len()]),
         Op::Gt(n) | Op::Gte(n) | Op::Lt(n) | Op::Lte(n) => n.value(),
         Op::Exists(b) => json!(b),
+        Op::PathUnder(i) => json!(BASES[usize::from(*i) % BASES.len()]),
     }
 }
 
@@ -601,6 +642,8 @@ fn holds(op: &str, operand: &Value, value: Option<&Value>) -> bool {
         "lt" => order() == Some(Less),
         "lte" => matches!(order(), Some(Less | Equal)),
         "exists" => operand == &json!(true),
+        // Only met on values that hold no path spelling (see `reads_plainly`): lexical is enough.
+        "path_under" => value.as_str().is_some_and(|s| plain_under(operand.as_str().unwrap_or("/"), s)),
         other => panic!("unknown operator {other}"),
     }
 }
@@ -696,6 +739,54 @@ fn call_name(call: &CallName, model: &Model) -> String {
     }
 }
 
+/// `path` under `base` for the plain values the reference meets (no `.`, `..`, `~`, `\\`):
+/// segment by segment, both absolute or both relative.
+fn plain_under(base: &str, path: &str) -> bool {
+    let split = |p: &str| p.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect::<Vec<_>>();
+    if base.starts_with('/') != path.starts_with('/') {
+        return false;
+    }
+    let (b, p) = (split(base), split(path));
+    p.len() >= b.len() && b.iter().zip(&p).all(|(x, y)| x == y)
+}
+
+/// Whether every value in `value` is read only as sent by every server the policy models: no
+/// numbers, booleans or null (they convert), no string holding digits, a boolean word, JSON, a
+/// backslash or a dot (paths), nor an empty string; with `paths` (the policy has `path_under`),
+/// only absolute paths without empty segments, which every server resolves as written.
+fn reads_plainly(value: &Value, paths: bool) -> bool {
+    match value {
+        Value::String(s) => {
+            !s.is_empty()
+                && !s.chars().any(|c| c.is_numeric() || matches!(c, '{' | '[' | '\\' | '.' | '~' | ' '))
+                && !["t", "f", "y", "n", "on", "off", "no", "yes", "true", "false", "null", "inf", "infinity"]
+                    .iter()
+                    .any(|w| s.trim().eq_ignore_ascii_case(w))
+                && (!paths || (s.starts_with('/') && !s.split('/').skip(1).any(str::is_empty)))
+        }
+        Value::Array(items) => items.iter().all(|v| reads_plainly(v, paths)),
+        Value::Object(map) => map.values().all(|v| reads_plainly(v, paths)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// The reading model's invariant for one rule: what its `when` lets through as an allow rule,
+/// it matches as a deny rule.
+fn allow_within_deny(rule: &Rule, arguments: &Value, places: &Places) {
+    let one = |action: &str| {
+        let otherwise = if action == "allow" { "deny" } else { "allow" };
+        let mut json = rule_json(rule);
+        json["action"] = json!(action);
+        let text = json!({"version": "1", "tools": {"t": {"action": otherwise, "rules": [json]}}}).to_string();
+        let policy = Policy::from_json_str(&text, "one.json").expect("a rule that loaded in its entry");
+        let facts = CallFacts { places, ..CallFacts::arguments(arguments) };
+        policy.evaluate_call("t", &facts).action
+    };
+    if one("allow") == Action::Allow {
+        assert_eq!(one("deny"), Action::Deny, "allowed but not denied: {} on {arguments}", rule_json(rule));
+    }
+}
+
 fuzz_target!(|input: Input| {
     let model = model(&input);
     let text = policy_json(&input, &model).to_string();
@@ -703,13 +794,30 @@ fuzz_target!(|input: Input| {
         Ok(policy) => policy,
         Err(err) => panic!("a well-formed policy was refused: {err}\n{text}"),
     };
+    let paths = text.contains("path_under");
+    let places = Places {
+        roots: input.roots.iter().take(3).map(|i| ROOTS[usize::from(*i) % ROOTS.len()].to_owned()).collect(),
+        home: input.home.then(|| "/home/u".to_owned()),
+    };
     for call in input.calls.iter().take(8) {
         let name = call_name(&call.name, &model);
         let arguments = call.arguments.as_ref().map_or(Value::Null, |fields| object(fields, 3));
-        let got = policy.evaluate(&name, &arguments);
-        assert_eq!(got, policy.evaluate(&name, &arguments), "deterministic");
-        let expected = reference(&model, &name, &arguments);
-        assert_eq!(got, expected, "tool {name:?} arguments {arguments}\npolicy {text}");
+        let facts = CallFacts { places: &places, ..CallFacts::arguments(&arguments) };
+        let got = policy.evaluate_call(&name, &facts);
+        assert_eq!(got, policy.evaluate_call(&name, &facts), "deterministic");
+        let plain = match &arguments {
+            Value::Object(map) => map.values().all(|v| reads_plainly(v, paths)),
+            _ => true,
+        };
+        if plain {
+            let expected = reference(&model, &name, &arguments);
+            assert_eq!(got, expected, "tool {name:?} arguments {arguments}\npolicy {text}");
+        }
+        for entry in &model.entries {
+            for rule in &entry.rules {
+                allow_within_deny(rule, &arguments, &places);
+            }
+        }
         assert_eq!(policy.is_hidden(&name), got.action == Action::Hide);
         if let Some(key) = got.entry() {
             let entry = model.entries.iter().find(|e| e.key == key).expect("a known key");

@@ -12,8 +12,9 @@
 //!   half of them with a rule;
 //! - 16 `hide` patterns.
 //!
-//! Cases: an exact key whose last rule decides (the worst rule walk), an exact key without
-//! rules, a glob key (one `GlobSet` match over 400 globs, most specific wins), a glob key with a
+//! Cases: an exact key whose last rule decides (the worst rule walk), the same call with values
+//! that have other readings (a number spelled as a string, JSON held in a string), an exact key
+//! without rules, a glob key (one `GlobSet` match over 400 globs, most specific wins), a glob key with a
 //! rule, a miss that falls to `default` (every glob tried), a hidden tool. Loading
 //! (`from_json_str`: parse, validate, compile 1,000 globs/regexes) is measured too, as it is
 //! the cost of a hot reload.
@@ -88,9 +89,14 @@ fn bench(c: &mut Criterion) {
     let rule_args = json!({ "path": "/tmp/notes.txt", "size": 512, "user": "alice",
                             "method": "GET", "opts": { "force": false } });
     let glob_rule_args = json!({ "query": "  SELECT * FROM t" });
+    // The same call with values that have other readings (issue 28): a number spelled as a
+    // string, an object held in a string; the allow rule does not hold, the entry denies.
+    let spelled_args = json!({ "path": "/tmp/notes.txt", "size": " 5e2 ", "user": "alice",
+                               "method": "GET", "opts": "{\"force\": false}" });
     let cases: Vec<(&str, &str, Value, Action)> = vec![
         ("exact_last_rule", "tool_0300", rule_args.clone(), Action::Allow),
         ("exact_no_rules", "tool_0302", Value::Null, Action::Allow),
+        ("exact_spelled_values", "tool_0300", spelled_args, Action::Deny),
         ("glob_status", "svc204_vm_status", json!({}), Action::Allow),
         ("glob_rule", "svc200_x_status", glob_rule_args, Action::Allow),
         ("glob_class", "bx399_anything", json!({ "k": 1 }), Action::Allow),
