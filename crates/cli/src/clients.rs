@@ -118,7 +118,12 @@ fn install(paths: &Paths<'_>, args: &InstallArgs) -> Outcome {
     }
     let policies = starters::prepare(&plan, args.no_policy, Duration::from_secs(args.timeout))?;
     write_stdout(&policies.preview());
-    if !confirmed(change, "Route these servers through Portcullis and write these policies?")? {
+    let question = if policies.writes_any() {
+        "Route these servers through Portcullis and write these policies?"
+    } else {
+        "Route these servers through Portcullis?"
+    };
+    if !confirmed(change, question)? {
         return Ok(());
     }
     // Routed first, policies second: if writing a policy fails, that server asks for every call,

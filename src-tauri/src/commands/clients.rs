@@ -189,6 +189,12 @@ pub fn install(host: &Host, env: &dyn Environment, client: &str, preview: &str) 
         ));
     }
     install::apply(&plan, &setup).map_err(client_error)?;
+    // The policy files go here (the Policies view writes them); made now, as `clients install` does.
+    if let Err(e) = plan.policies_dir().and_then(|dir| {
+        std::fs::create_dir_all(&dir).map_err(|e| ClientError(format!("cannot create {}: {e}", dir.display())))
+    }) {
+        tracing::warn!(error = %e, "no policies directory");
+    }
     tracing::info!(
         client,
         routed = plan.routed.len(),

@@ -213,7 +213,7 @@ fn a_client_is_routed_as_previewed_and_put_back_byte_for_byte() {
     assert_eq!(started.suggested_client, None, "a routed client is not offered again");
     assert!(started.install_command.contains(" clients install CLIENT"), "{}", started.install_command);
     let policies = std::path::Path::new(&started.policies_dir);
-    std::fs::create_dir_all(policies).unwrap();
+    assert!(policies.is_dir(), "install made the policies directory: {}", policies.display());
     std::fs::write(policies.join("notes.json"), r#"{"version": "1"}"#).unwrap();
     assert_eq!(line("cursor").line, "Cursor: routed, 1 server, policy written");
 

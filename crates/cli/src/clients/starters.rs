@@ -114,6 +114,11 @@ impl Policies {
         out.join("\n")
     }
 
+    /// Whether [`Self::write`] writes any policy file.
+    pub(super) fn writes_any(&self) -> bool {
+        self.steps.iter().any(|(_, s)| matches!(s, Step::Write(_)))
+    }
+
     /// Servers with no policy file after [`Self::write`].
     pub(super) fn unwritten(&self) -> Vec<&str> {
         self.steps
