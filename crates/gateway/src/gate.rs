@@ -486,9 +486,9 @@ impl Gate {
                 message: None,
             },
             Effect::Deny => {
-                let why = found.reason.unwrap_or_else(|| "denied by a person".to_owned());
+                let why = found.reason.unwrap_or_else(|| "denied by the user".to_owned());
                 let text = format!(
-                    "call to {:?} was denied by a person earlier (grant {}): {why}; the call was not forwarded",
+                    "call to {:?} was denied by the user earlier (grant {}): {why}; the call was not forwarded",
                     call.tool, found.id
                 );
                 refused(Decision::Rejected, DecidedBy::User, Some(rule), why, text)

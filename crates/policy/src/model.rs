@@ -36,7 +36,7 @@ pub struct RawPolicy {
     #[serde(default)]
     pub hide: Vec<String>,
 
-    /// Seconds a call waits for a person's approval before it is denied, for every
+    /// Seconds a call waits for the user's approval before it is denied, for every
     /// "require_approval" decision whose entry does not set its own `approval_timeout`.
     /// When absent, the gateway's configured default applies.
     #[serde(default)]

@@ -76,7 +76,7 @@ def test_a_timed_every_session_deny_settles_and_refuses_until_it_expires(ggw, ap
         assert result["isError"] is True and "not today" in result["content"][0]["text"], result
     # While the grant stands, a new call from a third session is refused without a prompt.
     refused = Call(ggw, session(ggw), f"deny-{m}-3").result()
-    assert refused["isError"] is True and "denied by a person earlier" in refused["content"][0]["text"], refused
+    assert refused["isError"] is True and "denied by the user earlier" in refused["content"][0]["text"], refused
     # When it expires, calls are asked about again.
     harness.wait_until(lambda: not any(g["effect"] == "deny" for g in api.request("GET", "/control/grants").json()),
                        10, "the 2 s grant to expire")

@@ -69,7 +69,7 @@ def test_an_approved_task_completes_with_the_real_result(tgw, api, route):
             assert task_id.startswith("portcullis-"), f"a gateway task: {task_id!r}"
             status = await session.experimental.get_task(task_id)
             assert status.status == "working"
-            assert "waiting for a person's approval" in (status.statusMessage or ""), status
+            assert "waiting for the user's approval" in (status.statusMessage or ""), status
             approval = await anyio.to_thread.run_sync(held_approval, api, message)
             hold_ms = approval["expires_at_ms"] - approval["requested_at_ms"]
             assert hold_ms >= (MAX_HOLD - 2) * 1000, f"a task holds up to max_hold_secs, not {hold_ms} ms"

@@ -101,7 +101,7 @@ def test_a_2026_task_is_answered_at_once_and_completes_with_the_real_result(gw, 
     assert {"taskId", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} <= set(task), task
     working = task_get(gw, task["taskId"])
     assert working["status"] == "working" and working["resultType"] == "complete", working
-    assert "waiting for a person's approval" in working["statusMessage"], working
+    assert "waiting for the user's approval" in working["statusMessage"], working
     approval = held_approval(api, message)
     assert approval["expires_at_ms"] - approval["requested_at_ms"] >= (MAX_HOLD - 2) * 1000, approval
     assert api.approve(approval["id"]).status == 200

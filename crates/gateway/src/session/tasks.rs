@@ -185,10 +185,10 @@ impl GatewayTask {
                 let left = expires_ms.map(|e| (e - now_ms()).max(0) / 1000);
                 match left {
                     Some(left) => format!(
-                        "waiting for a person's approval in Portcullis: {} ({left} s left)",
+                        "waiting for the user's approval in Portcullis: {} ({left} s left)",
                         self.label
                     ),
-                    None => format!("waiting for a person's approval in Portcullis: {}", self.label),
+                    None => format!("waiting for the user's approval in Portcullis: {}", self.label),
                 }
             }
             TaskState::Running => format!("approved in Portcullis; {} is running", self.label),
@@ -382,7 +382,7 @@ mod tests {
         let created = task.created(Some(now_ms() + 30_000));
         assert_eq!(created["resultType"], "task");
         assert_eq!(created["status"], "working");
-        assert!(created["statusMessage"].as_str().unwrap().contains("waiting for a person's approval"));
+        assert!(created["statusMessage"].as_str().unwrap().contains("waiting for the user's approval"));
         assert!(created.get("ttlMs").is_some() && created.get("pollIntervalMs").is_some());
         let (_, legacy) = board_task(TaskAsk::Legacy);
         let created = legacy.created(None);
