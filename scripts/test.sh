@@ -7,7 +7,39 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export CARGO_TERM_COLOR=never
 
-step() { printf '\n==== %s\n' "$*"; }
+# Each step's wall time, printed as a table when the run ends, passed or failed: CI's time is a
+# budget (cold <= 40 min, warm <= 15), and this table is where it is read.
+step_names=()
+step_secs=()
+step_name=""
+step_start=$SECONDS
+run_start=$SECONDS
+end_step() {
+    if [[ -n $step_name ]]; then
+        step_names+=("$step_name")
+        step_secs+=("$((SECONDS - step_start))")
+    fi
+    step_name=""
+}
+step() {
+    end_step
+    step_name="$*"
+    step_start=$SECONDS
+    printf '\n==== %s\n' "$*"
+}
+step_table() {
+    local status=$? failed="" i
+    [[ $status -ne 0 && -n $step_name ]] && failed=$step_name
+    end_step
+    printf '\n==== step times (wall clock)\n'
+    for i in "${!step_names[@]}"; do
+        local mark=""
+        [[ ${step_names[$i]} == "$failed" ]] && mark="  <- FAILED (exit $status)"
+        printf '%6d s  %s%s\n' "${step_secs[$i]}" "${step_names[$i]:0:90}" "$mark"
+    done
+    printf '%6d s  total\n' "$((SECONDS - run_start))"
+}
+trap step_table EXIT
 
 step "toolchain"
 cargo --version
@@ -79,4 +111,5 @@ bash scripts/package.sh
 bash scripts/test-package.sh
 printf '(package build and test: %s s)\n' "$((SECONDS - t))"
 
-step "all tests passed"
+end_step
+printf '\n==== all tests passed\n'
