@@ -50,11 +50,17 @@ fn decoded_contains(arguments: &str, needle: &str) -> bool {
     contains_ignoring_ascii_case(&text, needle)
 }
 
-/// A substring search with no copy of the haystack. On UTF-8 a byte match is a character match
-/// (no character's bytes start inside another's).
+/// A substring search ignoring ASCII case, as SQL `LIKE` does. The haystack is lowercased into a
+/// copy so the search is the standard library's (a fast first-byte scan, linear time); a byte-wise
+/// comparison at every position measured slower. On UTF-8 a byte match is a character match.
 fn contains_ignoring_ascii_case(haystack: &str, needle: &str) -> bool {
-    let needle = needle.as_bytes();
-    needle.is_empty() || haystack.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+    if needle.is_empty() {
+        return true;
+    }
+    if !needle.bytes().any(|b| b.is_ascii_alphabetic()) {
+        return haystack.contains(needle);
+    }
+    haystack.to_ascii_lowercase().contains(&needle.to_ascii_lowercase())
 }
 
 /// `value` written as compact JSON, except that strings are written as they decode: no escapes,
@@ -123,6 +129,21 @@ mod tests {
     #[case::escape_not_decoded_twice(r#"{"q":"\\u002f"}"#, "/")]
     fn near_misses_are_not_found(#[case] arguments: &str, #[case] needle: &str) {
         assert!(!text_matches(arguments, needle), "{needle:?} in {arguments}");
+    }
+
+    #[rstest]
+    #[case::same("abc", "b", true)]
+    #[case::ascii_case("ABC", "b", true)]
+    #[case::needle_case("abc", "BC", true)]
+    #[case::no_letters("/a/1", "/1", true)]
+    #[case::non_ascii_kept("Café", "CAFé", true)]
+    #[case::only_ascii_folds("CAFÉ", "café", false)]
+    #[case::like_metacharacters_are_text("50%_off", "%_", true)]
+    #[case::like_metacharacters_do_not_wildcard("50 off", "%", false)]
+    #[case::empty_needle("x", "", true)]
+    #[case::longer_needle("ab", "abc", false)]
+    fn substrings_ignore_ascii_case_only(#[case] haystack: &str, #[case] needle: &str, #[case] found: bool) {
+        assert_eq!(contains_ignoring_ascii_case(haystack, needle), found);
     }
 
     #[test]
