@@ -9,10 +9,10 @@
 //!   shown as visible `\u{..}` escapes instead.
 //! - [`csv_cell`]: a cell starting with `=`, `+`, `-`, `@`, tab or CR is a formula to spreadsheet
 //!   programs (`=HYPERLINK(...)`, DDE); it gets a leading `'`. Terminal controls are made visible
-//!   as well, since `portcullis audit --format csv` prints to a terminal.
+//!   as well, since `portcullis audit --format csv` prints to a terminal, and so are line breaks,
+//!   so a row stays one line ([`is_line_break`]).
 //! - [`markup`]: notification daemons render a subset of HTML in bodies, so `&`, `<`, `>` and
 //!   quotes are escaped (after the terminal escapes: XML cannot carry most C0 characters).
-//!
 //! - [`json_text`]: JSON keeps the exact text, but its escaping only covers C0 characters, quotes
 //!   and backslashes. Every other hidden character (DEL, C1 such as NEL U+0085 and CSI U+009B,
 //!   the Unicode line and paragraph separators, bidi controls) would stay raw: line readers
