@@ -19,7 +19,7 @@ use ts_rs::{Config, TS};
 use crate::commands::approvals::{DecisionAnswer, DryRunView, Extended};
 use crate::commands::choice::{ChoiceArg, GrantArg, RuleArg};
 use crate::commands::audit::FilterArg;
-use crate::commands::clients::{ClientState, InstallPreview, UninstallReport};
+use crate::commands::clients::{ClientState, InstallPolicy, InstallPreview, UninstallReport};
 use crate::commands::first_run::{ClientSetup, GettingStarted};
 use crate::commands::pins::ChangedTool;
 use crate::commands::policy::{Decider, ExplainAnswer, PolicyFile, Problem, ToolAction, ToolDecision, Validation};
@@ -95,6 +95,7 @@ pub fn render() -> String {
         decl::<StarterTool>(&cfg),
         decl::<StarterPolicyText>(&cfg),
         decl::<ClientState>(&cfg),
+        decl::<InstallPolicy>(&cfg),
         decl::<InstallPreview>(&cfg),
         decl::<UninstallReport>(&cfg),
         decl::<ClientSetup>(&cfg),

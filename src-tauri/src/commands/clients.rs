@@ -1,7 +1,9 @@
 //! `list_clients`, `preview_client_install`, `install_client`, `preview_client_uninstall`,
 //! `uninstall_client`: the Servers view's side of `portcullis clients` (the work is
 //! `portcullis_clients`). Each change is shown first and applied only as shown: install
-//! re-plans and refuses when the plan differs from the preview the person saw.
+//! re-plans and refuses when the plan differs from the preview the person saw. Like the CLI's
+//! install, it writes the starter policy of each routed server that has none (listed in the
+//! preview tool by tool); a server that cannot be listed gets none and asks for every call.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,6 +15,7 @@ use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
 
+use crate::commands::starter::{starter_for, StarterPolicyText};
 use crate::host::Host;
 use crate::ipc::{IpcError, IpcResult};
 
@@ -50,6 +53,20 @@ pub struct InstallPreview {
     pub imports: Vec<String>,
     /// Entries left alone: `[entry, why]`.
     pub skipped: Vec<(String, String)>,
+    /// Each routed server's policy file, as install leaves it.
+    pub policies: Vec<InstallPolicy>,
+}
+
+/// A routed server's policy file, as install leaves it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct InstallPolicy {
+    pub server: String,
+    pub path: String,
+    /// The starter policy install writes there; `None` when it writes none.
+    pub starter: Option<StarterPolicyText>,
+    /// Why it writes none: the file exists (kept as it is), or the server could not be listed
+    /// (then every call to it asks until it has a policy).
+    pub not_written: Option<String>,
 }
 
 /// What uninstall does (preview) or did.
@@ -111,19 +128,66 @@ fn setup(host: &Host, env: &dyn Environment) -> IpcResult<Setup> {
     })
 }
 
-fn plan(host: &Host, env: &dyn Environment, id: &str) -> IpcResult<(install::Plan, Setup)> {
+/// What installing client `id` would change (the client's file and `portcullis.json`).
+pub fn plan(host: &Host, env: &dyn Environment, id: &str) -> IpcResult<(install::Plan, Setup)> {
     let client = client(id)?;
     let setup = setup(host, env)?;
     let plan = install::plan(client, &client.config_path(&places(env)?), &setup).map_err(client_error)?;
     Ok((plan, setup))
 }
 
-fn preview_of(plan: &install::Plan) -> InstallPreview {
+/// The policy of each routed server: kept when its file exists, else the starter policy from its
+/// live tool list (all servers listed at once).
+async fn policies(plan: &install::Plan) -> IpcResult<Vec<InstallPolicy>> {
+    let targets = plan.policy_targets().map_err(client_error)?;
+    let made = futures::future::join_all(targets.iter().map(|t| async move {
+        if t.exists {
+            return Err("exists, kept as it is".to_owned());
+        }
+        starter_for(&t.server, &t.config).await.map_err(|e| {
+            format!("not written: {e}; until it has a policy file, every call to {} asks you", t.server)
+        })
+    }))
+    .await;
+    Ok(targets
+        .into_iter()
+        .zip(made)
+        .map(|(t, made)| InstallPolicy {
+            server: t.server,
+            path: t.path.display().to_string(),
+            not_written: made.as_ref().err().cloned(),
+            starter: made.ok(),
+        })
+        .collect())
+}
+
+/// The preview's text: the files' change, then each policy file with every tool's rule.
+fn preview_text(plan: &install::Plan, policies: &[InstallPolicy]) -> String {
+    let mut out = vec![plan.preview()];
+    for p in policies {
+        match (&p.starter, &p.not_written) {
+            (Some(starter), _) => {
+                out.push(format!("+ {}: starter policy, {} tools", p.path, starter.tools.len()));
+                out.extend(
+                    starter
+                        .tools
+                        .iter()
+                        .map(|t| format!("    {}  {} / {}  {}", t.name, t.class, t.risk, t.rule)),
+                );
+            }
+            (None, why) => out.push(format!("  {}: {}", p.path, why.as_deref().unwrap_or(""))),
+        }
+    }
+    out.join("\n")
+}
+
+fn preview_of(plan: &install::Plan, policies: Vec<InstallPolicy>) -> InstallPreview {
     InstallPreview {
-        preview: plan.preview(),
+        preview: preview_text(plan, &policies),
         routed: plan.routed.iter().map(|r| r.name.clone()).collect(),
         imports: plan.imports.iter().map(|(n, _)| n.clone()).collect(),
         skipped: plan.skipped.clone(),
+        policies,
     }
 }
 
@@ -155,52 +219,74 @@ pub fn list(host: &Host, env: &dyn Environment) -> IpcResult<Vec<ClientState>> {
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn preview_client_install(host: State<'_, Arc<Host>>, client: String) -> IpcResult<InstallPreview> {
-    preview_install(&host, &ProcessEnv, &client)
+    let (plan, _) = plan(&host, &ProcessEnv, &client)?;
+    preview_install(&plan).await
 }
 
-pub fn preview_install(host: &Host, env: &dyn Environment, client: &str) -> IpcResult<InstallPreview> {
-    let (plan, _) = plan(host, env, client)?;
-    Ok(preview_of(&plan))
+/// The preview of `plan`, with each routed server's policy (servers without one are listed).
+pub async fn preview_install(plan: &install::Plan) -> IpcResult<InstallPreview> {
+    if plan.is_empty() {
+        return Ok(preview_of(plan, Vec::new()));
+    }
+    Ok(preview_of(plan, policies(plan).await?))
 }
 
 /// Applies the install the person saw: `preview` is the text `preview_client_install` returned.
 /// The imported servers are served at once.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn install_client(host: State<'_, Arc<Host>>, client: String, preview: String) -> IpcResult<InstallPreview> {
-    let (plan, setup) = install(&host, &ProcessEnv, &client, &preview)?;
+    let (plan, setup) = plan(&host, &ProcessEnv, &client)?;
+    let shown = install(&plan, &setup, &preview).await?;
     serve_imports(&host, &setup.gateway_config, &plan).await;
-    Ok(preview_of(&plan))
+    Ok(shown)
 }
 
-/// Writes the install if its plan is still the one previewed; the caller then serves the
-/// imported servers ([`serve_imports`]).
-pub fn install(host: &Host, env: &dyn Environment, client: &str, preview: &str) -> IpcResult<(install::Plan, Setup)> {
-    let (plan, setup) = plan(host, env, client)?;
-    if plan.preview() != preview {
-        return Err(IpcError::new(
-            "preview_stale",
-            "the client's file or portcullis.json changed since the preview; review the change again",
-        ));
-    }
+/// Writes the install if `plan`, policies included, is still the one previewed; the caller then
+/// serves the imported servers ([`serve_imports`]).
+pub async fn install(plan: &install::Plan, setup: &Setup, preview: &str) -> IpcResult<InstallPreview> {
     if plan.is_empty() {
         return Err(IpcError::new(
             "nothing_to_route",
             "no server of this client can be routed",
         ));
     }
-    install::apply(&plan, &setup).map_err(client_error)?;
-    // The policy files go here (the Policies view writes them); made now, as `clients install` does.
-    if let Err(e) = plan.policies_dir().and_then(|dir| {
-        std::fs::create_dir_all(&dir).map_err(|e| ClientError(format!("cannot create {}: {e}", dir.display())))
-    }) {
-        tracing::warn!(error = %e, "no policies directory");
+    let shown = preview_of(plan, policies(plan).await?);
+    if shown.preview != preview {
+        return Err(IpcError::new(
+            "preview_stale",
+            "the client's file, portcullis.json or a server's tools changed since the preview; review the change again",
+        ));
     }
+    install::apply(plan, setup).map_err(client_error)?;
+    // Routed first, policies second: a policy that cannot be written leaves its server asking
+    // for every call, the safe side.
+    write_policies(plan, &shown.policies)?;
     tracing::info!(
-        client,
+        client = plan.client.id(),
         routed = plan.routed.len(),
+        policies = shown.policies.iter().filter(|p| p.starter.is_some()).count(),
         "client routed through Portcullis from the app"
     );
-    Ok((plan, setup))
+    Ok(shown)
+}
+
+/// Makes the policies directory and writes each starter policy, never over a file that
+/// appeared since the preview.
+fn write_policies(plan: &install::Plan, policies: &[InstallPolicy]) -> IpcResult<()> {
+    use portcullis_atomic_file::{Options, Permissions};
+    let dir = plan.policies_dir().map_err(client_error)?;
+    let failed = |path: &dyn std::fmt::Display, e: std::io::Error| {
+        IpcError::new("policy_not_written", format!("the client is routed, but {path} was not written: {e}"))
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| failed(&dir.display(), e))?;
+    for p in policies {
+        if let Some(starter) = &p.starter {
+            let options = Options::new(Permissions::KeepOrShared).no_clobber();
+            portcullis_atomic_file::write(Path::new(&p.path), starter.text.as_bytes(), options)
+                .map_err(|e| failed(&p.path, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Adds the imported servers to the running gateway (as a saved Servers form does). A config

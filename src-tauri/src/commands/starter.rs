@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use portcullis_config::config::ServerConfig;
 use portcullis_gateway::upstream::list_tools::list_tools;
 use portcullis_policy::starter::{starter_policy, ClassifiedTool};
 use serde::Serialize;
@@ -73,21 +74,29 @@ pub async fn generate_policy(host: State<'_, Arc<Host>>, server: String) -> IpcR
             ),
         ));
     }
-    let tools = list_tools(&server, server_config, CLIENT_NAME, LIST_DEADLINE)
+    let starter = starter_for(&server, server_config)
         .await
-        .map_err(|e| {
-            let mut message = format!("cannot list the tools of {server:?}: {}", e.message);
-            if let Some(last) = e.stderr_tail.last() {
-                message.push_str(&format!(" (server stderr: {last})"));
-            }
-            IpcError::new("list_tools_failed", message)
-        })?;
-    let starter = starter_policy(&tools).map_err(|e| IpcError::internal("the generated policy is invalid", &e))?;
+        .map_err(|message| IpcError::new("list_tools_failed", message))?;
     tracing::info!(
         server,
         tools = starter.tools.len(),
         "starter policy generated for review"
     );
+    Ok(starter)
+}
+
+/// The starter policy of one configured server, from its live tool list: the app's side of
+/// `policy init`, used by "Generate starter policy" and by a client's install. On failure, why
+/// (with the last line the server wrote on stderr).
+pub(crate) async fn starter_for(server: &str, config: &ServerConfig) -> Result<StarterPolicyText, String> {
+    let tools = list_tools(server, config, CLIENT_NAME, LIST_DEADLINE).await.map_err(|e| {
+        let mut message = format!("cannot list the tools of {server:?}: {}", e.message);
+        if let Some(last) = e.stderr_tail.last() {
+            message.push_str(&format!(" (server stderr: {last})"));
+        }
+        message
+    })?;
+    let starter = starter_policy(&tools).map_err(|e| format!("the generated policy is invalid: {e}"))?;
     Ok(StarterPolicyText {
         text: starter.text,
         tools: starter.tools.iter().map(starter_tool).collect(),

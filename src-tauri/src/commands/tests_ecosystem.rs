@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use portcullis_config::paths::Environment;
+use tauri::async_runtime::block_on;
 
 use super::clients;
 use super::first_run;
@@ -152,7 +153,14 @@ fn a_client_is_routed_as_previewed_and_put_back_byte_for_byte() {
     let home = f.dir.path().join("home");
     let cursor = home.join(".cursor").join("mcp.json");
     std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
-    let original = "{\n  \"mcpServers\": {\n    \"notes\": { \"command\": \"python3\", \"args\": [\"notes.py\"] }\n  },\n  \"theme\": \"dark\"\n}\n";
+    // `notes` lists its tools (a starter policy is written); `gone` cannot start (none is).
+    let script = f.dir.path().join("notes_server.py");
+    std::fs::write(&script, SERVER).unwrap();
+    let original = format!(
+        "{{\n  \"mcpServers\": {{\n    \"notes\": {{ \"command\": \"python3\", \"args\": [{}] }},\n    \"gone\": {{ \"command\": \"python3\", \"args\": [\"/no/such/gone.py\"] }}\n  }},\n  \"theme\": \"dark\"\n}}\n",
+        Value::from(script.to_str().unwrap())
+    );
+    let original = original.as_str();
     std::fs::write(&cursor, original).unwrap();
     let bin = f.dir.path().join("portcullis");
     std::fs::write(&bin, "").unwrap();
@@ -169,33 +177,47 @@ fn a_client_is_routed_as_previewed_and_put_back_byte_for_byte() {
         let started = first_run::started(host, &env);
         started.clients.into_iter().find(|c| c.id == id).unwrap()
     };
-    assert_eq!(line("cursor").line, "Cursor: not routed (1 server)");
+    assert_eq!(line("cursor").line, "Cursor: not routed (2 servers)");
     assert!(!line("vscode").found);
 
     let listed = clients::list(host, &env).unwrap();
     let state = |listed: &[clients::ClientState], id: &str| listed.iter().find(|c| c.id == id).cloned().unwrap();
     let c = state(&listed, "cursor");
-    assert_eq!((c.servers, c.routed, c.installed), (Some(1), 0, false));
+    assert_eq!((c.servers, c.routed, c.installed), (Some(2), 0, false));
     assert_eq!(state(&listed, "vscode").servers, None, "no file");
 
-    let preview = clients::preview_install(host, &env, "cursor").unwrap();
-    assert_eq!(
-        (preview.routed.clone(), preview.imports.clone()),
-        (vec!["notes".to_owned()], vec!["notes".to_owned()])
-    );
+    let (plan, setup) = clients::plan(host, &env, "cursor").unwrap();
+    let preview = block_on(clients::preview_install(&plan)).unwrap();
+    let both = vec!["notes".to_owned(), "gone".to_owned()];
+    assert_eq!((preview.routed.clone(), preview.imports.clone()), (both.clone(), both));
     assert!(preview.preview.contains("connect"), "{}", preview.preview);
+    let notes = preview.policies.iter().find(|p| p.server == "notes").unwrap();
+    let starter = notes.starter.as_ref().expect("a starter policy for notes");
+    let delete = starter.tools.iter().find(|t| t.name == "delete_note").unwrap();
+    assert_eq!(delete.rule, "require_approval");
+    assert!(
+        preview.preview.contains("delete_note  delete / critical  require_approval"),
+        "each tool's rule is in the preview:\n{}",
+        preview.preview
+    );
+    let gone = preview.policies.iter().find(|p| p.server == "gone").unwrap();
+    let why = gone.not_written.as_deref().unwrap_or_default();
+    assert!(
+        gone.starter.is_none() && why.contains("\"gone\"") && why.contains("every call to gone asks you"),
+        "{why}"
+    );
     assert_eq!(
         std::fs::read_to_string(&cursor).unwrap(),
         original,
         "a preview writes nothing"
     );
 
-    let stale = clients::install(host, &env, "cursor", "something else").unwrap_err();
+    let stale = block_on(clients::install(&plan, &setup, "something else")).unwrap_err();
     assert_eq!(stale.code, "preview_stale");
     assert_eq!(std::fs::read_to_string(&cursor).unwrap(), original);
 
-    let (plan, setup) = clients::install(host, &env, "cursor", &preview.preview).unwrap();
-    tauri::async_runtime::block_on(clients::serve_imports(host, &setup.gateway_config, &plan));
+    block_on(clients::install(&plan, &setup, &preview.preview)).unwrap();
+    block_on(clients::serve_imports(host, &setup.gateway_config, &plan));
     let routed: Value = serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
     let entry = &routed["mcpServers"]["notes"];
     assert_eq!(entry["command"], bin.canonicalize().unwrap().to_str().unwrap());
@@ -205,17 +227,22 @@ fn a_client_is_routed_as_previewed_and_put_back_byte_for_byte() {
     let gateway = host.running_now().unwrap().gateway.clone();
     assert!(gateway.has_server("notes"), "the imported server is served at once");
     assert!(state(&clients::list(host, &env).unwrap(), "cursor").installed);
-    let again = clients::preview_install(host, &env, "cursor").unwrap_err();
+    let again = clients::plan(host, &env, "cursor").unwrap_err();
     assert_eq!(again.code, "client_refused", "installed twice: {again}");
     // The first screen and the tray say what is routed and what is left, and offer no second install.
-    assert_eq!(line("cursor").line, "Cursor: routed, 1 server, no policy for notes (every call asks)");
+    assert_eq!(line("cursor").line, "Cursor: routed, 2 servers, no policy for gone (every call asks)");
     let started = first_run::started(host, &env);
     assert_eq!(started.suggested_client, None, "a routed client is not offered again");
     assert!(started.install_command.contains(" clients install CLIENT"), "{}", started.install_command);
     let policies = std::path::Path::new(&started.policies_dir);
-    assert!(policies.is_dir(), "install made the policies directory: {}", policies.display());
-    std::fs::write(policies.join("notes.json"), r#"{"version": "1"}"#).unwrap();
-    assert_eq!(line("cursor").line, "Cursor: routed, 1 server, policy written");
+    assert_eq!(
+        std::fs::read_to_string(policies.join("notes.json")).unwrap(),
+        starter.text,
+        "the starter policy shown is the one written"
+    );
+    assert!(!policies.join("gone.json").exists());
+    std::fs::write(policies.join("gone.json"), r#"{"version": "1"}"#).unwrap();
+    assert_eq!(line("cursor").line, "Cursor: routed, 2 servers, policies written");
 
     // Uninstall reads only the data dir's record: through the IPC as the app calls it.
     let undo = invoke(&main, "preview_client_uninstall", json!({"client": "cursor"})).unwrap();

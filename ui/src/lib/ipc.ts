@@ -465,6 +465,20 @@ problem: string | null,
 installed: boolean, };
 
 /**
+ * A routed server's policy file, as install leaves it.
+ */
+export type InstallPolicy = { server: string, path: string, 
+/**
+ * The starter policy install writes there; `None` when it writes none.
+ */
+starter: StarterPolicyText | null, 
+/**
+ * Why it writes none: the file exists (kept as it is), or the server could not be listed
+ * (then every call to it asks until it has a policy).
+ */
+not_written: string | null, };
+
+/**
  * What install would change, as shown before it is applied.
  */
 export type InstallPreview = { 
@@ -483,7 +497,11 @@ imports: Array<string>,
 /**
  * Entries left alone: `[entry, why]`.
  */
-skipped: Array<[string, string]>, };
+skipped: Array<[string, string]>, 
+/**
+ * Each routed server's policy file, as install leaves it.
+ */
+policies: Array<InstallPolicy>, };
 
 /**
  * What uninstall does (preview) or did.

@@ -533,7 +533,7 @@ export class MockBackend implements Backend {
     this.record(COMMANDS.previewClientInstall, { client });
     const c = this.clientOf(client);
     if (c.installed) throw new BackendError('client_refused', `${c.name} was already routed through Portcullis`);
-    return clone(this.data.installs?.[client] ?? { preview: '', routed: [], imports: [], skipped: [] });
+    return clone(this.data.installs?.[client] ?? { preview: '', routed: [], imports: [], skipped: [], policies: [] });
   }
 
   /** Like the gateway: applies only the plan whose preview the person saw. */

@@ -275,10 +275,14 @@ const DEMO_CURSOR_INSTALL: InstallPreview = {
     '--- /home/me/.config/portcullis/portcullis.json',
     '+++ /home/me/.config/portcullis/portcullis.json',
     '+ mcpServers.github  {"command":"npx","args":["-y","@modelcontextprotocol/server-github"],"env":{"GITHUB_TOKEN":"…"}}',
+    '  /home/me/.config/portcullis/policies/github.json: exists, kept as it is',
   ].join('\n'),
   routed: ['github'],
   imports: ['github'],
   skipped: [],
+  policies: [
+    { server: 'github', path: '/home/me/.config/portcullis/policies/github.json', starter: null, not_written: 'exists, kept as it is' },
+  ],
 };
 
 export function demoData(now = Date.now()): MockData {

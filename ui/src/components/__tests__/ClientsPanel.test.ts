@@ -24,6 +24,7 @@ const PLAN: InstallPreview = {
   routed: ['notes'],
   imports: ['notes'],
   skipped: [['mcpServers.web', 'reads its environment from an envFile, which only the client loads']],
+  policies: [],
 };
 
 function setup(clients: ClientState[] = [
