@@ -404,7 +404,7 @@ class Gateway:
         if r.returncode != 0:
             raise HarnessError(f"{' '.join(argv)} exited {r.returncode}: {r.stderr.strip()[-1000:]}")
         rows = []
-        for line in r.stdout.split("\n"):  # not splitlines(): rows may hold raw U+2028
+        for line in r.stdout.splitlines():  # the export escapes every line break a reader splits on
             line = line.strip()
             if line:
                 rows.append(AuditRow(json.loads(line)))
