@@ -62,6 +62,8 @@ pub struct InstallPreview {
 pub struct InstallPolicy {
     pub server: String,
     pub path: String,
+    /// The file exists: install keeps it as it is.
+    pub exists: bool,
     /// The starter policy install writes there; `None` when it writes none.
     pub starter: Option<StarterPolicyText>,
     /// Why it writes none: the file exists (kept as it is), or the server could not be listed
@@ -155,6 +157,7 @@ async fn policies(plan: &install::Plan) -> IpcResult<Vec<InstallPolicy>> {
         .map(|(t, made)| InstallPolicy {
             server: t.server,
             path: t.path.display().to_string(),
+            exists: t.exists,
             not_written: made.as_ref().err().cloned(),
             starter: made.ok(),
         })

@@ -469,6 +469,10 @@ installed: boolean, };
  */
 export type InstallPolicy = { server: string, path: string, 
 /**
+ * The file exists: install keeps it as it is.
+ */
+exists: boolean, 
+/**
  * The starter policy install writes there; `None` when it writes none.
  */
 starter: StarterPolicyText | null, 

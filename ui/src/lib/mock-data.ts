@@ -281,7 +281,7 @@ const DEMO_CURSOR_INSTALL: InstallPreview = {
   imports: ['github'],
   skipped: [],
   policies: [
-    { server: 'github', path: '/home/me/.config/portcullis/policies/github.json', starter: null, not_written: 'exists, kept as it is' },
+    { server: 'github', path: '/home/me/.config/portcullis/policies/github.json', exists: true, starter: null, not_written: 'exists, kept as it is' },
   ],
 };
 

@@ -73,7 +73,7 @@ export class ClientsState {
     return this.run(async () => {
       if (pending.kind === 'install') {
         const done = await this.backend.installClient(pending.client, pending.preview.preview);
-        this.notice = `${name} now reaches ${done.routed.length} server${done.routed.length === 1 ? '' : 's'} through Portcullis; restart ${name} so it reads its new config.`;
+        this.notice = `${name} now reaches ${done.routed.length} server${done.routed.length === 1 ? '' : 's'} through Portcullis; restart ${name} so it reads its new config.${policyNote(done)}`;
       } else {
         await this.backend.uninstallClient(pending.client);
         this.notice = `${name}'s config is put back; restart ${name} so it reads it.`;
@@ -83,4 +83,13 @@ export class ClientsState {
       this.onApplied();
     });
   }
+}
+
+/** What install did about policies: the starter policies written, and the servers left with none. */
+function policyNote(done: InstallPreview): string {
+  const written = done.policies.filter((p) => p.starter).map((p) => p.server);
+  const none = done.policies.filter((p) => !p.starter && !p.exists).map((p) => p.server);
+  let note = written.length ? ` Starter policy written for ${written.join(', ')} (Policies view).` : '';
+  if (none.length) note += ` No policy for ${none.join(', ')}: every call asks you until it has one.`;
+  return note;
 }

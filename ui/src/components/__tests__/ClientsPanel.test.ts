@@ -59,8 +59,27 @@ describe('MCP clients in the Servers view', () => {
     await waitFor(() => expect(backend.callsOf('install_client')).toEqual([{ client: 'cursor', preview: PLAN.preview }]));
     const notice = await screen.findByTestId('clients-notice');
     expect(notice.textContent).toContain('Cursor now reaches 1 server through Portcullis');
+    expect(notice.textContent).not.toContain('policy');
     expect(screen.queryByTestId('client-pending')).toBeNull();
     await waitFor(() => expect(screen.getByTestId('client-cursor').dataset.installed).toBe('true'));
+  });
+
+  it('after install, the notice names the starter policies written and the servers left without one', async () => {
+    const starter = { text: '{}', tools: [{ name: 'read_notes', class: 'read', risk: 'low', rule: 'allow' }], skipped: [] };
+    const policies: InstallPreview['policies'] = [
+      { server: 'notes', path: '/p/notes.json', exists: false, starter, not_written: null },
+      { server: 'web', path: '/p/web.json', exists: false, starter: null, not_written: 'not written: cannot list the tools of "web"' },
+      { server: 'old', path: '/p/old.json', exists: true, starter: null, not_written: 'exists, kept as it is' },
+    ];
+    const backend = new MockBackend({ clients: [client({})], installs: { cursor: { ...PLAN, policies } } });
+    render(ServersView, { props: { backend, pollMs: 0 } });
+    await fireEvent.click(await screen.findByTestId('install-cursor'));
+    await screen.findByTestId('client-preview');
+    await fireEvent.click(screen.getByTestId('client-confirm'));
+    const notice = (await screen.findByTestId('clients-notice')).textContent ?? '';
+    expect(notice).toContain('Starter policy written for notes');
+    expect(notice).toContain('No policy for web: every call asks you');
+    expect(notice).not.toContain('old');
   });
 
   it('Cancel writes nothing', async () => {
