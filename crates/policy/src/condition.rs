@@ -43,6 +43,7 @@ pub(crate) const OPERATORS: [&str; 14] = [
 const SENT: Want = Want {
     spellings: false,
     lossy: true,
+    conversions: true,
 };
 
 /// What a decision may read about a call.
@@ -138,10 +139,15 @@ impl Subject {
 impl Condition {
     pub(crate) fn new(subject: Subject, tests: Vec<Test>) -> Self {
         let spellings = tests.iter().any(Test::reads_text);
+        let conversions = !tests.iter().all(Test::text_only);
         Condition {
             subject,
             tests,
-            want: Want { spellings, ..SENT },
+            want: Want {
+                spellings,
+                conversions,
+                ..SENT
+            },
         }
     }
 
@@ -445,6 +451,12 @@ impl Test {
             self,
             Test::Regex(_) | Test::Contains(..) | Test::Prefix(_) | Test::Glob(_) | Test::PathUnder(_)
         )
+    }
+
+    /// Whether this operator only reads text, so a string's conversions cannot change its
+    /// answer (it decides them on the string as sent).
+    fn text_only(&self) -> bool {
+        matches!(self, Test::Regex(_) | Test::Prefix(_) | Test::Glob(_) | Test::PathUnder(_))
     }
 
     /// This test on reading `r` of `origin` (the value reached; `None` when missing).

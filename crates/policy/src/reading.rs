@@ -122,6 +122,9 @@ pub(crate) struct Want {
     /// Readings that merge many values into one (JavaScript's `Boolean("no")` is `true`): a sent
     /// value has them, an operand does not (else `eq "no"` would equal `"yes"`).
     pub(crate) lossy: bool,
+    /// A string's conversions (numbers, booleans, JSON): not needed when only text operators
+    /// read it, since they decide a converted reading on the string as sent anyway.
+    pub(crate) conversions: bool,
 }
 
 /// Calls `f` with every reading of `value` (itself first) until it breaks.
@@ -192,6 +195,9 @@ fn each_text(
     f: &mut dyn FnMut(Reading<'_>, How) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
     f(Reading::Text(text), How::AsSent)?;
+    if !want.conversions {
+        return ControlFlow::Continue(());
+    }
     let numbers = number::read_text(text);
     let exact = numbers.iter().find(|n| matches!(n, Num::Int(_)));
     for n in numbers.iter() {
