@@ -186,16 +186,17 @@ fn quit_on_signal<R: Runtime>(app: AppHandle<R>) {
 }
 
 fn tray_model(host: &Host) -> TrayModel {
-    let (pending, failure) = match host.phase() {
-        Phase::Running(r) => (r.gateway.pending_approvals(), None),
-        Phase::Failed(e) => (Vec::new(), Some(e.code().replace('_', " "))),
-        Phase::Starting => (Vec::new(), None),
+    let (pending, failure, policies) = match host.phase() {
+        Phase::Running(r) => (r.gateway.pending_approvals(), None, r.gateway.health().policies),
+        Phase::Failed(e) => (Vec::new(), Some(e.code().replace('_', " ")), Vec::new()),
+        Phase::Starting => (Vec::new(), None, Vec::new()),
     };
     menu_model::model(&TrayInput {
         pending: &pending,
         paused: host.paused(),
         failure: failure.as_deref(),
         setup: &tray::setup_lines(host),
+        policies: &policies,
     })
 }
 
@@ -205,6 +206,7 @@ fn on_tray_entry<R: Runtime>(app: &AppHandle<R>, id: &str) {
         menu_model::OPEN => windows::show_main(app, None),
         menu_model::QUIT => app.exit(0),
         menu_model::PAUSE => host.set_paused(!host.paused()),
+        other if other.starts_with(menu_model::POLICY_PREFIX) => windows::show_main(app, Some("servers")),
         // A pending call: the prompt, on that call. "More waiting": the prompt's queue.
         other => match menu_model::approval_id(other) {
             Some(approval) => windows::show_prompt_on(app, approval),

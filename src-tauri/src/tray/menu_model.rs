@@ -2,6 +2,7 @@
 //! gateway's state. Tests check this model; [`super::render`] only draws it.
 
 use portcullis_gateway::approval::pending::PendingApproval;
+use portcullis_gateway::policy_store::PolicyProblem;
 
 /// Pending calls listed in the menu; the rest are summed up in one line.
 pub const MAX_LISTED: usize = 8;
@@ -12,6 +13,8 @@ pub const QUIT: &str = "quit";
 pub const MORE: &str = "more";
 /// Prefix of a pending call's entry id; the approval id follows.
 pub const APPROVAL_PREFIX: &str = "approval:";
+/// Prefix of a policy file not in force; the server follows. Opens the Servers view.
+pub const POLICY_PREFIX: &str = "policy:";
 /// Prefix of a client's setup line (shown, not clickable); its position follows.
 pub const SETUP_PREFIX: &str = "setup:";
 
@@ -45,6 +48,8 @@ pub struct TrayInput<'a> {
     pub paused: bool,
     /// Why the gateway is not running, if it is not.
     pub failure: Option<&'a str>,
+    /// Policy files the gateway rejected: the policy in force is not what is on disk.
+    pub policies: &'a [PolicyProblem],
     /// One line per client: what is routed and what has a policy ([`setup_entries`]).
     pub setup: &'a [String],
 }
@@ -105,6 +110,9 @@ pub fn model(input: &TrayInput<'_>) -> TrayModel {
     if input.paused {
         tooltip.push_str(" (paused: new held calls are denied)");
     }
+    if !input.policies.is_empty() {
+        tooltip.push_str(" — a policy file on disk is not in force");
+    }
     let mut entries = Vec::new();
     if n == 0 {
         entries.push(item(MORE, "No calls waiting", false));
@@ -116,6 +124,7 @@ pub fn model(input: &TrayInput<'_>) -> TrayModel {
         entries.push(item(MORE, format!("{} more waiting…", n - MAX_LISTED), true));
     }
     entries.push(Entry::Separator);
+    entries.extend(policy_entries(input.policies));
     entries.extend(setup_entries(input.setup));
     entries.push(item(OPEN, "Open Portcullis", true));
     entries.push(Entry::Check {
@@ -126,6 +135,28 @@ pub fn model(input: &TrayInput<'_>) -> TrayModel {
     entries.push(Entry::Separator);
     entries.push(item(QUIT, "Quit Portcullis", true));
     TrayModel { icon, tooltip, entries }
+}
+
+/// One line per policy file not in force, saying what is enforced instead, then a separator.
+pub fn policy_entries(problems: &[PolicyProblem]) -> Vec<Entry> {
+    use portcullis_audit::neutralize::terminal as clean;
+    if problems.is_empty() {
+        return Vec::new();
+    }
+    let mut entries: Vec<Entry> = problems
+        .iter()
+        .map(|p| {
+            let instead = if p.last_good_in_force {
+                "the last valid version is enforced"
+            } else {
+                "every call is refused"
+            };
+            let label = format!("⚠ Policy of {} rejected: {instead}", clean(&p.server));
+            item(&format!("{POLICY_PREFIX}{}", p.server), label, true)
+        })
+        .collect();
+    entries.push(Entry::Separator);
+    entries
 }
 
 /// The clients' setup lines, e.g. "Claude Code: routed, 1 server, policy written", then a
@@ -192,15 +223,45 @@ mod tests {
 
     #[test]
     fn only_what_changed_is_redrawn() {
-        let idle = model(&TrayInput { pending: &[], paused: false, failure: None, setup: &[] });
+        let idle = model(&TrayInput { pending: &[], paused: false, failure: None, setup: &[], policies: &[] });
         let nothing = Redraw { icon: false, tooltip: false, menu: false };
         assert_eq!(redraw(&idle, &idle.clone()), nothing);
         let one = [pending("a1", "delete")];
-        let waiting = model(&TrayInput { pending: &one, paused: false, failure: None, setup: &[] });
+        let waiting = model(&TrayInput { pending: &one, paused: false, failure: None, setup: &[], policies: &[] });
         assert_eq!(redraw(&idle, &waiting), Redraw { icon: true, tooltip: true, menu: true });
         let mut relabelled = waiting.clone();
         relabelled.tooltip.push('!');
         assert_eq!(redraw(&waiting, &relabelled), Redraw { tooltip: true, ..nothing });
+    }
+
+    #[test]
+    fn a_policy_file_not_in_force_is_said_in_the_menu_and_the_tooltip() {
+        let problem = |server: &str, last_good_in_force| PolicyProblem {
+            server: server.into(),
+            path: format!("/p/{server}.json"),
+            problems: vec!["$.default: expected allow, deny or require_approval".into()],
+            since_ms: 0,
+            last_good_in_force,
+        };
+        let problems = [problem("fs", true), problem("git", false)];
+        let m = model(&TrayInput { pending: &[], paused: false, failure: None, setup: &[], policies: &problems });
+        assert!(m.tooltip.ends_with("a policy file on disk is not in force"), "{}", m.tooltip);
+        assert_eq!(ids(&m)[..5], ["more", "-", "policy:fs", "policy:git", "-"]);
+        let labels: Vec<&str> = m
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Item { id, label, enabled: true } if id.starts_with(POLICY_PREFIX) => Some(label.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "⚠ Policy of fs rejected: the last valid version is enforced",
+                "⚠ Policy of git rejected: every call is refused"
+            ]
+        );
     }
 
     #[test]
@@ -210,6 +271,7 @@ mod tests {
             paused: false,
             failure: None,
             setup: &[],
+            policies: &[],
         });
         assert_eq!(m.icon, Icon::Idle);
         assert_eq!(m.tooltip, "Portcullis — no calls waiting");
@@ -228,6 +290,7 @@ mod tests {
             paused: false,
             failure: None,
             setup: &[],
+            policies: &[],
         });
         assert_eq!(m.icon, Icon::Attention(2));
         assert_eq!(m.tooltip, "Portcullis — 2 calls waiting for approval");
@@ -247,6 +310,7 @@ mod tests {
             paused: false,
             failure: None,
             setup: &[],
+            policies: &[],
         });
         assert_eq!(m.icon, Icon::Attention(12));
         let listed = ids(&m).iter().filter(|i| i.starts_with(APPROVAL_PREFIX)).count();
@@ -261,6 +325,7 @@ mod tests {
             paused: true,
             failure: None,
             setup: &[],
+            policies: &[],
         });
         assert_eq!(m.icon, Icon::Paused);
         assert!(
@@ -279,6 +344,7 @@ mod tests {
             paused: true,
             failure: None,
             setup: &[],
+            policies: &[],
         });
         assert_eq!(
             m.icon,
@@ -294,6 +360,7 @@ mod tests {
             paused: false,
             failure: Some("the config file is invalid"),
             setup: &[],
+            policies: &[],
         });
         assert_eq!(m.icon, Icon::Failed);
         assert_eq!(m.tooltip, "Portcullis is not running: the config file is invalid");
@@ -310,6 +377,7 @@ mod tests {
             paused: false,
             failure: None,
             setup: &setup,
+            policies: &[],
         });
         assert_eq!(ids(&m), ["more", "-", "setup:0", "setup:1", "-", "open", "pause", "-", "quit"]);
         assert_eq!(m.entries[2], item("setup:0", setup[0].clone(), false), "shown, not clickable");
