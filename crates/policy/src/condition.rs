@@ -526,6 +526,10 @@ pub(crate) struct Operand {
     /// Readings that merge values (`Boolean("no")` is `true`): a lossy reading of a sent value
     /// found here does not make it equal (for a deny rule), nor stop it being equal (for allow).
     lossy: Vec<Scalar>,
+    /// The operand as written. A lossy reading of a sent value is compared with this alone:
+    /// `Boolean(2)` is `true`, which equals the operand `true`, but not the operand 1 (whose
+    /// reading `true` is another server's conversion; chained, every number would equal 1).
+    sent: Vec<Scalar>,
     array: Option<Vec<Operand>>,
     object: Option<Vec<(String, Operand)>>,
 }
@@ -570,6 +574,9 @@ impl Operand {
                     operand.object = Some(map.iter().map(|(k, v)| (k.clone(), Operand::compile(v))).collect());
                 }
                 _ => {
+                    if how == How::AsSent {
+                        operand.sent.extend(Scalar::of(r));
+                    }
                     let list = match how {
                         How::JsRounded => &mut operand.rounded,
                         _ if how.is_lossy() => &mut operand.lossy,
@@ -604,7 +611,7 @@ impl Operand {
             },
             _ => {
                 let among = |list: &[Scalar]| list.iter().any(|s| s.equals(r));
-                let equal = among(&self.scalars);
+                let equal = if how.is_lossy() { among(&self.sent) } else { among(&self.scalars) };
                 let rounded = among(&self.rounded);
                 Verdict {
                     some: equal || rounded,

@@ -99,8 +99,8 @@ pub(crate) enum How {
     TextAsNumber,
     /// A string read as a boolean word (`"yes"`, `"off"`).
     TextAsBool,
-    /// A string as JavaScript's `Boolean()` reads it (zod's `z.coerce.boolean()`): `"false"` and
-    /// `"no"` are `true`, `""` is `false`.
+    /// A value as JavaScript's `Boolean()` reads it (zod's `z.coerce.boolean()`): `"false"`,
+    /// `"no"`, 2 and `[]` are `true`, `""` is `false`.
     JsBoolean,
     /// A string holding JSON, parsed (FastMCP does this for non-string parameters).
     TextAsJson,
@@ -112,6 +112,9 @@ pub(crate) enum How {
     Converted,
     /// `null` as JavaScript's `Number()`, `String()`, `Boolean()` read it.
     NullConverted,
+    /// An array as JavaScript's `Number()` reads it (zod's `z.coerce.number()`): `[]` is 0,
+    /// `[x]` is `Number(x)`.
+    JsNumber,
 }
 
 /// What readings to produce.
@@ -160,8 +163,54 @@ pub(crate) fn each<'v>(
             None => f(Reading::Null, How::AsSent),
         },
         Value::String(s) => each_text(s, want, f),
-        Value::Array(items) => f(Reading::Array(items), How::AsSent),
-        Value::Object(map) => f(Reading::Object(map), How::AsSent),
+        Value::Array(items) => {
+            f(Reading::Array(items), How::AsSent)?;
+            if want.lossy {
+                // `Boolean([])` is true; `Number([])` is 0 and `Number([x])` is `Number(x)`:
+                // zod's `z.coerce` turns `[500]` into 500.
+                f(Reading::Bool(true), How::JsBoolean)?;
+                match items.as_slice() {
+                    [] => f(Reading::Num(Num::Int(0)), How::JsNumber)?,
+                    [only] => each_js_number(only, f)?,
+                    _ => {}
+                }
+            }
+            ControlFlow::Continue(())
+        }
+        Value::Object(map) => {
+            f(Reading::Object(map), How::AsSent)?;
+            if want.lossy {
+                f(Reading::Bool(true), How::JsBoolean)?;
+            }
+            ControlFlow::Continue(())
+        }
+    }
+}
+
+/// The numbers JavaScript's `Number()` makes of the one member of an array: a number itself, a
+/// string as it reads text, `null` and `""` as 0, an array of one member again; else `NaN`.
+fn each_js_number(member: &Value, f: &mut dyn FnMut(Reading<'_>, How) -> ControlFlow<()>) -> ControlFlow<()> {
+    match member {
+        Value::Number(n) => match Num::from_json(n) {
+            Some(num) => f(Reading::Num(num), How::JsNumber),
+            None => ControlFlow::Continue(()),
+        },
+        Value::String(text) => {
+            for n in number::read_text(text).iter() {
+                f(Reading::Num(n), How::JsNumber)?;
+            }
+            if text.trim().is_empty() {
+                f(Reading::Num(Num::Int(0)), How::JsNumber)?;
+            }
+            ControlFlow::Continue(())
+        }
+        Value::Null => f(Reading::Num(Num::Int(0)), How::JsNumber),
+        Value::Array(items) => match items.as_slice() {
+            [] => f(Reading::Num(Num::Int(0)), How::JsNumber),
+            [only] => each_js_number(only, f),
+            _ => ControlFlow::Continue(()),
+        },
+        Value::Bool(_) | Value::Object(_) => ControlFlow::Continue(()),
     }
 }
 
@@ -174,8 +223,11 @@ fn each_number(
     if let Some(rounded) = num.js_rounded() {
         f(Reading::Num(rounded), How::JsRounded)?;
     }
-    if let Some(b) = num.as_bool() {
-        f(Reading::Bool(b), How::Converted)?;
+    match num.as_bool() {
+        Some(b) => f(Reading::Bool(b), How::Converted)?,
+        // `Boolean(n)`: every number but 0 (and NaN) is true to zod's `z.coerce.boolean()`.
+        None if want.lossy => f(Reading::Bool(true), How::JsBoolean)?,
+        None => {}
     }
     if want.spellings {
         let mut flow = ControlFlow::Continue(());
@@ -205,14 +257,15 @@ fn each_text(
         let rounded = matches!(n, Num::Float(_)) && exact.is_some_and(|i| !i.same(n));
         f(Reading::Num(n), if rounded { How::JsRounded } else { How::TextAsNumber })?;
     }
-    if let Some(b) = bool_word(text) {
+    let word = bool_word(text);
+    if let Some(b) = word {
         f(Reading::Bool(b), How::TextAsBool)?;
-        if want.lossy && !b {
-            // `Boolean("false")` is true: zod's `z.coerce.boolean()` reads every non-empty string so.
-            f(Reading::Bool(true), How::JsBoolean)?;
-        }
-    } else if want.lossy && text.is_empty() {
-        f(Reading::Bool(false), How::JsBoolean)?;
+    }
+    // `Boolean(s)`: zod's `z.coerce.boolean()` reads every non-empty string as true ("false",
+    // "no", "x"), and only "" as false.
+    let js = !text.is_empty();
+    if want.lossy && word != Some(js) {
+        f(Reading::Bool(js), How::JsBoolean)?;
     }
     match json_in_text(text) {
         Some(Value::Array(items)) => f(Reading::Array(&items), How::TextAsJson),
@@ -222,12 +275,13 @@ fn each_text(
     }
 }
 
-/// A boolean word as pydantic reads it (case-insensitive, surrounding whitespace ignored).
+/// A boolean word as pydantic or zod's `z.stringbool()` reads it (case-insensitive, surrounding
+/// whitespace ignored).
 pub(crate) fn bool_word(text: &str) -> Option<bool> {
-    const TRUE: [&str; 6] = ["1", "on", "t", "true", "y", "yes"];
-    const FALSE: [&str; 6] = ["0", "off", "f", "false", "n", "no"];
+    const TRUE: [&str; 7] = ["1", "on", "t", "true", "y", "yes", "enabled"];
+    const FALSE: [&str; 7] = ["0", "off", "f", "false", "n", "no", "disabled"];
     let t = text.trim();
-    if t.len() > 5 {
+    if t.len() > "disabled".len() {
         return None;
     }
     if TRUE.iter().any(|w| t.eq_ignore_ascii_case(w)) {
@@ -268,7 +322,7 @@ impl How {
     /// A reading that merges many values into one (see [`Want::lossy`]): an operand has it too,
     /// but it never makes two different values equal.
     pub(crate) fn is_lossy(self) -> bool {
-        matches!(self, How::JsBoolean | How::NullConverted)
+        matches!(self, How::JsBoolean | How::NullConverted | How::JsNumber)
     }
 
     /// Why the value has this reading, for explanations.
@@ -277,7 +331,8 @@ impl How {
             How::AsSent => "as sent",
             How::TextAsNumber => "a string lenient servers read as a number",
             How::TextAsBool => "a string lenient servers read as a boolean",
-            How::JsBoolean => "a string JavaScript's Boolean() reads so",
+            How::JsBoolean => "a value JavaScript's Boolean() reads so",
+            How::JsNumber => "an array JavaScript's Number() reads as its one member",
             How::TextAsJson => "a string holding JSON, which FastMCP parses",
             How::JsRounded => "an integer a JavaScript server rounds to the nearest double",
             How::Spelled => "a value servers that want text turn into this string",

@@ -265,3 +265,55 @@ fn explain_says_which_reading_decided() {
     let explanation = deny.explain("t", &CallFacts::arguments(&plain));
     assert!(explanation.rules.iter().all(|r| r.reading.is_none()), "{explanation:?}");
 }
+
+/// What the semantic differential harness found running on real servers after the first pass
+/// (tests/e2e/mcp1/test_readings_mcp1.py): zod's `z.coerce.boolean()` is JavaScript truthiness,
+/// `z.coerce.number()` reads a one-member array as its member, `z.stringbool()` knows
+/// "enabled", and a number is the nearest double whatever its spelling.
+#[rstest]
+#[case(json!("x"))]
+#[case(json!("disabled"))]
+#[case(json!("\u{feff}YES"))]
+#[case(json!(2))]
+#[case(json!(-1))]
+#[case(json!(0.5))]
+#[case(json!([]))]
+#[case(json!([false]))]
+#[case(json!({}))]
+#[case(json!("enabled"))]
+#[case(json!(" Enabled "))]
+fn a_value_javascript_reads_as_true_is_denied_where_true_is(#[case] force: Value) {
+    let when = json!({"arguments.force": {"eq": true}});
+    let (denied, allowed) = both(&when, &json!({ "force": force }), Places::unknown());
+    assert!(denied && !allowed, "{force}: denied {denied}, allowed {allowed}");
+}
+
+#[rstest]
+#[case(json!([500]))]
+#[case(json!(["500"]))]
+#[case(json!([[500]]))]
+#[case(json!([" 5e2 "]))]
+fn a_value_javascript_reads_as_a_number_over_the_bound_is_denied(#[case] count: Value) {
+    let when = json!({"arguments.count": {"gt": 100}});
+    let (denied, allowed) = both(&when, &json!({ "count": count }), Places::unknown());
+    assert!(denied && !allowed, "{count}: denied {denied}, allowed {allowed}");
+}
+
+#[test]
+fn spelled_numbers_are_read_as_the_nearest_double() {
+    let policy = one_rule(&json!({"arguments.count": {"gt": 100}}), "deny");
+    for text in [r#"{"count": 100.00000000000001}"#, r#"{"count": 1.0000000000000001e2}"#] {
+        let arguments: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(policy.evaluate("t", &arguments).action, Action::Deny, "{text}");
+    }
+    let vm = one_rule(&json!({"arguments.vm": {"eq": 9_007_199_254_740_992_u64}}), "deny");
+    let arguments: Value = serde_json::from_str(r#"{"vm": 9007199254740993.0}"#).unwrap();
+    assert_eq!(vm.evaluate("t", &arguments).action, Action::Deny, "9007199254740993.0 is 2^53 as a double");
+}
+
+#[test]
+fn a_truthy_number_is_not_equal_to_one() {
+    // `Boolean(2)` is true and 1 is true to pydantic, but no server reads 2 as 1.
+    let (denied, allowed) = both(&json!({"arguments.n": {"eq": 1}}), &json!({"n": 2}), Places::unknown());
+    assert!(!denied && !allowed, "denied {denied}, allowed {allowed}");
+}
