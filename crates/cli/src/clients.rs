@@ -54,7 +54,7 @@ pub(crate) struct Change {
 pub(crate) struct InstallArgs {
     #[command(flatten)]
     change: Change,
-    /// Write no starter policies: servers without a policy file ask a person for every call
+    /// Write no starter policies: servers without a policy file ask the user for every call
     #[arg(long)]
     no_policy: bool,
     /// Seconds each server gets to start and list its tools, for its starter policy
