@@ -22,6 +22,7 @@ import re
 import signal
 import socket
 import sqlite3
+import shutil
 import subprocess
 import sys
 import threading
@@ -297,6 +298,29 @@ def git_state(path: Path) -> dict[str, str]:
 
 # --------------------------------------------------------------------------------------------------
 # The gateway
+
+
+def require(ok: bool, why: str) -> None:
+    """Skip when a peer is missing, or fail when the run requires every peer (CI)."""
+    if ok:
+        return
+    import pytest  # the harness is also imported outside pytest
+    if os.environ.get("PORTCULLIS_E2E_REQUIRE_GATEWAY") == "1":
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+def go_build(source: Path, binary: Path) -> Path:
+    """`go build` of the Go module in `source` into `binary`, offline, caches under tests/.peers/go."""
+    go = shutil.which("go")
+    require(go is not None, "go not found (scripts/test-peers.sh installs golang-go)")
+    cache = REPO / "tests" / ".peers" / "go"
+    env = dict(os.environ, GOCACHE=str(cache / "cache"), GOPATH=str(cache / "path"), GOPROXY="off",
+               GOFLAGS="-mod=mod", GO111MODULE="on", CGO_ENABLED="0")
+    r = subprocess.run([go, "build", "-o", str(binary), "."], cwd=source, env=env,
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, f"go build failed: {r.stderr[-2000:]}"
+    return binary
 
 
 def portcullis_bin() -> Path:

@@ -23,8 +23,6 @@ audited as allowed), `SLIPPED` (the server ran something no allowed audit row co
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -66,26 +64,8 @@ ENTRIES = ("http-session", "http-stateless", "stdio")
 ALLOWED = ("allowed", "approved")
 
 
-def require(ok: bool, why: str) -> None:
-    if ok:
-        return
-    if os.environ.get("PORTCULLIS_E2E_REQUIRE_GATEWAY") == "1":
-        pytest.fail(why)
-    pytest.skip(why)
 
 
-def build_go_server(out_dir: Path) -> Path:
-    """`go build` of tests/differential/go, offline, with its caches under tests/.peers/go."""
-    go = shutil.which("go")
-    require(go is not None, "go not found (scripts/test-peers.sh installs golang-go)")
-    cache = harness.REPO / "tests" / ".peers" / "go"
-    env = dict(os.environ, GOCACHE=str(cache / "cache"), GOPATH=str(cache / "path"), GOPROXY="off",
-               GOFLAGS="-mod=mod", GO111MODULE="on", CGO_ENABLED="0")
-    binary = out_dir / "differential-go"
-    r = subprocess.run([go, "build", "-o", str(binary), "."], cwd=DIFF_DIR / "go", env=env,
-                       capture_output=True, text=True, timeout=180)
-    assert r.returncode == 0, f"go build failed: {r.stderr[-2000:]}"
-    return binary
 
 
 def canon(value: Any) -> str:
@@ -361,8 +341,8 @@ def run(e2e_tmp: Path) -> Run:
     try:
         import jsonrpc  # noqa: F401
     except ImportError:
-        require(False, "PyPI json-rpc missing from this venv (tests/requirements-mcp1.txt)")
-    go_binary = build_go_server(root)
+        harness.require(False, "PyPI json-rpc missing from this venv (tests/requirements-mcp1.txt)")
+    go_binary = harness.go_build(DIFF_DIR / "go", root / "differential-go")
     python = Path(sys.executable)
 
     def env(server: str) -> dict[str, str]:

@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 import unicodedata
 import uuid
@@ -75,26 +73,8 @@ WORKERS = 8
 LANES = ("listed", "unlisted")
 
 
-def require(ok: bool, why: str) -> None:
-    if ok:
-        return
-    if os.environ.get("PORTCULLIS_E2E_REQUIRE_GATEWAY") == "1":
-        pytest.fail(why)
-    pytest.skip(why)
 
 
-def build_go_server(out_dir: Path) -> Path:
-    """`go build` of tests/e2e/peers/readings_go, offline, caches under tests/.peers/go."""
-    go = shutil.which("go")
-    require(go is not None, "go not found (scripts/test-peers.sh installs golang-go)")
-    cache = harness.REPO / "tests" / ".peers" / "go"
-    env = dict(os.environ, GOCACHE=str(cache / "cache"), GOPATH=str(cache / "path"), GOPROXY="off",
-               GOFLAGS="-mod=mod", GO111MODULE="on", CGO_ENABLED="0")
-    binary = out_dir / "readings-go"
-    r = subprocess.run([go, "build", "-o", str(binary), "."], cwd=harness.PEERS_DIR / "readings_go", env=env,
-                       capture_output=True, text=True, timeout=180)
-    assert r.returncode == 0, f"go build failed: {r.stderr[-2000:]}"
-    return binary
 
 
 @dataclass
@@ -302,7 +282,7 @@ def run_lane(base: Path, lane: str, go_binary: Path) -> Run:
 def runs(e2e_tmp: Path) -> dict[str, Run]:
     base = (e2e_tmp / f"readings-{uuid.uuid4().hex[:8]}").resolve()
     base.mkdir(parents=True)
-    go_binary = build_go_server(base)
+    go_binary = harness.go_build(harness.PEERS_DIR / "readings_go", base / "readings-go")
     return {lane: run_lane(base, lane, go_binary) for lane in LANES}
 
 
