@@ -92,8 +92,7 @@ impl PolicyStore {
             mode: RwLock::new(ReloadMode::NotStarted),
         };
         for server in servers {
-            store.slots_mut().insert(server.clone(), InForce::Broken(Arc::from("not loaded yet")));
-            store.reload_quietly(&server);
+            store.add_server(&server);
         }
         store
     }
