@@ -16,6 +16,7 @@ Every wait here has a deadline; nothing synchronises by sleeping a fixed time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -245,6 +246,19 @@ def start_everything_http(transport: str = "streamableHttp", timeout: float = RE
             last_error = e
             proc.stop()
     raise HarnessError(f"could not start server-everything {transport}: {last_error}")
+
+
+@contextlib.contextmanager
+def python_http_peer(name: str, script: str, env: dict[str, str]):
+    """Run tests/e2e/peers/`script` (a Python HTTP MCP server that prints `listening on port N`);
+    yield its config spec once the port accepts, stop it after."""
+    proc = Proc(name, [sys.executable, str(PEERS_DIR / script)], env=env)
+    try:
+        port = int(proc.wait_for_line(r"listening on port (\d+)", READY_TIMEOUT).group(1))
+        wait_until(lambda: port_accepts("127.0.0.1", port), 10.0, f"port {port} to accept")
+        yield {"url": f"http://127.0.0.1:{port}/mcp"}
+    finally:
+        proc.stop()
 
 
 def everything_stdio() -> dict[str, Any]:

@@ -14,7 +14,6 @@ under 6 s, the 4th and 5th refused.
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 import uuid
@@ -47,14 +46,8 @@ def header_log(e2e_tmp: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def spec(header_log: Path):
-    proc = harness.Proc("mirror_http_server", [sys.executable, str(harness.PEERS_DIR / "mirror_http_server.py")],
-                        env={"MIRROR_HEADER_LOG": str(header_log)})
-    try:
-        port = int(proc.wait_for_line(r"listening on port (\d+)", harness.READY_TIMEOUT).group(1))
-        harness.wait_until(lambda: harness.port_accepts("127.0.0.1", port), 10.0, f"port {port} to accept")
-        yield {"url": f"http://127.0.0.1:{port}/mcp"}
-    finally:
-        proc.stop()
+    with harness.python_http_peer("mirror_http_server", "mirror_http_server.py", {"MIRROR_HEADER_LOG": str(header_log)}) as spec:
+        yield spec
 
 
 @pytest.fixture(scope="module")

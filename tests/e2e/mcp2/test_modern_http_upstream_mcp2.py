@@ -13,7 +13,6 @@ sends those, so the gateway tests show the gateway parses them.
 
 from __future__ import annotations
 
-import sys
 import uuid
 from pathlib import Path
 
@@ -57,28 +56,16 @@ def server_log(e2e_tmp: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def spec(server_log: Path):
-    proc = harness.Proc("modern_http_server", [sys.executable, str(harness.PEERS_DIR / "modern_http_server.py")],
-                        env={"MODERN_SERVER_LOG": str(server_log), "MODERN_HTTP_PING_SECS": "0.2"})
-    try:
-        port = int(proc.wait_for_line(r"listening on port (\d+)", harness.READY_TIMEOUT).group(1))
-        harness.wait_until(lambda: harness.port_accepts("127.0.0.1", port), 10.0, f"port {port} to accept")
-        yield {"url": f"http://127.0.0.1:{port}/mcp"}
-    finally:
-        proc.stop()
+    with harness.python_http_peer("modern_http_server", "modern_http_server.py", {"MODERN_SERVER_LOG": str(server_log), "MODERN_HTTP_PING_SECS": "0.2"}) as spec:
+        yield spec
 
 
 @pytest.fixture(scope="module")
 def quiet_spec(server_log: Path):
     """The same server with the SDK's own keepalive (15 s): a slow 2026 answer sends no headers before
     its result, as most servers do."""
-    proc = harness.Proc("modern_http_server_quiet", [sys.executable, str(harness.PEERS_DIR / "modern_http_server.py")],
-                        env={"MODERN_SERVER_LOG": str(server_log), "MODERN_HTTP_PING_SECS": "15"})
-    try:
-        port = int(proc.wait_for_line(r"listening on port (\d+)", harness.READY_TIMEOUT).group(1))
-        harness.wait_until(lambda: harness.port_accepts("127.0.0.1", port), 10.0, f"port {port} to accept")
-        yield {"url": f"http://127.0.0.1:{port}/mcp"}
-    finally:
-        proc.stop()
+    with harness.python_http_peer("modern_http_server_quiet", "modern_http_server.py", {"MODERN_SERVER_LOG": str(server_log), "MODERN_HTTP_PING_SECS": "15"}) as spec:
+        yield spec
 
 
 @pytest.fixture(scope="module")
