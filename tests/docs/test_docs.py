@@ -143,21 +143,21 @@ def parse(path: Path, text: str | None = None) -> Page:
 
 def commands(script: str) -> list[list[str]]:
     """The simple commands of a shell block, as words (comments, pipes and `&&` split off)."""
-    lexer = shlex.shlex(script.replace("\\\n", " "), posix=True, punctuation_chars=";&|()")
-    lexer.whitespace = " \t\r"
-    lexer.commenters = "#"
-    lexer.wordchars += "~-./:=$*{}[]@%+,"
     out: list[list[str]] = []
-    cur: list[str] = []
-    for tok in lexer:
-        if tok == "\n" or set(tok) <= set(";&|()"):
-            if cur:
-                out.append(cur)
-            cur = []
-        else:
-            cur.append(tok)
-    if cur:
-        out.append(cur)
+    for line in script.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
+        lexer.commenters = "#"
+        lexer.wordchars += "~-./:=$*{}[]@%+,"
+        cur: list[str] = []
+        for tok in lexer:
+            if set(tok) <= set(";&|()"):
+                if cur:
+                    out.append(cur)
+                cur = []
+            else:
+                cur.append(tok)
+        if cur:
+            out.append(cur)
     return out
 
 
@@ -231,7 +231,7 @@ def scratch_env(scratch: Path, binary: Path) -> dict[str, str]:
         LC_ALL="C.UTF-8",
     )
     for d in ("home", ".run", "home/.config", "home/.local/share"):
-        (scratch / d).mkdir(exist_ok=True)
+        (scratch / d).mkdir(parents=True, exist_ok=True)
     (scratch / ".run").chmod(0o700)
     return env
 
