@@ -58,7 +58,7 @@ impl Running {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
-    #[error("There is no config file at {0}. Route a client through Portcullis to create it (`portcullis clients install claude-desktop`, or cursor, claude-code, vscode), write one (see \"Configuration\" in the README), or start Portcullis with --config FILE; it starts as soon as the file is there.")]
+    #[error("There is no config file at {0}. Route a client through Portcullis to create it (`portcullis clients install claude-desktop`, or cursor, claude-code, vscode), write one (see docs/configuration.md), or start Portcullis with --config FILE; it starts as soon as the file is there.")]
     NoConfig(PathBuf),
     #[error("The config file is invalid: {0}. Portcullis starts the gateway as soon as the file is fixed.")]
     Config(ConfigError),

@@ -42,7 +42,7 @@ pub use hold::{Hold, HoldEnd, ProgressSink};
 /// Who is calling: the agent session and what the client says it is.
 #[derive(Debug, Clone, Default)]
 pub struct Caller {
-    /// The agent session rate limits and session grants are counted by (see README, "Sessions").
+    /// The agent session rate limits and session grants are counted by (see docs/decisions.md, "Sessions").
     pub session: String,
     pub client_name: Option<String>,
     pub client_version: Option<String>,

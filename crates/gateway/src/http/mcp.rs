@@ -215,7 +215,7 @@ fn render(reply: Reply) -> Response {
     }
 }
 
-/// The agent session of a request (README, "Sessions"): the gateway session for legacy clients;
+/// The agent session of a request (docs/decisions.md, "Sessions"): the gateway session for legacy clients;
 /// for stateless requests the relay's id, else the client's self-reported identity.
 fn caller(session: &Session, headers: &HeaderMap, msg: &Message) -> Caller {
     caller_for(session, header_str(headers, RELAY_HEADER), msg)
