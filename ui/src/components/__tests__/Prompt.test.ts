@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import Prompt from '../Prompt.svelte';
 import { MockBackend } from '../../lib/mock-backend';
@@ -323,6 +323,31 @@ describe('Prompt', () => {
     await waitFor(() => expect(undone).toEqual(['w1']));
     expect((await screen.findByTestId('prompt-notice')).textContent).toBe('Undone: tool_1 removed from /p/filesystem.json.');
     expect(screen.queryByTestId('prompt-undo')).toBeNull();
+  });
+
+  it('the Undo stays offered beside the next waiting call, and the page sleeps meanwhile', async () => {
+    const { backend } = setup(2);
+    await shown();
+    const write = { write_id: 'w1', server: 'filesystem', path: '/p/filesystem.json', key: 'tool_1', rule_text: '"tool_1": {}', undo_until_ms: T0 + 31_000 };
+    backend.decideApproval = async (id) => {
+      backend.forget(id);
+      return { also_settled: [], grant: null, policy_write: write };
+    };
+    await fireEvent.click(screen.getByTestId('approve-always'));
+    await screen.findByTestId('grant-preview-matched');
+    await fireEvent.click(screen.getByTestId('grant-confirm'));
+    await waitFor(() => expect(screen.getByTestId('prompt-tool').textContent).toBe('tool_2'));
+    expect(screen.getByTestId('prompt-undo').textContent).toContain('the rule for tool_1 into');
+    // Nothing is scheduled again and again while the offer stands (no frame loop, no timer loop):
+    // the offer's one timer was set when it was made.
+    const frames = vi.spyOn(window, 'requestAnimationFrame');
+    const timers = vi.spyOn(window, 'setTimeout');
+    await new Promise<void>((resolve) => queueMicrotask(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(frames).not.toHaveBeenCalled();
+    expect(timers.mock.calls.length).toBeLessThanOrEqual(1); // the wait above
+    frames.mockRestore();
+    timers.mockRestore();
   });
 
   it('a decision that settles other waiting calls says so and drops them', async () => {
