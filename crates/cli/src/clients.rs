@@ -105,6 +105,15 @@ fn list(paths: &Paths<'_>, place: &Where) -> Outcome {
     Ok(())
 }
 
+/// The command that undoes an install, naming the same home: without it the hint would act on
+/// the user's real client files.
+fn undo_command(client: &str, place: &Where) -> String {
+    match &place.home {
+        Some(home) => format!("portcullis clients uninstall {client} --home '{}'", home.display()),
+        None => format!("portcullis clients uninstall {client}"),
+    }
+}
+
 fn install(paths: &Paths<'_>, args: &InstallArgs) -> Outcome {
     let change = &args.change;
     let client = Client::from_id(&change.client).map_err(Failure::user)?;
@@ -134,7 +143,7 @@ fn install(paths: &Paths<'_>, args: &InstallArgs) -> Outcome {
         client.name(),
         record.routed.len(),
         record.backup.display(),
-        client.id()
+        undo_command(client.id(), &change.place)
     );
     for path in policies.write()? {
         eprintln!("portcullis: wrote {}; edit it at will, a running gateway applies it at once", path.display());

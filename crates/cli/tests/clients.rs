@@ -133,6 +133,12 @@ fn install_routes_every_server_and_uninstall_restores_the_file_byte_for_byte() {
 
         let done = scene.run(&["clients", "install", client, "--yes", "--no-policy"]);
         assert!(done.status.success(), "{client}: {}", text(&done.stderr));
+        let undo_hint = format!("uninstall {client} --home '{}'", scene.home().display());
+        assert!(
+            text(&done.stderr).contains(&undo_hint),
+            "{client}: the undo hint names the same home: {}",
+            text(&done.stderr)
+        );
         let policies = scene.dir.path().join("policies");
         assert_eq!(
             std::fs::read_dir(&policies).map(Iterator::count).ok(),
