@@ -1,6 +1,6 @@
 import './app.css';
 import { mount } from 'svelte';
-import App from './components/App.svelte';
+import App from './components/views/App.svelte';
 import { getBackend, type Backend } from './lib/backend';
 
 // `?mock` runs the UI against in-memory demo data, in a plain browser.

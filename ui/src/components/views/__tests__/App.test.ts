@@ -3,9 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { tick } from 'svelte';
 import App from '../App.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import { BackendError } from '../../lib/backend';
-import { demoData, makeApproval } from '../../lib/mock-data';
+import { MockBackend } from '../../../lib/mock-backend';
+import { BackendError } from '../../../lib/backend';
+import { demoData, makeApproval } from '../../../lib/mock-data';
 
 afterEach(() => cleanup());
 

@@ -2,9 +2,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import AuditView from '../AuditView.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import { makeRow } from '../../lib/mock-data';
-import type { AuditRow } from '../../lib/types';
+import { MockBackend } from '../../../lib/mock-backend';
+import { makeRow } from '../../../lib/mock-data';
+import type { AuditRow } from '../../../lib/types';
 
 const NOW = 1_750_000_000_000;
 const DAY = 86_400_000;

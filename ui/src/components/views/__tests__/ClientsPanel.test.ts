@@ -3,8 +3,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import ServersView from '../ServersView.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import type { ClientState, InstallPreview } from '../../lib/types';
+import { MockBackend } from '../../../lib/mock-backend';
+import type { ClientState, InstallPreview } from '../../../lib/types';
 
 afterEach(() => cleanup());
 

@@ -2,9 +2,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import App from '../App.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import { demoData, makeApproval } from '../../lib/mock-data';
-import type { GettingStarted } from '../../lib/types';
+import { MockBackend } from '../../../lib/mock-backend';
+import { demoData, makeApproval } from '../../../lib/mock-data';
+import type { GettingStarted } from '../../../lib/types';
 
 afterEach(() => cleanup());
 

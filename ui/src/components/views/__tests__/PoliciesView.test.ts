@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import PoliciesView from '../PoliciesView.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import type { ServerStatus, ServerTool } from '../../lib/types';
+import { MockBackend } from '../../../lib/mock-backend';
+import type { ServerStatus, ServerTool } from '../../../lib/types';
 
 afterEach(() => cleanup());
 

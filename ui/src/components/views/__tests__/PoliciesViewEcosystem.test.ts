@@ -3,9 +3,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import PoliciesView from '../PoliciesView.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import { makeApproval, makePinChange } from '../../lib/mock-data';
-import type { ChangedTool, ServerStatus, StarterPolicyText, ServerTool } from '../../lib/types';
+import { MockBackend } from '../../../lib/mock-backend';
+import { makeApproval, makePinChange } from '../../../lib/mock-data';
+import type { ChangedTool, ServerStatus, StarterPolicyText, ServerTool } from '../../../lib/types';
 
 afterEach(() => cleanup());
 

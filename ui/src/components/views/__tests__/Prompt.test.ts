@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import Prompt from '../Prompt.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import { makeApproval } from '../../lib/mock-data';
+import { MockBackend } from '../../../lib/mock-backend';
+import { makeApproval } from '../../../lib/mock-data';
 
 const T0 = 1_750_000_000_000;
 
@@ -20,7 +20,7 @@ function setup(count = 1) {
   return { backend, view, setNow: (ms: number) => (now = ms) };
 }
 
-type Queue = import('../../state/prompt.svelte').PromptQueue;
+type Queue = import('../../../state/prompt.svelte').PromptQueue;
 function queueOf(view: { component: unknown }): Queue {
   return (view.component as { getQueue(): Queue }).getQueue();
 }

@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import Prompt from '../Prompt.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import { makeApproval, makePinChange } from '../../lib/mock-data';
+import { MockBackend } from '../../../lib/mock-backend';
+import { makeApproval, makePinChange } from '../../../lib/mock-data';
 
 const T0 = 1_750_000_000_000;
 

@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen } from '@testing-library/svelte';
 import Prompt from '../Prompt.svelte';
 import ApprovalsView from '../ApprovalsView.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import { makeApproval } from '../../lib/mock-data';
-import { PromptQueue } from '../../state/prompt.svelte';
+import { MockBackend } from '../../../lib/mock-backend';
+import { makeApproval } from '../../../lib/mock-data';
+import { PromptQueue } from '../../../state/prompt.svelte';
 
 const T0 = 1_750_000_000_000;
 

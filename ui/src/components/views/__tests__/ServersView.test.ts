@@ -2,9 +2,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import ServersView from '../ServersView.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import { COMMANDS } from '../../lib/backend';
-import type { ServerStatus } from '../../lib/types';
+import { MockBackend } from '../../../lib/mock-backend';
+import { COMMANDS } from '../../../lib/backend';
+import type { ServerStatus } from '../../../lib/types';
 
 afterEach(() => cleanup());
 

@@ -2,9 +2,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import SettingsView from '../SettingsView.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import { BackendError } from '../../lib/backend';
-import { SettingsState } from '../../state/settings.svelte';
+import { MockBackend } from '../../../lib/mock-backend';
+import { BackendError } from '../../../lib/backend';
+import { SettingsState } from '../../../state/settings.svelte';
 
 afterEach(() => cleanup());
 

@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import GrantPanel from '../GrantPanel.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import { makeApproval } from '../../lib/mock-data';
+import { MockBackend } from '../../../lib/mock-backend';
+import { makeApproval } from '../../../lib/mock-data';
 
 afterEach(() => cleanup());
 

@@ -1,9 +1,9 @@
 // @vitest-environment jsdom
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
-import App from '../App.svelte';
-import { MockBackend } from '../../lib/mock-backend';
-import type { StandingGrant } from '../../lib/types';
+import App from '../../views/App.svelte';
+import { MockBackend } from '../../../lib/mock-backend';
+import type { StandingGrant } from '../../../lib/types';
 
 afterEach(() => cleanup());
 
