@@ -1,17 +1,23 @@
-//! Decisions per time bucket for the audit chart, oldest bucket first, counted with the audit
+//! Decisions per time bucket for the viewer's chart, oldest bucket first, counted with the
 //! store's indexed `count` (a range read per bucket and decision, no row is loaded).
 
 use std::collections::HashMap;
 
-use portcullis_audit::{AuditError, AuditFilter, AuditStore, Decision};
 use serde::Serialize;
 
-/// Most buckets returned; a longer span keeps the newest.
-pub(crate) const MAX_BUCKETS: i64 = 500;
+use crate::error::AuditError;
+use crate::record::Decision;
+use crate::store::{AuditFilter, AuditStore};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
-#[ts(rename = "HistogramBucket")]
-pub struct Bucket {
+/// Most buckets returned; a longer span keeps the newest.
+pub const MAX_BUCKETS: i64 = 500;
+
+// One bar of the chart: how many calls of each decision fell in `[start_ms, start_ms + width)`;
+// a decision with no call there is left out. (No doc comments: ts-rs would copy them into the
+// generated `ipc.ts`.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct HistogramBucket {
     pub start_ms: i64,
     pub counts: HashMap<Decision, u64>,
 }
@@ -27,14 +33,21 @@ impl Counter for AuditStore {
     }
 }
 
-/// Buckets of `bucket_ms` from the filter's `since_ms` (else the oldest matching row) to its
-/// `until_ms` (else `now_ms`). The keyset cursor `before` is ignored.
-pub(crate) fn histogram(
+impl AuditStore {
+    /// Buckets of `bucket_ms` (at least a second) from the filter's `since_ms` (else the oldest
+    /// matching row) to its `until_ms` (else `now_ms`), at most [`MAX_BUCKETS`]. The keyset
+    /// cursor `before` is ignored.
+    pub fn histogram(&self, filter: &AuditFilter, bucket_ms: i64, now_ms: i64) -> Result<Vec<HistogramBucket>, AuditError> {
+        histogram(self, filter, bucket_ms, now_ms)
+    }
+}
+
+fn histogram(
     store: &dyn Counter,
     filter: &AuditFilter,
     bucket_ms: i64,
     now_ms: i64,
-) -> Result<Vec<Bucket>, AuditError> {
+) -> Result<Vec<HistogramBucket>, AuditError> {
     let bucket_ms = bucket_ms.max(1000);
     let base = AuditFilter {
         before: None,
@@ -55,7 +68,7 @@ pub(crate) fn histogram(
             until_ms: Some(until.min(start + bucket_ms)),
             ..base.clone()
         };
-        buckets.push(Bucket {
+        buckets.push(HistogramBucket {
             start_ms: start,
             counts: counts(store, &window)?,
         });
