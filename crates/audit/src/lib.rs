@@ -135,6 +135,8 @@ mod writer;
 #[cfg(unix)]
 mod fault_tests;
 #[cfg(test)]
+mod golden_tests;
+#[cfg(test)]
 mod tests;
 
 pub use error::AuditError;

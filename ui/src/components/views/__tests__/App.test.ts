@@ -6,13 +6,14 @@ import App from '../App.svelte';
 import { MockBackend } from '../../../lib/mock-backend';
 import { BackendError } from '../../../lib/backend';
 import { demoData, makeApproval } from '../../../lib/mock-data';
+import { demoClock } from '../../../lib/demo';
 
 afterEach(() => cleanup());
 
 function setup(tab: 'approvals' | 'servers' | 'settings' = 'approvals') {
   const now = Date.now();
   const backend = new MockBackend(demoData(now));
-  render(App, { props: { backend, initialTab: tab } });
+  render(App, { props: { backend, initialTab: tab, clock: demoClock } });
   return backend;
 }
 

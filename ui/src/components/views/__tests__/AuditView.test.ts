@@ -3,39 +3,20 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import AuditView from '../AuditView.svelte';
 import { MockBackend } from '../../../lib/mock-backend';
-import { makeRow } from '../../../lib/mock-data';
-import type { AuditRow } from '../../../lib/types';
+import { auditNow, auditRows } from '../../../lib/golden-audit';
 
-const NOW = 1_750_000_000_000;
+// The rows and every answer are the audit store's, recorded by crates/audit/src/golden_tests.rs
+// (__fixtures__/audit.json): data set "seven" has seven calls a minute apart (newest id 7; rows 6
+// and 7 share a timestamp, so the cursor needs the id), row 8 three days old, and rows 9 and 10
+// that arrive later.
+const NOW = auditNow('seven');
 const DAY = 86_400_000;
 
 afterEach(() => cleanup());
 
-function rows(): AuditRow[] {
-  // Seven rows, one minute apart, newest id 7; rows 6 and 7 share a timestamp (the cursor needs the id).
-  const out: AuditRow[] = [];
-  for (let id = 1; id <= 7; id++) {
-    out.push(
-      makeRow({
-        id,
-        time_ms: NOW - (8 - id) * 60_000 + (id === 7 ? -60_000 : 0),
-        server: id % 2 ? 'filesystem' : 'everything',
-        tool: id % 2 ? 'read_file' : 'echo',
-        decision: id === 3 ? 'rejected' : 'allowed',
-        arguments: { path: `/tmp/${id}.txt` },
-        outcome: id === 3 ? null : 'ok',
-        upstream_ms: id === 3 ? null : 10 + id,
-      }),
-    );
-  }
-  // An old row outside the default 24 hours.
-  out.push(makeRow({ id: 99, time_ms: NOW - 3 * DAY }));
-  return out;
-}
-
 function setup() {
   const backend = new MockBackend({
-    audit: rows(),
+    audit: 'seven',
     servers: [
       { name: 'everything', transport: 'http', state: 'running', tool_count: 1, stderr_tail: [], policy: { state: 'ok', problems: [] } },
       { name: 'filesystem', transport: 'stdio', state: 'running', tool_count: 1, stderr_tail: [], policy: { state: 'ok', problems: [] } },
@@ -58,7 +39,7 @@ describe('Audit view', () => {
   it('"load more" appends the next page with the (time_ms, id) cursor of the last row', async () => {
     const backend = setup();
     await waitFor(() => expect(shownIds()).toEqual([7, 6, 5]));
-    const last = rows().find((r) => r.id === 5)!;
+    const last = auditRows('seven').find((r) => r.id === 5)!;
     await fireEvent.click(screen.getByTestId('load-more'));
     await waitFor(() => expect(shownIds()).toEqual([7, 6, 5, 4, 3, 2]));
     expect(backend.callsOf('query_audit')[1]).toEqual({ filter: { since_ms: NOW - DAY, before: [last.time_ms, 5] }, limit: 3 });
@@ -98,14 +79,14 @@ describe('Audit view', () => {
   it('live tail puts rows announced by AuditAppended on top; off, it only counts them', async () => {
     const backend = setup();
     await waitFor(() => expect(shownIds().length).toBe(3));
-    backend.appendRow({ ...makeRow(), time_ms: NOW + 1000, tool: 'write_file' });
+    backend.appendLater();
     await waitFor(() => expect(screen.getByTestId('audit-unseen').textContent).toContain('1 new'));
     expect(shownIds()[0]).toBe(7);
 
     await fireEvent.click(screen.getByTestId('live-tail'));
-    await waitFor(() => expect(shownIds()[0]).toBe(100));
-    backend.appendRow({ ...makeRow(), time_ms: NOW + 2000 });
-    await waitFor(() => expect(shownIds().slice(0, 2)).toEqual([101, 100]));
+    await waitFor(() => expect(shownIds()[0]).toBe(9));
+    backend.appendLater();
+    await waitFor(() => expect(shownIds().slice(0, 2)).toEqual([10, 9]));
     expect(shownIds()).toContain(5);
   });
 
@@ -133,8 +114,8 @@ describe('Audit view', () => {
   });
 
   it('calls of the last minute zoom to a dozen one-minute bars, not an hour with one bar', async () => {
-    const recent = Array.from({ length: 3 }, (_, i) => makeRow({ id: 200 + i, time_ms: NOW - 20_000 + i * 5000 }));
-    const backend = new MockBackend({ audit: recent, servers: [] }, { now: () => NOW });
+    // Data set "last-minute": three calls of the last 20 seconds.
+    const backend = new MockBackend({ audit: 'last-minute', servers: [] }, { now: () => NOW });
     render(AuditView, { props: { backend, clock: () => NOW, pageSize: 3, tailDelayMs: 0 } });
     const span = await screen.findByTestId('chart-span');
     await waitFor(() => expect(span.textContent).toContain('Zoomed to the calls'));
@@ -190,10 +171,11 @@ describe('Audit view', () => {
   });
 
   it('draws only the rows near the view of a long list, and follows the scroll and the keys', async () => {
-    const many = Array.from({ length: 1000 }, (_, i) => makeRow({ id: 1000 - i, time_ms: NOW - 1000 - i * 1000 }));
-    const backend = new MockBackend({ audit: many, servers: [] }, { now: () => NOW });
-    render(AuditView, { props: { backend, clock: () => NOW, pageSize: 2000, tailDelayMs: 0 } });
-    await waitFor(() => expect(screen.getByTestId('audit-count').textContent).toBe('1000 rows'));
+    // Data set "thousand": ids 1 to 1000, a second apart, the newest a second before now.
+    const backend = new MockBackend({ audit: 'thousand', servers: [] }, { now: () => NOW });
+    render(AuditView, { props: { backend, clock: () => NOW, pageSize: 1000, tailDelayMs: 0 } });
+    // A full page (the gateway's largest) may have more behind it.
+    await waitFor(() => expect(screen.getByTestId('audit-count').textContent).toBe('1000+ rows'));
     const list = screen.getByTestId('audit-list');
     // jsdom has no layout: the list is given a height and a scroll position by hand.
     let top = 0;
