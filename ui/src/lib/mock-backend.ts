@@ -4,10 +4,10 @@
 
 import { BackendError, COMMANDS, type Backend, type Unlisten } from './backend';
 import { parseJson } from './json-doc';
-import { validatePolicyValue } from './policy-schema';
 import { setToolState, type PolicyDoc } from './policy-model';
 import { stringifyPretty } from './json-doc';
 import { goldenExplain } from './golden-explain';
+import { goldenValidate } from './golden-validate';
 import { GoldenAudit } from './golden-audit';
 import type {
   ApprovalChoice,
@@ -31,7 +31,6 @@ import type {
   PendingApproval,
   PolicyExplanation,
   PolicyFile,
-  PolicyProblem,
   EntryProblem,
   ServerEntry,
   ServerStatus,
@@ -82,20 +81,6 @@ export interface RecordedCall {
 
 /** Deep copy of JSON data (works on Svelte state proxies too, unlike structuredClone). */
 const clone = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
-
-/** Validates policy text the way the mock gateway does: JSON syntax, then the schema. */
-export function mockValidate(text: string): PolicyProblem[] {
-  const parsed = parseJson(text);
-  if (!parsed.ok) {
-    return [
-      {
-        path: '$',
-        message: `invalid JSON: ${parsed.message} at line ${parsed.position.line} column ${parsed.position.column}`,
-      },
-    ];
-  }
-  return validatePolicyValue(parsed.value).map(({ path, message }) => ({ path, message }));
-}
 
 export class MockBackend implements Backend {
   readonly calls: RecordedCall[] = [];
@@ -423,7 +408,7 @@ export class MockBackend implements Backend {
 
   async validatePolicy(server: string, text: string): Promise<ValidationResult> {
     this.record(COMMANDS.validatePolicy, { server, text });
-    return { problems: mockValidate(text) };
+    return { problems: goldenValidate(text) };
   }
 
   async explainPolicy(server: string, text: string, tools: string[]): Promise<PolicyExplanation> {
@@ -433,7 +418,7 @@ export class MockBackend implements Backend {
 
   async savePolicy(server: string, text: string): Promise<ValidationResult> {
     this.record(COMMANDS.savePolicy, { server, text });
-    const problems = mockValidate(text);
+    const problems = goldenValidate(text);
     if (problems.length) return { problems };
     this.data.policies[server] = text;
     const s = this.data.servers.find((x) => x.name === server);
