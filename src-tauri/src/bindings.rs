@@ -6,7 +6,7 @@
 //!
 //! Regenerate: `PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings`.
 
-use portcullis_audit::{AuditRow, DecidedBy, Decision, FaultKind, Outcome};
+use portcullis_audit::{AuditRow, DecidedBy, Decision, FaultKind, HistogramBucket, Outcome};
 use portcullis_gateway::approval::pending::{ClientInfo, PendingApproval, RiskBasis, Scope};
 use portcullis_gateway::approval::standing::{Effect, Listed as StandingGrant};
 use portcullis_gateway::events::GatewayEvent;
@@ -26,7 +26,6 @@ use crate::commands::policy::{Decider, ExplainAnswer, PolicyFile, Problem, ToolA
 use crate::commands::servers::{PolicyHealth, ServerStatus, ServerTool};
 use crate::commands::starter::{StarterPolicyText, StarterTool};
 use crate::export::{Format, Saved};
-use crate::histogram::Bucket;
 use crate::ipc::IpcError;
 use portcullis_config::config::edit::{EntryProblem, ServerEntry};
 use crate::settings::{Settings, Theme};
@@ -78,7 +77,7 @@ pub fn render() -> String {
         decl::<FilterArg>(&cfg),
         decl::<Format>(&cfg),
         decl::<Saved>(&cfg),
-        decl::<Bucket>(&cfg),
+        decl::<HistogramBucket>(&cfg),
         decl::<ServerStatus>(&cfg),
         decl::<PolicyHealth>(&cfg),
         decl::<ServerEntry>(&cfg),

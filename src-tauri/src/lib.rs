@@ -21,7 +21,6 @@ pub mod commands;
 pub mod events;
 mod export;
 mod handover;
-mod histogram;
 pub mod host;
 pub mod ipc;
 mod logging;

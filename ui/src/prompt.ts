@@ -1,6 +1,6 @@
 import './app.css';
 import { mount } from 'svelte';
-import Prompt from './components/Prompt.svelte';
+import Prompt from './components/views/Prompt.svelte';
 import { getBackend, type Backend } from './lib/backend';
 import { applyTheme } from './state/settings.svelte';
 

@@ -10,6 +10,7 @@
 //!   [`complete`](AuditWriter::complete) it with an [`Outcome`].
 //! * [`AuditStore`] — a reader: [`query`](AuditStore::query) with an [`AuditFilter`],
 //!   [`get`](AuditStore::get), [`count`](AuditStore::count); rows come back as [`AuditRow`].
+//!   [`histogram`](AuditStore::histogram) counts decisions per time bucket for the viewer's chart.
 //! * [`neutralize`] — agent- and server-chosen text made safe to show: terminal, CSV, notification markup.
 //! * [`redact()`] and [`is_secret_key`] — what is hidden before anything is written.
 //! * [`AuditError`] — everything above can fail with it.
@@ -118,6 +119,7 @@ mod connection;
 mod error;
 pub mod export;
 mod health;
+mod histogram;
 mod mailbox;
 mod migration;
 pub mod neutralize;
@@ -133,10 +135,13 @@ mod writer;
 #[cfg(unix)]
 mod fault_tests;
 #[cfg(test)]
+mod golden_tests;
+#[cfg(test)]
 mod tests;
 
 pub use error::AuditError;
 pub use health::{AuditFault, FaultKind, HealthListener};
+pub use histogram::{HistogramBucket, MAX_BUCKETS};
 pub use record::{AuditRow, DecidedBy, Decision, NewDecision, Outcome, UnknownValue};
 pub use redact::{is_secret_key, needs_redaction, redact, redacted_json, REDACTED, SECRET_WORDS};
 pub use store::{AuditFilter, AuditStore};

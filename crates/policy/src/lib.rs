@@ -67,6 +67,8 @@ mod condition;
 mod edit;
 mod eval;
 mod explain;
+#[cfg(test)]
+mod golden_tests;
 pub mod guess;
 mod load;
 pub mod model;

@@ -3,12 +3,11 @@
 
 use std::sync::Arc;
 
-use portcullis_audit::{AuditFilter, AuditRow, AuditStore, Decision};
+use portcullis_audit::{AuditFilter, AuditRow, AuditStore, Decision, HistogramBucket};
 use serde::Deserialize;
 use tauri::State;
 
 use crate::export::{self, Format, Saved};
-use crate::histogram::{self, Bucket};
 use crate::host::Host;
 use crate::ipc::{IpcError, IpcResult};
 
@@ -107,11 +106,11 @@ fn export_rows(store: &AuditStore, mut filter: AuditFilter) -> IpcResult<Vec<Aud
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub async fn audit_histogram(host: State<'_, Arc<Host>>, filter: FilterArg, bucket_ms: i64) -> IpcResult<Vec<Bucket>> {
+pub async fn audit_histogram(host: State<'_, Arc<Host>>, filter: FilterArg, bucket_ms: i64) -> IpcResult<Vec<HistogramBucket>> {
     let store = store(&host).await?;
     let filter = AuditFilter::from(filter);
     let now = portcullis_gateway::clock::now_ms();
-    blocking(move || Ok(histogram::histogram(&*store, &filter, bucket_ms, now)?)).await
+    blocking(move || Ok(store.histogram(&filter, bucket_ms, now)?)).await
 }
 
 #[cfg(test)]

@@ -3,6 +3,13 @@
 
 import { MockBackend } from './mock-backend';
 import { demoData, makeApproval } from './mock-data';
+import { auditNow } from './golden-audit';
+
+/**
+ * The audit view's clock in the demo: fixed at the time its audit data set was recorded at (a
+ * relative range like "last 24 hours" is then one the recording answers).
+ */
+export const demoClock = (): number => auditNow('demo');
 
 let shared: MockBackend | null = null;
 

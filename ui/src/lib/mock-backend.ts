@@ -4,10 +4,11 @@
 
 import { BackendError, COMMANDS, type Backend, type Unlisten } from './backend';
 import { parseJson } from './json-doc';
-import { validatePolicyValue } from './policy-schema';
 import { setToolState, type PolicyDoc } from './policy-model';
 import { stringifyPretty } from './json-doc';
 import { goldenExplain } from './golden-explain';
+import { goldenValidate } from './golden-validate';
+import { GoldenAudit } from './golden-audit';
 import type {
   ApprovalChoice,
   DecisionAnswer,
@@ -30,7 +31,6 @@ import type {
   PendingApproval,
   PolicyExplanation,
   PolicyFile,
-  PolicyProblem,
   EntryProblem,
   ServerEntry,
   ServerStatus,
@@ -43,7 +43,8 @@ import type {
 
 export interface MockData {
   approvals: PendingApproval[];
-  audit: AuditRow[];
+  /** The recorded audit data set (__fixtures__/audit.json) the audit reads answer from; absent: none is recorded. */
+  audit?: string;
   servers: ServerStatus[];
   tools: Record<string, ServerTool[]>;
   /** Policy text per server; null or absent means no policy file. */
@@ -81,40 +82,6 @@ export interface RecordedCall {
 /** Deep copy of JSON data (works on Svelte state proxies too, unlike structuredClone). */
 const clone = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
 
-/** Validates policy text the way the mock gateway does: JSON syntax, then the schema. */
-export function mockValidate(text: string): PolicyProblem[] {
-  const parsed = parseJson(text);
-  if (!parsed.ok) {
-    return [
-      {
-        path: '$',
-        message: `invalid JSON: ${parsed.message} at line ${parsed.position.line} column ${parsed.position.column}`,
-      },
-    ];
-  }
-  return validatePolicyValue(parsed.value).map(({ path, message }) => ({ path, message }));
-}
-
-function rowText(row: AuditRow): string {
-  return [row.server, row.tool, row.session, row.client_name, row.rule, row.reason, JSON.stringify(row.arguments)]
-    .join('\n')
-    .toLowerCase();
-}
-
-function matches(row: AuditRow, f: AuditFilter): boolean {
-  if (f.server && row.server !== f.server) return false;
-  if (f.tool && row.tool !== f.tool) return false;
-  if (f.decision && row.decision !== f.decision) return false;
-  if (f.since_ms !== undefined && row.time_ms < f.since_ms) return false;
-  if (f.until_ms !== undefined && row.time_ms > f.until_ms) return false;
-  if (f.text && !rowText(row).includes(f.text.toLowerCase())) return false;
-  if (f.before) {
-    const [t, id] = f.before;
-    if (!(row.time_ms < t || (row.time_ms === t && row.id < id))) return false;
-  }
-  return true;
-}
-
 export class MockBackend implements Backend {
   readonly calls: RecordedCall[] = [];
   paused = false;
@@ -123,13 +90,15 @@ export class MockBackend implements Backend {
   private handlers = new Map<EventName, Set<(payload: never) => void>>();
   private now: () => number;
   private expiryTimer: ReturnType<typeof setInterval> | null = null;
-  private nextAuditId: number;
+  private audit: GoldenAudit | null;
+  /** Rows of the calls decided in this session of the mock, newest first. */
+  private decided: AuditRow[] = [];
+  private nextAuditId = 1_000_000;
   private maxHoldMs: number;
 
   constructor(data: Partial<MockData> = {}, options: MockOptions = {}) {
     this.data = {
       approvals: [],
-      audit: [],
       servers: [],
       tools: {},
       policies: {},
@@ -139,7 +108,7 @@ export class MockBackend implements Backend {
     };
     this.now = options.now ?? (() => Date.now());
     this.maxHoldMs = options.maxHoldMs ?? 600_000;
-    this.nextAuditId = Math.max(0, ...this.data.audit.map((r) => r.id)) + 1;
+    this.audit = this.data.audit ? new GoldenAudit(this.data.audit) : null;
     if (options.autoExpire) this.expiryTimer = setInterval(() => this.expire(), 500);
   }
 
@@ -180,12 +149,18 @@ export class MockBackend implements Backend {
     this.take(id);
   }
 
-  /** Adds an audit row and announces it. */
-  appendRow(row: Omit<AuditRow, 'id'>): AuditRow {
-    const full = { ...row, id: this.nextAuditId++ } as AuditRow;
-    this.data.audit.push(full);
-    this.emit('AuditAppended', { id: full.id, server: full.server, tool: full.tool, decision: full.decision });
-    return full;
+  /** Records the audit data set's next later row and announces it, as the gateway's writer would. */
+  appendLater(): AuditRow {
+    const row = this.audit?.appendLater();
+    if (!row) throw new Error(`the audit data set ${JSON.stringify(this.data.audit)} has no later row left`);
+    this.emit('AuditAppended', { id: row.id, server: row.server, tool: row.tool, decision: row.decision });
+    return row;
+  }
+
+  /** The recorded audit store; without one, asking it is an error that says how to name one. */
+  private auditStore(): GoldenAudit {
+    if (!this.audit) throw new Error('this MockBackend has no audit data set: pass { audit: "<name>" } (see __fixtures__/audit.json)');
+    return this.audit;
   }
 
   policyText(server: string): string | null {
@@ -207,7 +182,8 @@ export class MockBackend implements Backend {
 
   private appendAudit(a: PendingApproval, decision: Decision, decidedBy: AuditRow['decided_by'], reason: string | null) {
     const now = this.now();
-    this.appendRow({
+    const row: AuditRow = {
+      id: this.nextAuditId++,
       time_ms: now,
       session: a.session,
       client_name: a.client.name,
@@ -224,7 +200,9 @@ export class MockBackend implements Backend {
       outcome: decision === 'approved' ? 'ok' : null,
       upstream_ms: decision === 'approved' ? 42 : null,
       request_id: a.request_id,
-    });
+    };
+    this.decided.unshift(row);
+    this.emit('AuditAppended', { id: row.id, server: row.server, tool: row.tool, decision: row.decision });
   }
 
   private writePolicy(server: string, change: (p: PolicyDoc) => PolicyDoc): void {
@@ -299,7 +277,9 @@ export class MockBackend implements Backend {
     this.record(COMMANDS.dryRunApproval, { id, choice });
     const a = this.data.approvals.find((x) => x.id === id);
     if (!a) throw new BackendError('unknown_approval', `no pending approval ${id}`);
-    const rows = this.data.audit.filter((r) => r.server === a.server && r.tool === a.tool);
+    // Which past calls a decision would have matched is the gateway's to say; the mock has no
+    // history of calls to compare with, so it compares none.
+    const rows: AuditRow[] = [];
     const allow = 'approve' in choice || ('grant' in choice && choice.grant.allow) || ('rule' in choice && choice.rule.allow);
     if ('rule' in choice) {
       const rule = { when: choice.rule.when, action: allow ? 'allow' : 'deny' };
@@ -340,15 +320,15 @@ export class MockBackend implements Backend {
   }
 
 
-  private select(filter: AuditFilter): AuditRow[] {
-    return this.data.audit
-      .filter((r) => matches(r, filter))
-      .sort((a, b) => b.time_ms - a.time_ms || b.id - a.id);
-  }
-
+  /**
+   * The recorded answer; the calls decided in this session of the mock are put on top only of
+   * an unfiltered first page (`{}`), which needs no filtering to know they belong there.
+   */
   async queryAudit(filter: AuditFilter, limit: number): Promise<AuditRow[]> {
     this.record(COMMANDS.queryAudit, { filter, limit });
-    return clone(this.select(filter).slice(0, limit));
+    const recorded = this.audit ? this.audit.query(filter, limit) : [];
+    const unfiltered = Object.values(filter).every((v) => v === undefined);
+    return clone(unfiltered ? [...this.decided, ...recorded].slice(0, limit) : recorded);
   }
 
   /** Paths saved to, with the rows each save wrote (the mock writes no file). */
@@ -363,27 +343,15 @@ export class MockBackend implements Backend {
     this.record(COMMANDS.saveAuditExport, { filter, format, path, replace });
     if (!path.startsWith('/')) throw new BackendError('export_path_not_absolute', `${JSON.stringify(path)} is not a full path`);
     if (this.savedExports.has(path) && !replace) throw new BackendError('export_exists', `${path} already exists`);
-    const rows = this.select({ ...filter, before: undefined }).length;
+    const { rows, bytes } = this.auditStore().exported({ ...filter, before: undefined }, format);
     this.savedExports.set(path, rows);
-    return { path, rows, bytes: rows * 100 };
+    return { path, rows, bytes };
   }
 
 
   async auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramBucket[]> {
     this.record(COMMANDS.auditHistogram, { filter, bucket_ms: bucketMs });
-    const rows = this.select({ ...filter, before: undefined });
-    const until = filter.until_ms ?? this.now();
-    const oldest = rows.length ? rows[rows.length - 1].time_ms : until;
-    const since = filter.since_ms ?? oldest;
-    const first = Math.floor(since / bucketMs) * bucketMs;
-    const count = Math.min(500, Math.floor((until - first) / bucketMs) + 1);
-    const buckets: HistogramBucket[] = Array.from({ length: count }, (_, i) => ({ start_ms: first + i * bucketMs, counts: {} }));
-    for (const r of rows) {
-      const i = Math.floor((r.time_ms - first) / bucketMs);
-      const b = buckets[i];
-      if (b) b.counts[r.decision] = (b.counts[r.decision] ?? 0) + 1;
-    }
-    return buckets;
+    return this.auditStore().histogram({ ...filter, before: undefined }, bucketMs);
   }
 
   async listServers(): Promise<ServerStatus[]> {
@@ -440,7 +408,7 @@ export class MockBackend implements Backend {
 
   async validatePolicy(server: string, text: string): Promise<ValidationResult> {
     this.record(COMMANDS.validatePolicy, { server, text });
-    return { problems: mockValidate(text) };
+    return { problems: goldenValidate(text) };
   }
 
   async explainPolicy(server: string, text: string, tools: string[]): Promise<PolicyExplanation> {
@@ -450,7 +418,7 @@ export class MockBackend implements Backend {
 
   async savePolicy(server: string, text: string): Promise<ValidationResult> {
     this.record(COMMANDS.savePolicy, { server, text });
-    const problems = mockValidate(text);
+    const problems = goldenValidate(text);
     if (problems.length) return { problems };
     this.data.policies[server] = text;
     const s = this.data.servers.find((x) => x.name === server);
