@@ -16,6 +16,9 @@ pub(crate) fn in_ci() -> bool {
 /// elsewhere this prints `skipped: <reason>` and the caller returns.
 #[track_caller]
 pub(crate) fn unmet(reason: &str) {
-    assert!(!in_ci(), "this test cannot run here, and under CI=true it may not skip: {reason}");
+    assert!(
+        !in_ci(),
+        "this test cannot run here, and under CI=true it may not skip: {reason}"
+    );
     eprintln!("skipped: {reason}");
 }
