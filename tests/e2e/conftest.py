@@ -57,11 +57,41 @@ def everything_sse():
     peer.stop()
 
 
+def in_ci() -> bool:
+    """`CI` is set to anything but empty, `0` or `false` (CI services set `CI=true`)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
+
+
+def fail_a_skip_in_ci(report, marker) -> None:
+    """Under CI a skip is a failure: a green run must mean every collected test ran. Only a test
+    marked `allowed_skip(reason=...)`, a reason that does not depend on the machine, may skip
+    there. An expected failure (xfail) stays what it is."""
+    if not report.skipped or hasattr(report, "wasxfail") or not in_ci():
+        return
+    if marker is not None and marker.kwargs.get("reason"):
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    report.outcome = "failed"
+    report.longrepr = (f"skipped under CI=true, where a test that cannot run fails instead: {reason}\n"
+                       "(a skip whose reason does not depend on the machine may be marked "
+                       "@pytest.mark.allowed_skip(reason=...))")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """A module skipped while collected (`pytest.skip(allow_module_level=True)`, `importorskip`)
+    fails under CI like any other skip."""
+    outcome = yield
+    fail_a_skip_in_ci(outcome.get_result(), None)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """On a failed test that used a gateway, attach the tail of `portcullis serve`'s stderr."""
+    """Under CI a skip fails (see `fail_a_skip_in_ci`). On a failed test that used a gateway, attach
+    the tail of `portcullis serve`'s stderr."""
     outcome = yield
     report = outcome.get_result()
+    fail_a_skip_in_ci(report, item.get_closest_marker("allowed_skip"))
     if report.when != "call" or not report.failed:
         return
     for value in getattr(item, "funcargs", {}).values():

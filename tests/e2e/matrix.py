@@ -1,9 +1,11 @@
 """The interop matrix (issue 12): one scripted session per cell, run direct and through Portcullis,
 the answers compared after masking volatile values.
 
-A cell is data: client driver × server × entry × upstream transport. `cells(client)` lists every cell
-of a client with the reason it is skipped, or None when it runs; the drivers (mcp1/test_matrix_mcp1.py,
-mcp2/test_matrix_mcp2.py) run the scripts. One gateway serves every server/transport pair of a module
+A cell is data: client driver × server × entry × upstream transport. `cells()` lists every combination
+of the axes with the reason it does not exist (N/A: a server with no such transport, a row served by
+another peer, a client that has no way in), or None for a real cell; `params()` gives the drivers
+(mcp1/test_matrix_mcp1.py, mcp2/test_matrix_mcp2.py) the real cells only, so every collected cell runs,
+and `table()` is the matrix as tests/e2e/INTEROP.md shows it, the N/A cells with their reasons. One gateway serves every server/transport pair of a module
 (`start_world`), named `<server>_<transport>` there.
 
 Axes:
@@ -56,9 +58,8 @@ NOT_STARTED = {
     ("rmcp", "sse"): "the rmcp peer serves stdio only, and rmcp 3.x has no legacy HTTP+SSE server",
 }
 
-# Whole rows or columns that cannot run here, and why.
-CLIENT_SKIPS: dict[str, str] = {}
-SERVER_SKIPS = {
+# Whole rows that do not exist, and why.
+SERVER_NOT_APPLICABLE = {
     "ts-features": "no separate peer: server-everything is the TS SDK server with sampling/elicitation/roots/"
                    "subscriptions and is the `everything` row",
 }
@@ -78,14 +79,10 @@ class Cell:
         return f"{self.client}-{self.server}-{self.transport}-via-{self.entry}"
 
 
-def skip_reason(cell: Cell, implemented: set[str]) -> str | None:
-    """Why `cell` cannot be green here, or None when it runs."""
-    if cell.client in CLIENT_SKIPS:
-        return CLIENT_SKIPS[cell.client]
-    if cell.client not in implemented:
-        return f"client {cell.client} is driven by another test module"
-    if cell.server in SERVER_SKIPS:
-        return SERVER_SKIPS[cell.server]
+def not_applicable(cell: Cell) -> str | None:
+    """Why `cell` is a combination that does not exist (N/A), or None for a real cell."""
+    if cell.server in SERVER_NOT_APPLICABLE:
+        return SERVER_NOT_APPLICABLE[cell.server]
     if (cell.server, cell.transport) in NOT_STARTED:
         return NOT_STARTED[(cell.server, cell.transport)]
     if cell.transport not in OFFERED[cell.server]:
@@ -99,26 +96,58 @@ def skip_reason(cell: Cell, implemented: set[str]) -> str | None:
     return None
 
 
-def cells(implemented: set[str]) -> Iterator[tuple[Cell, str | None]]:
+def cells() -> Iterator[tuple[Cell, str | None]]:
+    """Every combination of the axes, with its N/A reason or None."""
     for client in CLIENTS:
         for server in SERVERS:
             for transport in TRANSPORTS:
                 for entry in ENTRIES:
                     cell = Cell(client, server, entry, transport)
-                    yield cell, skip_reason(cell, implemented)
+                    yield cell, not_applicable(cell)
 
 
 def params(implemented: set[str], client_prefix: str) -> list[Any]:
-    """pytest params for the cells of the clients starting with `client_prefix`."""
+    """pytest params for the real cells of the clients starting with `client_prefix` (N/A ones are
+    not collected: there is nothing to run). Every such client must be driven by the caller."""
     import pytest
 
     out = []
-    for cell, why in cells(implemented):
-        if not cell.client.startswith(client_prefix):
+    for cell, why in cells():
+        if not cell.client.startswith(client_prefix) or why:
             continue
-        marks = [pytest.mark.skip(reason=why)] if why else []
-        out.append(pytest.param(cell, id=cell.id, marks=marks))
+        if cell.client not in implemented:
+            raise ValueError(f"client {cell.client} has real cells but the driver does not implement it")
+        out.append(pytest.param(cell, id=cell.id))
     return out
+
+
+def table() -> str:
+    """The matrix as tests/e2e/INTEROP.md shows it: one row per server and upstream
+    transport, one column per client, each cell "connect / HTTP entry": ✓ (a real cell, run) or a
+    letter for its N/A reason, the reasons listed below the table."""
+    grid = dict(cells())
+    letters: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    rows = ["| server | upstream | " + " | ".join(CLIENTS) + " |", "|---|---|" + "---|" * len(CLIENTS)]
+    for server in SERVERS:
+        for transport in TRANSPORTS:
+            shown = []
+            for client in CLIENTS:
+                marks = []
+                for entry in ENTRIES:
+                    why = grid[Cell(client, server, entry, transport)]
+                    if why is None:
+                        marks.append("✓")
+                        continue
+                    letter = letters.setdefault(why, chr(ord("a") + len(letters)))
+                    counts[letter] = counts.get(letter, 0) + 1
+                    marks.append(letter)
+                shown.append(" / ".join(marks))
+            rows.append(f"| {server} | {transport} | " + " | ".join(shown) + " |")
+    real = sum(1 for why in grid.values() if why is None)
+    head = f"{real} real cells, each run; {len(grid) - real} N/A (of {len(grid)}):"
+    notes = [f"- **{letter}** (N/A, {counts[letter]}): {why}" for why, letter in letters.items()]
+    return "\n".join([head, "", *rows, "", *notes]) + "\n"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -314,3 +343,7 @@ COMPLETIONS = {
     "everything": ("completable-prompt", "department", "E"),
     "fastmcp": ("greet", "name", "A"),
 }
+
+
+if __name__ == "__main__":
+    print(table(), end="")

@@ -112,7 +112,8 @@
 //! VFS), which [`AuditWriter::store`] can read through a second connection, so unit tests use the
 //! same writer/reader split as production without touching the disk. The fault tests
 //! (`fault_tests.rs`) use real conditions: another process holding the lock, a small tmpfs filled
-//! up, a read-only bind mount (root) or file mode (other users).
+//! up, a read-only bind mount (root) or file mode (other users). A test whose precondition is
+//! missing fails under CI and says `skipped: <reason>` elsewhere (`test_env.rs`).
 
 mod checkpoint;
 mod connection;
@@ -136,6 +137,9 @@ mod writer;
 mod fault_tests;
 #[cfg(test)]
 mod golden_tests;
+#[cfg(test)]
+#[cfg(unix)]
+mod test_env;
 #[cfg(test)]
 mod tests;
 

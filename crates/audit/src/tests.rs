@@ -535,13 +535,14 @@ fn a_database_from_a_newer_build_is_refused_by_writer_and_reader() {
     assert!(err.to_string().contains("upgrade portcullis"), "{err}");
 }
 
-/// Root ignores file modes, so under root (CI containers) the permission tests below prove
-/// nothing; they return early and say so on stderr. Run them as an ordinary user to exercise them.
+/// Whether file modes bind this process (they do not bind root, nor a user with
+/// `CAP_DAC_OVERRIDE`): `path` is read-only, so opening it for writing must fail. When they do not,
+/// the precondition is unmet ([`crate::test_env::unmet`]) and the caller returns.
 #[cfg(unix)]
-pub(crate) fn file_modes_are_enforced(path: &Path) -> bool {
+fn file_modes_are_enforced(path: &Path) -> bool {
     let enforced = std::fs::OpenOptions::new().write(true).open(path).is_err();
     if !enforced {
-        eprintln!("skipped: running with privileges that ignore file modes");
+        crate::test_env::unmet("file modes do not bind this process (it may write a file of mode 0444)");
     }
     enforced
 }
@@ -553,10 +554,18 @@ pub(crate) fn chmod(path: &Path, mode: u32) {
 }
 
 /// The real permission check, and the refusal must not leave read-only `-wal`/`-shm` files
-/// behind that would break the writer after the main file is fixed.
+/// behind that would break the writer after the main file is fixed. As root, run as `nobody`.
 #[cfg(unix)]
 #[test]
 fn a_file_without_write_permission_is_refused_at_open_and_recovers_when_fixed() {
+    crate::test_env::as_unprivileged_user(
+        "tests::a_file_without_write_permission_is_refused_at_open_and_recovers_when_fixed",
+        a_file_without_write_permission_is_refused_at_open_and_recovers_when_fixed_here,
+    );
+}
+
+#[cfg(unix)]
+fn a_file_without_write_permission_is_refused_at_open_and_recovers_when_fixed_here() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.db");
     drop(AuditWriter::open(&path).unwrap());
@@ -576,9 +585,18 @@ fn a_file_without_write_permission_is_refused_at_open_and_recovers_when_fixed() 
 
 /// Regression: read-only `-wal`/`-shm` files (left by another program that opened the database
 /// while it was read-only) made `open` succeed and then every record fail. Now `open` says so.
+/// As root, run as `nobody`.
 #[cfg(unix)]
 #[test]
 fn leftover_read_only_wal_files_are_reported_at_open() {
+    crate::test_env::as_unprivileged_user(
+        "tests::leftover_read_only_wal_files_are_reported_at_open",
+        leftover_read_only_wal_files_are_reported_at_open_here,
+    );
+}
+
+#[cfg(unix)]
+fn leftover_read_only_wal_files_are_reported_at_open_here() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.db");
     drop(AuditWriter::open(&path).unwrap());

@@ -51,5 +51,7 @@ pub mod tool_catalog;
 pub mod tools_filter;
 pub mod upstream;
 mod gateway;
+#[cfg(test)]
+mod test_env;
 
 pub use gateway::{running_gateway, Gateway, Health, StartError, AUDIT_FILE};

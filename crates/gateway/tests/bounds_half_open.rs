@@ -3,13 +3,16 @@
 //! allowance are closed at once, the ones admitted are closed at the header read timeout, and
 //! the owner's calls — on fresh connections — keep working throughout.
 //!
-//! Needs root (to run the attacker as `nobody` with setpriv); skipped with a reason otherwise.
+//! Needs root (to run the attacker as `nobody` with setpriv), as CI has; without it the test fails
+//! under CI and is skipped with its reason elsewhere (`src/test_env.rs`).
 
 // Linux only: the foreign user is told apart by the kernel's socket table (see http/peer_user.rs).
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
 mod bounds;
+#[path = "../src/test_env.rs"]
+mod test_env;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -26,8 +29,7 @@ const ATTACKER: &str = include_str!("../../../tests/e2e/peers/half_open_attacker
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_open_connections_from_another_user_are_shed() {
     if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: running the attacker as another user (setpriv --reuid=nobody) needs root");
-        return;
+        return test_env::unmet("running the attacker as another user (setpriv --reuid=nobody) needs root");
     }
     // The attacker's interpreter must be one `nobody` may run (not a per-user shim in /root).
     let python = ["/usr/bin/python3", "/usr/local/bin/python3"]

@@ -25,6 +25,7 @@ from mcp import types
 from mcp.shared.exceptions import McpError
 from v1client import Callbacks, open_session, run
 
+import harness
 import matrix
 
 pytestmark = [pytest.mark.gateway,
@@ -236,3 +237,10 @@ def assert_covered(cell: matrix.Cell, obs: dict[str, Any]) -> None:
     if cell.server == "everything":
         assert obs["resources/updated after subscribe"], obs
         assert obs["client saw"]["url elicitation"] == 1, obs["client saw"]
+
+
+def test_the_interop_page_shows_the_matrix():
+    """tests/e2e/INTEROP.md's table is `matrix.table()`: every real cell, and every N/A
+    combination with the reason it does not exist (N/A cells are not collected as tests)."""
+    readme = (harness.REPO / "tests/e2e/INTEROP.md").read_text(encoding="utf-8")
+    assert matrix.table() in readme, "tests/e2e/INTEROP.md is out of date: paste `python3 tests/e2e/matrix.py`"

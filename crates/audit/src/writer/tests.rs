@@ -316,27 +316,44 @@ fn an_idle_writer_is_woken_by_an_outcome() {
 }
 
 /// Outcomes carried by the next decision committed on the caller's thread: one commit for both.
+///
+/// Deterministic: the writer thread is held inside a reply callback (which runs with the
+/// connection released, so a caller may commit), where it can neither tick the outcome away nor
+/// take the record. The commit count is read from the state directly for the same reason.
 #[test]
 fn a_waiting_outcome_rides_with_a_record_committed_on_the_callers_thread() {
     let writer = AuditWriter::open_in_memory().unwrap();
     let store = writer.store().unwrap();
     let first = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
-    let start = commits(&writer);
-    let posted = std::time::Instant::now();
+    let holder = writer.record_blocking(sample("s", "t", Decision::Allowed, 2)).unwrap();
+    // A completion with a callback goes to the writer thread, which runs the callback after the
+    // commit: the thread stays there until `release`.
+    let (entered_tx, entered) = mpsc::channel();
+    let (release, held) = mpsc::channel::<()>();
+    writer.complete(
+        holder,
+        Outcome::Ok,
+        1,
+        Some(Box::new(move |r| {
+            entered_tx.send(r).unwrap();
+            let _ = held.recv_timeout(REPLY_TIMEOUT);
+        })),
+    );
+    entered.recv_timeout(REPLY_TIMEOUT).unwrap().unwrap();
+    let start = writer.inner.shared.lock_state().commits;
+
     writer.complete(first, Outcome::Ok, 3, None);
     let (tx, rx) = mpsc::channel();
     writer.record(
-        sample("s", "t", Decision::Allowed, 2),
+        sample("s", "t", Decision::Allowed, 3),
         Box::new(move |r| tx.send(r).unwrap()),
     );
-    let inline = rx.try_recv();
-    if posted.elapsed() >= COALESCE_WAIT || inline.is_err() {
-        // A preempted test thread: the tick or the writer thread may have taken the outcome.
-        eprintln!("skipped the commit count: the test thread was descheduled");
-        return;
-    }
-    inline.unwrap().unwrap();
-    assert_eq!(commits(&writer) - start, 1, "outcome and record must share one commit");
+    rx.try_recv()
+        .expect("the record must be committed on the caller's thread before `record` returns")
+        .unwrap();
+    let end = writer.inner.shared.lock_state().commits;
+    drop(release);
+    assert_eq!(end - start, 1, "outcome and record must share one commit");
     assert_eq!(store.get(first).unwrap().unwrap().outcome, Some(Outcome::Ok));
 }
 
