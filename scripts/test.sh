@@ -43,11 +43,12 @@ end_step() {
     step_name=""
     step_result=""
 }
+# step NAME [WHAT]: a new step; NAME goes in the table, WHAT (what it checks) only in the log.
 step() {
     end_step
     step_name="$1"
     step_start=$SECONDS
-    printf '\n==== %s\n' "$*"
+    printf '\n==== %s%s\n' "$1" "${2:+: $2}"
 }
 step_table() {
     local status=$? failed="" i
@@ -57,7 +58,7 @@ step_table() {
     for i in "${!step_names[@]}"; do
         local mark=""
         [[ ${step_names[$i]} == "$failed" ]] && mark="  <- FAILED (exit $status)"
-        printf '%6d s  %-44s %s%s\n' "${step_secs[$i]}" "${step_names[$i]}" "${step_results[$i]}" "$mark"
+        printf '%6d s  %-24s %s%s\n' "${step_secs[$i]}" "${step_names[$i]}" "${step_results[$i]}" "$mark"
     done
     printf '%6d s  total\n' "$((SECONDS - run_start))"
     rm -f "$PORTCULLIS_SKIPS" "$step_log"
@@ -77,7 +78,7 @@ tested() {
 }
 
 # ---- setup ---------------------------------------------------------------------------------
-step "toolchain and cache"
+step "toolchain, cache"
 cargo --version
 node --version
 python3 --version
@@ -93,11 +94,11 @@ install_missing_packages "${DESKTOP_BUILD_PACKAGES[@]}" "${DESKTOP_TEST_PACKAGES
     gcc-mingw-w64-x86-64 wine64 golang-go
 
 # ---- cheap checks --------------------------------------------------------------------------
-step "module graph: no crate's modules import each other in a circle"
+step "module graph" "no crate's modules import each other in a circle"
 python3 scripts/check-module-cycles.py --self-test
 python3 scripts/check-module-cycles.py
 
-step "ui: type check and tests (vitest), and the front end the app embeds"
+step "ui: check, vitest, dist" "the type check, the component tests and the front end the app embeds"
 npm --prefix ui ci --no-audit --no-fund --loglevel=error </dev/null
 npm --prefix ui run check
 tested npm --prefix ui test
@@ -108,18 +109,18 @@ build_ui_dist
 profile=(--profile ci --locked)
 features=(--features portcullis-desktop/custom-protocol)
 
-step "clippy: the workspace and the desktop app (unreachable_pub, pedantic with Cargo.toml's allow-list; warnings fail)"
+step "clippy" "the workspace and the desktop app (unreachable_pub, pedantic with Cargo.toml's allow-list; warnings fail)"
 cargo clippy "${profile[@]}" --workspace --all-targets "${features[@]}" -- -D warnings
 
-step "clippy for Windows: the workspace (not the desktop app) for x86_64-pc-windows-gnu"
+step "clippy for Windows" "the workspace (not the desktop app) for x86_64-pc-windows-gnu"
 PORTCULLIS_PROFILE=ci bash scripts/check-windows.sh
 
 # ---- the build, and the Rust tests ---------------------------------------------------------
-step "cargo nextest: unit, schema drift, integration and the desktop crate's tests"
+step "cargo nextest, doctests" "unit, schema drift, integration and the desktop crate's tests"
 tested cargo nextest run --cargo-profile ci --locked --workspace "${features[@]}" --no-fail-fast
 cargo test "${profile[@]}" --workspace "${features[@]}" --doc
 
-step "cargo build: the binaries the end-to-end suites, the desktop suite and the packages run"
+step "cargo build (bins)" "the binaries the end-to-end suites, the desktop suite and the packages run"
 # After the tests: their build links the same binaries with the dev-dependencies' features on,
 # and the suites run what a user builds.
 cargo build "${profile[@]}" --workspace --bins "${features[@]}" \
@@ -127,34 +128,34 @@ cargo build "${profile[@]}" --workspace --bins "${features[@]}" \
 export PORTCULLIS_BIN="$root/target/ci/portcullis" PORTCULLIS_DESKTOP_BIN="$root/target/ci/portcullis-desktop"
 export PORTCULLIS_E2E_REQUIRE_GATEWAY=1
 
-step "fuzz smoke run: each cargo fuzz target for 10 s (fuzz/README.md)"
+step "fuzz" "each cargo fuzz target for 10 s (fuzz/README.md)"
 tested bash scripts/fuzz.sh 10
 
 # ---- end to end ----------------------------------------------------------------------------
-step "test peers (npm + Python venvs)"
+step "test peers" "npm packages and Python venvs"
 bash scripts/test-peers.sh
 
 if [[ -d tests/docs ]]; then
-    step "docs: the commands in README.md and docs/ run"
+    step "docs" "the commands in README.md and docs/ run"
     tested tests/.peers/venv1/bin/pytest -q -rs tests/docs
 fi
 
-step "end-to-end: Python mcp 1.x clients"
+step "e2e mcp1" "Python mcp 1.x clients, and the differential and readings harnesses"
 tested tests/.peers/venv1/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp1
 
-step "soak (smoke): 20 s of mixed traffic, memory and descriptors must not grow"
+step "soak" "20 s of mixed traffic, memory and descriptors must not grow"
 bash scripts/soak.sh 20 --warmup 5
 
-step "end-to-end: Python mcp 2.x and TypeScript SDK 2.x clients"
+step "e2e mcp2" "Python mcp 2.x and TypeScript SDK 2.x clients"
 tested tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
 
-step "Windows build under Wine: the gateway's unit tests, connect over the named pipe"
+step "Wine" "the Windows build: the gateway's unit tests, connect over the named pipe"
 tested env PORTCULLIS_PROFILE=ci bash scripts/test-wine.sh
 
-step "desktop app: end to end on the real binary (Xvfb, D-Bus, dunst, tauri-driver)"
+step "desktop e2e" "the real app under Xvfb, D-Bus, dunst, tauri-driver"
 tested env SKIP_APT=1 PORTCULLIS_PROFILE=ci bash scripts/test-desktop.sh --e2e-only
 
-step "package: the .deb and the AppImage of this build, installed and started"
+step "package" "the .deb and the AppImage of this build, installed and started"
 SKIP_APT=1 bash scripts/package.sh --profile ci
 SKIP_APT=1 bash scripts/test-package.sh
 

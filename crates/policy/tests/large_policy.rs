@@ -2,7 +2,7 @@
 //! (`benches/policy_eval.rs`, group `policy_1000`), not here: timing depends on the machine.
 
 use portcullis_policy::{Action, Policy};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Map};
 
 /// 1,000 entries: 900 exact names (some with rules), 100 globs; 10 hide globs.
 fn large_policy() -> Policy {
