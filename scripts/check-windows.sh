@@ -7,7 +7,7 @@
 #
 # Needs the target's std library (rustup) and the mingw C compiler (build scripts compile C, e.g.
 # the bundled SQLite). Either one missing is installed; when that is impossible (no rustup, no
-# network, not root) the check says so and is skipped with exit 0. A compile or lint error fails.
+# network, not root) the check fails under CI=true and elsewhere says SKIPPED and why (scripts/skip.sh). A compile or lint error fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 target=x86_64-pc-windows-gnu
@@ -22,10 +22,13 @@ if [[ "$allowing" != "$allowed" ]]; then
     exit 1
 fi
 
+# shellcheck source=scripts/skip.sh
+source scripts/skip.sh
 skip() {
-    printf 'SKIPPED: the Windows check did not run: %s\n' "$*"
+    cannot_run "the Windows check: $*"
     exit 0
 }
+profile="${PORTCULLIS_PROFILE:-dev}"
 
 if ! grep -qx "$target" <<<"$(rustup target list --installed 2>/dev/null)"; then
     command -v rustup >/dev/null || skip "no rustup to install the $target std library"
@@ -48,6 +51,6 @@ fi
 # Not built for Windows: the desktop app (Tauri's Windows stack is not fetched here; built on its
 # own by scripts/test-desktop.sh), the AppImage runtime and linuxdeploy (Linux by nature), and the
 # end-to-end suite's rmcp peer (tests/rmcp-peer: the suite runs on Linux).
-cargo clippy --locked --target "$target" --workspace --exclude portcullis-desktop \
+cargo clippy --locked --profile "$profile" --target "$target" --workspace --exclude portcullis-desktop \
     --exclude portcullis-appimage-runtime --exclude portcullis-linuxdeploy --exclude portcullis-rmcp-peer \
     --all-targets -- -D warnings

@@ -1,6 +1,7 @@
 # The Debian packages the desktop app needs to build and run (WebKitGTK, the tray's
 # AppIndicator, ...) and those its end-to-end tests add (Xvfb, D-Bus, a notification daemon,
-# WebKitWebDriver, screenshot tools). Sourced by scripts/demo.sh and scripts/test-desktop.sh.
+# WebKitWebDriver, screenshot tools). Sourced by scripts/demo.sh, scripts/test.sh,
+# scripts/test-desktop.sh and scripts/package.sh.
 
 DESKTOP_BUILD_PACKAGES=(
     libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libssl-dev libxdo-dev
@@ -8,6 +9,11 @@ DESKTOP_BUILD_PACKAGES=(
 )
 DESKTOP_TEST_PACKAGES=(
     xvfb xauth dunst webkit2gtk-driver imagemagick x11-apps x11-utils librsvg2-bin libglib2.0-bin
+)
+# For the AppImage (scripts/package.sh): mksquashfs, and what the bundler's GTK plugin runs and asks
+# pkg-config for (dpkg-architecture, glib-compile-schemas, gobject-introspection's and librsvg's .pc).
+PACKAGE_BUILD_PACKAGES=(
+    squashfs-tools dpkg-dev libglib2.0-bin libgirepository1.0-dev librsvg2-dev
 )
 
 # install_missing_packages PKG...: installs those not installed yet (apt-get, with sudo unless root).

@@ -34,7 +34,10 @@ fi
 
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-    mapfile -t targets < <(cargo fuzz list)
+    # Not `mapfile < <(cargo fuzz list)`: a failing list would leave no targets, and fuzz nothing.
+    listed="$(cargo fuzz list)"
+    mapfile -t targets <<<"$listed"
+    [[ -n $listed && ${#targets[@]} -gt 0 ]] || { echo "fuzz: cargo fuzz list named no target" >&2; exit 1; }
 fi
 
 # One build of every target; the target dir is fuzz/target (fuzz/ is a workspace of its own).

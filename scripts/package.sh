@@ -12,6 +12,11 @@
 #   bash scripts/package.sh              the .deb and the AppImage
 #   bash scripts/package.sh --deb        the .deb alone
 #   bash scripts/package.sh --appimage   the .deb and the AppImage (as with no option)
+#   bash scripts/package.sh --profile P  bundle the binaries already built with cargo profile P
+#                                        (scripts/test.sh: `ci`) instead of building release ones;
+#                                        they are copied where the bundler reads them, into
+#                                        target/release/. For tests of the packaging: users'
+#                                        packages are built with the release profile.
 #
 #   SKIP_APT=1   do not check or install system packages
 #
@@ -52,21 +57,27 @@ started=$SECONDS
 elapsed() { printf '(%s s)\n' "$((SECONDS - started))"; }
 
 want_appimage=yes
-case "${1:-}" in
-    --deb) want_appimage="" ;;
-    --appimage | "") ;;
-    -h | --help) awk 'NR > 1 && /^set -euo/ { exit } NR > 1' "$0"; exit 0 ;;
-    *) echo "package: unknown option $1 (try --deb, --appimage or --help)" >&2; exit 2 ;;
-esac
+prebuilt=""
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --deb) want_appimage="" ;;
+        --appimage) ;;
+        --profile)
+            prebuilt="${2:?package: --profile needs a cargo profile name}"
+            shift
+            ;;
+        -h | --help) awk 'NR > 1 && /^set -euo/ { exit } NR > 1' "$0"; exit 0 ;;
+        *) echo "package: unknown option $1 (try --deb, --appimage, --profile P or --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
 
 if [[ -z "${SKIP_APT:-}" ]]; then
     step "system packages"
     # shellcheck source=scripts/desktop-deps.sh
     source scripts/desktop-deps.sh
     install_missing_packages "${DESKTOP_BUILD_PACKAGES[@]}"
-    # For the AppImage: mksquashfs, and what the bundler's GTK plugin runs and asks pkg-config
-    # for (dpkg-architecture, glib-compile-schemas, gobject-introspection's and librsvg's .pc).
-    [[ -z $want_appimage ]] || install_missing_packages squashfs-tools dpkg-dev libglib2.0-bin libgirepository1.0-dev librsvg2-dev
+    [[ -z $want_appimage ]] || install_missing_packages "${PACKAGE_BUILD_PACKAGES[@]}"
 fi
 
 step "Tauri's CLI (npm install in packaging/tauri-cli/)"
@@ -76,9 +87,22 @@ tauri --version
 
 # Build, then strip, then bundle: the release profile keeps line tables for backtraces, which
 # would triple the package.
-step "build: ui/, the release CLI and the release app (tauri build --no-bundle)"
-tauri build --no-bundle -- --locked
-elapsed
+if [[ -z $prebuilt ]]; then
+    step "build: ui/, the release CLI and the release app (tauri build --no-bundle)"
+    tauri build --no-bundle -- --locked
+    elapsed
+else
+    step "the binaries built with the $prebuilt profile, where the bundler reads them (target/release/)"
+    for bin in portcullis portcullis-desktop; do
+        [[ -x target/$prebuilt/$bin ]] || {
+            echo "package: no target/$prebuilt/$bin: build it first (cargo build --profile $prebuilt --bins --features portcullis-desktop/custom-protocol)" >&2
+            exit 1
+        }
+    done
+    mkdir -p target/release
+    # Copies, not links: the bundler marks the app's binary in place with the package type.
+    cp target/"$prebuilt"/portcullis target/"$prebuilt"/portcullis-desktop target/release/
+fi
 
 step "strip the two binaries the package ships"
 strip --strip-debug target/release/portcullis-desktop target/release/portcullis

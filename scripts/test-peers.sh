@@ -54,7 +54,8 @@ install_venv() {
     local venv="$venvs_dir/$name"
     local stamp="$venv/.portcullis-stamp"
     local want
-    want="$(hash_of "$req")-$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')"
+    # The venv's own path is in the stamp: its scripts start with it.
+    want="$(hash_of "$req")-$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')-$venv"
     if up_to_date "$stamp" "$want" && [[ -x "$venv/bin/python" ]]; then
         log "venv $name up to date ($venv)"
         return

@@ -11,17 +11,23 @@
 #
 # Needs: the x86_64-pc-windows-gnu std library and mingw (as check-windows.sh), Wine (Debian's
 # wine64, installed when root with apt-get), and the e2e venvs (scripts/test-peers.sh). When Wine
-# or the target cannot be had, it says so and exits 0; a failing test fails.
+# or the target cannot be had, it fails under CI=true and elsewhere says SKIPPED and why
+# (scripts/skip.sh); a failing test fails.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 target=x86_64-pc-windows-gnu
 work="$root/target/wine"
 
+# shellcheck source=scripts/skip.sh
+source scripts/skip.sh
 skip() {
-    printf 'SKIPPED: the Windows build was not run under Wine: %s\n' "$*"
+    cannot_run "the Windows build under Wine: $*"
     exit 0
 }
+profile="${PORTCULLIS_PROFILE:-dev}"
+profile_dir=$profile
+[[ $profile == dev ]] && profile_dir=debug
 wine_bin() {
     local candidate
     for candidate in /usr/lib/wine/wine64 "$(command -v wine64 || true)" "$(command -v wine || true)"; do
@@ -52,15 +58,15 @@ x86_64-w64-mingw32-gcc -O2 -shared -o "$work/bcryptprimitives.dll" \
     scripts/wine/bcryptprimitives.c scripts/wine/bcryptprimitives.def -lbcrypt
 
 echo "building for $target: the gateway's unit tests, portcullis.exe, rmcp-peer.exe"
-test_exe="$(cargo test --locked --target "$target" -p portcullis-gateway --lib --no-run --message-format=json \
+test_exe="$(cargo test --locked --profile "$profile" --target "$target" -p portcullis-gateway --lib --no-run --message-format=json \
     | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "portcullis_gateway":
         print(m["executable"])')"
 [[ -f $test_exe ]] || { echo "test-wine: the gateway's test executable was not built" >&2; exit 1; }
-cargo build --locked --target "$target" -p portcullis -p portcullis-rmcp-peer
-windows_bin="$root/target/$target/debug"
+cargo build --locked --profile "$profile" --target "$target" -p portcullis -p portcullis-rmcp-peer
+windows_bin="$root/target/$target/$profile_dir"
 cp "$work/bcryptprimitives.dll" "$(dirname "$test_exe")/"
 cp "$work/bcryptprimitives.dll" "$windows_bin/"
 
@@ -79,8 +85,8 @@ export WINEPREFIX='$WINEPREFIX' WINEDEBUG=-all PORTCULLIS_EXPERIMENTAL_PIPE=1
 exec '$wine' '$windows_bin/portcullis.exe' "\$@"
 EOF
 chmod +x "$work/bin/portcullis"
-ln -sf "$root/target/debug/rmcp-peer" "$work/bin/rmcp-peer"
-[[ -x "$root/target/debug/rmcp-peer" ]] || { echo "test-wine: build the Linux rmcp client first (cargo build)" >&2; exit 1; }
+ln -sf "$root/target/$profile_dir/rmcp-peer" "$work/bin/rmcp-peer"
+[[ -x "$root/target/$profile_dir/rmcp-peer" ]] || { echo "test-wine: build the Linux rmcp client first (cargo build)" >&2; exit 1; }
 status=0
 PORTCULLIS_BIN="$work/bin/portcullis" PORTCULLIS_WINE_RMCP_SERVER="$windows_bin/rmcp-peer.exe" \
     PORTCULLIS_E2E_REQUIRE_GATEWAY=1 \

@@ -1,31 +1,54 @@
 #!/usr/bin/env bash
 # Quick start, command 2 (and CI's .ci/run): install what the tests need and run every test.
-# Cheap tests first: Rust unit and integration tests, then the end-to-end suite against real MCP
-# servers and clients (npm and PyPI peers installed by scripts/test-peers.sh).
+#
+# Cheap checks first, so a broken build stops the run in minutes: the module graph, the front
+# end's type check and tests, clippy (Linux and Windows). Then one build serves everything after
+# it: the `ci` cargo profile (Cargo.toml) builds the Rust tests, the binaries both end-to-end
+# suites and the desktop suite run, and the packages under test. Build outputs, the cargo
+# installs, the peers' venvs and npm's and pip's downloads live in a cache outside the checkout
+# (scripts/ci-cache.sh), so a second run compiles only what changed.
+#
+# Under CI=true nothing is skipped quietly: a step or test that cannot run fails the run. Outside
+# CI a step that cannot run says SKIPPED and why, and the reason is listed in the step table
+# printed at the end of every run (passed or failed), beside each step's wall time and its test
+# runner's summary.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export CARGO_TERM_COLOR=never
 
-# Each step's wall time, printed as a table when the run ends, passed or failed: CI's time is a
-# budget (cold <= 40 min, warm <= 15), and this table is where it is read.
+# shellcheck source=scripts/ci-cache.sh
+source "$root/scripts/ci-cache.sh"
+
+# ---- the step table ------------------------------------------------------------------------
 step_names=()
 step_secs=()
+step_results=()
 step_name=""
+step_result=""
 step_start=$SECONDS
 run_start=$SECONDS
+PORTCULLIS_SKIPS="$(mktemp)"
+export PORTCULLIS_SKIPS
+step_log="$(mktemp)"
 end_step() {
     if [[ -n $step_name ]]; then
+        local skipped
+        skipped="$(paste -sd ';' "$PORTCULLIS_SKIPS")"
+        : >"$PORTCULLIS_SKIPS"
         step_names+=("$step_name")
         step_secs+=("$((SECONDS - step_start))")
+        step_results+=("${step_result}${skipped:+ SKIPPED: $skipped}")
     fi
     step_name=""
+    step_result=""
 }
+# step NAME [WHAT]: a new step; NAME goes in the table, WHAT (what it checks) only in the log.
 step() {
     end_step
-    step_name="$*"
+    step_name="$1"
     step_start=$SECONDS
-    printf '\n==== %s\n' "$*"
+    printf '\n==== %s%s\n' "$1" "${2:+: $2}"
 }
 step_table() {
     local status=$? failed="" i
@@ -35,81 +58,106 @@ step_table() {
     for i in "${!step_names[@]}"; do
         local mark=""
         [[ ${step_names[$i]} == "$failed" ]] && mark="  <- FAILED (exit $status)"
-        printf '%6d s  %s%s\n' "${step_secs[$i]}" "${step_names[$i]:0:90}" "$mark"
+        printf '%6d s  %-24s %s%s\n' "${step_secs[$i]}" "${step_names[$i]}" "${step_results[$i]}" "$mark"
     done
     printf '%6d s  total\n' "$((SECONDS - run_start))"
+    rm -f "$PORTCULLIS_SKIPS" "$step_log"
 }
 trap step_table EXIT
 
-step "toolchain"
+# tested CMD...: runs a test runner with its output shown and kept, and puts its summary line
+# (nextest, pytest, vitest) in the step table.
+tested() {
+    local status=0 summary
+    "$@" 2>&1 | tee "$step_log" || status=$?
+    summary="$(sed 's/\x1b\[[0-9;]*m//g' "$step_log" | grep -E \
+        '^ *Summary \[|^=+ .*(passed|failed|error).* in [0-9.]+s|^ +Tests +[0-9]+|^test result: ' | tail -n 1 |
+        sed -E 's/^ *Summary \[ *[0-9.]+s\] //; s/^=+ //; s/ in [0-9.]+s.*//; s/^ +Tests +//; s/^test result: //')"
+    step_result="${step_result:+$step_result; }$summary"
+    return "$status"
+}
+
+# ---- setup ---------------------------------------------------------------------------------
+step "toolchain, cache"
 cargo --version
 node --version
 python3 --version
+setup_ci_cache
 
-step "system packages: the desktop app's build dependencies, and squashfs-tools for the AppImage tools' tests"
+step "system packages"
+# Everything the run installs from Debian, in one apt-get: the desktop app's build and test
+# packages, the AppImage tools' (squashfs-tools, dpkg-dev, ...), the Windows cross build's
+# (mingw) and Wine, and Go for the differential servers.
 # shellcheck source=scripts/desktop-deps.sh
 source "$root/scripts/desktop-deps.sh"
-install_missing_packages "${DESKTOP_BUILD_PACKAGES[@]}" squashfs-tools
+install_missing_packages "${DESKTOP_BUILD_PACKAGES[@]}" "${DESKTOP_TEST_PACKAGES[@]}" "${PACKAGE_BUILD_PACKAGES[@]}" \
+    gcc-mingw-w64-x86-64 wine64 golang-go
 
-step "module import graph: no crate's modules import each other in a circle"
+# ---- cheap checks --------------------------------------------------------------------------
+step "module graph" "no crate's modules import each other in a circle"
 python3 scripts/check-module-cycles.py --self-test
 python3 scripts/check-module-cycles.py
 
-step "windows: the workspace (not the desktop app) type-checks and lints clean for x86_64-pc-windows-gnu (skipped, saying why, if the target cannot be installed)"
-t=$SECONDS
-bash scripts/check-windows.sh
-printf '(windows check: %s s)\n' "$((SECONDS - t))"
-
-step "cargo build"
-cargo build --locked --all-targets
-
-step "clippy (workspace lints: unreachable_pub, pedantic with the allow-list in Cargo.toml; warnings fail)"
-cargo clippy --locked --all-targets -- -D warnings
-
-step "cargo test (unit, schema drift, integration)"
-if cargo nextest --version >/dev/null 2>&1; then
-    cargo nextest run --locked --no-fail-fast
-    cargo test --locked --doc
-else
-    cargo test --locked --no-fail-fast
-fi
-
-step "fuzz smoke run: each cargo fuzz target for 10 s (fuzz/README.md)"
-bash scripts/fuzz.sh 10
-
-step "ui: unit and component tests (vitest, mocked backend)"
+step "ui: check, vitest, dist" "the type check, the component tests and the front end the app embeds"
 npm --prefix ui ci --no-audit --no-fund --loglevel=error </dev/null
 npm --prefix ui run check
-npm --prefix ui test
+tested npm --prefix ui test
+build_ui_dist
 
-step "test peers (npm + Python venvs)"
-bash scripts/test-peers.sh
+# One feature set for every cargo command below, so they share what they build: the desktop app
+# with its front end embedded.
+profile=(--profile ci --locked)
+features=(--features portcullis-desktop/custom-protocol)
 
-export PORTCULLIS_BIN="$root/target/debug/portcullis"
+step "clippy" "the workspace and the desktop app (unreachable_pub, pedantic with Cargo.toml's allow-list; warnings fail)"
+cargo clippy "${profile[@]}" --workspace --all-targets "${features[@]}" -- -D warnings
+
+step "clippy for Windows" "the workspace (not the desktop app) for x86_64-pc-windows-gnu"
+PORTCULLIS_PROFILE=ci bash scripts/check-windows.sh
+
+# ---- the build, and the Rust tests ---------------------------------------------------------
+step "cargo nextest, doctests" "unit, schema drift, integration and the desktop crate's tests"
+tested cargo nextest run --cargo-profile ci --locked --workspace "${features[@]}" --no-fail-fast
+cargo test "${profile[@]}" --workspace "${features[@]}" --doc
+
+step "cargo build (bins)" "the binaries the end-to-end suites, the desktop suite and the packages run"
+# After the tests: their build links the same binaries with the dev-dependencies' features on,
+# and the suites run what a user builds.
+cargo build "${profile[@]}" --workspace --bins "${features[@]}" \
+    --exclude portcullis-appimage-runtime --exclude portcullis-linuxdeploy
+export PORTCULLIS_BIN="$root/target/ci/portcullis" PORTCULLIS_DESKTOP_BIN="$root/target/ci/portcullis-desktop"
 export PORTCULLIS_E2E_REQUIRE_GATEWAY=1
 
-step "end-to-end: Python mcp 1.x clients"
-tests/.peers/venv1/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp1
+step "fuzz" "each cargo fuzz target for 10 s (fuzz/README.md)"
+tested bash scripts/fuzz.sh 10
 
-step "soak (smoke): 20 s of mixed traffic, memory and descriptors must not grow"
+# ---- end to end ----------------------------------------------------------------------------
+step "test peers" "npm packages and Python venvs"
+bash scripts/test-peers.sh
+
+if [[ -d tests/docs ]]; then
+    step "docs" "the commands in README.md and docs/ run"
+    tested tests/.peers/venv1/bin/pytest -q -rs tests/docs
+fi
+
+step "e2e mcp1" "Python mcp 1.x clients, and the differential and readings harnesses"
+tested tests/.peers/venv1/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp1
+
+step "soak" "20 s of mixed traffic, memory and descriptors must not grow"
 bash scripts/soak.sh 20 --warmup 5
 
-step "end-to-end: Python mcp 2.x and TypeScript SDK 2.x clients"
-tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
+step "e2e mcp2" "Python mcp 2.x and TypeScript SDK 2.x clients"
+tested tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
 
-step "windows build under Wine: the gateway's unit tests, and connect over the named pipe end to end"
-t=$SECONDS
-bash scripts/test-wine.sh
-printf '(wine: %s s)\n' "$((SECONDS - t))"
+step "Wine" "the Windows build: the gateway's unit tests, connect over the named pipe"
+tested env PORTCULLIS_PROFILE=ci bash scripts/test-wine.sh
 
-step "desktop app: Rust tests and end-to-end on the real binary (Xvfb, D-Bus, tauri-driver)"
-bash scripts/test-desktop.sh
+step "desktop e2e" "the real app under Xvfb, D-Bus, dunst, tauri-driver"
+tested env SKIP_APT=1 PORTCULLIS_PROFILE=ci bash scripts/test-desktop.sh --e2e-only
 
-step "package: build the .deb and the AppImage (scripts/package.sh, release build), test them by installing and starting them"
-t=$SECONDS
-bash scripts/package.sh
-bash scripts/test-package.sh
-printf '(package build and test: %s s)\n' "$((SECONDS - t))"
+step "package" "the .deb and the AppImage of this build, installed and started"
+SKIP_APT=1 bash scripts/package.sh --profile ci
+SKIP_APT=1 bash scripts/test-package.sh
 
 end_step
 printf '\n==== all tests passed\n'

@@ -1,11 +1,8 @@
-//! Evaluation speed with a large policy. Timing depends on the machine and the build profile,
-//! so this is not part of the normal run:
-//! `cargo test -p portcullis-policy --release --test speed -- --ignored --nocapture`.
-
-use std::time::{Duration, Instant};
+//! A large policy decides as a small one does. Its speed is measured by the criterion bench
+//! (`benches/policy_eval.rs`, group `policy_1000`), not here: timing depends on the machine.
 
 use portcullis_policy::{Action, Policy};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Map};
 
 /// 1,000 entries: 900 exact names (some with rules), 100 globs; 10 hide globs.
 fn large_policy() -> Policy {
@@ -31,22 +28,8 @@ fn large_policy() -> Policy {
     Policy::from_json_str(&document.to_string(), "large.json").expect("the large policy loads")
 }
 
-fn p50(policy: &Policy, tool: &str, arguments: &Value) -> Duration {
-    const RUNS: usize = 20_000;
-    let mut times = Vec::with_capacity(RUNS);
-    for _ in 0..RUNS {
-        let start = Instant::now();
-        let decision = policy.evaluate(tool, arguments);
-        times.push(start.elapsed());
-        std::hint::black_box(decision);
-    }
-    times.sort();
-    times[RUNS / 2]
-}
-
 #[test]
-#[ignore = "timing; run with --release -- --ignored"]
-fn evaluate_p50_is_within_two_microseconds() {
+fn a_thousand_entries_decide_by_exact_name_rule_glob_default_and_hide() {
     let policy = large_policy();
     let arguments = json!({ "query": "SELECT 1", "vmid": 100 });
     let cases = [
@@ -58,11 +41,5 @@ fn evaluate_p50_is_within_two_microseconds() {
     ];
     for (label, tool, action) in cases {
         assert_eq!(policy.evaluate(tool, &arguments).action, action, "{label}");
-        let median = p50(&policy, tool, &arguments);
-        eprintln!("{label:16} p50 = {median:?}");
-        assert!(
-            cfg!(debug_assertions) || median <= Duration::from_micros(2),
-            "{label}: p50 {median:?} exceeds the 2 µs budget"
-        );
     }
 }
