@@ -377,14 +377,17 @@ def refresh_handles(the_app: App) -> None:
 
 
 @contextlib.contextmanager
-def launch(scratch: Path, config: Path, show: bool = True, wait_for_gateway: bool = True) -> Iterator[App]:
-    """Starts the app through tauri-driver on `config` (data in `scratch/data`); quits it after."""
+def launch(scratch: Path, config: Path, show: bool = True, wait_for_gateway: bool = True,
+           env: dict[str, str] | None = None) -> Iterator[App]:
+    """Starts the app through tauri-driver on `config` (data in `scratch/data`); quits it after.
+    `env` is added to the environment tauri-driver passes on to the app (and its web processes)."""
     assert APP_BIN.exists(), f"{APP_BIN} is missing: build it with --features tauri/custom-protocol"
     assert not app_pids(scratch), "an app from this scratch dir is still running"
     port, native_port = free_port(), free_port()
     driver_log = open(scratch / "tauri-driver.log", "a")
     tauri_driver = subprocess.Popen(["tauri-driver", "--port", str(port), "--native-port", str(native_port)],
-                                    stdout=driver_log, stderr=subprocess.STDOUT, start_new_session=True)
+                                    stdout=driver_log, stderr=subprocess.STDOUT, start_new_session=True,
+                                    env={**os.environ, **(env or {})})
     driver = None
     try:
         wait_until(lambda: _accepts(port), 10, "tauri-driver to listen")
