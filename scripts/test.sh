@@ -125,7 +125,9 @@ step "cargo build (bins)" "the binaries the end-to-end suites, the desktop suite
 # and the suites run what a user builds.
 cargo build "${profile[@]}" --workspace --bins "${features[@]}" \
     --exclude portcullis-appimage-runtime --exclude portcullis-linuxdeploy
-export PORTCULLIS_BIN="$root/target/ci/portcullis" PORTCULLIS_DESKTOP_BIN="$root/target/ci/portcullis-desktop"
+# Real paths: what the binaries write about themselves (autostart entries, client configs) names
+# them so, and target/ is a link into the cache.
+export PORTCULLIS_BIN="$(realpath target/ci/portcullis)" PORTCULLIS_DESKTOP_BIN="$(realpath target/ci/portcullis-desktop)"
 export PORTCULLIS_E2E_REQUIRE_GATEWAY=1
 
 step "fuzz" "each cargo fuzz target for 10 s (fuzz/README.md)"

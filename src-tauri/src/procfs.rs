@@ -60,13 +60,24 @@ mod tests {
 
     #[test]
     fn only_the_named_children_of_the_parent_are_found() {
-        // This test's own process is a child of its parent, under its own name, and of no other.
+        // A child of this test's own process (under nextest, siblings of the same name run
+        // beside it, so the test's parent has more than one such child).
         let me = std::process::id();
-        let parent = nix::unistd::getppid().as_raw().unsigned_abs();
-        let name = stat(me).unwrap().comm;
-        assert_eq!(children_named(parent, &name), vec![me]);
-        assert!(children_named(parent, "WebKitNetworkPr").is_empty());
-        assert!(children_named(me, &name).is_empty());
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().expect("spawn sleep");
+        // Until it has exec'd, the child still has this test's name (bounded: 10 s).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while stat(child.id()).is_none_or(|s| s.comm != "sleep") {
+            assert!(std::time::Instant::now() < deadline, "sleep never started");
+            std::thread::yield_now();
+        }
+        let found = children_named(me, "sleep");
+        let not_named = children_named(me, "WebKitNetworkPr");
+        let of_the_child = children_named(child.id(), "sleep");
+        child.kill().expect("kill sleep");
+        child.wait().expect("reap sleep");
+        assert_eq!(found, vec![child.id()]);
+        assert!(not_named.is_empty());
+        assert!(of_the_child.is_empty());
         assert_eq!(stat(u32::MAX), None);
     }
 }

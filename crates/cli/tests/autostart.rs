@@ -30,8 +30,12 @@ fn install_autostart_writes_one_xdg_entry_idempotently_and_uninstall_removes_it(
     assert!(out.status.success(), "install: {}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains(&entry.display().to_string()), "says where");
     let text = std::fs::read_to_string(&entry).expect("the entry is written under XDG_CONFIG_HOME");
+    // The entry names the binary as the running process sees itself: the real path, not the
+    // one cargo gave (CI's target/ is a link into its cache).
+    let bin = std::fs::canonicalize(BIN).expect("the binary exists");
     let exec = format!(
-        "Exec=\"{BIN}\" \"serve\" \"--config\" \"{}\" \"--data-dir\" \"{}\"\n",
+        "Exec=\"{}\" \"serve\" \"--config\" \"{}\" \"--data-dir\" \"{}\"\n",
+        bin.display(),
         data.join("portcullis.json").display(),
         data.display()
     );
