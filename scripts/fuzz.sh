@@ -84,3 +84,4 @@ if [[ ${#failed[@]} -gt 0 ]]; then
     echo "fuzzing found crashes in: ${failed[*]}" >&2
     exit 1
 fi
+echo "fuzz: ${#targets[@]} targets, ${seconds} s each, no crash"

@@ -71,8 +71,9 @@ tested() {
     local status=0 summary
     "$@" 2>&1 | tee "$step_log" || status=$?
     summary="$(sed 's/\x1b\[[0-9;]*m//g' "$step_log" | grep -E \
-        '^ *Summary \[|^=+ .*(passed|failed|error).* in [0-9.]+s|^ +Tests +[0-9]+|^test result: ' | tail -n 1 |
-        sed -E 's/^ *Summary \[ *[0-9.]+s\] //; s/^=+ //; s/ in [0-9.]+s.*//; s/^ +Tests +//; s/^test result: //')"
+        '^ *Summary \[|^=+ .*(passed|failed|error).* in [0-9.]+s|^ +Tests +[0-9]+|^test result: |^fuzz: [0-9]+ targets' |
+        tail -n 1 | sed -E 's/^ *Summary \[ *[0-9.]+s\] //; s/^=+ //; s/ in [0-9.]+s.*//; s/^ +Tests +//; s/^(test result|fuzz): //' ||
+        true)"
     step_result="${step_result:+$step_result; }$summary"
     return "$status"
 }
