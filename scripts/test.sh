@@ -65,17 +65,55 @@ step_table() {
 }
 trap step_table EXIT
 
-# tested CMD...: runs a test runner with its output shown and kept, and puts its summary line
-# (nextest, pytest, vitest) in the step table.
-tested() {
-    local status=0 summary
-    "$@" 2>&1 | tee "$step_log" || status=$?
-    summary="$(sed 's/\x1b\[[0-9;]*m//g' "$step_log" | grep -E \
+# summary_of LOG: the last summary line a test runner (nextest, pytest, vitest, fuzz.sh) wrote.
+summary_of() {
+    sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -E \
         '^ *Summary \[|^=+ .*(passed|failed|error).* in [0-9.]+s|^ +Tests +[0-9]+|^test result: |^fuzz: [0-9]+ targets' |
         tail -n 1 | sed -E 's/^ *Summary \[ *[0-9.]+s\] //; s/^=+ //; s/ in [0-9.]+s.*//; s/^ +Tests +//; s/^(test result|fuzz): //' ||
-        true)"
-    step_result="${step_result:+$step_result; }$summary"
+        true
+}
+
+# tested CMD...: runs a test runner with its output shown and kept, and puts its summary line in
+# the step table.
+tested() {
+    local status=0
+    "$@" 2>&1 | tee "$step_log" || status=$?
+    step_result="${step_result:+$step_result; }$(summary_of "$step_log")"
     return "$status"
+}
+
+# side_by_side LANE...: the end-to-end suites mostly wait on processes they start, so on 2 cores
+# they run in lanes side by side. A lane is a function name; it calls `item NAME CMD...` for each
+# suite, one after another. Each item's output goes to its own log, printed whole when all lanes
+# are done, and each item gets its own row in the step table (its own wall time and summary).
+# The step fails when any item failed; a lane stops at its first failure.
+lanes_dir=""
+item() {
+    local name=$1 start=$SECONDS status=0 log
+    shift
+    log="$lanes_dir/$(printf '%s' "$name" | tr -c 'A-Za-z0-9' _).log"
+    "$@" >"$log" 2>&1 </dev/null || status=$?
+    printf '%s\t%s\t%s\t%s\n' "$name" "$((SECONDS - start))" "$status" "$log" >>"$lanes_dir/items"
+    return "$status"
+}
+side_by_side() {
+    local lane pids=() failed=0 name secs status log
+    lanes_dir="$(mktemp -d)"
+    : >"$lanes_dir/items"
+    for lane in "$@"; do
+        ("$lane") &
+        pids+=($!)
+    done
+    for lane in "${pids[@]}"; do wait "$lane" || failed=1; done
+    while IFS=$'\t' read -r name secs status log; do
+        printf '\n---- %s (%s s, exit %s)\n' "$name" "$secs" "$status"
+        cat "$log"
+        step_names+=("  $name")
+        step_secs+=("$secs")
+        step_results+=("$(summary_of "$log")$([[ $status -eq 0 ]] || echo "  <- FAILED (exit $status)")")
+    done <"$lanes_dir/items"
+    rm -rf "$lanes_dir"
+    return "$failed"
 }
 
 # ---- setup ---------------------------------------------------------------------------------
@@ -143,20 +181,22 @@ if [[ -d tests/docs ]]; then
     tested tests/.peers/venv1/bin/pytest -q -rs tests/docs
 fi
 
-step "e2e mcp1" "Python mcp 1.x clients, and the differential and readings harnesses"
-tested tests/.peers/venv1/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp1
-
-step "soak" "20 s of mixed traffic, memory and descriptors must not grow"
-bash scripts/soak.sh 20 --warmup 5
-
-step "e2e mcp2" "Python mcp 2.x and TypeScript SDK 2.x clients"
-tested tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
-
-step "Wine" "the Windows build: the gateway's unit tests, connect over the named pipe"
-tested env PORTCULLIS_PROFILE=ci bash scripts/test-wine.sh
-
-step "desktop e2e" "the real app under Xvfb, D-Bus, dunst, tauri-driver"
-tested env SKIP_APT=1 PORTCULLIS_PROFILE=ci bash scripts/test-desktop.sh --e2e-only
+lane_mcp1() {
+    item "e2e mcp1" tests/.peers/venv1/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp1
+}
+lane_mcp2() {
+    item "soak" bash scripts/soak.sh 20 --warmup 5 &&
+        item "e2e mcp2" tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
+}
+lane_desktop() {
+    item "Wine" env PORTCULLIS_PROFILE=ci bash scripts/test-wine.sh &&
+        item "desktop e2e" env SKIP_APT=1 PORTCULLIS_PROFILE=ci bash scripts/test-desktop.sh --e2e-only
+}
+step "end to end, in three lanes" "mcp1 | soak, mcp2 | Wine, desktop (Xvfb, D-Bus, dunst, tauri-driver)"
+# mcp1: Python mcp 1.x clients, the differential and readings harnesses. soak: 20 s of mixed
+# traffic, memory and descriptors must not grow. mcp2: Python mcp 2.x and the TypeScript SDK 2.x.
+# Wine: the Windows build's gateway tests and connect over the named pipe. desktop: the real app.
+side_by_side lane_mcp1 lane_mcp2 lane_desktop
 
 step "package" "the .deb and the AppImage of this build, installed and started"
 SKIP_APT=1 bash scripts/package.sh --profile ci
