@@ -51,7 +51,9 @@ pub mod tool_catalog;
 pub mod tools_filter;
 pub mod upstream;
 mod gateway;
+// Its users (a tmpfs, an IPv6 loopback) are Unix tests.
 #[cfg(test)]
+#[cfg(unix)]
 mod test_env;
 
 pub use gateway::{running_gateway, Gateway, Health, StartError, AUDIT_FILE};
