@@ -9,6 +9,7 @@
 #   DIR/target        cargo's target dir     (the checkout's target/ is a link to it)
 #   DIR/fuzz-target   cargo fuzz's           (fuzz/target)
 #   DIR/peers         the test peers' venvs, Go caches and Selenium's venv (tests/.peers)
+#   DIR/tauri-gen, DIR/tauri-permissions   what tauri-build generates (src-tauri/gen, .../permissions)
 #   DIR/npm, DIR/pip  npm's and pip's download caches
 #   DIR/tools         cargo-installed tools (tauri-driver, cargo-fuzz), on PATH
 #   DIR/ui-dist/KEY   the built front end, by the hash of ui/'s files
@@ -105,6 +106,10 @@ setup_ci_cache() {
     link_cache target target
     link_cache fuzz-target fuzz/target
     link_cache peers tests/.peers
+    # What tauri-build writes beside the desktop crate on every build: absent from a fresh clone,
+    # they would make cargo rerun its build script and rebuild the app each run.
+    link_cache tauri-gen src-tauri/gen
+    link_cache tauri-permissions src-tauri/permissions
     export npm_config_cache="$ci_cache/npm" PIP_CACHE_DIR="$ci_cache/pip"
     export CARGO_INSTALL_ROOT="$ci_cache/tools"
     export PATH="$ci_cache/tools/bin:$PATH"
