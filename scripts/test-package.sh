@@ -108,7 +108,7 @@ trap 'rm -rf "$scratch"' EXIT
 
 step "AppImage: the file Tauri's bundler wrote"
 printf 'package test: %s (%s bytes)\n' "$appimage" "$(stat -c %s "$appimage")"
-bundled="$root/target/release/bundle/appimage/$(basename "${deb%.deb}").AppImage"
+bundled="$(realpath -m "$root/target/release/bundle/appimage/$(basename "${deb%.deb}").AppImage")"
 if [[ -z ${APPIMAGE_FILE:-} ]]; then
     [[ $appimage == "$bundled" ]] || fail "the AppImage is $appimage, not the bundler's $bundled"
 fi
