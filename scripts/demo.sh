@@ -124,19 +124,22 @@ fi
 # Cargo's own progress (a bar on a terminal, one line per crate otherwise): a first build takes
 # minutes and should be seen to move.
 step "3/4 building portcullis (the first build takes a few minutes)"
-cargo build -p portcullis
+# Binaries already built (scripts/test.sh sets PORTCULLIS_BIN / PORTCULLIS_DESKTOP_BIN to its
+# ci build) are used as they are; otherwise the dev build.
+cli="${PORTCULLIS_BIN:-$root/target/debug/portcullis}"
+[[ -n ${PORTCULLIS_BIN:-} ]] || cargo build -p portcullis
 
 if [[ -n "$headless" ]]; then
     step "4/4 starting the gateway"
     cat >&2 <<TEXT
 demo: point a client at it, e.g.
-        $root/target/debug/portcullis connect everything --data-dir $data
+        $cli connect everything --data-dir $data
       or Streamable HTTP at the url in $data/gateway.json with its token
-demo: try a held call: $root/target/debug/portcullis connect demo-notes --data-dir $data  (tool write_note)
-demo: be the approver:   $root/target/debug/portcullis approvals watch --data-dir $data
-demo: watch decisions:   $root/target/debug/portcullis audit --data-dir $data
+demo: try a held call: $cli connect demo-notes --data-dir $data  (tool write_note)
+demo: be the approver:   $cli approvals watch --data-dir $data
+demo: watch decisions:   $cli audit --data-dir $data
 TEXT
-    exec "$root/target/debug/portcullis" serve --config "$config" --data-dir "$data" "${listen[@]}"
+    exec "$cli" serve --config "$config" --data-dir "$data" "${listen[@]}"
 fi
 
 # The front end is embedded in the binary: build it first, when its sources changed.
@@ -146,16 +149,17 @@ if [[ ! -f ui/dist/index.html || -n "$(find ui/src ui/index.html ui/prompt.html 
     npm --prefix ui run build
 fi
 step "3/4 building the desktop app (the first build takes several minutes)"
-cargo build -p portcullis-desktop --features tauri/custom-protocol
+desktop_bin="${PORTCULLIS_DESKTOP_BIN:-$root/target/debug/portcullis-desktop}"
+[[ -n ${PORTCULLIS_DESKTOP_BIN:-} ]] || cargo build -p portcullis-desktop --features tauri/custom-protocol
 
 step "4/4 starting the desktop app"
 cat >&2 <<TEXT
 demo: point a client at it, e.g.
-        $root/target/debug/portcullis connect everything --data-dir $data
+        $cli connect everything --data-dir $data
       or use "Try a held call" on the first screen (the demo-notes server's write_note tool)
 demo: held calls raise the approval prompt; quit from the tray menu or with Ctrl-C
 TEXT
-app=("$root/target/debug/portcullis-desktop" --config "$config" --data-dir "$data" --show)
+app=("$desktop_bin" --config "$config" --data-dir "$data" --show)
 # The tray and notifications talk D-Bus; a bare session (root on a server, xvfb-run) has none.
 if [[ -z "${DBUS_SESSION_BUS_ADDRESS:-}" ]] && command -v dbus-run-session >/dev/null; then
     exec dbus-run-session -- "${app[@]}"
