@@ -192,11 +192,16 @@ lane_desktop() {
     item "Wine" env PORTCULLIS_PROFILE=ci bash scripts/test-wine.sh &&
         item "desktop e2e" env SKIP_APT=1 PORTCULLIS_PROFILE=ci bash scripts/test-desktop.sh --e2e-only
 }
-step "end to end, in three lanes" "mcp1 | soak, mcp2 | Wine, desktop (Xvfb, D-Bus, dunst, tauri-driver)"
-# mcp1: Python mcp 1.x clients, the differential and readings harnesses. soak: 20 s of mixed
-# traffic, memory and descriptors must not grow. mcp2: Python mcp 2.x and the TypeScript SDK 2.x.
-# Wine: the Windows build's gateway tests and connect over the named pipe. desktop: the real app.
-side_by_side lane_mcp1 lane_mcp2 lane_desktop
+lane_all() { lane_mcp1 && lane_mcp2 && lane_desktop; }
+# Side by side (PORTCULLIS_E2E_LANES=3) the suites saved about 7 minutes, but a cold run had a
+# connect test time out under the load, so one lane is the default until that is understood.
+if [[ ${PORTCULLIS_E2E_LANES:-1} == 3 ]]; then
+    step "end to end, in three lanes" "mcp1 | soak, mcp2 | Wine, desktop (Xvfb, D-Bus, dunst, tauri-driver)"
+    side_by_side lane_mcp1 lane_mcp2 lane_desktop
+else
+    step "end to end" "mcp1, soak, mcp2, Wine, desktop (Xvfb, D-Bus, dunst, tauri-driver), one after another"
+    side_by_side lane_all
+fi
 
 step "package" "the .deb and the AppImage of this build, installed and started"
 SKIP_APT=1 bash scripts/package.sh --profile ci
