@@ -38,24 +38,37 @@ link_cache() {
 # the last run gets back the time it had then, which is older than what that run built from it;
 # a changed or new file keeps the clone's time, newer than anything built, so cargo rebuilds
 # exactly what changed. The manifest is then written for the next run.
+#
+# Only for a checkout at the same path as the last run's: cargo does not rebuild a workspace
+# crate that moved, and its test binaries would still carry the old path (env!
+# "CARGO_MANIFEST_DIR"), so a checkout elsewhere keeps its clone times and rebuilds the
+# workspace's own crates (the dependencies' builds are still reused).
 restore_mtimes() {
-    python3 - "$ci_cache/mtimes.tsv" <<'PY'
+    python3 - "$ci_cache/mtimes.tsv" "$PWD" <<'PY'
 import os, subprocess, sys
-manifest = sys.argv[1]
+manifest, root = sys.argv[1], sys.argv[2]
 before = {}
+last_root = None
 try:
     with open(manifest, encoding="utf-8") as f:
         for line in f:
+            if line.startswith("#root\t"):
+                last_root = line.rstrip("\n").split("\t", 1)[1]
+                continue
             blob, mtime, path = line.rstrip("\n").split("\t", 2)
             before[path] = (blob, int(mtime))
 except FileNotFoundError:
     pass
+if before and last_root != root:
+    print(f"ci cache: the last run was in {last_root or 'an unrecorded checkout'}, not {root}: "
+          "the workspace's crates are rebuilt")
+    before = {}
 listing = subprocess.run(["git", "ls-files", "-s", "-z"], check=True, capture_output=True).stdout
 # Files edited in the work tree: their index hash says nothing about their content.
 edited = set(subprocess.run(["git", "diff", "--name-only", "-z", "HEAD"], check=True,
                             capture_output=True).stdout.decode("utf-8", "surrogateescape").split("\0"))
 restored = kept = 0
-rows = []
+rows = [f"#root\t{root}\n"]
 for entry in listing.split(b"\0"):
     if not entry:
         continue
