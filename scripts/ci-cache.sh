@@ -41,8 +41,8 @@ link_cache() {
 #
 # Only for a checkout at the same path as the last run's: cargo does not rebuild a workspace
 # crate that moved, and its test binaries would still carry the old path (env!
-# "CARGO_MANIFEST_DIR"), so a checkout elsewhere keeps its clone times and rebuilds the
-# workspace's own crates (the dependencies' builds are still reused).
+# "CARGO_MANIFEST_DIR"), so every file of a checkout elsewhere gets the time of now and the
+# workspace's own crates are rebuilt (the dependencies' builds are still reused).
 restore_mtimes() {
     python3 - "$ci_cache/mtimes.tsv" "$PWD" <<'PY'
 import os, subprocess, sys
@@ -59,7 +59,8 @@ try:
             before[path] = (blob, int(mtime))
 except FileNotFoundError:
     pass
-if before and last_root != root:
+moved = last_root != root
+if moved:
     print(f"ci cache: the last run was in {last_root or 'an unrecorded checkout'}, not {root}: "
           "the workspace's crates are rebuilt")
     before = {}
@@ -79,6 +80,8 @@ for entry in listing.split(b"\0"):
             os.utime(path, ns=(before[path][1], before[path][1]), follow_symlinks=False)
             restored += 1
         else:
+            if moved:  # newer than anything built, even when this checkout is older than the build
+                os.utime(path, None, follow_symlinks=False)
             kept += 1
         rows.append(f"{blob}\t{os.lstat(path).st_mtime_ns}\t{path}\n")
     except FileNotFoundError:  # deleted in the work tree: nothing to build from
