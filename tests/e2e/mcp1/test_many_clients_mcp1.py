@@ -5,7 +5,7 @@ figures are the gateway's and not 200 relay processes'.
 
 Asserted: every call of every client is answered with its own echo; after each round the gateway's open
 descriptors come back to where they started (bounded wait: each legacy session's child is stopped when
-its connection closes); the gateway's RSS reaches a plateau: the last round adds under 2 MiB (a leak per
+its connection closes); the gateway's RSS reaches a plateau: the last two rounds add under 2 MiB (a leak per
 session would show as megabytes per round). What the first rounds add is glibc's arenas sizing to 200
 sessions at once and staying mapped; it stopped growing once each session's line buffers started at
 8 KiB instead of 64 KiB (BENCHMARKS.md, 2026-12-01 20:30). Latency p50/p99 and calls/s, threads and
@@ -30,8 +30,8 @@ pytestmark = pytest.mark.gateway
 
 CLIENTS = 200
 CALLS = 20  # per client and round
-ROUNDS = int(os.environ.get("PORTCULLIS_MANY_ROUNDS", "4"))
-PLATEAU_MIB = 2.0  # what the last round may add
+ROUNDS = int(os.environ.get("PORTCULLIS_MANY_ROUNDS", "6"))
+PLATEAU_MIB = 2.0  # what the last two rounds may add together
 LAZY_FDS = 4  # a second audit.db connection: the database, its -wal and -shm files
 MIB = 1024 * 1024
 HOSTILE = harness.PEERS_DIR / "hostile_server.py"
@@ -190,6 +190,8 @@ def test_200_concurrent_connect_sessions_end_without_leaving_descriptors_or_memo
         harness.log(f"[many] after round {rnd}: fds {fds(gw.pid)} (start {start_fds}), "
                     f"RSS {mem['VmRSS']:.1f} MiB, peak {mem['VmHWM']:.1f} MiB, threads {threads(gw.pid)}, "
                     f"anonymous {anon_kib(gw.pid) / 1024:.1f} MiB")
-    # The first rounds size the allocator's arenas (measured, debug build: +3.4, +2.0, then +0.6, 0, +0.4,
-    # +0.1 MiB over seven rounds, the heap in use ~3 MiB throughout); by the last, the plateau.
-    assert rss[-1] - rss[-2] < PLATEAU_MIB, f"RSS grew {rss[-1] - rss[-2]:.1f} MiB in a repeated round: {rss}"
+    # The first rounds size the allocator's arenas, in steps that arrive unevenly (measured, ci build,
+    # twelve rounds: 28.2, then +3.7, +0.5, +0.7, 0, +0.6, +0.7, then flat at 34.4-34.5 MiB; one 4-round
+    # run saw +2.7, +1.1, +2.2), so the plateau is judged over two rounds, not one.
+    grew = rss[-1] - rss[-3]
+    assert grew < PLATEAU_MIB, f"RSS grew {grew:.1f} MiB in the last two rounds: {rss}"
