@@ -1,5 +1,5 @@
 """Many clients at once (issue 14, point 6): 200 concurrent `portcullis connect`-style sessions on the
-gateway's local socket against one stdio server, two rounds. Each client speaks the socket protocol
+gateway's local socket against one stdio server, six rounds. Each client speaks the socket protocol
 directly (the hello line of crates/gateway/src/local_conn.rs, then one JSON-RPC message per line), so the
 figures are the gateway's and not 200 relay processes'.
 
