@@ -142,15 +142,19 @@ TEXT
     exec "$cli" serve --config "$config" --data-dir "$data" "${listen[@]}"
 fi
 
-# The front end is embedded in the binary: build it first, when its sources changed.
-if [[ ! -f ui/dist/index.html || -n "$(find ui/src ui/index.html ui/prompt.html ui/package-lock.json -newer ui/dist/index.html -print -quit)" ]]; then
-    step "3/4 building the front end (ui/)"
-    npm --prefix ui ci --no-audit --no-fund --loglevel=error </dev/null
-    npm --prefix ui run build
-fi
-step "3/4 building the desktop app (the first build takes several minutes)"
 desktop_bin="${PORTCULLIS_DESKTOP_BIN:-$root/target/debug/portcullis-desktop}"
-[[ -n ${PORTCULLIS_DESKTOP_BIN:-} ]] || cargo build -p portcullis-desktop --features tauri/custom-protocol
+# A given binary (the test run's) has its front end embedded already; ui/dist is left alone, since
+# rebuilding it would make cargo rebuild the desktop app the next time.
+if [[ -z ${PORTCULLIS_DESKTOP_BIN:-} ]]; then
+    # The front end is embedded in the binary: build it first, when its sources changed.
+    if [[ ! -f ui/dist/index.html || -n "$(find ui/src ui/index.html ui/prompt.html ui/package-lock.json -newer ui/dist/index.html -print -quit)" ]]; then
+        step "3/4 building the front end (ui/)"
+        npm --prefix ui ci --no-audit --no-fund --loglevel=error </dev/null
+        npm --prefix ui run build
+    fi
+    step "3/4 building the desktop app (the first build takes several minutes)"
+    cargo build -p portcullis-desktop --features tauri/custom-protocol
+fi
 
 step "4/4 starting the desktop app"
 cat >&2 <<TEXT

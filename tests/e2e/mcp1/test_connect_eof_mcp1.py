@@ -53,12 +53,20 @@ def lines_of(*messages: dict) -> bytes:
     return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
 
 
-def relay(argv: list[str], stdin: bytes) -> dict[object, dict]:
+class Answers(dict):
+    """The relay's answers by id, and what it wrote to stderr (for a failure's message)."""
+
+    stderr = ""
+
+
+def relay(argv: list[str], stdin: bytes) -> Answers:
     """Run the relay with `stdin` then EOF; its answers by id. It must exit by itself, in time."""
     done = subprocess.run(argv, input=stdin, capture_output=True, timeout=TIMEOUT)
     assert done.returncode == 0, f"connect exited {done.returncode}: {done.stderr.decode()[-2000:]}"
-    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    return {a.get("id"): a for a in answers if "id" in a}
+    answers = Answers((a.get("id"), a) for a in map(json.loads, filter(bytes.strip, done.stdout.splitlines()))
+                      if "id" in a)
+    answers.stderr = done.stderr.decode(errors="replace")[-2000:]
+    return answers
 
 
 def text(answer: dict) -> str:
@@ -104,6 +112,7 @@ def test_the_http_fallback_answers_after_eof_too(eof_gw, tmp_path: Path):
     answers = relay(argv, lines_of(harness.INITIALIZE_BODY,
                                    {"jsonrpc": "2.0", "method": "notifications/initialized"},
                                    call(2, "trigger-long-running-operation", SLOW)))
+    assert 1 in answers and 2 in answers, f"both requests answered: {answers}; connect's stderr: {answers.stderr}"
     assert "result" in answers[1], answers
     assert "completed" in text(answers[2]).lower(), answers
 

@@ -178,32 +178,48 @@ impl Relay {
         let relay = self.clone();
         answers.spawn(async move {
             if is_sse {
-                relay.copy_sse(response).await;
+                if !relay.copy_sse(response, msg.id()).await {
+                    relay.answer_error(&msg, "[portcullis] the gateway ended the answer's stream without the answer");
+                }
             } else {
                 let body = response.bytes().await.unwrap_or_default();
                 match Message::parse(body) {
-                    Ok(reply) => {
-                        let _ = relay.out.send(reply);
-                    }
+                    Ok(reply) => relay.answer(&msg, reply),
                     Err(_) => relay.answer_error(&msg, &format!("[portcullis] the gateway answered HTTP {status}")),
                 }
             }
         });
     }
 
-    async fn copy_sse(&self, response: reqwest::Response) {
+    /// Writes the gateway's answer to `request`. A refusal of the HTTP request itself (an unknown
+    /// session, a body it could not read) carries no id; the client is waiting on its request's,
+    /// so it gets it.
+    fn answer(&self, request: &Message, reply: Message) {
+        let reply = match (reply.id(), request.id()) {
+            (None, Some(id)) if reply.is_response() => reply.with_id(id).unwrap_or(reply),
+            _ => reply,
+        };
+        let _ = self.out.send(reply);
+    }
+
+    /// Copies the messages of an SSE answer stream; whether the response with id `answers` (if
+    /// any) was among them.
+    async fn copy_sse(&self, response: reqwest::Response, answers: Option<&portcullis_wire::RequestId>) -> bool {
         let mut decoder = SseDecoder::new(MAX_LINE);
         let mut body = response.bytes_stream();
+        let mut answered = answers.is_none();
         while let Some(Ok(chunk)) = body.next().await {
             let Ok(events) = decoder.feed(&chunk) else {
-                return;
+                return answered;
             };
             for event in events.into_iter().filter(portcullis_wire::SseEvent::is_message) {
                 if let Ok(msg) = Message::parse(event.data.into_bytes()) {
+                    answered |= msg.is_response() && msg.id() == answers;
                     let _ = self.out.send(msg);
                 }
             }
         }
+        answered
     }
 
     /// Server-initiated messages of a legacy session.
@@ -219,7 +235,7 @@ impl Relay {
                 .await;
             if let Ok(response) = response {
                 if response.status().is_success() {
-                    self.copy_sse(response).await;
+                    self.copy_sse(response, None).await;
                 }
             }
         });
@@ -259,5 +275,46 @@ async fn write_stdout<W: AsyncWrite + Unpin>(mut stdout: W, mut rx: mpsc::Unboun
         if stdout.write_all(&encode_line(msg.bytes())).await.is_err() || stdout.flush().await.is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn relay() -> (Relay, mpsc::UnboundedReceiver<Message>) {
+        let (out, rx) = mpsc::unbounded_channel();
+        let relay = Relay {
+            client: reqwest::Client::new(),
+            url: String::new(),
+            token: String::new(),
+            relay_id: String::new(),
+            session: Mutex::new(None),
+            out,
+        };
+        (relay, rx)
+    }
+
+    fn call(id: u64) -> Message {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo"}}}}"#);
+        Message::parse(line.into_bytes()).expect("a request")
+    }
+
+    #[test]
+    fn a_refusal_without_an_id_reaches_the_client_under_its_requests_id() {
+        let (relay, mut rx) = relay();
+        let request = call(2);
+        relay.answer(&request, Message::error_response(None, error_code::INVALID_REQUEST, "[portcullis] unknown session"));
+        let got = rx.try_recv().expect("an answer");
+        assert_eq!(got.id(), request.id());
+        assert!(std::str::from_utf8(got.bytes()).unwrap().contains("unknown session"));
+    }
+
+    #[test]
+    fn an_answer_with_its_own_id_passes_as_it_came() {
+        let (relay, mut rx) = relay();
+        let reply = Message::response(call(3).id().unwrap(), &serde_json::json!({"content": []}));
+        relay.answer(&call(3), reply.clone());
+        assert_eq!(rx.try_recv().expect("an answer").bytes(), reply.bytes());
     }
 }
