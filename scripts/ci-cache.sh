@@ -33,65 +33,10 @@ link_cache() {
     fi
 }
 
-# restore_mtimes: a fresh clone gives every file the time of the clone, which would make cargo
-# rebuild every crate of the workspace. A file whose content (git's blob hash) is what it was in
-# the last run gets back the time it had then, which is older than what that run built from it;
-# a changed or new file keeps the clone's time, newer than anything built, so cargo rebuilds
-# exactly what changed. The manifest is then written for the next run.
-#
-# Only for a checkout at the same path as the last run's: cargo does not rebuild a workspace
-# crate that moved, and its test binaries would still carry the old path (env!
-# "CARGO_MANIFEST_DIR"), so every file of a checkout elsewhere gets the time of now and the
-# workspace's own crates are rebuilt (the dependencies' builds are still reused).
+# restore_mtimes: unchanged files and folders of a fresh clone get back their times of the last
+# run, so cargo rebuilds only what changed (scripts/restore-mtimes.py says how and when).
 restore_mtimes() {
-    python3 - "$ci_cache/mtimes.tsv" "$PWD" <<'PY'
-import os, subprocess, sys
-manifest, root = sys.argv[1], sys.argv[2]
-before = {}
-last_root = None
-try:
-    with open(manifest, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("#root\t"):
-                last_root = line.rstrip("\n").split("\t", 1)[1]
-                continue
-            blob, mtime, path = line.rstrip("\n").split("\t", 2)
-            before[path] = (blob, int(mtime))
-except FileNotFoundError:
-    pass
-moved = last_root != root
-if moved:
-    print(f"ci cache: the last run was in {last_root or 'an unrecorded checkout'}, not {root}: "
-          "the workspace's crates are rebuilt")
-    before = {}
-listing = subprocess.run(["git", "ls-files", "-s", "-z"], check=True, capture_output=True).stdout
-# Files edited in the work tree: their index hash says nothing about their content.
-edited = set(subprocess.run(["git", "diff", "--name-only", "-z", "HEAD"], check=True,
-                            capture_output=True).stdout.decode("utf-8", "surrogateescape").split("\0"))
-restored = kept = 0
-rows = [f"#root\t{root}\n"]
-for entry in listing.split(b"\0"):
-    if not entry:
-        continue
-    meta, path = entry.decode("utf-8", "surrogateescape").split("\t", 1)
-    blob = meta.split()[1]
-    try:
-        if path not in edited and before.get(path, (None,))[0] == blob:
-            os.utime(path, ns=(before[path][1], before[path][1]), follow_symlinks=False)
-            restored += 1
-        else:
-            if moved:  # newer than anything built, even when this checkout is older than the build
-                os.utime(path, None, follow_symlinks=False)
-            kept += 1
-        rows.append(f"{blob}\t{os.lstat(path).st_mtime_ns}\t{path}\n")
-    except FileNotFoundError:  # deleted in the work tree: nothing to build from
-        pass
-tmp = manifest + ".tmp"
-with open(tmp, "w", encoding="utf-8") as f:
-    f.writelines(rows)
-os.replace(tmp, manifest)
-print(f"ci cache: {restored} files unchanged since the last run keep its times, {kept} changed or new")
-PY
+    python3 "$root/scripts/restore-mtimes.py" "$ci_cache/mtimes.tsv"
 }
 
 # ui_dist_key: the hash of everything the front end is built from.

@@ -25,9 +25,15 @@ skip() {
     cannot_run "the Windows build under Wine: $*"
     exit 0
 }
+# The Linux build the rmcp client comes from, and the Windows build's own profile: nothing is
+# shared across targets, so CI builds Windows with `dev` (no optimization: less compile time than
+# its `ci` profile, and these tests do not wait on the binaries).
 profile="${PORTCULLIS_PROFILE:-dev}"
 profile_dir=$profile
 [[ $profile == dev ]] && profile_dir=debug
+windows_profile="${PORTCULLIS_WINDOWS_PROFILE:-$profile}"
+windows_profile_dir=$windows_profile
+[[ $windows_profile == dev ]] && windows_profile_dir=debug
 wine_bin() {
     local candidate
     for candidate in /usr/lib/wine/wine64 "$(command -v wine64 || true)" "$(command -v wine || true)"; do
@@ -58,15 +64,15 @@ x86_64-w64-mingw32-gcc -O2 -shared -o "$work/bcryptprimitives.dll" \
     scripts/wine/bcryptprimitives.c scripts/wine/bcryptprimitives.def -lbcrypt
 
 echo "building for $target: the gateway's unit tests, portcullis.exe, rmcp-peer.exe"
-test_exe="$(cargo test --locked --profile "$profile" --target "$target" -p portcullis-gateway --lib --no-run --message-format=json \
+test_exe="$(cargo test --locked --profile "$windows_profile" --target "$target" -p portcullis-gateway --lib --no-run --message-format=json \
     | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "portcullis_gateway":
         print(m["executable"])')"
 [[ -f $test_exe ]] || { echo "test-wine: the gateway's test executable was not built" >&2; exit 1; }
-cargo build --locked --profile "$profile" --target "$target" -p portcullis -p portcullis-rmcp-peer
-windows_bin="$root/target/$target/$profile_dir"
+cargo build --locked --profile "$windows_profile" --target "$target" -p portcullis -p portcullis-rmcp-peer
+windows_bin="$root/target/$target/$windows_profile_dir"
 cp "$work/bcryptprimitives.dll" "$(dirname "$test_exe")/"
 cp "$work/bcryptprimitives.dll" "$windows_bin/"
 

@@ -196,7 +196,7 @@ lane_mcp2() {
         item "e2e mcp2" tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
 }
 lane_desktop() {
-    item "Wine" env PORTCULLIS_PROFILE=ci bash scripts/test-wine.sh &&
+    item "Wine" env PORTCULLIS_PROFILE=ci PORTCULLIS_WINDOWS_PROFILE=dev bash scripts/test-wine.sh &&
         item "desktop e2e" env SKIP_APT=1 PORTCULLIS_PROFILE=ci bash scripts/test-desktop.sh --e2e-only
 }
 lane_all() { lane_mcp1 && lane_mcp2 && lane_desktop; }
