@@ -144,6 +144,16 @@ npm --prefix ui run check
 tested npm --prefix ui test
 build_ui_dist
 
+# tauri-build rewrites what it generates (src-tauri/permissions, src-tauri/gen) each time the desktop
+# crate's build script runs, and watches permissions/. Clippy, the tests and the binaries each run
+# that script (clippy's wrapper and the dev-dependencies' features keep their builds apart), so each
+# would make the next one rebuild the app, in every run. What it generates follows from tracked
+# inputs cargo watches anyway (build.rs, tauri.conf.json, capabilities/), so after each cargo command
+# its outputs get one fixed old time.
+settle_tauri_generated() {
+    find src-tauri/permissions/ src-tauri/gen/ -exec touch -h -d @946684800 {} + 2>/dev/null || true
+}
+
 # One feature set for every cargo command below, so they share what they build: the desktop app
 # with its front end embedded.
 profile=(--profile ci --locked)
@@ -151,6 +161,7 @@ features=(--features portcullis-desktop/custom-protocol)
 
 step "clippy" "the workspace and the desktop app (unreachable_pub, pedantic with Cargo.toml's allow-list; warnings fail)"
 cargo clippy "${profile[@]}" --workspace --all-targets "${features[@]}" -- -D warnings
+settle_tauri_generated
 
 step "clippy for Windows" "the workspace (not the desktop app) for x86_64-pc-windows-gnu"
 PORTCULLIS_PROFILE=ci bash scripts/check-windows.sh
@@ -158,6 +169,7 @@ PORTCULLIS_PROFILE=ci bash scripts/check-windows.sh
 # ---- the build, and the Rust tests ---------------------------------------------------------
 step "cargo nextest, doctests" "unit, schema drift, integration and the desktop crate's tests"
 tested cargo nextest run --cargo-profile ci --locked --workspace "${features[@]}" --no-fail-fast
+settle_tauri_generated
 # rustdoc's pass costs about 40 s even with nothing to run: only when a doc comment holds Rust.
 doctests=$(python3 scripts/count-doctests.py)
 if [[ $doctests -gt 0 ]]; then
@@ -171,6 +183,7 @@ step "cargo build (bins)" "the binaries the end-to-end suites, the desktop suite
 # and the suites run what a user builds.
 cargo build "${profile[@]}" --workspace --bins "${features[@]}" \
     --exclude portcullis-appimage-runtime --exclude portcullis-linuxdeploy
+settle_tauri_generated
 # Real paths: what the binaries write about themselves (autostart entries, client configs) names
 # them so, and target/ is a link into the cache.
 export PORTCULLIS_BIN="$(realpath target/ci/portcullis)" PORTCULLIS_DESKTOP_BIN="$(realpath target/ci/portcullis-desktop)"
