@@ -31,6 +31,9 @@ link_cache() {
         mkdir -p "$(dirname "$path")"
         ln -s "$ci_cache/$name" "$path"
     fi
+    # A link made in a fresh clone is newer than any build, and cargo reads a watched path's own
+    # time (tauri-build watches src-tauri/permissions): its time says nothing, so an old one.
+    if [[ -L $path ]]; then touch -h -d @946684800 "$path" 2>/dev/null || true; fi
 }
 
 # restore_mtimes: unchanged files and folders of a fresh clone get back their times of the last
