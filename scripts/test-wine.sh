@@ -63,25 +63,26 @@ mkdir -p "$work/bin"
 x86_64-w64-mingw32-gcc -O2 -shared -o "$work/bcryptprimitives.dll" \
     scripts/wine/bcryptprimitives.c scripts/wine/bcryptprimitives.def -lbcrypt
 
-echo "building for $target: the gateway's unit tests, portcullis.exe, rmcp-peer.exe"
-test_exe="$(cargo test --locked --profile "$windows_profile" --target "$target" -p portcullis-gateway --lib --no-run --message-format=json \
+echo "building for $target: the unit tests of the gateway and atomic-file crates, portcullis.exe, rmcp-peer.exe"
+mapfile -t test_exes < <(cargo test --locked --profile "$windows_profile" --target "$target" \
+    -p portcullis-gateway -p portcullis-atomic-file --lib --no-run --message-format=json \
     | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "portcullis_gateway":
-        print(m["executable"])')"
-[[ -f $test_exe ]] || { echo "test-wine: the gateway's test executable was not built" >&2; exit 1; }
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in ("portcullis_gateway", "portcullis_atomic_file"):
+        print(m["executable"])')
+[[ ${#test_exes[@]} -eq 2 ]] || { echo "test-wine: expected 2 test executables, got: ${test_exes[*]}" >&2; exit 1; }
 cargo build --locked --profile "$windows_profile" --target "$target" -p portcullis -p portcullis-rmcp-peer
 windows_bin="$root/target/$target/$windows_profile_dir"
-cp "$work/bcryptprimitives.dll" "$(dirname "$test_exe")/"
+cp "$work/bcryptprimitives.dll" "$(dirname "${test_exes[0]}")/"
 cp "$work/bcryptprimitives.dll" "$windows_bin/"
 
 export WINEPREFIX="$work/prefix" WINEDEBUG=-all
 echo "the Wine prefix (made once: $WINEPREFIX)"
 "$wine" cmd /c exit >/dev/null 2>&1 || true
 
-echo "the gateway crate's unit tests under Wine (the named pipe's tests among them)"
-"$wine" "$test_exe"
+echo "the unit tests under Wine (the named pipe's, and file replacement while a reader holds the file)"
+for test_exe in "${test_exes[@]}"; do "$wine" "$test_exe"; done
 
 echo "connect over the named pipe, end to end under Wine (tests/e2e/wine)"
 # The e2e harness runs $PORTCULLIS_BIN and finds the Linux rmcp client beside it.

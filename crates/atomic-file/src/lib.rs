@@ -73,23 +73,56 @@ impl Options {
 /// Replaces `path` with `bytes` atomically (see the crate doc). Creates the directory if needed.
 /// Takes no lock: use [`lock`] when the new bytes were computed from the old ones.
 pub fn write(path: &Path, bytes: &[u8], options: Options) -> io::Result<()> {
-    let resolved = options.follow_symlink.then(|| std::fs::canonicalize(path).ok()).flatten();
+    let resolved = options
+        .follow_symlink
+        .then(|| std::fs::canonicalize(path).ok())
+        .flatten();
     let path = resolved.as_deref().unwrap_or(path);
     let dir = parent(path);
     std::fs::create_dir_all(dir)?;
     let old = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let mut file = tempfile::Builder::new().prefix(&temp_prefix(path)).suffix(".tmp").tempfile_in(dir)?;
+    let mut file = tempfile::Builder::new()
+        .prefix(&temp_prefix(path))
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
     file.write_all(bytes)?;
     set_permissions(file.as_file(), old, options.permissions)?;
     file.as_file().sync_all()?;
-    let persisted = if options.no_clobber {
-        file.persist_noclobber(path)
-    } else {
-        file.persist(path)
-    };
-    // On error the temporary file is removed when the returned NamedTempFile drops.
-    persisted.map(drop).map_err(|e| e.error)
+    persist(file, path, options.no_clobber)
 }
+
+/// Renames the temporary file over `path`. On Windows a rename over a file that another handle
+/// holds open (a reader in this process, a virus scanner, an indexer, an editor) fails with
+/// "access denied" for as long as that handle lives, usually milliseconds: the rename is tried
+/// again for up to [`RENAME_PATIENCE`] before the error is returned.
+fn persist(mut file: tempfile::NamedTempFile, path: &Path, no_clobber: bool) -> io::Result<()> {
+    let deadline = std::time::Instant::now() + RENAME_PATIENCE;
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        let persisted = if no_clobber {
+            file.persist_noclobber(path)
+        } else {
+            file.persist(path)
+        };
+        match persisted {
+            Ok(_) => return Ok(()),
+            Err(e)
+                if cfg!(windows)
+                    && e.error.kind() == io::ErrorKind::PermissionDenied
+                    && std::time::Instant::now() < deadline =>
+            {
+                file = e.file;
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            // On error the temporary file is removed when the returned NamedTempFile drops.
+            Err(e) => return Err(e.error),
+        }
+    }
+}
+
+/// How long a rename refused because another handle holds the target open is tried again.
+const RENAME_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Takes the exclusive lock of `path` (blocking until the holder lets go), creating the sidecar
 /// lock file and the directory if needed.

@@ -28,7 +28,10 @@ fn write_replaces_the_file_and_leaves_no_temporary() {
     write(&path, b"one", PLAIN).unwrap();
     write(&path, b"two", PLAIN).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), b"two");
-    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, ["a.json"], "only the file itself is left");
 }
 
@@ -65,7 +68,11 @@ fn permissions_are_private_kept_or_shared() {
     assert_eq!(mode(&new_private), 0o600);
     let new_shared = dir.path().join("new_shared");
     write(&new_shared, b"y", PLAIN).unwrap();
-    assert_eq!(mode(&new_shared) & 0o600, 0o600, "the owner reads and writes a shared file");
+    assert_eq!(
+        mode(&new_shared) & 0o600,
+        0o600,
+        "the owner reads and writes a shared file"
+    );
     assert_eq!(mode(&new_shared) & 0o022, 0, "nobody else writes it");
 }
 
@@ -125,4 +132,44 @@ fn two_processes_under_the_lock_both_land() {
         assert!(child.wait().unwrap().success());
     }
     assert_eq!(count(&path), 100, "both processes' increments survive");
+}
+
+/// Readers that open the file while it is being replaced (another thread reloading it, a virus
+/// scanner, an editor): on Windows a rename over a file that is being opened or read can be
+/// refused with "access denied" for a moment, and the write waits that out instead of failing.
+#[test]
+fn writes_land_while_readers_keep_opening_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.json");
+    write(&path, b"0", PLAIN).unwrap();
+    // Each reader reads a bounded number of times: readers that never pause would starve the
+    // rename on Windows for good, which no real reader does.
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                for _ in 0..300 {
+                    // A read may meet the moment of the rename; only the writes must not fail.
+                    let _ = std::fs::read(&path);
+                }
+            })
+        })
+        .collect();
+    let written: Vec<_> = (1..=100)
+        .map(|n| write(&path, n.to_string().as_bytes(), PLAIN))
+        .collect();
+    readers.into_iter().for_each(|r| r.join().unwrap());
+    let failed: Vec<_> = written.iter().filter_map(|w| w.as_ref().err()).collect();
+    assert!(
+        failed.is_empty(),
+        "{} of 100 writes failed, the first: {:?}",
+        failed.len(),
+        failed.first()
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), b"100");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "no temporary left behind: {left:?}");
 }
