@@ -158,7 +158,9 @@ fn writes_land_while_readers_keep_opening_the_file() {
     let written: Vec<_> = (1..=100)
         .map(|n| write(&path, n.to_string().as_bytes(), PLAIN))
         .collect();
-    readers.into_iter().for_each(|r| r.join().unwrap());
+    for reader in readers {
+        reader.join().unwrap();
+    }
     let failed: Vec<_> = written.iter().filter_map(|w| w.as_ref().err()).collect();
     assert!(
         failed.is_empty(),
