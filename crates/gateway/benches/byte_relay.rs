@@ -23,7 +23,12 @@ fn main() -> ExitCode {
         eprintln!("byte_relay: no command after --");
         return ExitCode::FAILURE;
     };
-    let mut child = match Command::new(command).args(rest).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn() {
+    let mut child = match Command::new(command)
+        .args(rest)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+    {
         Ok(child) => child,
         Err(e) => {
             eprintln!("byte_relay: cannot start {command}: {e}");

@@ -28,7 +28,6 @@
     clippy::items_after_statements,
     reason = "a benchmark client: microsecond counts and percentile indexes are small and positive"
 )]
-
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
 use std::process::Stdio;

@@ -23,7 +23,7 @@ use tokio::sync::{broadcast, oneshot, watch};
 use crate::events::GatewayEvent;
 use pending::{PendingApproval, Scope};
 
-pub use grants::{ContinuationKey, Grants};
+pub use grants::Grants;
 
 /// How a held call ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -373,13 +373,13 @@ pub fn timeout(policy_secs: Option<u64>, config_secs: u64) -> Duration {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use portcullis_policy::{Risk, RuleRef, ToolClass};
 
     use super::pending::{ClientInfo, HeldBy, RiskBasis};
     use super::*;
 
-    fn approval() -> PendingApproval {
+    pub(crate) fn approval() -> PendingApproval {
         PendingApproval {
             id: String::new(),
             server: "fs".into(),
@@ -416,7 +416,11 @@ mod tests {
         let shown = serde_json::to_value(approval()).unwrap();
         assert_eq!(
             (&shown["risk"], &shown["risk_level"], &shown["rule"]),
-            (&serde_json::json!("write"), &serde_json::json!("medium"), &serde_json::json!("tools.write_file"))
+            (
+                &serde_json::json!("write"),
+                &serde_json::json!("medium"),
+                &serde_json::json!("tools.write_file")
+            )
         );
         let changed = PendingApproval {
             rule: HeldBy::PinChanged,
@@ -439,7 +443,10 @@ mod tests {
             },
             "s1",
         );
-        assert!(matches!(rx.recv().await.unwrap(), GatewayEvent::ApprovalRequested { .. }));
+        assert!(matches!(
+            rx.recv().await.unwrap(),
+            GatewayEvent::ApprovalRequested { .. }
+        ));
         let extended = broker
             .extend(&ticket.id, Duration::from_secs(60), Duration::from_secs(600))
             .unwrap();
@@ -457,7 +464,9 @@ mod tests {
         .unwrap();
         assert_eq!(json["type"], "ApprovalExtended", "named by type on /control/events");
         assert_eq!(json["approval"]["expires_at_ms"], 1_090_000);
-        assert!(broker.extend("77", Duration::from_secs(1), Duration::from_secs(600)).is_err());
+        assert!(broker
+            .extend("77", Duration::from_secs(1), Duration::from_secs(600))
+            .is_err());
         assert!(rx.try_recv().is_err());
     }
 

@@ -1,10 +1,11 @@
 //! The decision on one `tools/call`: policy → rate limit → approval → audit row, committed
 //! before anything is forwarded or answered.
 
-pub mod dry_run;
 mod asked;
-mod parts;
+mod continuations;
+pub mod dry_run;
 pub(crate) mod hold;
+mod parts;
 mod pin_check;
 mod typed;
 
@@ -27,8 +28,8 @@ use portcullis_wire::{canonical, gate_result, Message, ParseError, RequestId};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::approval::pending::{PendingApproval, Scope};
-use crate::approval::{ApprovalBroker, ContinuationKey, DecideError, Resolution};
+use crate::approval::pending::{HeldBy, PendingApproval, Scope};
+use crate::approval::{ApprovalBroker, DecideError, Resolution};
 use crate::audit_log::AuditLog;
 use crate::clock::now_ms;
 use crate::events::GatewayEvent;
@@ -37,6 +38,8 @@ use crate::policy_store::{InForce, PolicyStore, UndoError, WriteError};
 use crate::rate_limit::RateLimits;
 use crate::tool_catalog::ToolCatalog;
 
+use crate::held_calls::HeldCalls;
+use continuations::{ContinuationKey, Continuations};
 pub use hold::{Hold, HoldEnd, ProgressSink};
 
 /// Who is calling: the agent session and what the client says it is.
@@ -146,7 +149,7 @@ pub struct Forwarded {
     row_id: i64,
     started: Instant,
     /// Set for approved calls: an `input_required` answer lets the retry through (MRTR).
-    continuation: Option<(Arc<ApprovalBroker>, ContinuationKey)>,
+    continuation: Option<(Arc<Continuations>, ContinuationKey)>,
     /// `finish` recorded the outcome: nothing left for `Drop`.
     finished: bool,
 }
@@ -157,9 +160,9 @@ impl Forwarded {
         self.finished = true;
         let outcome = outcome_of(response);
         self.audit.complete(self.row_id, outcome, elapsed_ms(self.started));
-        if let Some((broker, key)) = self.continuation.take() {
+        if let Some((continuations, key)) = self.continuation.take() {
             if let Some(state) = input_required_state(response) {
-                broker.grants.grant_continuation(key, state);
+                continuations.grant(key, state);
             }
         }
     }
@@ -195,7 +198,9 @@ pub enum Choice {
     Grant(GrantChoice),
     /// Approve once with these arguments instead (DESIGN §5 "approve with edits"): decided again
     /// by the policy, never loosened by the edit.
-    Edit { arguments: Value },
+    Edit {
+        arguments: Value,
+    },
     /// "Always" with a condition: an argument rule written into the server's policy file
     /// (DESIGN §5), deciding the calls the condition covers for every session.
     Rule(crate::policy_store::NewRule),
@@ -244,7 +249,12 @@ pub struct Gate {
     policies: Arc<PolicyStore>,
     rate_limits: RateLimits,
     audit: AuditLog,
+    /// The keeper's broker: the prompt's side of held calls (people deciding, grants, pause).
     approvals: Arc<ApprovalBroker>,
+    /// Where this gate asks about the calls it holds ([`crate::held_calls`]).
+    held: Arc<dyn HeldCalls>,
+    /// Retries of calls already approved (MRTR), which are not asked again.
+    continuations: Arc<Continuations>,
     catalog: ToolCatalog,
     /// Tool definitions as first seen; a changed tool's calls are held (see `gate/pin_check.rs`).
     pins: PinStore,
@@ -269,11 +279,14 @@ impl Gate {
         approval_timeout_secs: u64,
         max_hold_secs: u64,
     ) -> Self {
+        let approvals = Arc::new(ApprovalBroker::new(events.clone()));
         Self {
             policies,
             rate_limits: RateLimits::default(),
             audit,
-            approvals: Arc::new(ApprovalBroker::new(events.clone())),
+            held: approvals.clone(),
+            approvals,
+            continuations: Arc::default(),
             catalog: ToolCatalog::default(),
             pins,
             events,
@@ -381,65 +394,36 @@ impl Gate {
     }
 
     async fn require_approval(self: &Arc<Self>, call: Call, caller: &Caller, eval: Evaluation) -> Verdict {
-        let rule = eval.rule.to_string();
+        let timeout = eval.approval_timeout_secs;
+        self.ask(call, caller, HeldBy::Policy(eval.rule), timeout, None).await
+    }
+
+    /// Every call a person must decide comes here: a retry of a call already approved goes on;
+    /// anything else is asked ([`crate::held_calls`]) and held, or decided at once.
+    async fn ask(
+        self: &Arc<Self>,
+        call: Call,
+        caller: &Caller,
+        rule: HeldBy,
+        timeout_secs: Option<u64>,
+        change: Option<crate::pins::PinChange>,
+    ) -> Verdict {
         let key = call.continuation_key(caller, &self.digester);
-        if let Some(found) = self.standing_grant(&call, caller) {
-            return self.settle_by_grant(call, caller, rule, found).await;
-        }
-        let standing = if self
-            .approvals
-            .grants
-            .take_continuation(&key, call.request_state.as_deref())
-        {
-            Some("retry of a call already approved")
-        } else {
-            None
-        };
-        if let Some(reason) = standing {
+        if self.continuations.take(&key, call.request_state.as_deref()) {
             let ruling = Ruling {
                 decision: Decision::Approved,
                 decided_by: DecidedBy::User,
-                rule: Some(rule),
-                reason: Some(reason.into()),
+                rule: Some(rule.to_string()),
+                reason: Some("retry of a call already approved".into()),
                 message: None,
             };
             return self.settle(call, caller, ruling, None).await.into();
         }
-        if self.paused() {
-            let reason = "Portcullis is paused".to_owned();
-            let text = format!(
-                "Portcullis is paused: call to {:?} requires approval (rule {rule}) and was denied \
-                 without asking anyone; the call was not forwarded (resume in the Portcullis app)",
-                call.tool
-            );
-            let ruling = refused(Decision::Denied, DecidedBy::Gateway, Some(rule), reason, text);
-            return self.settle(call, caller, ruling, None).await.into();
+        let timeout = crate::approval::timeout(timeout_secs, self.approval_timeout_secs);
+        match Hold::ask(self.clone(), call, caller.clone(), rule, timeout, change).await {
+            Ok(hold) => Verdict::Hold(Box::new(hold)),
+            Err((call, ruling)) => self.settle(call, caller, ruling, None).await.into(),
         }
-        if !self.approvals.has_approver() {
-            let reason = "requires approval, but no approver is running".to_owned();
-            let text = format!(
-                "call to {:?} requires approval (rule {rule}), but no approver is running \
-                 (open the Portcullis app or run `portcullis approvals watch`); the call was not forwarded",
-                call.tool
-            );
-            let ruling = refused(Decision::Denied, DecidedBy::Gateway, Some(rule), reason, text);
-            return self.settle(call, caller, ruling, None).await.into();
-        }
-        let timeout = crate::approval::timeout(eval.approval_timeout_secs, self.approval_timeout_secs);
-        Verdict::Hold(Box::new(Hold::start(
-            self.clone(),
-            call,
-            caller.clone(),
-            crate::approval::pending::HeldBy::Policy(eval.rule),
-            timeout,
-            None,
-        )))
-    }
-
-    /// The standing grant that decides this call, if a person left one.
-    fn standing_grant(&self, call: &Call, caller: &Caller) -> Option<crate::approval::standing::Found> {
-        let places = self.places(&call.server);
-        self.find_standing(&call.server, &call.tool, &caller.session, caller.facts(&call.arguments, &places))
     }
 
     /// The standing grant covering a call of `tool` on `server` from `session`.
@@ -459,42 +443,6 @@ impl Gate {
             facts,
         };
         self.approvals.grants.standing.find(&asked, now_ms())
-    }
-
-    async fn settle_by_grant(
-        &self,
-        call: Call,
-        caller: &Caller,
-        rule: String,
-        found: crate::approval::standing::Found,
-    ) -> Verdict {
-        use crate::approval::standing::Effect;
-        let ruling = match found.effect {
-            Effect::Allow => Ruling {
-                decision: Decision::Approved,
-                decided_by: DecidedBy::User,
-                rule: Some(rule),
-                reason: Some(format!(
-                    "approved earlier for {} (grant {})",
-                    if found.session_scoped {
-                        "this session"
-                    } else {
-                        "every session"
-                    },
-                    found.id
-                )),
-                message: None,
-            },
-            Effect::Deny => {
-                let why = found.reason.unwrap_or_else(|| "denied by the user".to_owned());
-                let text = format!(
-                    "call to {:?} was denied by the user earlier (grant {}): {why}; the call was not forwarded",
-                    call.tool, found.id
-                );
-                refused(Decision::Rejected, DecidedBy::User, Some(rule), why, text)
-            }
-        };
-        self.settle(call, caller, ruling, None).await.into()
     }
 
     /// Records the ruling (committed), then: `Ok` forward, `Err(result)` answer with `result`.
@@ -540,7 +488,7 @@ impl Gate {
         match ruling.message {
             Some(text) => Err(gate_result::refusal(&text, modern)),
             None => {
-                let continuation = continuation.map(|key| (self.approvals.clone(), key));
+                let continuation = continuation.map(|key| (self.continuations.clone(), key));
                 Ok(Forwarded {
                     audit: self.audit.clone(),
                     row_id,
@@ -582,7 +530,7 @@ impl Gate {
     /// `approval.max_hold_secs` from when it was held, and the waiting call's timer follows.
     pub fn extend(&self, id: &str, by: std::time::Duration) -> Result<crate::approval::Extended, DecideError> {
         let max_hold = std::time::Duration::from_secs(self.max_hold_secs);
-        self.approvals.extend(id, by, max_hold)
+        self.held.extend(id, by, max_hold)
     }
 
     /// A person decides a held call (control API, desktop app). "Always" choices write the
@@ -614,12 +562,16 @@ impl Gate {
                     grants.grant_session(&p.server, &p.tool, &p.session);
                 }
                 (Choice::Approve(Scope::Always), None) => {
-                    let entry = self.policies.standing_entry(&p.server, p.rule.policy_rule(), "allow", None);
+                    let entry = self
+                        .policies
+                        .standing_entry(&p.server, p.rule.policy_rule(), "allow", None);
                     policy_write = Some(self.policies.write_entry(&p.server, &p.tool, entry)?);
                 }
                 (Choice::Deny { reason, always: true }, _) => {
                     let reason = reason.as_deref().unwrap_or("denied always by the user");
-                    let entry = self.policies.standing_entry(&p.server, p.rule.policy_rule(), "deny", Some(reason));
+                    let entry = self
+                        .policies
+                        .standing_entry(&p.server, p.rule.policy_rule(), "deny", Some(reason));
                     policy_write = Some(self.policies.write_entry(&p.server, &p.tool, entry)?);
                 }
                 (Choice::Approve(Scope::Session), None) => {
@@ -666,7 +618,10 @@ impl Gate {
         let facts = p.client.facts(arguments, &places);
         if let Some(InForce::Policy(policy)) = self.policies.get(&p.server) {
             let eval = policy.evaluate_call(&p.tool, &facts);
-            if matches!(eval.action, portcullis_policy::Action::Deny | portcullis_policy::Action::Hide) {
+            if matches!(
+                eval.action,
+                portcullis_policy::Action::Deny | portcullis_policy::Action::Hide
+            ) {
                 let why = eval.reason.unwrap_or_else(|| "denied".into());
                 return Err(ChoiceError::Invalid(format!(
                     "the policy refuses the edited arguments (rule {}: {why}); the call keeps waiting",

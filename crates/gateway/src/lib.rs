@@ -13,9 +13,10 @@
 //! 2. [`session`] (`session.rs`) — `tools/call` goes to the [`gate`], everything else straight on;
 //! 3. [`gate`] (`gate.rs`, `Gate::decide`) — the policy in force ([`policy_store`]) evaluated by
 //!    `portcullis_policy` (`crates/policy/src/eval.rs`, naming its rule as a `RuleRef`) → rate
-//!    limit ([`rate_limit`]) → changed tool ([`pins`]) → held for a person (`gate/hold.rs`, the
-//!    [`approval`] broker; the prompt and the CLI answer through `gateway/handle.rs`) → audit row
-//!    committed ([`audit_log`]) → a `Forwarded` token, or the refusal;
+//!    limit ([`rate_limit`]) → changed tool ([`pins`]) → held for a person (`gate/hold.rs` asks
+//!    through [`held_calls`], the one seam to the keeper: here the in-process [`approval`] broker;
+//!    the prompt and the CLI answer through `gateway/handle.rs`) → audit row committed
+//!    ([`audit_log`]) → a `Forwarded` token, or the refusal;
 //! 4. `session/reply.rs` → [`upstream`] (`upstream.rs`, `upstream/child_process.rs`; or
 //!    Streamable HTTP / legacy SSE) — the answer comes back through the session, and the token
 //!    completes the audit row with the outcome (dropped unanswered: `cancelled`).
@@ -35,6 +36,8 @@ pub mod clock;
 pub mod digest_key;
 pub mod events;
 pub mod gate;
+mod gateway;
+pub mod held_calls;
 pub mod http;
 pub mod limits;
 pub mod listed_tool;
@@ -50,7 +53,6 @@ pub mod session_caps;
 pub mod tool_catalog;
 pub mod tools_filter;
 pub mod upstream;
-mod gateway;
 // Its users (a tmpfs, an IPv6 loopback) are Unix tests.
 #[cfg(test)]
 #[cfg(unix)]

@@ -245,7 +245,12 @@ impl PinStore {
 
     /// What `check` makes of the pinned `inputSchema` of `tool` (read under the lock, not
     /// copied: this runs on every decided call); `None` when the tool has no pinned schema.
-    pub fn with_pinned_schema<T>(&self, server: &str, tool: &str, check: impl FnOnce(&Value) -> Option<T>) -> Option<T> {
+    pub fn with_pinned_schema<T>(
+        &self,
+        server: &str,
+        tool: &str,
+        check: impl FnOnce(&Value) -> Option<T>,
+    ) -> Option<T> {
         let state = self.lock();
         let pin = state.servers.get(server)?.get(tool)?;
         check(pin.definition.get("inputSchema")?)

@@ -52,7 +52,13 @@ mod tests {
         let shown = dir.path().to_str().unwrap().to_owned();
         let server = ServerConfig::Stdio {
             command: "npx".into(),
-            args: vec!["-y".into(), "server-filesystem".into(), shown.clone(), "/no/such/dir".into(), format!("--root={shown}")],
+            args: vec![
+                "-y".into(),
+                "server-filesystem".into(),
+                shown.clone(),
+                "/no/such/dir".into(),
+                format!("--root={shown}"),
+            ],
             env: BTreeMap::from([("HOME".to_owned(), "/home/agent".to_owned())]),
             cwd: Some(PathBuf::from("/work")),
         };

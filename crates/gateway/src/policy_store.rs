@@ -152,7 +152,10 @@ impl PolicyStore {
 
     /// How file changes reach the store.
     pub fn reload_mode(&self) -> ReloadMode {
-        self.mode.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.mode
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Re-reads one server's file and puts what it holds in force (or reports why not).
@@ -171,7 +174,12 @@ impl PolicyStore {
     }
 
     fn read_and_apply(&self, server: &str, only_if_changed: bool, announce: bool) -> bool {
-        if !self.slots.read().unwrap_or_else(std::sync::PoisonError::into_inner).contains_key(server) {
+        if !self
+            .slots
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains_key(server)
+        {
             return false;
         }
         let _reading = self.reading.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -274,13 +282,20 @@ impl PolicyStore {
             });
         }
         let missing = matches!(
-            self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(server),
+            self.seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(server),
             Some(Seen::Missing)
         );
         Some(PolicyState {
             server: server.to_owned(),
             path,
-            source: if missing { PolicySource::NoFile } else { PolicySource::File },
+            source: if missing {
+                PolicySource::NoFile
+            } else {
+                PolicySource::File
+            },
             problems: Vec::new(),
         })
     }
@@ -349,7 +364,12 @@ impl PolicyStore {
     }
 
     /// The text [`PolicyStore::write_rule`] would write, without writing it (a dry run).
-    pub fn preview_rule(&self, server: &str, tool: &str, rule: &NewRule) -> Result<portcullis_policy::RuleWrite, WriteError> {
+    pub fn preview_rule(
+        &self,
+        server: &str,
+        tool: &str,
+        rule: &NewRule,
+    ) -> Result<portcullis_policy::RuleWrite, WriteError> {
         let path = self.path(server);
         let before = read_if_any(&path)?;
         ruled(&path, before.as_deref(), tool, rule)
@@ -463,7 +483,12 @@ fn read_if_any(path: &Path) -> Result<Option<Vec<u8>>, WriteError> {
 }
 
 /// `before` (the file's text, or a new file's) with `rule` added for `tool`.
-fn ruled(path: &Path, before: Option<&[u8]>, tool: &str, rule: &NewRule) -> Result<portcullis_policy::RuleWrite, WriteError> {
+fn ruled(
+    path: &Path,
+    before: Option<&[u8]>,
+    tool: &str,
+    rule: &NewRule,
+) -> Result<portcullis_policy::RuleWrite, WriteError> {
     let invalid = |problems: String| WriteError::Invalid {
         path: path.to_owned(),
         problems,
@@ -473,9 +498,11 @@ fn ruled(path: &Path, before: Option<&[u8]>, tool: &str, rule: &NewRule) -> Resu
         None => NEW_POLICY,
     };
     // A deny always tells the agent why, as "deny always" without a condition does.
-    let reason = rule.reason.as_deref().or((!rule.allow).then_some("denied always by the user"));
-    portcullis_policy::add_tool_rule(text, tool, &rule.when, rule.allow, reason)
-        .map_err(|e| invalid(e.to_string()))
+    let reason = rule
+        .reason
+        .as_deref()
+        .or((!rule.allow).then_some("denied always by the user"));
+    portcullis_policy::add_tool_rule(text, tool, &rule.when, rule.allow, reason).map_err(|e| invalid(e.to_string()))
 }
 
 /// `before` (the file's bytes, `None` for no file) with `tools[key]` set to `entry`.
@@ -689,7 +716,10 @@ mod tests {
             panic!("the policy loads")
         };
         let asked = policy.evaluate("q.rules0", &json!({})).rule;
-        assert_eq!((&asked, asked.to_string().as_str()), (&entry_ref("q.rules[0]"), "tools.q.rules[0]"));
+        assert_eq!(
+            (&asked, asked.to_string().as_str()),
+            (&entry_ref("q.rules[0]"), "tools.q.rules[0]")
+        );
         let entry = store.standing_entry("s", Some(&asked), "allow", None);
         assert_eq!(entry, json!({}), "a copy of the glob entry, allowing: {entry}");
     }
@@ -714,7 +744,11 @@ mod tests {
         };
         assert!(denied(&store), "the written rule is in force");
         store.undo(&write.write_id, Instant::now()).expect("undo");
-        assert_eq!(std::fs::read_to_string(dir.path().join("s.json")).unwrap(), HAND, "byte for byte");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("s.json")).unwrap(),
+            HAND,
+            "byte for byte"
+        );
         assert!(!denied(&store), "the policy in force is the earlier one again");
         assert!(
             matches!(store.undo(&write.write_id, Instant::now()), Err(UndoError::Unknown(_))),
@@ -737,12 +771,18 @@ mod tests {
     fn undo_after_an_external_edit_is_refused_and_keeps_the_edit() {
         let (dir, store) = store_with(HAND);
         let write = store.write_entry("s", "b", json!({})).unwrap();
-        let edited = std::fs::read_to_string(dir.path().join("s.json")).unwrap().replace("\"a\"", "\"c\"");
+        let edited = std::fs::read_to_string(dir.path().join("s.json"))
+            .unwrap()
+            .replace("\"a\"", "\"c\"");
         std::fs::write(dir.path().join("s.json"), &edited).unwrap();
         let err = store.undo(&write.write_id, Instant::now()).expect_err("changed since");
         assert!(matches!(err, UndoError::Changed { .. }), "{err}");
         assert!(err.to_string().contains("changed since"), "{err}");
-        assert_eq!(std::fs::read_to_string(dir.path().join("s.json")).unwrap(), edited, "the person's edit stays");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("s.json")).unwrap(),
+            edited,
+            "the person's edit stays"
+        );
     }
 
     #[test]
@@ -753,7 +793,11 @@ mod tests {
         let later = Instant::now() + UNDO_WINDOW + std::time::Duration::from_secs(1);
         let err = store.undo(&write.write_id, later).expect_err("expired");
         assert!(matches!(err, UndoError::Expired(_)), "{err}");
-        assert_eq!(std::fs::read(dir.path().join("s.json")).unwrap(), written, "nothing undone");
+        assert_eq!(
+            std::fs::read(dir.path().join("s.json")).unwrap(),
+            written,
+            "nothing undone"
+        );
     }
 
     /// Two "always" decisions at the same moment: before the lock, a read-modify-write could
@@ -779,15 +823,24 @@ mod tests {
                 "tool_{i}'s entry survived:\n{text}"
             );
         }
-        assert!(text.starts_with("{\n    \"version\": \"1\",\n    \"default\":   \"require_approval\",\n"), "{text}");
+        assert!(
+            text.starts_with("{\n    \"version\": \"1\",\n    \"default\":   \"require_approval\",\n"),
+            "{text}"
+        );
     }
 
     #[test]
     fn a_file_that_cannot_be_edited_safely_is_left_untouched() {
         let broken = "{\n  \"version\": \"1\",\n  \"tools\": {\"a\": {}, \"a\": {}}\n}\n";
         let (dir, store) = store_with(broken);
-        let err = store.write_entry("s", "b", json!({})).expect_err("a repeated key is refused");
+        let err = store
+            .write_entry("s", "b", json!({}))
+            .expect_err("a repeated key is refused");
         assert!(matches!(err, WriteError::Invalid { .. }), "{err}");
-        assert_eq!(std::fs::read_to_string(dir.path().join("s.json")).unwrap(), broken, "not a byte changed");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("s.json")).unwrap(),
+            broken,
+            "not a byte changed"
+        );
     }
 }

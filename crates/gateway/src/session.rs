@@ -186,7 +186,8 @@ impl Session {
         let Some(sender) = self.sender(caller) else {
             // A stateless client's identity is self-reported: its cancel could name another
             // agent's call. It cancels by closing its response stream instead.
-            self.span.in_scope(|| tracing::debug!("cancel from a stateless HTTP client ignored"));
+            self.span
+                .in_scope(|| tracing::debug!("cancel from a stateless HTTP client ignored"));
             return None;
         };
         // Marked first: whatever answer the request would get from now on is withheld.
@@ -282,7 +283,13 @@ impl Session {
     }
 
     /// A `tools/call`: decided by the gate, then forwarded, refused or held.
-    async fn tools_call(self: &Arc<Self>, msg: Message, id: RequestId, ticket: Option<Ticket>, ctx: RequestContext) -> Reply {
+    async fn tools_call(
+        self: &Arc<Self>,
+        msg: Message,
+        id: RequestId,
+        ticket: Option<Ticket>,
+        ctx: RequestContext,
+    ) -> Reply {
         let forwarded = match self.gate_call(&msg, &id, &ctx.caller).await {
             Ok(Verdict::Forward(f)) => f,
             Ok(Verdict::Refuse(result)) => {
@@ -292,7 +299,9 @@ impl Session {
             Ok(Verdict::Hold(hold)) => return self.held(hold, msg, id, ticket, &ctx).await,
             Err(reply) => return reply,
         };
-        PendingReply::new(self.clone(), id, ticket, Some(forwarded)).forward(msg, &ctx).await
+        PendingReply::new(self.clone(), id, ticket, Some(forwarded))
+            .forward(msg, &ctx)
+            .await
     }
 
     async fn gate_call(&self, msg: &Message, id: &RequestId, caller: &Caller) -> Result<Verdict, Reply> {

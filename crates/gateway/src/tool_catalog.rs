@@ -128,7 +128,9 @@ impl ToolCatalog {
             };
             let info = Arc::new(Stored::of(tool));
             for scope in scopes {
-                all.entry(scope.clone()).or_default().insert(name.to_owned(), Arc::clone(&info));
+                all.entry(scope.clone())
+                    .or_default()
+                    .insert(name.to_owned(), Arc::clone(&info));
             }
         }
     }
@@ -203,14 +205,20 @@ mod tests {
         let catalog = ToolCatalog::default();
         learn(&catalog, "a", &[tool("t", "as told to a")]);
         learn(&catalog, "b", &[tool("t", "as told to b")]);
-        assert_eq!(catalog.get("srv", "a", "t").info.description.as_deref(), Some("as told to a"));
+        assert_eq!(
+            catalog.get("srv", "a", "t").info.description.as_deref(),
+            Some("as told to a")
+        );
         assert_eq!(
             catalog.get("srv", "c", "t").info.description.as_deref(),
             Some("as told to b"),
             "a session that listed nothing sees the latest list"
         );
         catalog.forget("srv", "a");
-        assert!(catalog.get("srv", "a", "t").listed, "the server's latest still knows it");
+        assert!(
+            catalog.get("srv", "a", "t").listed,
+            "the server's latest still knows it"
+        );
     }
 
     #[test]

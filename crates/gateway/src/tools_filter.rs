@@ -44,7 +44,11 @@ pub fn filter(response: Message, policy: Option<&Policy>, learn: &Learn<'_>) -> 
         Ok(None) => return response,
         Err(_) => return unreadable_tools_list(&response),
     };
-    let names: Vec<Vec<(bool, Cow<'_, str>)>> = page.tools().iter().map(portcullis_wire::tools_page::ListedTool::names).collect();
+    let names: Vec<Vec<(bool, Cow<'_, str>)>> = page
+        .tools()
+        .iter()
+        .map(portcullis_wire::tools_page::ListedTool::names)
+        .collect();
     let listed: Vec<Listed<'_>> = page
         .tools()
         .iter()

@@ -251,7 +251,11 @@ async fn an_upstream_json_rpc_error_on_a_non_2xx_status_passes_through_unchanged
         .send()
         .await
         .unwrap();
-    assert_eq!(response.status(), 404, "the upstream's status is mirrored to a 2026 client");
+    assert_eq!(
+        response.status(),
+        404,
+        "the upstream's status is mirrored to a 2026 client"
+    );
     let reply: Value = response.json().await.unwrap();
     assert_eq!(
         reply,
@@ -319,11 +323,16 @@ async fn relay_requests_to_an_http_upstream_run_concurrently_and_the_relays_canc
         .await
         .expect("the relay's POST gets its headers at once, before the upstream answers")
         .unwrap();
-    assert!(slow.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
-    let quick = tokio::time::timeout(wait, async { relay(modern_call(2, "quick")).await.unwrap().text().await })
-        .await
-        .expect("a second request is served while the first is still running")
-        .unwrap();
+    assert!(slow.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let quick = tokio::time::timeout(wait, async {
+        relay(modern_call(2, "quick")).await.unwrap().text().await
+    })
+    .await
+    .expect("a second request is served while the first is still running")
+    .unwrap();
     assert!(quick.contains("\"quick\""), "{quick}");
 
     let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 1 } });
@@ -332,6 +341,9 @@ async fn relay_requests_to_an_http_upstream_run_concurrently_and_the_relays_canc
         .await
         .expect("the relay's cancel must reach the upstream: its request is dropped")
         .unwrap();
-    let rest = tokio::time::timeout(wait, slow.text()).await.expect("the cancelled stream ends").unwrap();
+    let rest = tokio::time::timeout(wait, slow.text())
+        .await
+        .expect("the cancelled stream ends")
+        .unwrap();
     assert!(!rest.contains("\"id\":1"), "a cancelled request gets no answer: {rest}");
 }

@@ -133,7 +133,11 @@ pub struct ClientInfo {
 
 impl ClientInfo {
     /// What a policy may read of this client's call with `arguments` to a server at `places`.
-    pub fn facts<'a>(&'a self, arguments: &'a Value, places: &'a portcullis_policy::Places) -> portcullis_policy::CallFacts<'a> {
+    pub fn facts<'a>(
+        &'a self,
+        arguments: &'a Value,
+        places: &'a portcullis_policy::Places,
+    ) -> portcullis_policy::CallFacts<'a> {
         portcullis_policy::CallFacts {
             arguments,
             client_name: self.name.as_deref(),

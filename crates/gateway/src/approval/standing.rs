@@ -169,7 +169,9 @@ impl Standing {
 
     /// The session ended: its grants go with it.
     pub fn end_session(&self, session: &str) {
-        self.lock().grants.retain(|(l, _)| l.session.as_deref() != Some(session));
+        self.lock()
+            .grants
+            .retain(|(l, _)| l.session.as_deref() != Some(session));
     }
 }
 
@@ -253,6 +255,9 @@ mod tests {
         let listed = s.list(0);
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].session, None);
-        assert!(s.find(&ask("a", "d", &args), 0).is_some(), "the every-session grant stays");
+        assert!(
+            s.find(&ask("a", "d", &args), 0).is_some(),
+            "the every-session grant stays"
+        );
     }
 }

@@ -51,10 +51,9 @@ impl Gate {
                 "the tool's definition changed since it was pinned".to_owned(),
                 Some(format!("the server changed {:?} since it was first seen", call.tool)),
             ),
-            (_, HeldBy::Policy(RuleRef::NoPolicyFile)) => (
-                format!("no policy file ({file} does not exist): every call asks"),
-                None,
-            ),
+            (_, HeldBy::Policy(RuleRef::NoPolicyFile)) => {
+                (format!("no policy file ({file} does not exist): every call asks"), None)
+            }
             (Some(e), _) => (words(e, &file, &call.tool), e.evaluation.reason.clone()),
             (None, rule) => (format!("{rule} in {file}"), None),
         };
@@ -98,7 +97,11 @@ fn words(e: &portcullis_policy::Explanation, file: &str, tool: &str) -> String {
         Matched::Hidden { pattern } => return format!("the hide pattern {pattern} in {file}"),
     };
     match e.rules.iter().find(|r| r.held) {
-        Some(rule) => format!("argument rule {} of {entry}: {}", rule.index + 1, when_words(&rule.when)),
+        Some(rule) => format!(
+            "argument rule {} of {entry}: {}",
+            rule.index + 1,
+            when_words(&rule.when)
+        ),
         None => entry,
     }
 }

@@ -18,31 +18,24 @@ use serde_json::json;
 use tokio::sync::broadcast;
 
 use super::{Call, Caller, Gate, Verdict};
-use crate::approval::ApprovalBroker;
 use crate::audit_log::{health_json, AuditLog};
 use crate::pins::PinStore;
 use crate::policy_store::PolicyStore;
-use crate::rate_limit::RateLimits;
-use crate::tool_catalog::ToolCatalog;
 
 fn gate(dir: &tempfile::TempDir, writer: AuditWriter) -> Arc<Gate> {
     let policies = dir.path().join("policies");
     std::fs::create_dir_all(&policies).unwrap();
     std::fs::write(policies.join("srv.json"), r#"{"version": "1", "default": "allow"}"#).unwrap();
     let (events, _) = broadcast::channel(64);
-    Arc::new(Gate {
-        policies: Arc::new(PolicyStore::load(&policies, ["srv".to_owned()], events.clone())),
-        rate_limits: RateLimits::default(),
-        audit: AuditLog::new(writer),
-        approvals: Arc::new(ApprovalBroker::new(events.clone())),
-        catalog: ToolCatalog::default(),
-        pins: PinStore::open(dir.path()).unwrap(),
+    Arc::new(Gate::new(
+        Arc::new(PolicyStore::load(&policies, ["srv".to_owned()], events.clone())),
+        AuditLog::new(writer),
+        PinStore::open(dir.path()).unwrap(),
+        portcullis_wire::canonical::ArgumentDigester::new([9; 32]),
         events,
-        approval_timeout_secs: 30,
-        max_hold_secs: 600,
-        digester: portcullis_wire::canonical::ArgumentDigester::new([9; 32]),
-        places: std::sync::RwLock::default(),
-    })
+        30,
+        600,
+    ))
 }
 
 fn call() -> Call {

@@ -158,7 +158,9 @@ impl Gate {
         reason: Option<&str>,
         effect: Action,
     ) -> Result<(Value, Cover), ChoiceError> {
-        let entry = self.policies.standing_entry(&p.server, p.rule.policy_rule(), action, reason);
+        let entry = self
+            .policies
+            .standing_entry(&p.server, p.rule.policy_rule(), action, reason);
         let text = self.policies.preview_entry(&p.server, &p.tool, entry.clone())?;
         let source = self.policies.path(&p.server).display().to_string();
         let policy = Policy::from_json_str(&text, &source).map_err(|e| ChoiceError::Invalid(e.to_string()))?;
@@ -170,7 +172,11 @@ impl Gate {
     }
 
     /// The entry an "always" with a condition would write, the rule in it, and the policy with it.
-    fn rule_plan(&self, p: &PendingApproval, rule: &crate::policy_store::NewRule) -> Result<(Value, Cover), ChoiceError> {
+    fn rule_plan(
+        &self,
+        p: &PendingApproval,
+        rule: &crate::policy_store::NewRule,
+    ) -> Result<(Value, Cover), ChoiceError> {
         let written = self.policies.preview_rule(&p.server, &p.tool, rule)?;
         let source = self.policies.path(&p.server).display().to_string();
         let policy = Policy::from_json_str(&written.text, &source).map_err(|e| ChoiceError::Invalid(e.to_string()))?;
@@ -178,7 +184,10 @@ impl Gate {
         // False when an earlier rule of the author's (one that asks, placed before a deny the new
         // rule must not beat) still decides the held call: the person should know before writing.
         let places = self.places(&p.server);
-        let decides_this_call = policy.evaluate_call(&p.tool, &p.client.facts(&p.arguments, &places)).rule == written.name;
+        let decides_this_call = policy
+            .evaluate_call(&p.tool, &p.client.facts(&p.arguments, &places))
+            .rule
+            == written.name;
         let planned = json!({
             "decides_this_call": decides_this_call,
             "key": written.key,

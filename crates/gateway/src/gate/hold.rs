@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 use portcullis_wire::{method, Message};
 use serde_json::{json, Value};
 
-use super::{Call, Caller, Forwarded, Gate, Ruling};
+use super::{refused, Call, Caller, Forwarded, Gate, Ruling};
 use crate::approval::pending::{ClientInfo, HeldBy, PendingApproval, Scope};
+use crate::approval::standing::Effect;
 use crate::approval::{Resolution, Ticket};
 use crate::clock::rfc3339;
+use crate::held_calls::{Asked, AtOnce, Question};
+use portcullis_audit::{DecidedBy, Decision};
 
 /// How often a waiting client hears that the call is still held.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
@@ -46,55 +49,37 @@ pub struct Hold {
 }
 
 impl Hold {
-    pub(super) fn start(
+    /// Asks about a call a person must decide ([`crate::held_calls`]): held, or decided at once
+    /// (a grant, the pause, nobody to ask) with the ruling to record.
+    pub(super) async fn ask(
         gate: Arc<Gate>,
         call: Call,
         caller: Caller,
         rule: HeldBy,
         timeout: Duration,
         pin_change: Option<crate::pins::PinChange>,
-    ) -> Self {
-        let asking = gate.asking(&call, &caller, &rule, pin_change.as_ref());
-        let info = asking.info;
-        let now = crate::clock::now_ms();
-        let expires = now + i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
-        let approval = PendingApproval {
-            id: String::new(),
-            server: call.server.clone(),
-            tool: call.tool.clone(),
-            risk: asking.class,
-            risk_level: asking.risk_level,
-            risk_basis: asking.risk_basis,
-            reason: asking.reason,
-            asked_by: asking.asked_by,
-            input_schema: info.input_schema,
-            title: info.title,
-            description: info.description,
-            annotations: info.annotations,
-            arguments: call.arguments.clone(),
-            arguments_json: call.arguments_json(),
-            session: caller.session.clone(),
-            client: ClientInfo {
-                name: caller.client_name.clone(),
-                version: caller.client_version.clone(),
-            },
-            rule: rule.clone(),
-            requested_at: rfc3339(now),
-            requested_at_ms: now,
-            expires_at: rfc3339(expires),
-            expires_at_ms: expires,
-            request_id: call.request_id.as_json().to_owned(),
-            pin_change,
+    ) -> Result<Self, (Call, Ruling)> {
+        let changed = pin_change.as_ref().map(|change| change.fields.join(", "));
+        let approval = gate.pending_approval(&call, &caller, &rule, timeout, pin_change);
+        let question = Question {
+            digest: gate.digester.digest(&call.arguments),
+            places: gate.places(&call.server),
+            approval,
         };
-        let ticket = gate.approvals.hold(approval, &caller.session);
-        Self {
-            gate,
-            call,
-            caller,
-            rule,
-            timeout,
-            started: Instant::now(),
-            ticket,
+        match gate.held.ask(question).await {
+            Asked::Held(ticket) => Ok(Self {
+                gate,
+                call,
+                caller,
+                rule,
+                timeout,
+                started: Instant::now(),
+                ticket,
+            }),
+            Asked::AtOnce(at_once) => {
+                let ruling = at_once_ruling(at_once, &call, &rule, changed.as_deref());
+                Err((call, ruling))
+            }
         }
     }
 
@@ -129,7 +114,7 @@ impl Hold {
                 r = &mut resolution => break r.unwrap_or(Resolution::Cancelled { why: "the gateway stopped".into() }),
                 () = &mut deadline, if !timed_out => {
                     timed_out = true;
-                    let _ = gate.approvals.resolve(&id, Resolution::TimedOut);
+                    gate.held.end(&id, Resolution::TimedOut);
                 }
                 Ok(()) = moved.changed(), if !timed_out => {
                     timeout = *moved.borrow_and_update();
@@ -137,7 +122,7 @@ impl Hold {
                 }
                 () = &mut client_gone, if !gone => {
                     gone = true;
-                    let _ = gate.approvals.resolve(&id, Resolution::Cancelled { why: "the client closed the request".into() });
+                    gate.held.end(&id, Resolution::Cancelled { why: "the client closed the request".into() });
                 }
                 _ = ticks.tick(), if progress.is_some() => {
                     step += 1;
@@ -167,6 +152,124 @@ impl Hold {
             edited,
         }
     }
+}
+
+impl Gate {
+    /// What the person is shown about a held call (its `id` is given when it is held).
+    fn pending_approval(
+        &self,
+        call: &Call,
+        caller: &Caller,
+        rule: &HeldBy,
+        timeout: Duration,
+        pin_change: Option<crate::pins::PinChange>,
+    ) -> PendingApproval {
+        let asking = self.asking(call, caller, rule, pin_change.as_ref());
+        let info = asking.info;
+        let now = crate::clock::now_ms();
+        let expires = now + i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
+        PendingApproval {
+            id: String::new(),
+            server: call.server.clone(),
+            tool: call.tool.clone(),
+            risk: asking.class,
+            risk_level: asking.risk_level,
+            risk_basis: asking.risk_basis,
+            reason: asking.reason,
+            asked_by: asking.asked_by,
+            input_schema: info.input_schema,
+            title: info.title,
+            description: info.description,
+            annotations: info.annotations,
+            arguments: call.arguments.clone(),
+            arguments_json: call.arguments_json(),
+            session: caller.session.clone(),
+            client: ClientInfo {
+                name: caller.client_name.clone(),
+                version: caller.client_version.clone(),
+            },
+            rule: rule.clone(),
+            requested_at: rfc3339(now),
+            requested_at_ms: now,
+            expires_at: rfc3339(expires),
+            expires_at_ms: expires,
+            request_id: call.request_id.as_json().to_owned(),
+            pin_change,
+        }
+    }
+}
+
+/// The ruling on a call decided without asking anyone; the texts say what a person can do.
+/// `changed`: the fields of a changed tool that differ, for a call held because of them.
+fn at_once_ruling(at_once: AtOnce, call: &Call, rule: &HeldBy, changed: Option<&str>) -> Ruling {
+    let tool = &call.tool;
+    let rule_text = rule.to_string();
+    match at_once {
+        AtOnce::Grant(found) => match found.effect {
+            Effect::Allow => Ruling {
+                decision: Decision::Approved,
+                decided_by: DecidedBy::User,
+                rule: Some(rule_text),
+                reason: Some(format!(
+                    "approved earlier for {} (grant {})",
+                    if found.session_scoped {
+                        "this session"
+                    } else {
+                        "every session"
+                    },
+                    found.id
+                )),
+                message: None,
+            },
+            Effect::Deny => {
+                let why = found.reason.unwrap_or_else(|| "denied by the user".to_owned());
+                let text = format!(
+                    "call to {tool:?} was denied by the user earlier (grant {}): {why}; the call was not forwarded",
+                    found.id
+                );
+                refused(Decision::Rejected, DecidedBy::User, Some(rule_text), why, text)
+            }
+        },
+        AtOnce::ChangeApproved => Ruling {
+            decision: Decision::Approved,
+            decided_by: DecidedBy::User,
+            rule: Some(rule_text),
+            reason: Some("changed definition approved earlier for this session".into()),
+            message: None,
+        },
+        AtOnce::Paused => {
+            let reason = "Portcullis is paused".to_owned();
+            let text = format!(
+                "Portcullis is paused: call to {tool:?} requires approval (rule {rule_text}) and was denied \
+                 without asking anyone; the call was not forwarded (resume in the Portcullis app)"
+            );
+            refused(Decision::Denied, DecidedBy::Gateway, Some(rule_text), reason, text)
+        }
+        AtOnce::NoApprover => no_approver_ruling(call, rule, changed),
+    }
+}
+
+fn no_approver_ruling(call: &Call, rule: &HeldBy, changed: Option<&str>) -> Ruling {
+    let (tool, rule_text) = (&call.tool, rule.to_string());
+    let (reason, text) = match (rule, changed) {
+        (HeldBy::PinChanged, Some(fields)) => (
+            format!("tool changed since it was pinned ({fields}); needs approval, but no approver is running"),
+            format!(
+                "call to {tool:?} is held because server {server:?} changed the tool since it was first seen \
+                     ({fields}), but no approver is running; the call was not forwarded (a person can accept the \
+                     change with `portcullis tools accept {server} {tool}`)",
+                server = call.server,
+            ),
+        ),
+        _ => (
+            "requires approval, but no approver is running".to_owned(),
+            format!(
+                "call to {tool:?} requires approval (rule {rule_text}), but no approver is running \
+                 (open the Portcullis app or run `portcullis approvals watch`); the call was not forwarded"
+            ),
+        ),
+    };
+    refused(Decision::Denied, DecidedBy::Gateway, Some(rule_text), reason, text)
 }
 
 fn ruling_for(resolution: &Resolution, call: &Call, rule: &HeldBy, timeout: Duration) -> Ruling {
@@ -224,4 +327,3 @@ fn progress_note(token: &Value, step: u64, call: &Call, left_secs: u64) -> Messa
         }),
     )
 }
-

@@ -9,12 +9,9 @@ use serde_json::json;
 use tokio::sync::broadcast;
 
 use super::{Call, Caller, Gate, Verdict};
-use crate::approval::ApprovalBroker;
 use crate::audit_log::AuditLog;
 use crate::pins::PinStore;
 use crate::policy_store::PolicyStore;
-use crate::rate_limit::RateLimits;
-use crate::tool_catalog::ToolCatalog;
 
 pub(super) fn gate(dir: &tempfile::TempDir, max_hold_secs: u64) -> Arc<Gate> {
     let policy = r#"{"version": "1", "tools": {"ask": {"action": "require_approval", "approval_timeout": 1}}}"#;
@@ -28,19 +25,15 @@ pub(super) fn gate_with_policy(dir: &tempfile::TempDir, policy: &str, max_hold_s
     std::fs::create_dir_all(&policies).unwrap();
     std::fs::write(policies.join("srv.json"), policy).unwrap();
     let (events, _) = broadcast::channel(64);
-    Arc::new(Gate {
-        policies: Arc::new(PolicyStore::load(&policies, ["srv".to_owned()], events.clone())),
-        rate_limits: RateLimits::default(),
-        audit: AuditLog::new(AuditWriter::open_in_memory().unwrap()),
-        approvals: Arc::new(ApprovalBroker::new(events.clone())),
-        catalog: ToolCatalog::default(),
-        pins: PinStore::open(dir.path()).unwrap(),
+    Arc::new(Gate::new(
+        Arc::new(PolicyStore::load(&policies, ["srv".to_owned()], events.clone())),
+        AuditLog::new(AuditWriter::open_in_memory().unwrap()),
+        PinStore::open(dir.path()).unwrap(),
+        portcullis_wire::canonical::ArgumentDigester::new([9; 32]),
         events,
-        approval_timeout_secs: 30,
+        30,
         max_hold_secs,
-        digester: portcullis_wire::canonical::ArgumentDigester::new([9; 32]),
-        places: std::sync::RwLock::default(),
-    })
+    ))
 }
 
 fn call() -> Call {

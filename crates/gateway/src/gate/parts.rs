@@ -8,9 +8,9 @@ use portcullis_wire::Message;
 use serde_json::Value;
 
 use super::Gate;
-use crate::approval::standing::Listed;
 use crate::approval::pending::PendingApproval;
-use crate::approval::{ApproverGuard, DecideError, Resolution};
+use crate::approval::standing::Listed;
+use crate::approval::{ApproverGuard, Resolution};
 use crate::pins::{PinError, ToolPin};
 use crate::policy_store::{InForce, PolicyProblem};
 
@@ -74,7 +74,7 @@ impl Gate {
 
     /// The held call `id`, while it waits.
     pub(crate) fn pending(&self, id: &str) -> Option<PendingApproval> {
-        self.approvals.get(id)
+        self.held.pending(id)
     }
 
     /// Counts someone who can answer prompts while the guard lives; with nobody, held calls are
@@ -84,18 +84,19 @@ impl Gate {
     }
 
     /// Gives a held call up (the client cancelled its task): recorded as `cancelled`.
-    pub(crate) fn cancel_held(&self, id: &str, why: String) -> Result<PendingApproval, DecideError> {
-        self.approvals.resolve(id, Resolution::Cancelled { why })
+    pub(crate) fn cancel_held(&self, id: &str, why: String) {
+        self.held.end(id, Resolution::Cancelled { why });
     }
 
     /// The session ended: its held calls are withdrawn and its grants end.
     pub(crate) fn withdraw_session(&self, session: &str) {
-        self.approvals.withdraw_session(session);
+        self.held.withdraw_session(session);
+        self.continuations.end_session(session);
     }
 
     /// The client cancelled request `request_id` (its exact JSON text); `true` if it was still held.
     pub(crate) fn withdraw_request(&self, session: &str, request_id: &str) -> bool {
-        self.approvals.withdraw_request(session, request_id)
+        self.held.withdraw_request(session, request_id)
     }
 
     /// The standing grants in force at `now_ms`.

@@ -14,12 +14,11 @@
 
 use std::sync::Arc;
 
-use portcullis_audit::{DecidedBy, Decision};
 use portcullis_policy::{Action, Evaluation};
 
-use super::{refused, Call, Caller, Gate, Hold, Ruling, Verdict};
+use super::{Call, Caller, Gate, Verdict};
 use crate::approval::pending::HeldBy;
-use crate::pins::{PinChange, PIN_RULE};
+use crate::pins::PinChange;
 
 impl Gate {
     /// The change that holds this call, unless the policy refuses it anyway.
@@ -43,57 +42,8 @@ impl Gate {
                 return self.settle(call, caller, ruling, None).await.into();
             }
         }
-        let grants = &self.approvals.grants;
-        let standing = if grants.changed_tool_allows(&call.server, &call.tool, &caller.session, &change.new_digest) {
-            Some("changed definition approved earlier for this session")
-        } else if grants.take_continuation(
-            &call.continuation_key(caller, &self.digester),
-            call.request_state.as_deref(),
-        ) {
-            Some("retry of a call already approved")
-        } else {
-            None
-        };
-        if let Some(reason) = standing {
-            let ruling = Ruling {
-                decision: Decision::Approved,
-                decided_by: DecidedBy::User,
-                rule: Some(PIN_RULE.to_owned()),
-                reason: Some(reason.into()),
-                message: None,
-            };
-            return self.settle(call, caller, ruling, None).await.into();
-        }
-        let fields = change.fields.join(", ");
-        if !self.approvals.has_approver() {
-            let reason =
-                format!("tool changed since it was pinned ({fields}); needs approval, but no approver is running");
-            let text = format!(
-                "call to {tool:?} is held because server {server:?} changed the tool since it was first seen \
-                 ({fields}), but no approver is running; the call was not forwarded (a person can accept the \
-                 change with `portcullis tools accept {server} {tool}`)",
-                tool = call.tool,
-                server = call.server,
-            );
-            let ruling = refused(
-                Decision::Denied,
-                DecidedBy::Gateway,
-                Some(PIN_RULE.to_owned()),
-                reason,
-                text,
-            );
-            return self.settle(call, caller, ruling, None).await.into();
-        }
-        let timeout = crate::approval::timeout(eval.approval_timeout_secs, self.approval_timeout_secs);
-        let hold = Hold::start(
-            self.clone(),
-            call,
-            caller.clone(),
-            HeldBy::PinChanged,
-            timeout,
-            Some(change),
-        );
-        Verdict::Hold(Box::new(hold))
+        let timeout = eval.approval_timeout_secs;
+        self.ask(call, caller, HeldBy::PinChanged, timeout, Some(change)).await
     }
 }
 

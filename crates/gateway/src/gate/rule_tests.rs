@@ -46,7 +46,10 @@ async fn held(gate: &Arc<Gate>, path: &str, n: i64, session: &str) -> (String, t
 }
 
 async fn ended(task: tokio::task::JoinHandle<String>) -> String {
-    tokio::time::timeout(Duration::from_secs(10), task).await.unwrap().unwrap()
+    tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 fn under(dir: &str) -> Value {
@@ -77,27 +80,51 @@ async fn an_allow_rule_settles_the_held_calls_it_covers_and_undo_restores_the_fi
     assert_eq!(shown["name"], "tools.ask.rules[0]");
     assert_eq!(shown["decides_this_call"], true);
     assert_eq!(shown["rule"], json!({"when": under("/w/notes"), "action": "allow"}));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), POLICY, "a dry run writes nothing");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        POLICY,
+        "a dry run writes nothing"
+    );
 
     let decided = gate.choose(&a, Choice::Rule(rule)).unwrap();
-    assert_eq!(decided.also_settled, vec![b.clone()], "the other session's covered call is settled");
+    assert_eq!(
+        decided.also_settled,
+        vec![b.clone()],
+        "the other session's covered call is settled"
+    );
     assert_eq!(ended(a_task).await, "forwarded");
     assert_eq!(ended(b_task).await, "forwarded");
-    assert!(gate.approvals.get(&outside).is_some(), "a call outside the directory still waits");
+    assert!(
+        gate.approvals.get(&outside).is_some(),
+        "a call outside the directory still waits"
+    );
     assert!(gate.approvals.get(&escape).is_some(), "a `..` escape is not covered");
 
     let written = std::fs::read_to_string(&file).unwrap();
-    assert!(written.starts_with("{\n  \"version\": \"1\",\n  \"tools\": {\n    \"ask\":   {"), "{written}");
-    assert!(written.contains("path_under") && written.contains("\"approval_timeout\": 60"), "{written}");
+    assert!(
+        written.starts_with("{\n  \"version\": \"1\",\n  \"tools\": {\n    \"ask\":   {"),
+        "{written}"
+    );
+    assert!(
+        written.contains("path_under") && written.contains("\"approval_timeout\": 60"),
+        "{written}"
+    );
     let write = decided.policy_write.unwrap();
     assert!(write.rule_text.contains("/w/notes"), "{}", write.rule_text);
 
     // The next covered call passes by the rule, without a prompt.
     let next = gate.decide(call("/w/notes/c.md", 5), &Caller::default()).await;
-    assert!(matches!(next, Verdict::Forward(_)), "a covered call is allowed by the rule");
+    assert!(
+        matches!(next, Verdict::Forward(_)),
+        "a covered call is allowed by the rule"
+    );
 
     gate.undo_policy_write(&write.write_id).unwrap();
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), POLICY, "undo puts the exact bytes back");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        POLICY,
+        "undo puts the exact bytes back"
+    );
     let again = gate.decide(call("/w/notes/c.md", 6), &Caller::default()).await;
     assert!(matches!(again, Verdict::Hold(_)), "after undo the call is held again");
 }

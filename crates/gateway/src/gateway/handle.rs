@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use portcullis_audit::AuditFault;
 
-use crate::approval::standing::Listed;
 use crate::approval::pending::PendingApproval;
+use crate::approval::standing::Listed;
 use crate::approval::{ApproverGuard, DecideError, Extended};
 use crate::gate::dry_run::DryRun;
 use crate::gate::{Choice, ChoiceError, Decided};
@@ -121,7 +121,12 @@ impl Gateway {
 
     /// How the policy the gate holds for `server` decides a call of `tool`; `None` for a server
     /// not configured.
-    pub fn explain_policy(&self, server: &str, tool: &str, facts: &portcullis_policy::CallFacts<'_>) -> Option<GateExplanation> {
+    pub fn explain_policy(
+        &self,
+        server: &str,
+        tool: &str,
+        facts: &portcullis_policy::CallFacts<'_>,
+    ) -> Option<GateExplanation> {
         let state = self.gate.policy_state(server)?;
         let (explanation, lines) = match self.gate.policy(server)? {
             InForce::Policy(policy) => {

@@ -106,16 +106,14 @@ pub async fn approve(
             when,
             reason: None,
         }),
-        Ok(Some((duration, when))) => {
-            Choice::Grant(GrantChoice {
-                allow: true,
-                reason: None,
-                every_session: scope == Scope::Always,
-                duration,
-                exact: scope == Scope::Once && when.is_none(),
-                when,
-            })
-        }
+        Ok(Some((duration, when))) => Choice::Grant(GrantChoice {
+            allow: true,
+            reason: None,
+            every_session: scope == Scope::Always,
+            duration,
+            exact: scope == Scope::Once && when.is_none(),
+            when,
+        }),
         Err(why) => return error(StatusCode::BAD_REQUEST, &why),
     };
     if body.dry_run {

@@ -79,7 +79,10 @@ pub async fn post(
     }
     let params_said = received_params(&headers);
     if !params_said.is_empty() && msg.method() != Some(method::TOOLS_CALL) {
-        return header_mismatch(&msg, "only a tools/call's arguments are mirrored into Mcp-Param-* headers");
+        return header_mismatch(
+            &msg,
+            "only a tools/call's arguments are mirrored into Mcp-Param-* headers",
+        );
     }
     let session_header = header_str(&headers, SESSION_HEADER);
     let is_initialize = msg.method() == Some(method::INITIALIZE);
@@ -195,10 +198,9 @@ fn render(reply: Reply) -> Response {
             Body::from(msg.bytes().clone()),
         )
             .into_response(),
-        Reply::JsonStatus(status, msg) => json_response(
-            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
-            &msg,
-        ),
+        Reply::JsonStatus(status, msg) => {
+            json_response(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY), &msg)
+        }
         Reply::Sse(rx) => {
             let stream = rx.map(|msg| Ok::<_, Infallible>(sse::encode_event(msg.bytes())));
             (
@@ -421,14 +423,24 @@ mod tests {
             ("mcp-protocol-version", "2026-07-28"),
         ];
         assert_eq!(check_mirror_headers(&headers(&agreeing), &msg), Ok(()));
-        assert_eq!(check_mirror_headers(&headers(&[]), &msg), Ok(()), "absent headers are written from the body");
-        assert_eq!(check_mirror_headers(&headers(&[("mcp-name", "=?base64?ZWNobw==?=")]), &msg), Ok(()));
+        assert_eq!(
+            check_mirror_headers(&headers(&[]), &msg),
+            Ok(()),
+            "absent headers are written from the body"
+        );
+        assert_eq!(
+            check_mirror_headers(&headers(&[("mcp-name", "=?base64?ZWNobw==?=")]), &msg),
+            Ok(())
+        );
         let refused = [
             (&[("mcp-method", "tools/list")][..], "Mcp-Method"),
             (&[("mcp-name", "Echo")][..], "Mcp-Name"),
             (&[("mcp-protocol-version", "2025-06-18")][..], "MCP-Protocol-Version"),
             (&[("mcp-name", "echo"), ("mcp-name", "other")][..], "more than once"),
-            (&[("mcp-method", "tools/call"), ("mcp-method", "tools/call")][..], "more than once"),
+            (
+                &[("mcp-method", "tools/call"), ("mcp-method", "tools/call")][..],
+                "more than once",
+            ),
         ];
         for (pairs, needle) in refused {
             let why = check_mirror_headers(&headers(pairs), &msg).unwrap_err();
@@ -449,7 +461,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_refusal_is_400_with_minus_32020_and_says_portcullis() {
-        let response = header_mismatch(&call("2026-07-28"), "the Mcp-Name header does not match the request body");
+        let response = header_mismatch(
+            &call("2026-07-28"),
+            "the Mcp-Name header does not match the request body",
+        );
         assert_eq!(response.status(), StatusCode::BAD_REQUEST);
         let body = axum::body::to_bytes(response.into_body(), 1 << 16).await.unwrap();
         let reply: Value = serde_json::from_slice(&body).unwrap();

@@ -116,7 +116,9 @@ pub fn hang_up(stream: &Stream) -> impl Future<Output = ()> + Send + 'static {
             tick.tick().await;
             let mut polled = [PollFd::new(fd.as_fd(), PollFlags::empty())];
             let hung_up = nix::poll::poll(&mut polled, PollTimeout::ZERO).is_ok()
-                && polled[0].revents().is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR));
+                && polled[0]
+                    .revents()
+                    .is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR));
             if hung_up {
                 return;
             }

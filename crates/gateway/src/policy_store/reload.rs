@@ -117,14 +117,20 @@ impl PolicyStore {
             if event.kind.is_access() {
                 return;
             }
-            let stems = event.paths.iter().filter(|path| path.extension().is_some_and(|e| e == "json"));
+            let stems = event
+                .paths
+                .iter()
+                .filter(|path| path.extension().is_some_and(|e| e == "json"));
             let stems: Vec<String> = stems
                 .filter_map(|path| path.file_stem().and_then(|s| s.to_str()).map(str::to_owned))
                 .collect();
             if stems.is_empty() {
                 return;
             }
-            noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(stems);
+            noted
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(stems);
             let _ = wake.try_send(());
         })
         .map_err(|e| e.to_string())?;

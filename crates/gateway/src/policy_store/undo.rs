@@ -83,7 +83,10 @@ impl Ledger {
             .iter()
             .position(|r| r.write.write_id == id)
             .ok_or_else(|| UndoError::Unknown(id.to_owned()))?;
-        let recorded = self.writes.remove(index).ok_or_else(|| UndoError::Unknown(id.to_owned()))?;
+        let recorded = self
+            .writes
+            .remove(index)
+            .ok_or_else(|| UndoError::Unknown(id.to_owned()))?;
         if now > recorded.expires {
             return Err(UndoError::Expired(id.to_owned()));
         }

@@ -40,9 +40,7 @@ impl Session {
             }
         }
         if !ctx.accepts_sse {
-            return self
-                .held_json(hold, msg, id, ticket, ctx.caller.clone())
-                .await;
+            return self.held_json(hold, msg, id, ticket, ctx.caller.clone()).await;
         }
         let (tx, rx) = match &ctx.sink {
             Some(sink) => (sink.clone(), None),
@@ -102,7 +100,9 @@ impl Session {
         ctx: &RequestContext,
     ) -> Result<Reply, Box<(Message, Option<Ticket>)>> {
         let key = match msg.params::<ToolCallParams>() {
-            Ok(params) if ctx.accepts_sse && params.task_ask().is_none() => self.reattach_key(&params, &msg, &ctx.caller),
+            Ok(params) if ctx.accepts_sse && params.task_ask().is_none() => {
+                self.reattach_key(&params, &msg, &ctx.caller)
+            }
             _ => None,
         };
         let Some(key) = key else {
@@ -115,7 +115,12 @@ impl Session {
                 (tx, Some(rx))
             }
         };
-        let waiter = Waiter { msg, id: id.clone(), tx, ticket };
+        let waiter = Waiter {
+            msg,
+            id: id.clone(),
+            tx,
+            ticket,
+        };
         match self.reattach.join(&key, waiter) {
             Ok(()) => Ok(rx.map_or(Reply::Sent, Reply::Sse)),
             Err(waiter) => Err(Box::new((waiter.msg, waiter.ticket))),
@@ -297,12 +302,14 @@ impl Session {
     /// The approved call became the upstream's own task (2025-11-25): its `tasks/result`, within
     /// the call timeout, completes the gateway's task.
     async fn follow_upstream_task(self: &Arc<Self>, task: &GatewayTask, upstream_id: &str) {
-        let id = RequestId::from_value(&Value::String(format!("{}:result", task.id))).unwrap_or_else(|| RequestId::number(0));
+        let id = RequestId::from_value(&Value::String(format!("{}:result", task.id)))
+            .unwrap_or_else(|| RequestId::number(0));
         let Some(request) = tasks::result_request(&id, upstream_id) else {
             return;
         };
         let pending = PendingReply::new(self.clone(), id.clone(), None, None);
-        let waited = tokio::time::timeout(self.call_timeout, pending.answer_for_task(request, task.cancel.clone())).await;
+        let waited =
+            tokio::time::timeout(self.call_timeout, pending.answer_for_task(request, task.cancel.clone())).await;
         match waited {
             Ok(Some(answer)) => task.finish_with(&answer),
             Ok(None) => {}
@@ -333,10 +340,16 @@ impl Session {
 
     /// A `tasks/*` request about one of the gateway's own tasks. `tasks/cancel` withdraws the
     /// approval (recorded as `cancelled` by the client) or gives the running call up.
-    pub(super) async fn answer_task(&self, task: &GatewayTask, request: &str, id: &RequestId, ticket: Option<Ticket>) -> Reply {
+    pub(super) async fn answer_task(
+        &self,
+        task: &GatewayTask,
+        request: &str,
+        id: &RequestId,
+        ticket: Option<Ticket>,
+    ) -> Reply {
         if request == portcullis_wire::method::TASKS_CANCEL {
             let why = "the client cancelled the task".to_owned();
-            let _ = self.gate.cancel_held(task.approval(), why);
+            self.gate.cancel_held(task.approval(), why);
         }
         let given_up = ticket.as_ref().map(Ticket::cancellation).unwrap_or_default();
         let answer = task.answer(request, id, self.hold_deadline(task), given_up).await;
@@ -356,7 +369,10 @@ impl Session {
         let tool = params.as_ref().map_or("", |p| p.name.as_str());
         let label = format!("{}/{tool}", self.server);
         let done = TaskState::Completed(refusal.clone());
-        match self.tasks.mint(TaskAsk::Legacy, label, String::new(), Duration::ZERO, done) {
+        match self
+            .tasks
+            .mint(TaskAsk::Legacy, label, String::new(), Duration::ZERO, done)
+        {
             Some(task) => task.created(None),
             None => refusal,
         }
@@ -364,7 +380,11 @@ impl Session {
 }
 
 /// Waits on a held call whose stream is its only waiter: closing it withdraws the call.
-async fn wait_on_stream(hold: Box<Hold>, progress: Option<ProgressSink>, waiter: Waiter) -> (crate::gate::HoldEnd, Waiter) {
+async fn wait_on_stream(
+    hold: Box<Hold>,
+    progress: Option<ProgressSink>,
+    waiter: Waiter,
+) -> (crate::gate::HoldEnd, Waiter) {
     let watcher = waiter.tx.clone();
     (hold.wait(progress, async move { watcher.closed().await }).await, waiter)
 }
@@ -385,4 +405,3 @@ fn approved_call(msg: Message, edited: Option<&Value>) -> Result<Message, Messag
         Message::error_response(msg.id(), error_code::INTERNAL_ERROR, &text)
     })
 }
-

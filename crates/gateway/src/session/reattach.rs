@@ -118,7 +118,10 @@ impl Reattach {
     pub(super) fn finish(&self, key: &Key, slot: Arc<Slot>) -> Waiter {
         self.lock().remove(key);
         match Arc::try_unwrap(slot) {
-            Ok(slot) => slot.waiter.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner),
+            Ok(slot) => slot
+                .waiter
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
             // Unreachable (the map held the only other reference); keep the latest waiter anyway.
             Err(slot) => {
                 let mut w = slot.lock();
@@ -149,7 +152,10 @@ mod tests {
 
     fn waiter(id: u64) -> (Waiter, queue::Receiver<Message>) {
         let (tx, rx) = queue::client_stream("test");
-        let msg = Message::parse(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo"}}}}"#)).unwrap();
+        let msg = Message::parse(format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo"}}}}"#
+        ))
+        .unwrap();
         let waiter = Waiter {
             msg,
             id: RequestId::number(id),
@@ -169,13 +175,23 @@ mod tests {
             panic!("the first stream is still open: no join");
         };
         let (twin, _twin_rx) = waiter(9);
-        assert!(table.register(key(), twin).is_err(), "an identical held call cannot be registered twice");
+        assert!(
+            table.register(key(), twin).is_err(),
+            "an identical held call cannot be registered twice"
+        );
         drop(first_rx); // the first stream breaks
         assert!(table.join(&key(), *second).is_ok(), "the re-issue joins");
         let (third, _rx3) = waiter(3);
-        assert!(table.join(&key(), third).is_err(), "the re-issued stream is open: no second join");
+        assert!(
+            table.join(&key(), third).is_err(),
+            "the re-issued stream is open: no second join"
+        );
         let latest = table.finish(&key(), slot);
-        assert_eq!(latest.id, RequestId::number(2), "the decision answers the re-issued request");
+        assert_eq!(
+            latest.id,
+            RequestId::number(2),
+            "the decision answers the re-issued request"
+        );
         let (late, _rx4) = waiter(4);
         assert!(table.join(&key(), late).is_err(), "nothing to join once the hold ended");
     }

@@ -276,7 +276,10 @@ impl PendingReply {
     fn timed_out(&mut self) -> Option<Message> {
         let secs = self.session.call_timeout.as_secs();
         let server = self.session.server.clone();
-        tracing::warn!(secs, "upstream did not answer a tools/call within the call timeout; cancelled");
+        tracing::warn!(
+            secs,
+            "upstream did not answer a tools/call within the call timeout; cancelled"
+        );
         self.cancel_upstream(format!("no answer within {secs} s (Portcullis call timeout)"));
         let text = format!(
             "[portcullis] upstream {server:?} did not answer within {secs} s (the call timeout, \
@@ -367,11 +370,7 @@ impl PendingReply {
     /// not a stream's. Messages the upstream sends about the call (sampling, elicitation,
     /// logging) reach a legacy session's open streams; a stateless caller has none. `None`: the
     /// client cancelled the task first, and the server is told.
-    pub(super) async fn answer_for_task(
-        mut self,
-        msg: Message,
-        cancelled: CancellationToken,
-    ) -> Option<Message> {
+    pub(super) async fn answer_for_task(mut self, msg: Message, cancelled: CancellationToken) -> Option<Message> {
         let sent = tokio::select! {
             () = cancelled.cancelled() => return self.given_up_for_task(),
             sent = self.send_upstream(msg) => sent,

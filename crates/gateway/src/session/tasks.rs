@@ -115,7 +115,9 @@ impl TaskBoard {
         let mut map = self.lock();
         map.retain(|_, t| !t.expired(now));
         if map.len() >= MAX_TASKS {
-            tracing::warn!("{MAX_TASKS} gateway tasks already open on this session; the held call waits without a task");
+            tracing::warn!(
+                "{MAX_TASKS} gateway tasks already open on this session; the held call waits without a task"
+            );
             return None;
         }
         let ttl = lifetime.saturating_add(KEEP_FINISHED);
@@ -200,7 +202,13 @@ impl GatewayTask {
 
     /// The task as the client's era spells it, with the result or error inline when `detailed`
     /// (2026-07-28 `tasks/get`).
-    fn to_json(&self, state: &TaskState, updated_ms: i64, expires_ms: Option<i64>, detailed: bool) -> Map<String, Value> {
+    fn to_json(
+        &self,
+        state: &TaskState,
+        updated_ms: i64,
+        expires_ms: Option<i64>,
+        detailed: bool,
+    ) -> Map<String, Value> {
         let mut task = Map::new();
         task.insert("taskId".into(), json!(self.id));
         task.insert("status".into(), json!(state.status()));
@@ -247,7 +255,8 @@ impl GatewayTask {
 
     /// `notifications/tasks/status` with the task as it is now (2025-11-25 sessions).
     pub(super) fn status_note(&self) -> Option<Message> {
-        (self.ask == TaskAsk::Legacy).then(|| Message::notification(method::TASK_STATUS, &Value::Object(self.snapshot(None, false))))
+        (self.ask == TaskAsk::Legacy)
+            .then(|| Message::notification(method::TASK_STATUS, &Value::Object(self.snapshot(None, false))))
     }
 
     /// Answers a `tasks/*` request about this task. `tasks/result` waits for the end, unless
@@ -282,11 +291,17 @@ impl GatewayTask {
             if modern {
                 return Message::response(id, &json!({"resultType": "complete"}));
             }
-            let text = format!("[portcullis] cannot cancel task {}: it already ended ({})", self.id, state.status());
+            let text = format!(
+                "[portcullis] cannot cancel task {}: it already ended ({})",
+                self.id,
+                state.status()
+            );
             return Message::error_response(Some(id), error_code::INVALID_PARAMS, &text);
         }
         self.cancel.cancel();
-        self.set(TaskState::Cancelled("cancelled by the client; the approval was withdrawn".into()));
+        self.set(TaskState::Cancelled(
+            "cancelled by the client; the approval was withdrawn".into(),
+        ));
         if modern {
             return Message::response(id, &json!({"resultType": "complete"}));
         }
@@ -323,7 +338,11 @@ impl GatewayTask {
                 let text = format!("[portcullis] task {} was cancelled: {why}", self.id);
                 Message::error_response(Some(id), error_code::INVALID_PARAMS, &text)
             }
-            _ => Message::error_response(Some(id), error_code::INTERNAL_ERROR, "[portcullis] the task ended without a result"),
+            _ => Message::error_response(
+                Some(id),
+                error_code::INTERNAL_ERROR,
+                "[portcullis] the task ended without a result",
+            ),
         })
     }
 
@@ -363,7 +382,13 @@ mod tests {
     fn board_task(ask: TaskAsk) -> (TaskBoard, Arc<GatewayTask>) {
         let board = TaskBoard::default();
         let task = board
-            .mint(ask, "s/echo".into(), "1".into(), Duration::from_secs(60), TaskState::Held)
+            .mint(
+                ask,
+                "s/echo".into(),
+                "1".into(),
+                Duration::from_secs(60),
+                TaskState::Held,
+            )
             .unwrap();
         (board, task)
     }
@@ -382,7 +407,10 @@ mod tests {
         let created = task.created(Some(now_ms() + 30_000));
         assert_eq!(created["resultType"], "task");
         assert_eq!(created["status"], "working");
-        assert!(created["statusMessage"].as_str().unwrap().contains("waiting for the user's approval"));
+        assert!(created["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("waiting for the user's approval"));
         assert!(created.get("ttlMs").is_some() && created.get("pollIntervalMs").is_some());
         let (_, legacy) = board_task(TaskAsk::Legacy);
         let created = legacy.created(None);
@@ -411,25 +439,41 @@ mod tests {
         let (_, task) = board_task(TaskAsk::Legacy);
         let given_up = CancellationToken::new();
         given_up.cancel();
-        assert!(task.answer(method::TASKS_RESULT, &RequestId::number(1), None, given_up).await.is_none());
+        assert!(task
+            .answer(method::TASKS_RESULT, &RequestId::number(1), None, given_up)
+            .await
+            .is_none());
         let waiter = {
             let task = task.clone();
             tokio::spawn(async move {
-                task.answer(method::TASKS_RESULT, &RequestId::number(2), None, CancellationToken::new())
-                    .await
+                task.answer(
+                    method::TASKS_RESULT,
+                    &RequestId::number(2),
+                    None,
+                    CancellationToken::new(),
+                )
+                .await
             })
         };
-        task.set(TaskState::Completed(json!({"content": [{"type": "text", "text": "hi"}]})));
+        task.set(TaskState::Completed(
+            json!({"content": [{"type": "text", "text": "hi"}]}),
+        ));
         let got = waiter.await.unwrap().unwrap().to_value().unwrap();
         assert_eq!(got["result"]["content"][0]["text"], "hi");
-        assert_eq!(got["result"]["_meta"][method::META_RELATED_TASK]["taskId"], json!(task.id));
+        assert_eq!(
+            got["result"]["_meta"][method::META_RELATED_TASK]["taskId"],
+            json!(task.id)
+        );
     }
 
     #[test]
     fn only_the_boards_own_tasks_are_named() {
         let (board, task) = board_task(TaskAsk::Legacy);
         let ask = |id: &str| {
-            Message::parse(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{{"taskId":"{id}"}}}}"#)).unwrap()
+            Message::parse(format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{{"taskId":"{id}"}}}}"#
+            ))
+            .unwrap()
         };
         assert!(board.named_by(&ask(&task.id)).is_some());
         assert!(board.named_by(&ask("upstream-task-1")).is_none());

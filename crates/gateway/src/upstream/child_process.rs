@@ -88,7 +88,10 @@ impl ChildProcess {
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            return Err(spawn_failed(command, std::io::Error::other("the child's stdio was not piped")));
+            return Err(spawn_failed(
+                command,
+                std::io::Error::other("the child's stdio was not piped"),
+            ));
         };
         // A server slow to read its input is still serving: a message that does not fit the
         // backlog fails alone (its client gets the error) and later ones may fit.

@@ -218,7 +218,10 @@ fn subscription_id_of(msg: &Message) -> Option<RequestId> {
 /// The frame with its subscription id replaced by `id`.
 fn with_subscription_id(msg: &Message, id: &RequestId) -> Option<Message> {
     let mut value = msg.to_value().ok()?;
-    *value.get_mut("params")?.get_mut("_meta")?.get_mut(method::META_SUBSCRIPTION_ID)? = id.to_value();
+    *value
+        .get_mut("params")?
+        .get_mut("_meta")?
+        .get_mut(method::META_SUBSCRIPTION_ID)? = id.to_value();
     Message::from_value(&value).ok()
 }
 
@@ -303,10 +306,17 @@ mod tests {
         let log = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
         c.dispatch(msg(log));
         assert_eq!(events.recv().await.unwrap().method(), Some("notifications/message"));
-        let (_, mut older) = c.register(msg(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#)).unwrap();
-        let (wire, mut newer) = c.register(msg(r#"{"jsonrpc":"2.0","id":"b","method":"ping"}"#)).unwrap();
+        let (_, mut older) = c
+            .register(msg(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#))
+            .unwrap();
+        let (wire, mut newer) = c
+            .register(msg(r#"{"jsonrpc":"2.0","id":"b","method":"ping"}"#))
+            .unwrap();
         c.dispatch(msg(log));
-        c.dispatch(msg(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, wire.id().unwrap().as_json())));
+        c.dispatch(msg(&format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#,
+            wire.id().unwrap().as_json()
+        )));
         assert_eq!(newer.recv().await.unwrap().method(), Some("notifications/message"));
         assert_eq!(newer.recv().await.unwrap().id().unwrap().as_json(), "\"b\"");
         assert!(
@@ -324,10 +334,14 @@ mod tests {
         let (events_tx, mut events) = crate::queue::upstream_events();
         let c = Correlator::new(IdMode::Remap, events_tx);
         let (listen, mut stream) = c
-            .register(msg(r#"{"jsonrpc":"2.0","id":"listen-1","method":"subscriptions/listen","params":{}}"#))
+            .register(msg(
+                r#"{"jsonrpc":"2.0","id":"listen-1","method":"subscriptions/listen","params":{}}"#,
+            ))
             .unwrap();
         let (_, mut call) = c
-            .register(msg(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"announce"}}"#))
+            .register(msg(
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"announce"}}"#,
+            ))
             .unwrap();
         let frame = |method: &str, id: &str| {
             msg(&format!(
@@ -339,16 +353,26 @@ mod tests {
         c.dispatch(frame("notifications/subscriptions/acknowledged", &wire));
         c.dispatch(frame("notifications/tools/list_changed", &wire));
         c.dispatch(frame("notifications/tools/list_changed", "987654"));
-        for expected in ["notifications/subscriptions/acknowledged", "notifications/tools/list_changed"] {
+        for expected in [
+            "notifications/subscriptions/acknowledged",
+            "notifications/tools/list_changed",
+        ] {
             let got = stream.recv().await.unwrap().to_value().unwrap();
             assert_eq!(got["method"], expected);
-            assert_eq!(got["params"]["_meta"][method::META_SUBSCRIPTION_ID], "listen-1", "{got}");
+            assert_eq!(
+                got["params"]["_meta"][method::META_SUBSCRIPTION_ID],
+                "listen-1",
+                "{got}"
+            );
         }
         assert!(
             futures::FutureExt::now_or_never(call.recv()).is_none(),
             "the call made while listening got none of the stream's frames"
         );
-        assert!(futures::FutureExt::now_or_never(stream.recv()).is_none(), "a frame naming no request is dropped");
+        assert!(
+            futures::FutureExt::now_or_never(stream.recv()).is_none(),
+            "a frame naming no request is dropped"
+        );
         for _ in 0..3 {
             assert!(events.recv().await.is_some(), "the gateway's watchers see every frame");
         }

@@ -19,9 +19,9 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{watch, Mutex as AsyncMutex};
 
-use crate::gate::Gate;
 use super::list_tools::{self, stderr_tail};
 use super::{IdMode, Upstream};
+use crate::gate::Gate;
 
 /// How long a server gets to answer `initialize` and list its tools.
 const HANDSHAKE: Duration = Duration::from_secs(30);

@@ -206,7 +206,11 @@ impl StreamableHttp {
         self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    async fn post(&self, msg: &Message, param_headers: &[(String, String)]) -> Result<reqwest::Response, UpstreamError> {
+    async fn post(
+        &self,
+        msg: &Message,
+        param_headers: &[(String, String)],
+    ) -> Result<reqwest::Response, UpstreamError> {
         let state = self.state().clone();
         let mut request = self
             .client

@@ -225,7 +225,11 @@ mod tests {
         stdin.send(&b(b"{\"id\":1}")).unwrap();
         stdin.send(&b(b"{\"id\":2}")).unwrap();
         stdin.close();
-        assert_eq!(stdin.send(&b(b"late")), Err(Refused::Closed), "nothing is sent after close");
+        assert_eq!(
+            stdin.send(&b(b"late")),
+            Err(Refused::Closed),
+            "nothing is sent after close"
+        );
         assert_eq!(read_all(rx).await, b"{\"id\":1}\n{\"id\":2}\n");
         tokio::time::timeout(WITHIN, writer).await.unwrap().unwrap();
     }
@@ -246,7 +250,11 @@ mod tests {
         let mut want = big.to_vec();
         want.push(b'\n');
         want.extend_from_slice(b"after\n");
-        assert!(got == want, "the large line came whole, then the next one ({} bytes read)", got.len());
+        assert!(
+            got == want,
+            "the large line came whole, then the next one ({} bytes read)",
+            got.len()
+        );
     }
 
     /// Regression guard for the budget the child's queue had: a backlog over it refuses the
@@ -257,12 +265,20 @@ mod tests {
         let (stdin, writer) = StdinPipe::new(tx, budget(256 << 10, 16));
         let big = Bytes::from(vec![b'y'; 200 << 10]);
         stdin.send(&big).unwrap(); // partly written, the rest in the backlog
-        assert_eq!(stdin.send(&big), Err(Refused::Full), "a second one does not fit the backlog");
+        assert_eq!(
+            stdin.send(&big),
+            Err(Refused::Full),
+            "a second one does not fit the backlog"
+        );
         tokio::spawn(writer);
         stdin.send(&b(b"small")).unwrap();
         stdin.close();
         let got = read_all(rx).await;
-        assert_eq!(got.len(), big.len() + 1 + b"small\n".len(), "the first line and the small one, nothing of the refused");
+        assert_eq!(
+            got.len(),
+            big.len() + 1 + b"small\n".len(),
+            "the first line and the small one, nothing of the refused"
+        );
         assert!(got.ends_with(b"y\nsmall\n"));
     }
 
@@ -273,7 +289,9 @@ mod tests {
         let (tx, rx) = pipe::pipe().unwrap();
         let (stdin, writer) = StdinPipe::new(tx, budget(1 << 20, 16));
         tokio::spawn(writer);
-        stdin.send(&b(b"{\"id\":1,\r\n\"method\":\"ping\"}\n{\"id\":2}")).unwrap();
+        stdin
+            .send(&b(b"{\"id\":1,\r\n\"method\":\"ping\"}\n{\"id\":2}"))
+            .unwrap();
         stdin.close();
         assert_eq!(read_all(rx).await, b"{\"id\":1,  \"method\":\"ping\"} {\"id\":2}\n");
     }
