@@ -26,7 +26,8 @@ use pending::{PendingApproval, Scope};
 pub use grants::Grants;
 
 /// How a held call ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Resolution {
     Approved(Scope),
     /// Approved once, to run with these arguments instead of the agent's (already decided

@@ -13,6 +13,8 @@
 //! row, the deadline, the client leaving.
 
 mod in_process;
+pub mod link;
+pub mod remote;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,7 +37,8 @@ pub struct Question {
 }
 
 /// Decided without asking a person.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AtOnce {
     /// A standing grant covers the call (allow or deny).
     Grant(Found),
@@ -45,6 +48,8 @@ pub enum AtOnce {
     Paused,
     /// Nobody runs who could decide (no app, no `approvals watch`).
     NoApprover,
+    /// The keeper could not be reached or started (a data plane's link).
+    Unreachable { why: String },
 }
 
 pub enum Asked {

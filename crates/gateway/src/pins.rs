@@ -82,7 +82,7 @@ pub struct ToolPin {
 }
 
 /// A pinned tool the server now describes differently.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PinChange {
     /// Top-level fields that differ: `description`, `inputSchema`, `annotations`, `title`.

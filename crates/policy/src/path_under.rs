@@ -27,7 +27,7 @@ use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 use crate::reading::Verdict;
 
 /// Where a relative path or `~` resolves on the server's side, as far as Portcullis knows.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Places {
     /// Absolute directories a relative path may be resolved against: the server's roots and the
     /// directories its configured arguments name. Empty: unknown, and a relative path is then

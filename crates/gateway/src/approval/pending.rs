@@ -22,7 +22,7 @@ pub enum Scope {
 }
 
 /// What a person is shown for a held call (and what `approvals list --json` prints).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PendingApproval {
     pub id: String,
@@ -61,7 +61,10 @@ pub struct PendingApproval {
     pub session: String,
     pub client: ClientInfo,
     /// What held the call; its text is the audit's `rule` (`tools.write_file`, `pin:changed`).
+    /// Its text cannot be read back into its parts: on the keeper link it travels beside the
+    /// approval in its structured form (`held_calls/link.rs`), which sets it after reading.
     #[cfg_attr(feature = "ts", ts(type = "string"))]
+    #[serde(skip_deserializing, default = "HeldBy::changed_tool")]
     pub rule: HeldBy,
     pub requested_at: String,
     pub requested_at_ms: i64,
@@ -85,6 +88,11 @@ pub enum HeldBy {
 }
 
 impl HeldBy {
+    /// The strictest reading (no grant of the tool covers it), for an approval read without its rule.
+    fn changed_tool() -> Self {
+        Self::PinChanged
+    }
+
     /// The part of the policy that asked; `None` for a changed tool.
     pub fn policy_rule(&self) -> Option<&RuleRef> {
         match self {
@@ -110,7 +118,7 @@ impl Serialize for HeldBy {
 }
 
 /// Where a held call's risk level comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum RiskBasis {
@@ -124,7 +132,7 @@ pub enum RiskBasis {
     Guessed,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ClientInfo {
     pub name: Option<String>,

@@ -14,7 +14,7 @@ use portcullis_policy::{CallFacts, When};
 use serde::Serialize;
 
 /// What a grant answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
@@ -67,7 +67,7 @@ pub struct NewGrant {
 }
 
 /// What a standing grant says about one call.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Found {
     pub id: String,
     pub effect: Effect,

@@ -133,6 +133,14 @@ impl Hold {
                 }
             }
         };
+        if matches!(
+            resolved,
+            Resolution::Approved(_) | Resolution::Edited(_) | Resolution::Rejected { .. }
+        ) {
+            // A person's "always" may have written the policy file in another process (the
+            // keeper): in force before the next call, not when the file watcher gets to it.
+            gate.policies.reload_if_changed(&call.server);
+        }
         let wait_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let ruling = ruling_for(&resolved, &call, &rule, timeout);
         let withdrawn = matches!(resolved, Resolution::Cancelled { .. });
@@ -246,6 +254,15 @@ fn at_once_ruling(at_once: AtOnce, call: &Call, rule: &HeldBy, changed: Option<&
             refused(Decision::Denied, DecidedBy::Gateway, Some(rule_text), reason, text)
         }
         AtOnce::NoApprover => no_approver_ruling(call, rule, changed),
+        AtOnce::Unreachable { why } => {
+            let reason = format!("requires approval, but Portcullis could not be reached to ask: {why}");
+            let text = format!(
+                "call to {tool:?} requires approval (rule {rule_text}), but Portcullis could not be reached \
+                 to ask a person ({why}); the call was not forwarded (start the Portcullis app or run \
+                 `portcullis serve`, then retry)"
+            );
+            refused(Decision::Denied, DecidedBy::Gateway, Some(rule_text), reason, text)
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 /// Entries beyond this are dropped (`fields` still names every changed top-level field).
 pub(super) const MAX_ENTRIES: usize = 64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum DiffKind {
@@ -19,7 +19,7 @@ pub enum DiffKind {
 
 /// One difference: `path` is dotted (`inputSchema.properties.cmd`), with `["..."]` for keys that
 /// are not plain words.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DiffEntry {
     pub path: String,

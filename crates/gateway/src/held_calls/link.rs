@@ -1,0 +1,329 @@
+//! The keeper link: how a data plane asks the keeper about held calls over the local socket.
+//!
+//! After the hello (`{"portcullis":1,"role":"held_calls","token":"…"}`, answered like a relay's),
+//! both sides write one JSON object per line. The data plane sends [`Up`]: questions (numbered
+//! by it, `n`), the ends it decides itself (a deadline passed, a client withdrew), extensions,
+//! ended sessions. The keeper sends [`Down`]: the answer to each question (at once, or held
+//! under the keeper's id), then for each held call its deadline moves and its resolution.
+//!
+//! The keeper side ([`serve`]) asks its in-process [`HeldCalls`] (the broker), so a call asked
+//! over the link is decided exactly as one of the keeper's own HTTP sessions: the same grants,
+//! pause, approvers, prompt and events. A data plane may end only the calls it asked about and
+//! withdraw only its own sessions; when the link closes, its calls still held are withdrawn.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use portcullis_policy::{Places, RuleRef};
+use portcullis_wire::LineDecoder;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::{Asked, AtOnce, HeldCalls, Question};
+use crate::approval::pending::{HeldBy, PendingApproval};
+use crate::approval::Resolution;
+
+/// The hello's `role` for a keeper link.
+pub const ROLE: &str = "held_calls";
+/// The longest line either side reads: a held call carries its arguments.
+const LINE_MAX: usize = portcullis_wire::MAX_MESSAGE + 64 * 1024;
+
+/// Data plane → keeper.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Up {
+    Ask {
+        n: u64,
+        approval: Box<PendingApproval>,
+        rule: WireRule,
+        digest: String,
+        places: Places,
+    },
+    End {
+        id: String,
+        resolution: Resolution,
+    },
+    /// Answered by a [`Down::Deadline`] when the deadline moved.
+    Extend {
+        id: String,
+        by_ms: u64,
+        max_hold_ms: u64,
+    },
+    WithdrawSession {
+        session: String,
+    },
+}
+
+/// Keeper → data plane.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Down {
+    AtOnce {
+        n: u64,
+        at_once: AtOnce,
+    },
+    Held {
+        n: u64,
+        id: String,
+    },
+    /// The held call's deadline, counted from when it was held, moved (a person extended it).
+    Deadline {
+        id: String,
+        after_ms: u64,
+        expires_at_ms: i64,
+    },
+    Resolved {
+        id: String,
+        resolution: Resolution,
+    },
+}
+
+/// What held a call, in parts: the text form the audit and the prompt show cannot be read back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WireRule {
+    Hide { pattern: String },
+    Entry { key: String },
+    Rule { key: String, index: usize },
+    Default,
+    NoPolicyFile,
+    PinChanged,
+}
+
+impl From<&HeldBy> for WireRule {
+    fn from(held: &HeldBy) -> Self {
+        match held {
+            HeldBy::PinChanged => Self::PinChanged,
+            HeldBy::Policy(RuleRef::Hide { pattern }) => Self::Hide {
+                pattern: pattern.clone(),
+            },
+            HeldBy::Policy(RuleRef::Entry { key }) => Self::Entry { key: key.clone() },
+            HeldBy::Policy(RuleRef::Rule { key, index }) => Self::Rule {
+                key: key.clone(),
+                index: *index,
+            },
+            HeldBy::Policy(RuleRef::Default) => Self::Default,
+            HeldBy::Policy(RuleRef::NoPolicyFile) => Self::NoPolicyFile,
+        }
+    }
+}
+
+impl From<WireRule> for HeldBy {
+    fn from(wire: WireRule) -> Self {
+        match wire {
+            WireRule::PinChanged => Self::PinChanged,
+            WireRule::Hide { pattern } => Self::Policy(RuleRef::Hide { pattern }),
+            WireRule::Entry { key } => Self::Policy(RuleRef::Entry { key }),
+            WireRule::Rule { key, index } => Self::Policy(RuleRef::Rule { key, index }),
+            WireRule::Default => Self::Policy(RuleRef::Default),
+            WireRule::NoPolicyFile => Self::Policy(RuleRef::NoPolicyFile),
+        }
+    }
+}
+
+/// One message as a line.
+pub fn line<T: Serialize>(message: &T) -> Vec<u8> {
+    let mut line = serde_json::to_vec(message).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+/// Reads lines of `T` from `rd` into `tx` until the stream ends, a line is not a `T`, or `tx`
+/// closes. A line that cannot be read ends the link: the two sides no longer agree.
+pub async fn read_lines<R, T>(mut rd: R, mut buf: BytesMut, tx: mpsc::UnboundedSender<T>)
+where
+    R: AsyncRead + Unpin,
+    T: for<'de> Deserialize<'de>,
+{
+    let mut decoder = LineDecoder::new(LINE_MAX);
+    loop {
+        loop {
+            match decoder.decode(&mut buf) {
+                Ok(Some(line)) => match serde_json::from_slice(&line) {
+                    Ok(message) => {
+                        if tx.send(message).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "keeper link: a line that is not a message; closing");
+                        return;
+                    }
+                },
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "keeper link: unreadable input; closing");
+                    return;
+                }
+            }
+        }
+        match rd.read_buf(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Writes every message from `rx` as a line until `rx` ends or the stream fails.
+pub async fn write_lines<W, T>(mut wr: W, mut rx: mpsc::UnboundedReceiver<T>)
+where
+    W: AsyncWrite + Unpin,
+    T: Serialize,
+{
+    while let Some(message) = rx.recv().await {
+        if wr.write_all(&line(&message)).await.is_err() {
+            return;
+        }
+    }
+    let _ = wr.shutdown().await;
+}
+
+/// What one data plane asked about, so it can end only that and its calls end with the link.
+#[derive(Default)]
+struct Mine {
+    held: HashSet<String>,
+    sessions: HashSet<String>,
+}
+
+/// The keeper's side of one link, after the hello: answers the data plane's questions through
+/// `held` until the link closes, then withdraws what it still holds.
+pub async fn serve<R, W>(held: Arc<dyn HeldCalls>, rd: R, buf: BytesMut, wr: W)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (up_tx, mut up_rx) = mpsc::unbounded_channel::<Up>();
+    let (down_tx, down_rx) = mpsc::unbounded_channel::<Down>();
+    // Dropped with this future (the keeper stopping): nothing of the link outlives it.
+    let _reader = AbortOnDrop(tokio::spawn(read_lines(rd, buf, up_tx)));
+    let mut writer = AbortOnDrop(tokio::spawn(write_lines(wr, down_rx)));
+    let mut follows = JoinSet::new();
+    let mine = Arc::new(Mutex::new(Mine::default()));
+    loop {
+        tokio::select! {
+            message = up_rx.recv() => match message {
+                Some(message) => handle(&held, &mine, &down_tx, &mut follows, message).await,
+                None => break,
+            },
+            Some(_) = follows.join_next(), if !follows.is_empty() => {}
+        }
+    }
+    follows.abort_all();
+    let left: Vec<String> = lock(&mine).held.drain().collect();
+    for id in left {
+        held.end(
+            &id,
+            Resolution::Cancelled {
+                why: "the client's connection to Portcullis closed".into(),
+            },
+        );
+    }
+    drop(down_tx);
+    drop(follows);
+    let _ = (&mut writer.0).await;
+}
+
+/// A task that ends when its handle drops.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn lock(mine: &Mutex<Mine>) -> std::sync::MutexGuard<'_, Mine> {
+    mine.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+async fn handle(
+    held: &Arc<dyn HeldCalls>,
+    mine: &Arc<Mutex<Mine>>,
+    down: &mpsc::UnboundedSender<Down>,
+    follows: &mut JoinSet<()>,
+    message: Up,
+) {
+    match message {
+        Up::Ask {
+            n,
+            mut approval,
+            rule,
+            digest,
+            places,
+        } => {
+            approval.rule = rule.into();
+            lock(mine).sessions.insert(approval.session.clone());
+            let question = Question {
+                approval: *approval,
+                digest,
+                places: Arc::new(places),
+            };
+            match held.ask(question).await {
+                Asked::AtOnce(at_once) => {
+                    let _ = down.send(Down::AtOnce { n, at_once });
+                }
+                Asked::Held(ticket) => {
+                    lock(mine).held.insert(ticket.id.clone());
+                    let _ = down.send(Down::Held {
+                        n,
+                        id: ticket.id.clone(),
+                    });
+                    follows.spawn(follow(held.clone(), mine.clone(), down.clone(), ticket));
+                }
+            }
+        }
+        Up::End { id, resolution } => {
+            if lock(mine).held.contains(&id) {
+                held.end(&id, resolution);
+            }
+        }
+        Up::Extend { id, by_ms, max_hold_ms } => {
+            if lock(mine).held.contains(&id) {
+                let by = Duration::from_millis(by_ms);
+                if let Err(e) = held.extend(&id, by, Duration::from_millis(max_hold_ms)) {
+                    tracing::debug!(id, error = %e, "keeper link: extension refused");
+                }
+            }
+        }
+        Up::WithdrawSession { session } => {
+            if lock(mine).sessions.remove(&session) {
+                held.withdraw_session(&session);
+            }
+        }
+    }
+}
+
+/// Passes a held call's deadline moves and its resolution to the data plane.
+async fn follow(
+    held: Arc<dyn HeldCalls>,
+    mine: Arc<Mutex<Mine>>,
+    down: mpsc::UnboundedSender<Down>,
+    ticket: crate::approval::Ticket,
+) {
+    let crate::approval::Ticket {
+        id,
+        mut resolution,
+        mut deadline,
+    } = ticket;
+    let resolution = loop {
+        tokio::select! {
+            biased;
+            r = &mut resolution => break r.unwrap_or(Resolution::Orphaned),
+            Ok(()) = deadline.changed() => {
+                let after = *deadline.borrow_and_update();
+                let expires_at_ms = held.pending(&id).map_or(0, |p| p.expires_at_ms);
+                let after_ms = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
+                let _ = down.send(Down::Deadline { id: id.clone(), after_ms, expires_at_ms });
+            }
+        }
+    };
+    lock(&mine).held.remove(&id);
+    let _ = down.send(Down::Resolved { id, resolution });
+}
+
+#[cfg(test)]
+mod tests;
