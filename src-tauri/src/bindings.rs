@@ -17,8 +17,8 @@ use portcullis_policy::{Risk, ToolClass};
 use ts_rs::{Config, TS};
 
 use crate::commands::approvals::{DecisionAnswer, DryRunView, Extended};
-use crate::commands::choice::{ChoiceArg, GrantArg, RuleArg};
 use crate::commands::audit::FilterArg;
+use crate::commands::choice::{ChoiceArg, GrantArg, RuleArg};
 use crate::commands::clients::{ClientState, InstallPolicy, InstallPreview, UninstallReport};
 use crate::commands::first_run::{ClientSetup, GettingStarted};
 use crate::commands::pins::ChangedTool;
@@ -27,9 +27,9 @@ use crate::commands::servers::{PolicyHealth, ServerStatus, ServerTool};
 use crate::commands::starter::{StarterPolicyText, StarterTool};
 use crate::export::{Format, Saved};
 use crate::ipc::IpcError;
-use portcullis_config::config::edit::{EntryProblem, ServerEntry};
 use crate::settings::{Settings, Theme};
 use crate::windows::ShowApproval;
+use portcullis_config::config::edit::{EntryProblem, ServerEntry};
 
 /// Where the bindings live, from the workspace root.
 pub const PATH: &str = "ui/src/lib/ipc.ts";

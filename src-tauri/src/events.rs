@@ -56,12 +56,16 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
             host.nudge();
         }
         // The tray says when a policy file is not the one in force; the gateway holds that state.
-        GatewayEvent::PolicyReloaded { .. } | GatewayEvent::PolicyRejected { .. } | GatewayEvent::PauseChanged { .. } => {
+        GatewayEvent::PolicyReloaded { .. }
+        | GatewayEvent::PolicyRejected { .. }
+        | GatewayEvent::PauseChanged { .. } => {
             host.nudge();
         }
         // Forwarded above; the windows show it (AuditHealth: calls are refused while `ok` is false).
         // ApprovalExtended: the prompt shows the new deadline.
-        GatewayEvent::AuditAppended { .. } | GatewayEvent::AuditHealth { .. } | GatewayEvent::ApprovalExtended { .. } => {}
+        GatewayEvent::AuditAppended { .. }
+        | GatewayEvent::AuditHealth { .. }
+        | GatewayEvent::ApprovalExtended { .. } => {}
     }
 }
 

@@ -53,7 +53,11 @@ pub(crate) fn render(rows: &[AuditRow], format: Format) -> String {
 /// home folder), named by the time, e.g. `portcullis-audit-2026-12-01T16-40-12.csv`.
 pub(crate) fn suggested_path(format: Format, now_ms: i64, folder: Option<PathBuf>) -> PathBuf {
     // `:` is not allowed in file names on some file systems people copy exports to.
-    let stamp: String = export::iso_time(now_ms).chars().take(19).map(|c| if c == ':' { '-' } else { c }).collect();
+    let stamp: String = export::iso_time(now_ms)
+        .chars()
+        .take(19)
+        .map(|c| if c == ':' { '-' } else { c })
+        .collect();
     let name = format!("portcullis-audit-{stamp}.{}", format.extension());
     folder.unwrap_or_else(|| PathBuf::from("/tmp")).join(name)
 }
@@ -69,14 +73,20 @@ pub(crate) fn save(path: &str, text: &str, rows: usize, replace: bool) -> Result
     if !target.is_absolute() {
         return Err(IpcError::new(
             "export_path_not_absolute",
-            format!("{path:?} is not a full path: start it with / (for example {})", suggested_hint()),
+            format!(
+                "{path:?} is not a full path: start it with / (for example {})",
+                suggested_hint()
+            ),
         ));
     }
     let folder = target.parent().filter(|p| p.is_dir());
     if folder.is_none() || target.file_name().is_none() {
         return Err(IpcError::new(
             "export_no_folder",
-            format!("the folder of {} does not exist: pick an existing folder", target.display()),
+            format!(
+                "the folder of {} does not exist: pick an existing folder",
+                target.display()
+            ),
         ));
     }
     if target.is_dir() {
@@ -101,14 +111,20 @@ fn write_error(target: &Path, e: &io::Error) -> IpcError {
     if e.kind() == io::ErrorKind::AlreadyExists {
         return IpcError::new(
             "export_exists",
-            format!("{} already exists: replace it, or choose another name", target.display()),
+            format!(
+                "{} already exists: replace it, or choose another name",
+                target.display()
+            ),
         );
     }
     IpcError::new("export_write_failed", format!("cannot write {}: {e}", target.display()))
 }
 
 fn suggested_hint() -> String {
-    default_folder().unwrap_or_else(|| PathBuf::from("/tmp")).display().to_string()
+    default_folder()
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
+        .display()
+        .to_string()
 }
 
 #[cfg(test)]
@@ -118,7 +134,10 @@ mod tests {
     #[test]
     fn the_suggested_name_carries_the_time_without_colons() {
         let path = suggested_path(Format::Jsonl, 1_764_607_212_345, Some("/home/ada/Downloads".into()));
-        assert_eq!(path, Path::new("/home/ada/Downloads/portcullis-audit-2025-12-01T16-40-12.jsonl"));
+        assert_eq!(
+            path,
+            Path::new("/home/ada/Downloads/portcullis-audit-2025-12-01T16-40-12.jsonl")
+        );
     }
 
     #[test]
@@ -132,7 +151,11 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         let again = save(p, "other", 0, false).unwrap_err();
         assert_eq!(again.code, "export_exists", "{again}");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "id,time_ms\n1,2", "nothing lost");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "id,time_ms\n1,2",
+            "nothing lost"
+        );
         save(p, "other", 0, true).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "other");
     }
@@ -143,8 +166,14 @@ mod tests {
         let relative = save("audit.csv", "x", 0, false).unwrap_err();
         assert_eq!(relative.code, "export_path_not_absolute");
         let missing = dir.path().join("no/such/folder/a.csv");
-        assert_eq!(save(missing.to_str().unwrap(), "x", 0, false).unwrap_err().code, "export_no_folder");
+        assert_eq!(
+            save(missing.to_str().unwrap(), "x", 0, false).unwrap_err().code,
+            "export_no_folder"
+        );
         assert!(!dir.path().join("no").exists(), "no folder was created");
-        assert_eq!(save(dir.path().to_str().unwrap(), "x", 0, false).unwrap_err().code, "export_is_folder");
+        assert_eq!(
+            save(dir.path().to_str().unwrap(), "x", 0, false).unwrap_err().code,
+            "export_is_folder"
+        );
     }
 }

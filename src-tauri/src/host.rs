@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use portcullis_audit::AuditStore;
-use portcullis_gateway::approval::ApproverGuard;
 use portcullis_config::config::{Config, ConfigError};
+use portcullis_gateway::approval::ApproverGuard;
 use portcullis_gateway::{Gateway, StartError};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
@@ -155,7 +155,6 @@ impl Host {
         }
         self.nudge();
     }
-
 
     /// Loads the config, checks that no other gateway serves this data dir, opens the gateway
     /// and binds its endpoint. Serving is the caller's (it owns the shutdown signal).

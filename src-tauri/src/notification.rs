@@ -101,7 +101,11 @@ pub struct Shown {
 /// The notification for the held calls `pending` (`None`: nothing waits).
 pub fn shown(pending: &[PendingApproval]) -> Option<Shown> {
     let first = pending.iter().min_by_key(|a| (a.requested_at_ms, a.id.clone()))?;
-    let expires_at_ms = pending.iter().map(|a| a.expires_at_ms).max().unwrap_or(first.expires_at_ms);
+    let expires_at_ms = pending
+        .iter()
+        .map(|a| a.expires_at_ms)
+        .max()
+        .unwrap_or(first.expires_at_ms);
     let (text, decide) = if pending.len() == 1 {
         (text(first), true)
     } else {
@@ -231,7 +235,10 @@ mod tests {
             calls.push(b);
         }
         let four = shown(&calls).unwrap();
-        assert!(!four.decide, "with several waiting, only Open: which call would Approve decide?");
+        assert!(
+            !four.decide,
+            "with several waiting, only Open: which call would Approve decide?"
+        );
         assert_eq!(four.id, "1", "Open shows the oldest call");
         assert_eq!(four.expires_at_ms, 50, "kept until the last deadline");
         assert_eq!(four.text.summary, "4 tool calls wait for your decision");

@@ -23,7 +23,11 @@ fn parse_stat(stat: &str) -> Option<Stat> {
     let comm = stat.get(open + 1..close)?.to_owned();
     let mut rest = stat.get(close + 1..)?.split_ascii_whitespace();
     let state = rest.next()?.chars().next()?;
-    Some(Stat { comm, state, ppid: rest.next()?.parse().ok()? })
+    Some(Stat {
+        comm,
+        state,
+        ppid: rest.next()?.parse().ok()?,
+    })
 }
 
 /// The process's stat, `None` when there is no such process.
@@ -33,7 +37,9 @@ pub(crate) fn stat(pid: u32) -> Option<Stat> {
 
 /// The pids of `parent`'s children whose `comm` is `name`.
 pub(crate) fn children_named(parent: u32, name: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|&pid| stat(pid).is_some_and(|s| s.ppid == parent && s.comm == name))
@@ -52,8 +58,17 @@ mod tests {
 
     #[test]
     fn stat_lines_give_the_name_state_and_parent_even_with_odd_names() {
-        let s = |comm: &str, state, ppid| Some(Stat { comm: comm.to_owned(), state, ppid });
-        assert_eq!(parse_stat("4242 (WebKitNetworkPr) S 4200 4200 0"), s("WebKitNetworkPr", 'S', 4200));
+        let s = |comm: &str, state, ppid| {
+            Some(Stat {
+                comm: comm.to_owned(),
+                state,
+                ppid,
+            })
+        };
+        assert_eq!(
+            parse_stat("4242 (WebKitNetworkPr) S 4200 4200 0"),
+            s("WebKitNetworkPr", 'S', 4200)
+        );
         assert_eq!(parse_stat("7 (a) b (c)) Z 1 7 7"), s("a) b (c)", 'Z', 1));
         assert_eq!(parse_stat("7 (cut"), None);
     }
@@ -63,7 +78,10 @@ mod tests {
         // A child of this test's own process (under nextest, siblings of the same name run
         // beside it, so the test's parent has more than one such child).
         let me = std::process::id();
-        let mut child = std::process::Command::new("sleep").arg("30").spawn().expect("spawn sleep");
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("spawn sleep");
         // Until it has exec'd, the child still has this test's name (bounded: 10 s).
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while stat(child.id()).is_none_or(|s| s.comm != "sleep") {

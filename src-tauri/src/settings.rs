@@ -118,9 +118,11 @@ impl SettingsStore {
         };
         let text = serde_json::to_string_pretty(&file).unwrap_or_default();
         let settings_file = portcullis_atomic_file::Options::new(portcullis_atomic_file::Permissions::KeepOrPrivate);
-        portcullis_atomic_file::write(&self.path, text.as_bytes(), settings_file).map_err(|source| SettingsError::Write {
-            path: self.path.clone(),
-            source,
+        portcullis_atomic_file::write(&self.path, text.as_bytes(), settings_file).map_err(|source| {
+            SettingsError::Write {
+                path: self.path.clone(),
+                source,
+            }
         })?;
         *self.lock() = file;
         Ok(())
@@ -140,17 +142,21 @@ impl Autostart {
 
     /// Whether Portcullis (the app or `serve`) starts at login.
     pub fn enabled(&self) -> Result<bool, AutostartError> {
-        Ok(matches!(autostart::status(self.env.as_ref())?, Status::Installed { .. }))
+        Ok(matches!(
+            autostart::status(self.env.as_ref())?,
+            Status::Installed { .. }
+        ))
     }
 
     pub fn set(&self, enabled: bool) -> Result<(), AutostartError> {
         if !enabled {
             return autostart::uninstall(self.env.as_ref()).map(drop);
         }
-        let program = paths::launchable(std::env::current_exe(), self.env.as_ref()).map_err(|source| AutostartError::Io {
-            path: PathBuf::from("the app's own path"),
-            source,
-        })?;
+        let program =
+            paths::launchable(std::env::current_exe(), self.env.as_ref()).map_err(|source| AutostartError::Io {
+                path: PathBuf::from("the app's own path"),
+                source,
+            })?;
         let launch = Launch {
             program,
             args: Vec::new(),

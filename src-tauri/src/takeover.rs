@@ -28,7 +28,10 @@ pub(crate) async fn stop_serve(data_dir: &Path, pid: u32) -> bool {
     if !imp::is_serve(pid) {
         return false;
     }
-    tracing::info!(pid, "portcullis serve runs for this data dir; asking it to stop so the app hosts the gateway");
+    tracing::info!(
+        pid,
+        "portcullis serve runs for this data dir; asking it to stop so the app hosts the gateway"
+    );
     if let Err(e) = imp::terminate(pid) {
         tracing::warn!(pid, error = %e, "cannot stop portcullis serve");
         return false;

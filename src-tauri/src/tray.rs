@@ -71,7 +71,9 @@ pub fn create<R: Runtime>(
 /// were drawn; if not, the caller keeps `shown` as the last model drawn in full, so the next
 /// redraw covers every part that may be stale.
 pub fn render<R: Runtime>(app: &AppHandle<R>, shown: &TrayModel, next: &TrayModel) -> bool {
-    let Some(tray) = app.tray_by_id(TRAY_ID) else { return false };
+    let Some(tray) = app.tray_by_id(TRAY_ID) else {
+        return false;
+    };
     let parts = menu_model::redraw(shown, next);
     let mut result = Ok(());
     if parts.icon {

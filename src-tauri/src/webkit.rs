@@ -72,16 +72,26 @@ mod tests {
     #[test]
     fn a_child_by_that_name_is_ended_and_no_other() {
         let mut named = std::process::Command::new("sleep").arg("60").spawn().unwrap();
-        let mut other = std::process::Command::new("tail").args(["-f", "/dev/null"]).spawn().unwrap();
+        let mut other = std::process::Command::new("tail")
+            .args(["-f", "/dev/null"])
+            .spawn()
+            .unwrap();
         let started = std::time::Instant::now();
         // Until it has exec'd (its comm is then its program's name).
         while crate::procfs::children_named(std::process::id(), "sleep").is_empty() {
-            assert!(started.elapsed() < std::time::Duration::from_secs(10), "the child did not start");
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(10),
+                "the child did not start"
+            );
             std::thread::yield_now();
         }
         assert_eq!(end_children_named("sleep"), 1);
         let status = named.wait().unwrap();
-        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(15), "ended by SIGTERM");
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(15),
+            "ended by SIGTERM"
+        );
         assert_eq!(other.try_wait().unwrap(), None, "a child of another name runs on");
         other.kill().unwrap();
         other.wait().unwrap();

@@ -22,7 +22,6 @@
     clippy::many_single_char_names,
     reason = "percentile indexes and synthetic rows: small, positive numbers"
 )]
-
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::hint::black_box;
@@ -469,18 +468,22 @@ fn text_search_timings(store: &AuditStore, path: &Path) {
         };
         let (found, samples) = time_20(&mut || store.query(&filter, 100).unwrap().len());
         save(&format!("query_newest100 text {name}"), stats(&samples));
-        println!("audit/query newest 100, text {name} ({found} rows): {}", percentiles(samples));
+        println!(
+            "audit/query newest 100, text {name} ({found} rows): {}",
+            percentiles(samples)
+        );
     }
     let conn = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let mut like_only = conn
-        .prepare(
-            "SELECT * FROM calls WHERE arguments LIKE ? ESCAPE '\\' ORDER BY time_ms DESC, id DESC LIMIT 100",
-        )
+        .prepare("SELECT * FROM calls WHERE arguments LIKE ? ESCAPE '\\' ORDER BY time_ms DESC, id DESC LIMIT 100")
         .unwrap();
     for (name, text) in SEARCHES {
         let pattern = format!("%{text}%");
         let (found, samples) = time_20(&mut || like_only.query_map([&pattern], |_| Ok(())).unwrap().count());
-        println!("audit/query newest 100, text {name}, LIKE alone ({found} rows): {}", percentiles(samples));
+        println!(
+            "audit/query newest 100, text {name}, LIKE alone ({found} rows): {}",
+            percentiles(samples)
+        );
     }
 }
 

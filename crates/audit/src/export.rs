@@ -139,7 +139,10 @@ mod tests {
             "{line}"
         );
         assert!(line.contains(r#""{""path"":"#), "arguments are quoted JSON: {line}");
-        assert!(line.ends_with("d,approved,user,default,,1200,,,1,"), "{line} (no original_arguments)");
+        assert!(
+            line.ends_with("d,approved,user,default,,1200,,,1,"),
+            "{line} (no original_arguments)"
+        );
         assert_eq!(csv(&[]), csv_header(), "no rows: the header alone");
     }
 
@@ -147,7 +150,11 @@ mod tests {
     fn iso_times_are_utc_with_milliseconds() {
         assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso_time(1_764_607_212_345), "2025-12-01T16:40:12.345Z");
-        assert_eq!(iso_time(-5), "1970-01-01T00:00:00.000Z", "a clock before 1970 is not a panic");
+        assert_eq!(
+            iso_time(-5),
+            "1970-01-01T00:00:00.000Z",
+            "a clock before 1970 is not a panic"
+        );
     }
 
     #[test]
@@ -188,7 +195,9 @@ mod tests {
 
     /// What a reader that splits on every line break sees: the non-empty lines.
     fn physical_lines(text: &str) -> Vec<&str> {
-        text.split(neutralize::is_line_break).filter(|l| !l.is_empty()).collect()
+        text.split(neutralize::is_line_break)
+            .filter(|l| !l.is_empty())
+            .collect()
     }
 
     #[test]
@@ -218,7 +227,11 @@ mod tests {
             assert_eq!(arguments, want.arguments, "the arguments cell is exact JSON");
             let original: Value = serde_json::from_str(&cells[column("original_arguments")]).unwrap();
             assert_eq!(Some(original), want.original_arguments);
-            assert_eq!(cells[column("tool")], neutralize::terminal(&want.tool), "text is shown visibly");
+            assert_eq!(
+                cells[column("tool")],
+                neutralize::terminal(&want.tool),
+                "text is shown visibly"
+            );
         }
     }
 

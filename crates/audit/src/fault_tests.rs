@@ -248,7 +248,9 @@ fn a_read_only_database_at_start_fails_closed_and_recovers_when_made_writable() 
     }
     let view = dir.path().join("view");
     std::fs::create_dir(&view).unwrap();
-    let (path, mount) = if let Some(mount) = Mount::bind(&real, &view).filter(|m| m.remount("ro")) { (view.join("audit.db"), Some(mount)) } else {
+    let (path, mount) = if let Some(mount) = Mount::bind(&real, &view).filter(|m| m.remount("ro")) {
+        (view.join("audit.db"), Some(mount))
+    } else {
         let path = real.join("audit.db");
         crate::tests::chmod(&path, 0o444);
         if std::fs::OpenOptions::new().write(true).open(&path).is_ok() {

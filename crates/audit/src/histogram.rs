@@ -37,7 +37,12 @@ impl AuditStore {
     /// Buckets of `bucket_ms` (at least a second) from the filter's `since_ms` (else the oldest
     /// matching row) to its `until_ms` (else `now_ms`), at most [`MAX_BUCKETS`]. The keyset
     /// cursor `before` is ignored.
-    pub fn histogram(&self, filter: &AuditFilter, bucket_ms: i64, now_ms: i64) -> Result<Vec<HistogramBucket>, AuditError> {
+    pub fn histogram(
+        &self,
+        filter: &AuditFilter,
+        bucket_ms: i64,
+        now_ms: i64,
+    ) -> Result<Vec<HistogramBucket>, AuditError> {
         histogram(self, filter, bucket_ms, now_ms)
     }
 }

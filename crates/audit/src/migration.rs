@@ -25,17 +25,18 @@ pub(crate) struct Migration {
 }
 
 /// The schema history, oldest first. Append only; never edit a step that has shipped.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "decisions table and viewer indexes",
-    // STRICT so a wrong type from a future bug is an error, not a silently coerced value.
-    // No CHECK on the vocabulary columns: SQLite cannot alter a CHECK without rebuilding the
-    // table, and the Rust enums already guard what is written.
-    //
-    // Every index ends in (time_ms, id) so that, after the equality columns, rows come out in
-    // keyset order: `ORDER BY time_ms DESC, id DESC` with `(time_ms, id) < (?, ?)` is a backwards
-    // index range scan with no sort, whatever the page.
-    sql: "
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "decisions table and viewer indexes",
+        // STRICT so a wrong type from a future bug is an error, not a silently coerced value.
+        // No CHECK on the vocabulary columns: SQLite cannot alter a CHECK without rebuilding the
+        // table, and the Rust enums already guard what is written.
+        //
+        // Every index ends in (time_ms, id) so that, after the equality columns, rows come out in
+        // keyset order: `ORDER BY time_ms DESC, id DESC` with `(time_ms, id) < (?, ?)` is a backwards
+        // index range scan with no sort, whatever the page.
+        sql: "
         CREATE TABLE decisions (
             id               INTEGER PRIMARY KEY,
             time_ms          INTEGER NOT NULL,
@@ -63,19 +64,21 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
         CREATE INDEX decisions_server_tool ON decisions (server, tool, time_ms, id);
         CREATE INDEX decisions_decision ON decisions (decision, time_ms, id);
     ",
-}, Migration {
-    version: 2,
-    name: "original arguments of calls approved with edits",
-    // NULL for every call that ran as it was asked; `arguments` holds what ran.
-    sql: "ALTER TABLE decisions ADD COLUMN original_arguments TEXT;",
-}, Migration {
-    version: 3,
-    name: "outcomes in their own table, and the calls view",
-    // A call's outcome arrives after its decision row. Filled in by an UPDATE, it made SQLite
-    // rewrite the whole row, arguments and all: for a 15 MiB call another two copies of them in
-    // the gateway's memory and 15 MiB more in the log. As a row of its own it is a few bytes.
-    // `calls` reads as the one table did; readers query it, the writer inserts into the tables.
-    sql: "
+    },
+    Migration {
+        version: 2,
+        name: "original arguments of calls approved with edits",
+        // NULL for every call that ran as it was asked; `arguments` holds what ran.
+        sql: "ALTER TABLE decisions ADD COLUMN original_arguments TEXT;",
+    },
+    Migration {
+        version: 3,
+        name: "outcomes in their own table, and the calls view",
+        // A call's outcome arrives after its decision row. Filled in by an UPDATE, it made SQLite
+        // rewrite the whole row, arguments and all: for a 15 MiB call another two copies of them in
+        // the gateway's memory and 15 MiB more in the log. As a row of its own it is a few bytes.
+        // `calls` reads as the one table did; readers query it, the writer inserts into the tables.
+        sql: "
         CREATE TABLE outcomes (
             id          INTEGER PRIMARY KEY,
             outcome     TEXT    NOT NULL,
@@ -89,7 +92,8 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
             SELECT decisions.*, outcomes.outcome, outcomes.upstream_ms
             FROM decisions LEFT JOIN outcomes ON outcomes.id = decisions.id;
     ",
-}];
+    },
+];
 
 /// The schema version this build writes and reads.
 #[allow(clippy::cast_possible_wrap, reason = "a handful of migrations, far below i64::MAX")]
@@ -214,7 +218,10 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert!(!columns.iter().any(|c| c == "outcome" || c == "upstream_ms"), "{columns:?}");
+        assert!(
+            !columns.iter().any(|c| c == "outcome" || c == "upstream_ms"),
+            "{columns:?}"
+        );
     }
 
     #[test]

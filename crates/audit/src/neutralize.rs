@@ -241,9 +241,15 @@ mod tests {
 
     #[test]
     fn json_text_reads_back_to_the_same_value() {
-        let every: String = (0..=0x10_ffff_u32).filter_map(char::from_u32).filter(|c| is_hidden(*c)).collect();
+        let every: String = (0..=0x10_ffff_u32)
+            .filter_map(char::from_u32)
+            .filter(|c| is_hidden(*c))
+            .collect();
         let value = serde_json::json!({ "k\u{2028}": every, "n": [1, "\u{85}"] });
-        for json in [serde_json::to_string(&value).unwrap(), serde_json::to_string_pretty(&value).unwrap()] {
+        for json in [
+            serde_json::to_string(&value).unwrap(),
+            serde_json::to_string_pretty(&value).unwrap(),
+        ] {
             let escaped = json_text(&json);
             assert!(!escaped.chars().any(|c| c >= '\u{7f}' && is_hidden(c)), "{escaped}");
             let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();

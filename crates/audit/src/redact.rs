@@ -418,7 +418,10 @@ mod tests {
     fn redacted_json_is_the_redaction_encoded_and_needs_redaction_agrees(#[case] value: Value, #[case] hides: bool) {
         let extra = vec!["X_Tenant".to_owned()];
         let redacted = redact(&value, &extra);
-        assert_eq!(redacted_json(&value, &extra).unwrap(), serde_json::to_string(&redacted).unwrap());
+        assert_eq!(
+            redacted_json(&value, &extra).unwrap(),
+            serde_json::to_string(&redacted).unwrap()
+        );
         assert_eq!(needs_redaction(&value, &extra), hides, "{value}");
         assert_eq!(redacted != value, hides, "{value}");
     }

@@ -116,7 +116,9 @@ impl AuditStore {
     /// The connection's `cache_size` pragma (negative: KiB).
     #[cfg(test)]
     pub(crate) fn cache_size(&self) -> i64 {
-        self.lock().pragma_query_value(None, "cache_size", |row| row.get(0)).unwrap()
+        self.lock()
+            .pragma_query_value(None, "cache_size", |row| row.get(0))
+            .unwrap()
     }
 
     /// Row `id`'s `arguments` column as stored, byte for byte.

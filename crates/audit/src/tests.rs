@@ -122,15 +122,21 @@ fn the_client_text_is_stored_as_sent_only_when_nothing_in_it_is_redacted() {
         row.arguments_text = Some(bytes::Bytes::from_static(text.as_bytes()));
         let id = writer.record_blocking(row).unwrap();
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.query_row("SELECT arguments FROM decisions WHERE id = ?1", [id], |r| r.get::<_, String>(0))
-            .unwrap()
+        conn.query_row("SELECT arguments FROM decisions WHERE id = ?1", [id], |r| {
+            r.get::<_, String>(0)
+        })
+        .unwrap()
     };
     let plain = r#"{ "n": 100000000000000000001, "q": "\u0041 b" }"#;
     assert_eq!(stored(plain), plain, "every digit and escape as the client wrote them");
     let secret = r#"{"sql": "select 1", "password": "hunter2-unique-marker"}"#;
     assert_eq!(stored(secret), r#"{"sql":"select 1","password":"[redacted]"}"#);
     let escaped = r#"{"p\u0061ssword": "hunter2-unique-marker"}"#;
-    assert_eq!(stored(escaped), r#"{"password":"[redacted]"}"#, "the key as a reader sees it");
+    assert_eq!(
+        stored(escaped),
+        r#"{"password":"[redacted]"}"#,
+        "the key as a reader sees it"
+    );
     let url = r#"{"u": "https://me:hunter2-unique-marker@example.com/x"}"#;
     assert_eq!(stored(url), r#"{"u":"https://me:[redacted]@example.com/x"}"#);
     drop(writer);
@@ -139,7 +145,10 @@ fn the_client_text_is_stored_as_sent_only_when_nothing_in_it_is_redacted() {
         bytes.extend(wal);
     }
     let needle = b"hunter2-unique-marker";
-    assert!(!bytes.windows(needle.len()).any(|w| w == needle), "a secret value was written to disk");
+    assert!(
+        !bytes.windows(needle.len()).any(|w| w == needle),
+        "a secret value was written to disk"
+    );
 }
 
 #[test]
@@ -238,7 +247,12 @@ fn escaped_fixture() -> (AuditWriter, AuditStore, Vec<i64>) {
         .into_iter()
         .enumerate()
         .map(|(i, text)| {
-            let mut row = sample("fs", "read_file", Decision::Allowed, 100 * (i64::try_from(i).unwrap() + 1));
+            let mut row = sample(
+                "fs",
+                "read_file",
+                Decision::Allowed,
+                100 * (i64::try_from(i).unwrap() + 1),
+            );
             row.arguments = serde_json::from_str(text).unwrap();
             row.arguments_text = Some(bytes::Bytes::from_static(text.as_bytes()));
             writer.record_blocking(row).unwrap()
@@ -290,8 +304,14 @@ fn calls_of_one_tool_come_newest_first_and_bounded() {
         ids(&store.calls_of("github", "create_issue", 10).unwrap()),
         vec![row_ids[6], row_ids[1], row_ids[0]]
     );
-    assert_eq!(ids(&store.calls_of("github", "create_issue", 2).unwrap()), vec![row_ids[6], row_ids[1]]);
-    assert!(store.calls_of("fs", "create_issue", 10).unwrap().is_empty(), "another server's tool");
+    assert_eq!(
+        ids(&store.calls_of("github", "create_issue", 2).unwrap()),
+        vec![row_ids[6], row_ids[1]]
+    );
+    assert!(
+        store.calls_of("fs", "create_issue", 10).unwrap().is_empty(),
+        "another server's tool"
+    );
 }
 
 #[rstest]

@@ -146,7 +146,10 @@ fn install(paths: &Paths<'_>, args: &InstallArgs) -> Outcome {
         undo_command(client.id(), &change.place)
     );
     for path in policies.write()? {
-        eprintln!("portcullis: wrote {}; edit it at will, a running gateway applies it at once", path.display());
+        eprintln!(
+            "portcullis: wrote {}; edit it at will, a running gateway applies it at once",
+            path.display()
+        );
     }
     let unwritten = policies.unwritten();
     if !unwritten.is_empty() {

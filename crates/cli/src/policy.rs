@@ -81,7 +81,10 @@ fn gate_differs(files: &[PathBuf], data_dir: &Path) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter(|problem| {
-            let path = problem.get("path").and_then(serde_json::Value::as_str).unwrap_or_default();
+            let path = problem
+                .get("path")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default();
             files.iter().any(|file| same(file, Path::new(path)))
         })
         .map(|problem| format!("running gateway: {}", crate::control::policy_warning(problem)))

@@ -176,7 +176,10 @@ fn every_row_is_one_line_for_readers_that_split_at_any_line_break() {
         assert_eq!(lines.len(), rows + header, "{format}:\n{out}");
     }
     let json = audit(dir.path(), "json");
-    assert!(!json.contains(&LINE_BREAKS[7..]), "NEL and U+2028/9 are escaped in JSON too");
+    assert!(
+        !json.contains(&LINE_BREAKS[7..]),
+        "NEL and U+2028/9 are escaped in JSON too"
+    );
     let parsed: Value = serde_json::from_str(&json).expect("JSON");
     assert_eq!(parsed.as_array().map(Vec::len), Some(rows));
 }
@@ -188,5 +191,8 @@ fn text_finds_a_path_whatever_escapes_spelled_it() {
     let found = audit_with(dir.path(), &["--format", "jsonl", "--text", "/home/u/.ssh"]);
     let line: Value = serde_json::from_str(found.trim_end()).expect("one JSON line");
     assert_eq!(line["arguments"]["path"], "/home/u/.ssh/id_ed25519");
-    assert_eq!(audit_with(dir.path(), &["--format", "jsonl", "--text", "/home/v"]).trim(), "");
+    assert_eq!(
+        audit_with(dir.path(), &["--format", "jsonl", "--text", "/home/v"]).trim(),
+        ""
+    );
 }

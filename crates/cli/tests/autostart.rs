@@ -27,8 +27,15 @@ fn install_autostart_writes_one_xdg_entry_idempotently_and_uninstall_removes_it(
     let entry = xdg.join("autostart/portcullis.desktop");
 
     let out = serve(&xdg, &data, "--install-autostart");
-    assert!(out.status.success(), "install: {}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&entry.display().to_string()), "says where");
+    assert!(
+        out.status.success(),
+        "install: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&entry.display().to_string()),
+        "says where"
+    );
     let text = std::fs::read_to_string(&entry).expect("the entry is written under XDG_CONFIG_HOME");
     // The entry names the binary as the running process sees itself: the real path, not the
     // one cargo gave (CI's target/ is a link into its cache).
@@ -40,18 +47,29 @@ fn install_autostart_writes_one_xdg_entry_idempotently_and_uninstall_removes_it(
         data.display()
     );
     assert!(text.starts_with("[Desktop Entry]\nType=Application\n"), "{text}");
-    assert!(text.contains(&exec), "starts this binary with this config and data dir:\n{text}");
+    assert!(
+        text.contains(&exec),
+        "starts this binary with this config and data dir:\n{text}"
+    );
     assert!(text.contains("X-Portcullis-Kind=serve\n"), "{text}");
     assert!(!data.exists(), "installing starts no gateway and makes no data dir");
 
     let again = serve(&xdg, &data, "--install-autostart");
     assert!(again.status.success());
-    assert_eq!(std::fs::read_to_string(&entry).unwrap(), text, "installing twice leaves the same entry");
+    assert_eq!(
+        std::fs::read_to_string(&entry).unwrap(),
+        text,
+        "installing twice leaves the same entry"
+    );
     let names: Vec<_> = std::fs::read_dir(entry.parent().unwrap()).unwrap().collect();
     assert_eq!(names.len(), 1, "one file in autostart/, no temp file left");
 
     let out = serve(&xdg, &data, "--uninstall-autostart");
-    assert!(out.status.success(), "uninstall: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "uninstall: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!entry.exists(), "the entry is removed");
     let out = serve(&xdg, &data, "--uninstall-autostart");
     assert!(out.status.success(), "uninstalling again is not an error");
@@ -70,5 +88,8 @@ fn an_entry_someone_else_wrote_is_refused_and_kept() {
         assert_eq!(out.status.code(), Some(1), "{flag} refuses");
         assert!(String::from_utf8_lossy(&out.stderr).contains("was not written by Portcullis"));
     }
-    assert_eq!(std::fs::read_to_string(&entry).unwrap(), "[Desktop Entry]\nExec=my-own-thing\n");
+    assert_eq!(
+        std::fs::read_to_string(&entry).unwrap(),
+        "[Desktop Entry]\nExec=my-own-thing\n"
+    );
 }

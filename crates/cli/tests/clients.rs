@@ -339,7 +339,11 @@ fn a_vscode_file_with_comments_keeps_them_through_install_and_uninstall() {
     assert!(installed.contains("\"connect\", \"fetch\""), "routed:\n{installed}");
     let undone = scene.run(&["clients", "uninstall", "vscode", "--yes"]);
     assert!(undone.status.success(), "{}", text(&undone.stderr));
-    assert_eq!(std::fs::read_to_string(&path).expect("read"), original, "restored byte for byte");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        original,
+        "restored byte for byte"
+    );
 }
 
 #[test]
@@ -365,7 +369,10 @@ fn a_malformed_vscode_file_is_refused_in_one_line_and_left_untouched() {
 fn list_shows_each_clients_file_and_servers() {
     let scene = Scene::new();
     std::fs::remove_file(scene.home().join(".cursor/mcp.json")).expect("rm");
-    assert!(scene.run(&["clients", "install", "vscode", "--yes", "--no-policy"]).status.success());
+    assert!(scene
+        .run(&["clients", "install", "vscode", "--yes", "--no-policy"])
+        .status
+        .success());
     let listed = scene.run(&["clients", "list"]);
     assert!(listed.status.success(), "{}", text(&listed.stderr));
     let out = text(&listed.stdout);
@@ -409,7 +416,10 @@ fn a_server_that_cannot_start_is_named_and_left_asking_for_every_call() {
     );
     let policies = scene.dir.path().join("policies");
     assert!(policies.is_dir(), "the policies directory is created");
-    assert!(!policies.join("gone.json").exists(), "no policy for a server that was not listed");
+    assert!(
+        !policies.join("gone.json").exists(),
+        "no policy for a server that was not listed"
+    );
     let entry = &read_json(&path)["mcpServers"]["gone"];
     assert_eq!(entry["args"][0], json!("connect"), "still routed: {entry}");
 }

@@ -63,9 +63,10 @@ impl Plan {
             if targets.iter().any(|t| t.server == r.name) {
                 continue;
             }
-            let server = config.servers.get(&r.name).ok_or_else(|| {
-                ClientError::new(format!("{:?} is routed but not in portcullis.json", r.name))
-            })?;
+            let server = config
+                .servers
+                .get(&r.name)
+                .ok_or_else(|| ClientError::new(format!("{:?} is routed but not in portcullis.json", r.name)))?;
             let path = config.policy_path(&r.name);
             targets.push(PolicyTarget {
                 server: r.name.clone(),

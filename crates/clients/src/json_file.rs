@@ -89,7 +89,9 @@ impl JsonFile {
         }
         let bytes = root.to_string().into_bytes();
         if parse(&self.path, &bytes, self.syntax)? != meant {
-            return Err(fail("the edited text does not read back as the change (duplicate keys?)"));
+            return Err(fail(
+                "the edited text does not read back as the change (duplicate keys?)",
+            ));
         }
         Ok(bytes)
     }
@@ -328,7 +330,11 @@ mod tests {
             .expect("edited back");
         let back = jsonc(std::str::from_utf8(&back).expect("UTF-8"));
         assert_eq!(back.doc, file.doc, "the same document again");
-        for comment in ["// Servers for Copilot agent mode", "/* from PyPI */", "// the fetch server"] {
+        for comment in [
+            "// Servers for Copilot agent mode",
+            "/* from PyPI */",
+            "// the fetch server",
+        ] {
             assert!(String::from_utf8_lossy(&back.bytes).contains(comment), "{comment} kept");
         }
     }
@@ -346,13 +352,24 @@ mod tests {
     #[test]
     fn malformed_files_are_refused_with_where_and_why() {
         let err = parse(Path::new("mcp.json"), b"{\n  \"a\": 1,,\n}\n", Syntax::Jsonc).expect_err("refused");
-        assert!(err.0.starts_with("mcp.json is not valid JSON (comments and trailing commas are fine)"), "{err}");
+        assert!(
+            err.0
+                .starts_with("mcp.json is not valid JSON (comments and trailing commas are fine)"),
+            "{err}"
+        );
         assert!(err.0.contains("line 2"), "says where: {err}");
         let err = parse(Path::new("mcp.json"), b"{'a': 1}", Syntax::Jsonc).expect_err("refused");
         assert!(err.0.contains("not valid JSON"), "single quotes are not JSONC: {err}");
-        let err = parse(Path::new("portcullis.json"), b"{\n  // a comment\n  \"a\": 1\n}\n", Syntax::Json)
-            .expect_err("refused");
-        assert!(err.0.contains("portcullis.json is not valid JSON"), "the gateway's file stays plain JSON: {err}");
+        let err = parse(
+            Path::new("portcullis.json"),
+            b"{\n  // a comment\n  \"a\": 1\n}\n",
+            Syntax::Json,
+        )
+        .expect_err("refused");
+        assert!(
+            err.0.contains("portcullis.json is not valid JSON"),
+            "the gateway's file stays plain JSON: {err}"
+        );
         assert!(parse(Path::new("mcp.json"), b"{\"url\": \"https://x\"}", Syntax::Jsonc).is_ok());
     }
 

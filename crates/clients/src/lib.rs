@@ -73,10 +73,12 @@ impl Places {
     /// The real places of this user (`dirs`), or under `home` for tests and other homes
     /// (`home/.config` as the config dir, the Linux layout).
     pub fn new(home: Option<PathBuf>) -> Result<Self, ClientError> {
-        if let Some(home) = home { Ok(Self {
-            config_dir: home.join(".config"),
-            home,
-        }) } else {
+        if let Some(home) = home {
+            Ok(Self {
+                config_dir: home.join(".config"),
+                home,
+            })
+        } else {
             let home = dirs::home_dir().ok_or_else(|| ClientError::new("cannot tell the home directory"))?;
             let config_dir = dirs::config_dir().unwrap_or_else(|| home.join(".config"));
             Ok(Self { home, config_dir })

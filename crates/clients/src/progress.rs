@@ -130,9 +130,18 @@ mod tests {
     #[test]
     fn each_state_has_its_line() {
         assert_eq!(progress(None, &[], &[]).line(), "Claude Code: no config file");
-        assert_eq!(progress(Some(0), &[], &[]).line(), "Claude Code: no MCP servers configured");
-        assert_eq!(progress(Some(2), &[], &[]).line(), "Claude Code: not routed (2 servers)");
-        assert_eq!(progress(Some(1), &["fs"], &[]).line(), "Claude Code: routed, 1 server, policy written");
+        assert_eq!(
+            progress(Some(0), &[], &[]).line(),
+            "Claude Code: no MCP servers configured"
+        );
+        assert_eq!(
+            progress(Some(2), &[], &[]).line(),
+            "Claude Code: not routed (2 servers)"
+        );
+        assert_eq!(
+            progress(Some(1), &["fs"], &[]).line(),
+            "Claude Code: routed, 1 server, policy written"
+        );
         assert_eq!(
             progress(Some(3), &["fs", "git"], &["git"]).line(),
             "Claude Code: routed, 2 servers, no policy for git (every call asks); 1 server not routed"

@@ -104,7 +104,10 @@ fn uninstall_from_an_untouched_jsonc_file_restores_it_byte_for_byte() {
     let outcome = uninstall::run(Client::VsCode, &scene.setup.data_dir, false).expect("uninstalled");
     assert_eq!(outcome.restored, uninstall::Restored::FromBackup);
     assert_eq!(scene.text(), MCP_JSON);
-    assert!(!scene.setup.gateway_config.exists(), "install created portcullis.json; it goes");
+    assert!(
+        !scene.setup.gateway_config.exists(),
+        "install created portcullis.json; it goes"
+    );
 }
 
 #[test]
@@ -130,7 +133,11 @@ fn uninstall_from_a_jsonc_file_edited_since_puts_the_entry_back_in_place() {
         }
     );
     let text = scene.text();
-    assert_eq!(text, hand_edit(MCP_JSON), "the original entry back, the hand edit kept, byte for byte");
+    assert_eq!(
+        text,
+        hand_edit(MCP_JSON),
+        "the original entry back, the hand edit kept, byte for byte"
+    );
     for comment in COMMENTS.iter().chain(&["/* added by hand */"]) {
         assert!(text.contains(comment), "{comment} kept");
     }

@@ -42,7 +42,10 @@ pub enum Kind {
 pub enum Status {
     NotInstalled,
     /// Installed by Portcullis, starting that host (`None`: an entry of ours of an unknown kind).
-    Installed { path: PathBuf, kind: Option<Kind> },
+    Installed {
+        path: PathBuf,
+        kind: Option<Kind>,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]

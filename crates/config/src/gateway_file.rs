@@ -56,7 +56,8 @@ impl GatewayFile {
         let path = Self::path(data_dir);
         let text = serde_json::to_string_pretty(self).unwrap_or_default();
         let private = portcullis_atomic_file::Options::new(portcullis_atomic_file::Permissions::Private);
-        portcullis_atomic_file::write(&path, text.as_bytes(), private).map_err(|source| GatewayFileError::Write { path, source })
+        portcullis_atomic_file::write(&path, text.as_bytes(), private)
+            .map_err(|source| GatewayFileError::Write { path, source })
     }
 
     /// Removes the file if it still describes this process.

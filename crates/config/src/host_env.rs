@@ -70,7 +70,9 @@ mod tests {
     use super::*;
 
     fn vars(list: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
-        list.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect()
+        list.iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
     }
 
     #[test]

@@ -179,6 +179,11 @@ impl Gateway {
         self.events.subscribe()
     }
 
+    /// The keeper's side of held calls, which data planes ask over their keeper link.
+    pub(crate) fn keeper_side(&self) -> Arc<dyn crate::held_calls::HeldCalls> {
+        self.gate.keeper_side()
+    }
+
     pub fn has_server(&self, server: &str) -> bool {
         self.config().servers.contains_key(server)
     }

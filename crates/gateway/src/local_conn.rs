@@ -68,8 +68,19 @@ const WRITE_BATCH: usize = 256 * 1024;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Hello {
     pub portcullis: u32,
+    /// The server a relay connection speaks to; empty for a keeper link.
+    #[serde(default)]
     pub server: String,
     pub token: String,
+    /// `held_calls` for a data plane's keeper link ([`crate::held_calls::link`]); absent for a relay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+}
+
+/// What an accepted hello opens.
+enum Opened {
+    Relay(String),
+    KeeperLink,
 }
 
 impl Hello {
@@ -123,7 +134,17 @@ where
         .map_err(|why| (RefusalCode::BadHello, why))
         .and_then(|h| check(&gateway, h))
     {
-        Ok(server) => server,
+        Ok(Opened::Relay(server)) => server,
+        Ok(Opened::KeeperLink) => {
+            if wr.write_all(ACK).await.is_ok() {
+                let held = gateway.keeper_side();
+                tokio::select! {
+                    () = crate::held_calls::link::serve(held, rd, buf, wr) => {}
+                    () = stopping.cancelled() => {}
+                }
+            }
+            return;
+        }
         Err((code, why)) => {
             tracing::warn!("local socket: connection refused: {why}");
             let mut line = Vec::new();
@@ -202,7 +223,7 @@ async fn read_hello<R: AsyncRead + Unpin>(rd: &mut R, buf: &mut BytesMut) -> Res
     }
 }
 
-fn check(gateway: &Gateway, hello: Hello) -> Result<String, (RefusalCode, String)> {
+fn check(gateway: &Gateway, hello: Hello) -> Result<Opened, (RefusalCode, String)> {
     if hello.portcullis != PROTOCOL {
         let why = format!(
             "this gateway speaks local-socket protocol {PROTOCOL}, the client {}",
@@ -214,11 +235,16 @@ fn check(gateway: &Gateway, hello: Hello) -> Result<String, (RefusalCode, String
         let why = "the token does not match this gateway's (is gateway.json from another gateway?)";
         return Err((RefusalCode::BadToken, why.into()));
     }
+    match hello.role.as_deref() {
+        Some(crate::held_calls::link::ROLE) => return Ok(Opened::KeeperLink),
+        Some(other) => return Err((RefusalCode::BadHello, format!("no such role: {other:?}"))),
+        None => {}
+    }
     if !gateway.has_server(&hello.server) {
         let why = format!("no server named {:?} in the config", hello.server);
         return Err((RefusalCode::UnknownServer, why));
     }
-    Ok(hello.server)
+    Ok(Opened::Relay(hello.server))
 }
 
 /// The hello refused: a JSON-RPC error (what any client can show) with the [`RefusalCode`] in

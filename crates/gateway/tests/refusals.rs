@@ -52,6 +52,7 @@ async fn local_conn_refuses_an_unknown_server_with_a_typed_code() {
         portcullis,
         server: server.to_owned(),
         token: token.to_owned(),
+        role: None,
     };
 
     let answer = hello_answer(&socket, &hello("nope", &token, PROTOCOL)).await;

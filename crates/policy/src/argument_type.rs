@@ -28,11 +28,7 @@ impl Compiled {
 
 /// Walks `segments` through the arguments and the schema together; the first value whose
 /// declared type it lacks is the problem.
-fn problem_on_path<'s>(
-    segments: impl Iterator<Item = &'s str>,
-    arguments: &Value,
-    schema: &Value,
-) -> Option<String> {
+fn problem_on_path<'s>(segments: impl Iterator<Item = &'s str>, arguments: &Value, schema: &Value) -> Option<String> {
     let mut value = arguments;
     let mut schema = schema;
     let mut walked: Vec<&str> = Vec::new();
@@ -62,11 +58,19 @@ fn problem_on_path<'s>(
 /// schema. `None` where the schema does not say (no problem can be told then).
 fn child_schema<'a>(schema: &'a Value, segment: &str) -> Option<&'a Value> {
     let map = schema.as_object()?;
-    if let Some(property) = map.get("properties").and_then(Value::as_object).and_then(|p| p.get(segment)) {
+    if let Some(property) = map
+        .get("properties")
+        .and_then(Value::as_object)
+        .and_then(|p| p.get(segment))
+    {
         return Some(property);
     }
     let index: usize = segment.parse().ok()?;
-    if let Some(item) = map.get("prefixItems").and_then(Value::as_array).and_then(|items| items.get(index)) {
+    if let Some(item) = map
+        .get("prefixItems")
+        .and_then(Value::as_array)
+        .and_then(|items| items.get(index))
+    {
         return Some(item);
     }
     map.get("items").filter(|items| items.is_object())
@@ -87,7 +91,9 @@ fn has_type(value: &Value, name: &str) -> bool {
         "string" => value.is_string(),
         "number" => value.is_number(),
         // JSON Schema: a number with a zero fractional part (`5.0` is an integer).
-        "integer" => value.as_i64().is_some() || value.as_u64().is_some() || value.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "integer" => {
+            value.as_i64().is_some() || value.as_u64().is_some() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
         "boolean" => value.is_boolean(),
         "null" => value.is_null(),
         "array" => value.is_array(),
@@ -163,10 +169,20 @@ mod tests {
             json!({"note": 5}),
             json!({}),
         ] {
-            assert_eq!(p.argument_type_problem("run", &arguments, &schema()), None, "{arguments}");
+            assert_eq!(
+                p.argument_type_problem("run", &arguments, &schema()),
+                None,
+                "{arguments}"
+            );
         }
-        assert_eq!(p.argument_type_problem("other", &json!({"count": "5"}), &schema()), None);
-        assert_eq!(p.argument_type_problem("unlisted", &json!({"count": "5"}), &schema()), None);
+        assert_eq!(
+            p.argument_type_problem("other", &json!({"count": "5"}), &schema()),
+            None
+        );
+        assert_eq!(
+            p.argument_type_problem("unlisted", &json!({"count": "5"}), &schema()),
+            None
+        );
         assert_eq!(p.argument_type_problem("run", &json!({"count": "5"}), &json!({})), None);
         assert_eq!(
             p.argument_type_problem("run", &json!({"count": "5"}), &json!({"properties": {"count": {}}})),

@@ -34,7 +34,19 @@ pub(crate) const CLIENT_VERSION: &str = "client.version";
 
 /// Operator names in documentation order, as written in a policy file.
 pub(crate) const OPERATORS: [&str; 14] = [
-    "eq", "ne", "in", "not_in", "regex", "contains", "prefix", "glob", "path_under", "gt", "gte", "lt", "lte",
+    "eq",
+    "ne",
+    "in",
+    "not_in",
+    "regex",
+    "contains",
+    "prefix",
+    "glob",
+    "path_under",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
     "exists",
 ];
 
@@ -428,7 +440,9 @@ impl Test {
             )),
             "prefix" => string(operand).map(|p| Test::Prefix(p.to_owned())),
             "glob" => string(operand).and_then(crate::pattern::Pattern::parse).map(Test::Glob),
-            "path_under" => string(operand).and_then(crate::path_under::BasePath::parse).map(Test::PathUnder),
+            "path_under" => string(operand)
+                .and_then(crate::path_under::BasePath::parse)
+                .map(Test::PathUnder),
             "gt" => number(Test::Gt),
             "gte" => number(Test::Gte),
             "lt" => number(Test::Lt),
@@ -456,7 +470,10 @@ impl Test {
     /// Whether this operator only reads text, so a string's conversions cannot change its
     /// answer (it decides them on the string as sent).
     fn text_only(&self) -> bool {
-        matches!(self, Test::Regex(_) | Test::Prefix(_) | Test::Glob(_) | Test::PathUnder(_))
+        matches!(
+            self,
+            Test::Regex(_) | Test::Prefix(_) | Test::Glob(_) | Test::PathUnder(_)
+        )
     }
 
     /// This test on reading `r` of `origin` (the value reached; `None` when missing).
@@ -488,9 +505,10 @@ impl Test {
                 Some(Ordering::Greater | Ordering::Equal)
             ))),
             (Test::Lt(bound), Reading::Num(n)) => Some(Verdict::of(n.compare(*bound) == Some(Ordering::Less))),
-            (Test::Lte(bound), Reading::Num(n)) => {
-                Some(Verdict::of(matches!(n.compare(*bound), Some(Ordering::Less | Ordering::Equal))))
-            }
+            (Test::Lte(bound), Reading::Num(n)) => Some(Verdict::of(matches!(
+                n.compare(*bound),
+                Some(Ordering::Less | Ordering::Equal)
+            ))),
             _ => None,
         };
         match applicable {
@@ -611,13 +629,15 @@ impl Operand {
             },
             _ => {
                 let among = |list: &[Scalar]| list.iter().any(|s| s.equals(r));
-                let equal = if how.is_lossy() { among(&self.sent) } else { among(&self.scalars) };
+                let equal = if how.is_lossy() {
+                    among(&self.sent)
+                } else {
+                    among(&self.scalars)
+                };
                 let rounded = among(&self.rounded);
                 Verdict {
                     some: equal || rounded,
-                    every: equal
-                        || (how == How::JsRounded && rounded)
-                        || (how.is_lossy() && among(&self.lossy)),
+                    every: equal || (how == How::JsRounded && rounded) || (how.is_lossy() && among(&self.lossy)),
                 }
             }
         }

@@ -44,11 +44,18 @@ pub fn add_tool_entry(policy_text: &str, key: &str, entry: Value) -> Result<Stri
     let expected = serde_json::to_string(&document).map_err(|err| fail("$", format!("cannot write: {err}")))?;
     Policy::from_json_str(&expected, EDITED_SOURCE)?;
 
-    let text = splice(policy_text, key, &entry)
-        .map_err(|err| fail("$", format!("cannot edit this file's text safely ({err}); it was not changed")))?;
+    let text = splice(policy_text, key, &entry).map_err(|err| {
+        fail(
+            "$",
+            format!("cannot edit this file's text safely ({err}); it was not changed"),
+        )
+    })?;
     let reread = parse_document(&text).map_err(|err| fail("$", format!("the edit made invalid JSON ({err})")))?;
     if reread != document {
-        return Err(fail("$", "cannot edit this file's text safely; it was not changed".to_owned()));
+        return Err(fail(
+            "$",
+            "cannot edit this file's text safely; it was not changed".to_owned(),
+        ));
     }
     Ok(text)
 }
@@ -138,7 +145,11 @@ fn insert_member(text: &str, object: &Object, style: &Style, key: &str, value: &
             // One line: the space the file puts after its commas (if any).
             None => separator_before(text, object, last),
         };
-        Ok(replace(text, last.value.end..last.value.end, &format!(",{lead}{key}{colon}{value}")))
+        Ok(replace(
+            text,
+            last.value.end..last.value.end,
+            &format!(",{lead}{key}{colon}{value}"),
+        ))
     } else {
         // An empty object: `{}` becomes the object with one member, on its own line when
         // the file is indented.
@@ -150,7 +161,11 @@ fn insert_member(text: &str, object: &Object, style: &Style, key: &str, value: &
             Ok(replace(text, object.open..object.close + 1, &body))
         } else {
             let value = style.value(value, None)?;
-            Ok(replace(text, object.open..object.close + 1, &format!("{{{key}:{value}}}")))
+            Ok(replace(
+                text,
+                object.open..object.close + 1,
+                &format!("{{{key}:{value}}}"),
+            ))
         }
     }
 }
@@ -172,7 +187,10 @@ fn separator_before(text: &str, object: &Object, last: &scan::Member) -> String 
         .nth(1)
         .map_or(object.open + 1, |previous| previous.value.end);
     let between = &text[from..last.key_span.start];
-    between.trim_start_matches([' ', '\t', '\r', '\n']).trim_start_matches(',').to_owned()
+    between
+        .trim_start_matches([' ', '\t', '\r', '\n'])
+        .trim_start_matches(',')
+        .to_owned()
 }
 
 fn replace(text: &str, span: std::ops::Range<usize>, with: &str) -> String {

@@ -86,10 +86,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use condition::CallFacts;
-pub use path_under::Places;
 pub use edit::{add_tool_entry, add_tool_rule, RuleWrite};
 pub use explain::{Explanation, GlobKey, Matched, RuleTried};
 pub use model::{Risk, ToolClass};
+pub use path_under::Places;
 pub use pattern::exact_key;
 pub use rule_ref::RuleRef;
 pub use schema::json_schema;
@@ -215,9 +215,9 @@ impl When {
     /// Whether every condition holds for the call, on every reading a server may make of the
     /// values it reads (a grant allows calls, so it is read as an allow rule is).
     pub fn holds(&self, facts: &CallFacts<'_>) -> bool {
-        self.conditions.iter().all(|c| {
-            c.holds(facts, condition::Quantifier::Every) && c.shadowed_key(facts.arguments).is_none()
-        })
+        self.conditions
+            .iter()
+            .all(|c| c.holds(facts, condition::Quantifier::Every) && c.shadowed_key(facts.arguments).is_none())
     }
 
     /// The object as written.

@@ -208,12 +208,11 @@ fn decimal_ascii(body: &str) -> Option<String> {
 /// Code points of `0` in each Unicode `Nd` block (decimal digits), which Python's `int()` and
 /// `float()` accept; each block holds ten digits from its zero.
 const DIGIT_ZEROS: [u32; 64] = [
-    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6, 0xE50,
-    0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40,
-    0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30, 0x11066,
-    0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950,
-    0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6,
-    0x1E950, 0x1FBF0,
+    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6, 0xE50, 0xED0,
+    0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620,
+    0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0,
+    0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60,
+    0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E950, 0x1FBF0,
 ];
 
 /// The value of a decimal digit of any script.
@@ -365,7 +364,11 @@ fn python_repr(value: f64) -> String {
         }
     } else {
         let exponent = point - 1;
-        decimal.scientific(&format!("{}{:02}", if exponent >= 0 { "+" } else { "-" }, exponent.abs()))
+        decimal.scientific(&format!(
+            "{}{:02}",
+            if exponent >= 0 { "+" } else { "-" },
+            exponent.abs()
+        ))
     };
     format!("{sign}{body}")
 }
@@ -424,7 +427,9 @@ mod tests {
         assert!(got.contains(&Num::Int(9_007_199_254_740_993)), "{got:?}");
         assert!(got.iter().any(|n| n.same(Num::Int(9_007_199_254_740_992))), "{got:?}");
         assert_eq!(
-            Num::Int(9_007_199_254_740_993).js_rounded().map(|n| n.same(Num::Int(9_007_199_254_740_992))),
+            Num::Int(9_007_199_254_740_993)
+                .js_rounded()
+                .map(|n| n.same(Num::Int(9_007_199_254_740_992))),
             Some(true)
         );
         assert_eq!(Num::Int(9_007_199_254_740_992).js_rounded(), None);
@@ -439,11 +444,7 @@ mod tests {
     #[case(0.000_01, "0.00001", "1e-05")]
     #[case(-2.5, "-2.5", "-2.5")]
     #[case(123_456.789, "123456.789", "123456.789")]
-    fn numbers_are_spelled_as_javascript_and_python_spell_them(
-        #[case] x: f64,
-        #[case] js: &str,
-        #[case] python: &str,
-    ) {
+    fn numbers_are_spelled_as_javascript_and_python_spell_them(#[case] x: f64, #[case] js: &str, #[case] python: &str) {
         assert_eq!(js_string(x), js);
         assert_eq!(python_repr(x), python);
     }
@@ -452,8 +453,14 @@ mod tests {
     fn integers_compare_exactly_against_floats() {
         use std::cmp::Ordering::{Equal, Greater, Less};
         assert_eq!(Num::Int(5).compare(Num::Float(5.0)), Some(Equal));
-        assert_eq!(Num::Int(9_007_199_254_740_993).compare(Num::Float(9_007_199_254_740_992.0)), Some(Greater));
+        assert_eq!(
+            Num::Int(9_007_199_254_740_993).compare(Num::Float(9_007_199_254_740_992.0)),
+            Some(Greater)
+        );
         assert_eq!(Num::Int(3).compare(Num::Float(3.5)), Some(Less));
-        assert_eq!(Num::Int(i128::from(u64::MAX)).compare(Num::Float(f64::INFINITY)), Some(Less));
+        assert_eq!(
+            Num::Int(i128::from(u64::MAX)).compare(Num::Float(f64::INFINITY)),
+            Some(Less)
+        );
     }
 }

@@ -71,8 +71,7 @@ pub(crate) struct BasePath {
 impl BasePath {
     /// Parses the operand of `path_under`; the message says what was expected.
     pub(crate) fn parse(text: &str) -> Result<BasePath, String> {
-        let refused =
-            || format!("expected a directory path without \\, NUL or a .. above its start, found {text:?}");
+        let refused = || format!("expected a directory path without \\, NUL or a .. above its start, found {text:?}");
         if text.contains(['\\', '\0']) {
             return Err(refused());
         }
@@ -178,7 +177,10 @@ impl BasePath {
             .iter()
             .zip(path.iter().map(AsRef::as_ref))
             .all(|(a, b)| *a == canonical(b, fold));
-        Verdict { some: loose, every: false }
+        Verdict {
+            some: loose,
+            every: false,
+        }
     }
 }
 
@@ -243,7 +245,10 @@ mod tests {
     const IN: Verdict = Verdict::TRUE;
     const OUT: Verdict = Verdict::FALSE;
     const OPEN: Verdict = Verdict::OPEN;
-    const SOME: Verdict = Verdict { some: true, every: false };
+    const SOME: Verdict = Verdict {
+        some: true,
+        every: false,
+    };
 
     #[rstest]
     #[case("/tmp/allowed", "/tmp/allowed", IN)]

@@ -27,13 +27,25 @@ pub(crate) struct Verdict {
 }
 
 impl Verdict {
-    pub(crate) const TRUE: Verdict = Verdict { some: true, every: true };
-    pub(crate) const FALSE: Verdict = Verdict { some: false, every: false };
+    pub(crate) const TRUE: Verdict = Verdict {
+        some: true,
+        every: true,
+    };
+    pub(crate) const FALSE: Verdict = Verdict {
+        some: false,
+        every: false,
+    };
     /// The readings are not all known: counts as matching for deny and as not for allow.
-    pub(crate) const OPEN: Verdict = Verdict { some: true, every: false };
+    pub(crate) const OPEN: Verdict = Verdict {
+        some: true,
+        every: false,
+    };
 
     pub(crate) fn of(holds: bool) -> Verdict {
-        Verdict { some: holds, every: holds }
+        Verdict {
+            some: holds,
+            every: holds,
+        }
     }
 
     /// Both hold on the same reading.
@@ -74,7 +86,10 @@ impl Verdict {
     }
 
     /// The verdict over no readings yet.
-    pub(crate) const EMPTY: Verdict = Verdict { some: false, every: true };
+    pub(crate) const EMPTY: Verdict = Verdict {
+        some: false,
+        every: true,
+    };
 }
 
 /// One reading of a value.
@@ -214,11 +229,7 @@ fn each_js_number(member: &Value, f: &mut dyn FnMut(Reading<'_>, How) -> Control
     }
 }
 
-fn each_number(
-    num: Num,
-    want: Want,
-    f: &mut dyn FnMut(Reading<'_>, How) -> ControlFlow<()>,
-) -> ControlFlow<()> {
+fn each_number(num: Num, want: Want, f: &mut dyn FnMut(Reading<'_>, How) -> ControlFlow<()>) -> ControlFlow<()> {
     f(Reading::Num(num), How::AsSent)?;
     if let Some(rounded) = num.js_rounded() {
         f(Reading::Num(rounded), How::JsRounded)?;
@@ -241,11 +252,7 @@ fn each_number(
     ControlFlow::Continue(())
 }
 
-fn each_text(
-    text: &str,
-    want: Want,
-    f: &mut dyn FnMut(Reading<'_>, How) -> ControlFlow<()>,
-) -> ControlFlow<()> {
+fn each_text(text: &str, want: Want, f: &mut dyn FnMut(Reading<'_>, How) -> ControlFlow<()>) -> ControlFlow<()> {
     f(Reading::Text(text), How::AsSent)?;
     if !want.conversions {
         return ControlFlow::Continue(());
@@ -255,7 +262,10 @@ fn each_text(
     for n in numbers.iter() {
         // The float of a long integer is the value as JavaScript's `Number()` rounds it.
         let rounded = matches!(n, Num::Float(_)) && exact.is_some_and(|i| !i.same(n));
-        f(Reading::Num(n), if rounded { How::JsRounded } else { How::TextAsNumber })?;
+        f(
+            Reading::Num(n),
+            if rounded { How::JsRounded } else { How::TextAsNumber },
+        )?;
     }
     let word = bool_word(text);
     if let Some(b) = word {

@@ -41,7 +41,10 @@ fn changed_lines<'a>(before: &'a str, after: &'a str) -> (Vec<&'a str>, Vec<&'a 
         .zip(new[prefix..].iter().rev())
         .take_while(|(a, b)| a == b)
         .count();
-    (old[prefix..old.len() - suffix].to_vec(), new[prefix..new.len() - suffix].to_vec())
+    (
+        old[prefix..old.len() - suffix].to_vec(),
+        new[prefix..new.len() - suffix].to_vec(),
+    )
 }
 
 /// Hand-formatted: four-space indent, aligned values, a compact rule, keys in the author's order.
@@ -139,7 +142,10 @@ fn crlf_files_keep_crlf() {
     let before = HAND.replace('\n', "\r\n");
     let entry = json!({"action": "deny", "reason": "no"});
     let text = add_tool_entry(&before, "rm", entry).expect("adds");
-    assert!(!text.replace("\r\n", "").contains('\n'), "every line ends in CRLF:\n{text:?}");
+    assert!(
+        !text.replace("\r\n", "").contains('\n'),
+        "every line ends in CRLF:\n{text:?}"
+    );
     let (removed, added) = changed_lines(&before, &text);
     assert_eq!(removed.len(), 1, "{removed:?}");
     assert_eq!(
@@ -297,19 +303,44 @@ mod conditional_rule {
     fn an_allow_goes_after_the_authors_denies_and_decides_only_what_it_covers() {
         let when = json!({"arguments.path": {"path_under": "/home/me/notes"}});
         let written = add_tool_rule(FILES, "write_file", &when, true, None).unwrap();
-        assert_eq!((written.index, written.name.to_string().as_str()), (1, "tools.write_file.rules[1]"));
+        assert_eq!(
+            (written.index, written.name.to_string().as_str()),
+            (1, "tools.write_file.rules[1]")
+        );
         let text = &written.text;
-        assert_eq!(decide(text, "write_file", "/home/me/notes/a.md"), (Action::Allow, written.name.to_string()));
+        assert_eq!(
+            decide(text, "write_file", "/home/me/notes/a.md"),
+            (Action::Allow, written.name.to_string())
+        );
         assert_eq!(decide(text, "write_file", "/home/me/notes/x/y.txt").0, Action::Allow);
         // Outside the directory, a `..` escape, and the author's deny: as before.
-        assert_eq!(decide(text, "write_file", "/home/me/other.txt"), (Action::RequireApproval, "tools.write_file".into()));
-        assert_eq!(decide(text, "write_file", "/home/me/notes/../secrets.md").0, Action::RequireApproval);
-        assert_eq!(decide(text, "write_file", "/home/me/notes2/a").0, Action::RequireApproval);
-        assert_eq!(decide(text, "write_file", "/etc/passwd"), (Action::Deny, "tools.write_file.rules[0]".into()));
+        assert_eq!(
+            decide(text, "write_file", "/home/me/other.txt"),
+            (Action::RequireApproval, "tools.write_file".into())
+        );
+        assert_eq!(
+            decide(text, "write_file", "/home/me/notes/../secrets.md").0,
+            Action::RequireApproval
+        );
+        assert_eq!(
+            decide(text, "write_file", "/home/me/notes2/a").0,
+            Action::RequireApproval
+        );
+        assert_eq!(
+            decide(text, "write_file", "/etc/passwd"),
+            (Action::Deny, "tools.write_file.rules[0]".into())
+        );
         assert_eq!(decide(text, "read_file", "/anything").0, Action::Allow);
         // Only the entry's lines changed; the rest keeps its hand formatting.
         let (removed, added) = changed_lines(FILES, text);
-        assert!(removed.iter().all(|l| l.contains("write_file") || l.contains("rules") || l.contains("when") || l.trim().starts_with(']') || l.trim() == "}"), "{removed:?}");
+        assert!(
+            removed.iter().all(|l| l.contains("write_file")
+                || l.contains("rules")
+                || l.contains("when")
+                || l.trim().starts_with(']')
+                || l.trim() == "}"),
+            "{removed:?}"
+        );
         assert!(added.iter().any(|l| l.contains("/home/me/notes")), "{added:?}");
         assert!(text.starts_with("{\n    \"version\": \"1\",\n    \"default\":  \"require_approval\",\n    \"tools\": {\n        \"read_file\":   {},\n"), "{text}");
     }
@@ -319,26 +350,52 @@ mod conditional_rule {
         let when = json!({"arguments.path": {"prefix": "/home/me/"}});
         let written = add_tool_rule(FILES, "read_file", &when, false, Some("not my home")).unwrap();
         assert_eq!(written.index, 0);
-        assert_eq!(written.entry, json!({"rules": [{"when": when, "action": "deny", "reason": "not my home"}]}));
+        assert_eq!(
+            written.entry,
+            json!({"rules": [{"when": when, "action": "deny", "reason": "not my home"}]})
+        );
         let policy = Policy::from_json_str(&written.text, "edited.json").unwrap();
         let eval = policy.evaluate("read_file", &json!({"path": "/home/me/.ssh/id_ed25519"}));
-        assert_eq!((eval.action, eval.reason.as_deref()), (Action::Deny, Some("not my home")));
-        assert_eq!(policy.evaluate("read_file", &json!({"path": "/tmp/a"})).action, Action::Allow);
+        assert_eq!(
+            (eval.action, eval.reason.as_deref()),
+            (Action::Deny, Some("not my home"))
+        );
+        assert_eq!(
+            policy.evaluate("read_file", &json!({"path": "/tmp/a"})).action,
+            Action::Allow
+        );
     }
 
     #[test]
     fn a_tool_without_an_entry_keeps_the_default_for_other_calls() {
-        let seed = r#"{"version":"1","default":"require_approval","tools":{"fs_*":{"action":"deny","reason":"no fs"}}}"#;
+        let seed =
+            r#"{"version":"1","default":"require_approval","tools":{"fs_*":{"action":"deny","reason":"no fs"}}}"#;
         let when = json!({"arguments.cmd": {"eq": "ls"}});
         let written = add_tool_rule(seed, "run", &when, true, None).unwrap();
-        assert_eq!(written.entry, json!({"action": "require_approval", "rules": [{"when": when, "action": "allow"}]}));
+        assert_eq!(
+            written.entry,
+            json!({"action": "require_approval", "rules": [{"when": when, "action": "allow"}]})
+        );
         let policy = Policy::from_json_str(&written.text, "edited.json").unwrap();
         assert_eq!(policy.evaluate("run", &json!({"cmd": "ls"})).action, Action::Allow);
-        assert_eq!(policy.evaluate("run", &json!({"cmd": "rm -rf /"})).action, Action::RequireApproval);
+        assert_eq!(
+            policy.evaluate("run", &json!({"cmd": "rm -rf /"})).action,
+            Action::RequireApproval
+        );
         // A tool decided by a glob gets an exact entry that repeats the glob's decision.
-        let written = add_tool_rule(seed, "fs_read", &json!({"arguments.path": {"path_under": "/tmp"}}), true, None).unwrap();
+        let written = add_tool_rule(
+            seed,
+            "fs_read",
+            &json!({"arguments.path": {"path_under": "/tmp"}}),
+            true,
+            None,
+        )
+        .unwrap();
         let policy = Policy::from_json_str(&written.text, "edited.json").unwrap();
-        assert_eq!(policy.evaluate("fs_read", &json!({"path": "/tmp/a"})).action, Action::Allow);
+        assert_eq!(
+            policy.evaluate("fs_read", &json!({"path": "/tmp/a"})).action,
+            Action::Allow
+        );
         let other = policy.evaluate("fs_read", &json!({"path": "/etc/a"}));
         assert_eq!((other.action, other.reason.as_deref()), (Action::Deny, Some("no fs")));
         // A tool named like a pattern is written under its escaped exact name.
@@ -353,11 +410,21 @@ mod conditional_rule {
         let seed = r#"{"version":"1","tools":{"w":{"rules":[
             {"when":{"arguments.path":{"glob":"*.md"}},"action":"require_approval"},
             {"when":{"arguments.path":{"prefix":"/srv/secret/"}},"action":"deny"}]}}}"#;
-        let written = add_tool_rule(seed, "w", &json!({"arguments.path": {"path_under": "/srv"}}), true, None).unwrap();
+        let written = add_tool_rule(
+            seed,
+            "w",
+            &json!({"arguments.path": {"path_under": "/srv"}}),
+            true,
+            None,
+        )
+        .unwrap();
         assert_eq!(written.index, 2);
         assert_eq!(decide(&written.text, "w", "/srv/secret/k").0, Action::Deny);
         assert_eq!(decide(&written.text, "w", "/srv/a.md").0, Action::RequireApproval);
-        assert_eq!(decide(&written.text, "w", "/srv/a.txt"), (Action::Allow, "tools.w.rules[2]".into()));
+        assert_eq!(
+            decide(&written.text, "w", "/srv/a.txt"),
+            (Action::Allow, "tools.w.rules[2]".into())
+        );
     }
 
     #[test]

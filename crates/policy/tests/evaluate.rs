@@ -139,7 +139,11 @@ fn default_require_approval_uses_file_timeout() {
     let policy = policy(json!({ "version": "1", "approval_timeout": 30 }));
     let decision = policy.evaluate("anything", &json!({}));
     assert_eq!(
-        (decision.action, decision.rule.to_string().as_str(), decision.approval_timeout_secs),
+        (
+            decision.action,
+            decision.rule.to_string().as_str(),
+            decision.approval_timeout_secs
+        ),
         (Action::RequireApproval, "default", Some(30)),
         "default is require_approval when not given"
     );
@@ -458,13 +462,21 @@ fn new_operators_and_client_conditions(#[case] when: Value, #[case] arguments: V
         places: portcullis_policy::Places::unknown(),
     };
     let expected = if allowed { Action::Allow } else { Action::Deny };
-    assert_eq!(policy.evaluate_call("t", &facts).action, expected, "{when} with {arguments}");
+    assert_eq!(
+        policy.evaluate_call("t", &facts).action,
+        expected,
+        "{when} with {arguments}"
+    );
 }
 
 #[test]
 fn client_conditions_without_a_client_only_hold_when_negative() {
     let policy = policy_with_rule(json!({"client.name": {"ne": "cursor"}}));
-    assert_eq!(policy.evaluate("t", &json!({})).action, Action::Allow, "no name is not cursor");
+    assert_eq!(
+        policy.evaluate("t", &json!({})).action,
+        Action::Allow,
+        "no name is not cursor"
+    );
     let policy = policy_with_rule(json!({"client.name": {"eq": "cursor"}}));
     assert_eq!(policy.evaluate("t", &json!({})).action, Action::Deny);
 }
@@ -511,11 +523,17 @@ fn every_kind_of_rule_is_typed_and_reads_as_before(
     assert_eq!((&decision.rule, decision.rule.to_string().as_str()), (&rule, text));
     assert_eq!(decision.entry(), rule.entry_key(), "the entry is the rule's key");
     let shown = serde_json::to_value(&decision).expect("serializes");
-    assert_eq!((&shown["rule"], &shown["entry"]), (&json!(text), &json!(rule.entry_key())));
+    assert_eq!(
+        (&shown["rule"], &shown["entry"]),
+        (&json!(text), &json!(rule.entry_key()))
+    );
 }
 
 #[test]
 fn no_policy_file_is_its_own_kind() {
     let decision = Policy::require_approval_for_all().evaluate("x", &json!({}));
-    assert_eq!((&decision.rule, decision.rule.to_string().as_str()), (&RuleRef::NoPolicyFile, "no policy file"));
+    assert_eq!(
+        (&decision.rule, decision.rule.to_string().as_str()),
+        (&RuleRef::NoPolicyFile, "no policy file")
+    );
 }

@@ -50,10 +50,17 @@ fn a_number_spelled_as_a_string_is_read_as_the_number(#[case] count: Value) {
     let arguments = json!({ "count": count });
     let (denied, allowed) = both(&when, &arguments, Places::unknown());
     assert!(denied, "deny gt 100 must match {count}");
-    assert!(!allowed, "allow gt 100 must not allow the string {count}: strict servers refuse it");
+    assert!(
+        !allowed,
+        "allow gt 100 must not allow the string {count}: strict servers refuse it"
+    );
     // An allow rule bounding the number from above does not let the string through either.
     let bound = json!({"arguments.count": {"lt": 1000}});
-    assert_eq!(decide(&bound, "allow", &arguments, Places::unknown()), Action::Deny, "{count}");
+    assert_eq!(
+        decide(&bound, "allow", &arguments, Places::unknown()),
+        Action::Deny,
+        "{count}"
+    );
 }
 
 #[test]
@@ -100,9 +107,16 @@ fn an_allow_rule_on_false_does_not_let_through_a_string_javascript_reads_as_true
     let when = json!({"arguments.force": {"eq": false}});
     for spelled in ["false", "no", "off", "0", "f"] {
         let arguments = json!({ "force": spelled });
-        assert_eq!(decide(&when, "allow", &arguments, Places::unknown()), Action::Deny, "{spelled}");
+        assert_eq!(
+            decide(&when, "allow", &arguments, Places::unknown()),
+            Action::Deny,
+            "{spelled}"
+        );
     }
-    assert_eq!(decide(&when, "allow", &json!({"force": false}), Places::unknown()), Action::Allow);
+    assert_eq!(
+        decide(&when, "allow", &json!({"force": false}), Places::unknown()),
+        Action::Allow
+    );
 }
 
 #[rstest]
@@ -121,7 +135,12 @@ fn a_path_reaches_into_a_string_holding_json(#[case] arguments: Value) {
     let spelled = json!({"opts": "{\"force\": false}"});
     assert_eq!(decide(&allow_false, "allow", &spelled, Places::unknown()), Action::Deny);
     assert_eq!(
-        decide(&allow_false, "allow", &json!({"opts": {"force": false}}), Places::unknown()),
+        decide(
+            &allow_false,
+            "allow",
+            &json!({"opts": {"force": false}}),
+            Places::unknown()
+        ),
         Action::Allow
     );
 }
@@ -132,7 +151,10 @@ fn a_json_array_in_a_string_is_indexed_and_compared() {
     let arguments = json!({"files": "[\"/etc/shadow\"]"});
     assert!(both(&when, &arguments, Places::unknown()).0);
     let eq = json!({"arguments.ids": {"eq": [1, 2]}});
-    assert_eq!(both(&eq, &json!({"ids": "[1, \"2\"]"}), Places::unknown()), (true, false));
+    assert_eq!(
+        both(&eq, &json!({"ids": "[1, \"2\"]"}), Places::unknown()),
+        (true, false)
+    );
     assert_eq!(both(&eq, &json!({"ids": [1, 2.0]}), Places::unknown()), (true, true));
 }
 
@@ -142,16 +164,28 @@ fn an_integer_beyond_two_to_the_53_is_also_read_as_javascript_rounds_it() {
     let big = 9_007_199_254_740_993_u64;
     let rounded = 9_007_199_254_740_992_u64;
     let deny_rounded = json!({"arguments.id": {"eq": rounded}});
-    assert_eq!(both(&deny_rounded, &json!({ "id": big }), Places::unknown()), (true, false));
+    assert_eq!(
+        both(&deny_rounded, &json!({ "id": big }), Places::unknown()),
+        (true, false)
+    );
     assert!(both(&deny_rounded, &json!({ "id": big.to_string() }), Places::unknown()).0);
     // An operand beyond 2^53 has its rounded reading too.
     let deny_big = json!({"arguments.id": {"eq": big}});
-    assert_eq!(both(&deny_big, &json!({ "id": rounded }), Places::unknown()), (true, false));
+    assert_eq!(
+        both(&deny_big, &json!({ "id": rounded }), Places::unknown()),
+        (true, false)
+    );
     assert_eq!(both(&deny_big, &json!({ "id": big }), Places::unknown()), (true, true));
     // Order comparisons see both readings.
     let deny_above = json!({"arguments.id": {"gte": big}});
-    assert_eq!(both(&deny_above, &json!({ "id": rounded }), Places::unknown()), (false, false));
-    assert_eq!(both(&deny_above, &json!({ "id": big + 1 }), Places::unknown()), (true, true));
+    assert_eq!(
+        both(&deny_above, &json!({ "id": rounded }), Places::unknown()),
+        (false, false)
+    );
+    assert_eq!(
+        both(&deny_above, &json!({ "id": big + 1 }), Places::unknown()),
+        (true, true)
+    );
 }
 
 fn home_places() -> Places {
@@ -177,10 +211,18 @@ fn home_places() -> Places {
 fn a_path_is_read_as_servers_resolve_it(#[case] path: &str, #[case] inside: bool) {
     let deny = json!({"arguments.path": {"path_under": "/home/u/.ssh"}});
     let arguments = json!({ "path": path });
-    assert_eq!(decide(&deny, "deny", &arguments, &home_places()) == Action::Deny, inside, "{path:?}");
+    assert_eq!(
+        decide(&deny, "deny", &arguments, &home_places()) == Action::Deny,
+        inside,
+        "{path:?}"
+    );
     // An allow rule for the home directory lets through only what every reading puts there.
     let allow = json!({"arguments.path": {"path_under": "/home/u/projects"}});
-    assert_eq!(decide(&allow, "allow", &arguments, &home_places()), Action::Deny, "{path:?}");
+    assert_eq!(
+        decide(&allow, "allow", &arguments, &home_places()),
+        Action::Deny,
+        "{path:?}"
+    );
 }
 
 #[test]
@@ -189,14 +231,30 @@ fn relative_and_home_paths_are_decided_strictly_when_the_places_are_unknown() {
     let allow = json!({"arguments.path": {"path_under": "/home/u/projects"}});
     for path in ["notes.txt", "~/projects/a", "./a", "~"] {
         let arguments = json!({ "path": path });
-        assert_eq!(decide(&deny, "deny", &arguments, Places::unknown()), Action::Deny, "{path:?}");
-        assert_eq!(decide(&allow, "allow", &arguments, Places::unknown()), Action::Deny, "{path:?}");
+        assert_eq!(
+            decide(&deny, "deny", &arguments, Places::unknown()),
+            Action::Deny,
+            "{path:?}"
+        );
+        assert_eq!(
+            decide(&allow, "allow", &arguments, Places::unknown()),
+            Action::Deny,
+            "{path:?}"
+        );
     }
     // With the places known, the same paths resolve.
     for path in ["~/projects/a", "projects/a/b.txt", "/home/u/projects/./a"] {
         let arguments = json!({ "path": path });
-        assert_eq!(decide(&allow, "allow", &arguments, &home_places()), Action::Allow, "{path:?}");
-        assert_eq!(decide(&deny, "deny", &arguments, &home_places()), Action::Allow, "{path:?}");
+        assert_eq!(
+            decide(&allow, "allow", &arguments, &home_places()),
+            Action::Allow,
+            "{path:?}"
+        );
+        assert_eq!(
+            decide(&deny, "deny", &arguments, &home_places()),
+            Action::Allow,
+            "{path:?}"
+        );
     }
 }
 
@@ -215,10 +273,19 @@ fn unicode_equivalent_spellings_of_a_directory_are_both_compared() {
 fn a_number_is_read_as_its_spellings_by_text_operators() {
     let deny = json!({"arguments.v": {"regex": "^5(\\.0)?$"}});
     assert_eq!(decide(&deny, "deny", &json!({"v": 5}), Places::unknown()), Action::Deny);
-    assert_eq!(decide(&deny, "deny", &json!({"v": 5.0}), Places::unknown()), Action::Deny);
-    assert_eq!(decide(&deny, "deny", &json!({"v": 6}), Places::unknown()), Action::Allow);
+    assert_eq!(
+        decide(&deny, "deny", &json!({"v": 5.0}), Places::unknown()),
+        Action::Deny
+    );
+    assert_eq!(
+        decide(&deny, "deny", &json!({"v": 6}), Places::unknown()),
+        Action::Allow
+    );
     let prefix = json!({"arguments.v": {"prefix": "Tr"}});
-    assert_eq!(decide(&prefix, "deny", &json!({"v": true}), Places::unknown()), Action::Deny);
+    assert_eq!(
+        decide(&prefix, "deny", &json!({"v": true}), Places::unknown()),
+        Action::Deny
+    );
 }
 
 #[test]
@@ -230,7 +297,10 @@ fn rules_stay_first_match_in_order() {
     .to_string();
     let policy = Policy::from_json_str(&text, "order.json").expect("valid");
     assert_eq!(policy.evaluate("t", &json!({"count": 5})).action, Action::Allow);
-    assert_eq!(policy.evaluate("t", &json!({"count": "5"})).action, Action::RequireApproval);
+    assert_eq!(
+        policy.evaluate("t", &json!({"count": "5"})).action,
+        Action::RequireApproval
+    );
     assert_eq!(policy.evaluate("t", &json!({"count": "500"})).action, Action::Deny);
 }
 
@@ -259,7 +329,10 @@ fn explain_says_which_reading_decided() {
     let explanation = allow.explain("t", &CallFacts::arguments(&arguments));
     assert_eq!(explanation.evaluation.action, Action::Deny);
     let text = explanation.lines().join("\n");
-    assert!(text.contains("does not hold for every way a server may resolve the path"), "{text}");
+    assert!(
+        text.contains("does not hold for every way a server may resolve the path"),
+        "{text}"
+    );
     // A value decided as sent needs no note.
     let plain = json!({"count": 500});
     let explanation = deny.explain("t", &CallFacts::arguments(&plain));
@@ -308,7 +381,11 @@ fn spelled_numbers_are_read_as_the_nearest_double() {
     }
     let vm = one_rule(&json!({"arguments.vm": {"eq": 9_007_199_254_740_992_u64}}), "deny");
     let arguments: Value = serde_json::from_str(r#"{"vm": 9007199254740993.0}"#).unwrap();
-    assert_eq!(vm.evaluate("t", &arguments).action, Action::Deny, "9007199254740993.0 is 2^53 as a double");
+    assert_eq!(
+        vm.evaluate("t", &arguments).action,
+        Action::Deny,
+        "9007199254740993.0 is 2^53 as a double"
+    );
 }
 
 #[test]

@@ -85,7 +85,13 @@ fn with_underscores(rng: &mut Rng, digits: &str) -> String {
 /// A string some lenient server reads as the integer `n`.
 fn spell_number(rng: &mut Rng, n: i64) -> String {
     let magnitude = n.unsigned_abs();
-    let sign = if n < 0 { "-" } else if rng.chance(3) { "+" } else { "" };
+    let sign = if n < 0 {
+        "-"
+    } else if rng.chance(3) {
+        "+"
+    } else {
+        ""
+    };
     let body = match rng.below(7) {
         0 if n >= 0 => format!("0x{magnitude:x}"),
         1 if n >= 0 => format!("0o{magnitude:o}"),
@@ -135,8 +141,14 @@ fn every_spelling_of_a_denied_number_is_denied_and_none_is_allowed_as_it() {
         for op in ["eq", "gte", "lte"] {
             let when = json!({ "arguments.opts.v": { op: n } });
             let (denied, allowed) = decide(&when, &arguments, Places::unknown());
-            assert!(denied, "case {case}: deny {op} {n} must match {spelled:?} in {arguments}");
-            assert!(!allowed, "case {case}: allow {op} {n} must not allow the string {spelled:?}");
+            assert!(
+                denied,
+                "case {case}: deny {op} {n} must match {spelled:?} in {arguments}"
+            );
+            assert!(
+                !allowed,
+                "case {case}: allow {op} {n} must not allow the string {spelled:?}"
+            );
         }
     }
 }
@@ -171,7 +183,10 @@ fn every_spelling_of_true_is_denied_and_none_is_allowed_as_it() {
 
 /// A spelling of `/home/u/.ssh/id_ed25519`, and whether only a Windows server reads it there.
 fn spell_path(rng: &mut Rng) -> (String, bool) {
-    let mut segments: Vec<String> = ["home", "u", ".ssh", "id_ed25519"].iter().map(|s| (*s).to_owned()).collect();
+    let mut segments: Vec<String> = ["home", "u", ".ssh", "id_ed25519"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
     let mut windows_only = false;
     // Segment-level respellings a POSIX server reads the same way.
     let mut spelled: Vec<String> = Vec::new();
@@ -229,7 +244,10 @@ fn every_spelling_of_a_path_under_a_denied_directory_is_denied() {
         }
         let (_, unknown_allowed) = decide(&when, &arguments, Places::unknown());
         if !path.starts_with('/') {
-            assert!(!unknown_allowed, "case {case}: {path:?} allowed without knowing the roots");
+            assert!(
+                !unknown_allowed,
+                "case {case}: {path:?} allowed without knowing the roots"
+            );
         }
     }
 }
@@ -287,7 +305,10 @@ fn what_an_allow_rule_lets_through_the_same_deny_rule_matches() {
                 let arguments = json!({ "opts": wrapped });
                 let when = json!({ "arguments.opts.v": operator });
                 let (denied, allowed) = decide(&when, &arguments, Places::unknown());
-                assert!(!allowed || denied, "{operator} on {arguments}: allowed but the deny rule does not match");
+                assert!(
+                    !allowed || denied,
+                    "{operator} on {arguments}: allowed but the deny rule does not match"
+                );
             }
         }
     }

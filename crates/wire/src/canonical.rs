@@ -122,7 +122,10 @@ impl ArgumentDigester {
             Hmac::<Sha256>::new_from_slice(&self.key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
         let mut hashing = Hashing(mac);
         write_canonical(arguments, &mut hashing);
-        format!("{ARGUMENTS_DIGEST_PREFIX}{}", hex::encode(hashing.0.finalize().into_bytes()))
+        format!(
+            "{ARGUMENTS_DIGEST_PREFIX}{}",
+            hex::encode(hashing.0.finalize().into_bytes())
+        )
     }
 }
 

@@ -427,7 +427,10 @@ impl ToolCallParams {
                 .is_some_and(Value::is_object);
             return declared.then_some(TaskAsk::Extension);
         }
-        self.task.as_ref().is_some_and(Value::is_object).then_some(TaskAsk::Legacy)
+        self.task
+            .as_ref()
+            .is_some_and(Value::is_object)
+            .then_some(TaskAsk::Legacy)
     }
 
     /// True when the request carries the 2026-07-28 per-request protocol version.
@@ -461,7 +464,8 @@ mod tests {
     #[test]
     fn a_call_asks_for_a_task_by_its_eras_sign_and_the_forwarded_copy_asks_for_none() {
         let legacy = Message::parse(
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","arguments":{},"task":{"ttl":5}}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","arguments":{},"task":{"ttl":5}}}"#
+                .to_owned(),
         )
         .unwrap();
         let modern = Message::parse(
@@ -481,7 +485,10 @@ mod tests {
         assert_eq!(ask(&stripped), None);
         let value = stripped.to_value().unwrap();
         let extensions = &value["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"];
-        assert!(extensions.get("x/other").is_some(), "other extensions stay: {extensions}");
+        assert!(
+            extensions.get("x/other").is_some(),
+            "other extensions stay: {extensions}"
+        );
     }
 
     #[rstest]
@@ -726,6 +733,10 @@ mod tests {
         let arguments = msg.arguments().unwrap();
         assert_eq!(&arguments[..], br#"{"amount":100000000000000000001}"#);
         let at = msg.bytes().len() - arguments.len() - 2;
-        assert_eq!(arguments.as_ptr(), msg.bytes()[at..].as_ptr(), "a slice of the message, not a copy");
+        assert_eq!(
+            arguments.as_ptr(),
+            msg.bytes()[at..].as_ptr(),
+            "a slice of the message, not a copy"
+        );
     }
 }

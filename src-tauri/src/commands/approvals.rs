@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use portcullis_gateway::approval::standing::Listed;
 use portcullis_gateway::approval::pending::PendingApproval;
+use portcullis_gateway::approval::standing::Listed;
 use portcullis_gateway::approval::DecideError;
 use portcullis_gateway::gate::dry_run::DryRun;
 use portcullis_gateway::gate::{Choice, ChoiceError};
@@ -49,7 +49,13 @@ pub fn decide(gateway: &Gateway, id: &str, choice: Choice) -> IpcResult<Decision
         Ok(decided) => {
             let approval = &decided.approval;
             let also = decided.also_settled.len();
-            tracing::info!(id, server = approval.server, tool = approval.tool, also_settled = also, "decided in the app");
+            tracing::info!(
+                id,
+                server = approval.server,
+                tool = approval.tool,
+                also_settled = also,
+                "decided in the app"
+            );
             Ok(DecisionAnswer {
                 also_settled: decided.also_settled,
                 grant: decided.grant,
@@ -93,7 +99,10 @@ pub async fn revoke_grant(host: State<'_, Arc<Host>>, id: String) -> IpcResult<(
         tracing::info!(grant = id, "grant revoked in the app");
         Ok(())
     } else {
-        Err(IpcError::new("unknown_grant", format!("no grant {id} is in force (expired, revoked, or its session ended)")))
+        Err(IpcError::new(
+            "unknown_grant",
+            format!("no grant {id} is in force (expired, revoked, or its session ended)"),
+        ))
     }
 }
 
@@ -192,4 +201,3 @@ pub async fn dry_run_approval(host: State<'_, Arc<Host>>, id: String, choice: Ch
         .map_err(|e| IpcError::new("dry_run_failed", e.to_string()))?;
     planned.map(DryRunView::from).map_err(choice_error)
 }
-

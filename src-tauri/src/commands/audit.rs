@@ -67,7 +67,9 @@ pub async fn query_audit(host: State<'_, Arc<Host>>, filter: FilterArg, limit: u
 #[tauri::command(rename_all = "snake_case")]
 pub fn suggest_export_path(format: Format) -> String {
     let now = portcullis_gateway::clock::now_ms();
-    export::suggested_path(format, now, export::default_folder()).display().to_string()
+    export::suggested_path(format, now, export::default_folder())
+        .display()
+        .to_string()
 }
 
 /// Saves every row the filter matches to `path` (see `export.rs` for what is refused).
@@ -106,7 +108,11 @@ fn export_rows(store: &AuditStore, mut filter: AuditFilter) -> IpcResult<Vec<Aud
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub async fn audit_histogram(host: State<'_, Arc<Host>>, filter: FilterArg, bucket_ms: i64) -> IpcResult<Vec<HistogramBucket>> {
+pub async fn audit_histogram(
+    host: State<'_, Arc<Host>>,
+    filter: FilterArg,
+    bucket_ms: i64,
+) -> IpcResult<Vec<HistogramBucket>> {
     let store = store(&host).await?;
     let filter = AuditFilter::from(filter);
     let now = portcullis_gateway::clock::now_ms();

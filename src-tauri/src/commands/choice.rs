@@ -27,7 +27,9 @@ pub enum ChoiceArg {
     },
     /// Approve once with these arguments instead. Sent as JSON text so integers beyond 2^53
     /// reach the gateway as typed (JavaScript numbers would round them).
-    Edit { arguments_json: String },
+    Edit {
+        arguments_json: String,
+    },
     /// A standing grant (in memory): which calls, whose, how long.
     Grant(GrantArg),
     /// "Always" with a condition: an argument rule written into the server's policy file.
@@ -119,7 +121,10 @@ mod tests {
 
     #[test]
     fn choices_parse_as_the_ui_sends_them() {
-        assert_eq!(parse(json!({"approve": "session"})).unwrap(), Choice::Approve(Scope::Session));
+        assert_eq!(
+            parse(json!({"approve": "session"})).unwrap(),
+            Choice::Approve(Scope::Session)
+        );
         assert_eq!(
             parse(json!({"deny": {"reason": "no", "always": true}})).unwrap(),
             Choice::Deny {
@@ -141,7 +146,8 @@ mod tests {
 
     #[test]
     fn edited_arguments_keep_large_integers_exact() {
-        let Choice::Edit { arguments } = parse(json!({"edit": {"arguments_json": "{\"n\": 12345678901234567890}"}})).unwrap()
+        let Choice::Edit { arguments } =
+            parse(json!({"edit": {"arguments_json": "{\"n\": 12345678901234567890}"}})).unwrap()
         else {
             panic!("an edit is Choice::Edit");
         };
@@ -182,6 +188,9 @@ mod tests {
                 when: when.clone(),
             })
         );
-        assert!(parse(json!({"rule": {"allow": true}})).is_err(), "a rule needs its condition");
+        assert!(
+            parse(json!({"rule": {"allow": true}})).is_err(),
+            "a rule needs its condition"
+        );
     }
 }

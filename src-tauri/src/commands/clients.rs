@@ -147,7 +147,10 @@ async fn policies(plan: &install::Plan) -> IpcResult<Vec<InstallPolicy>> {
             return Err("exists, kept as it is".to_owned());
         }
         starter_for(&t.server, &t.config).await.map_err(|e| {
-            format!("not written: {e}; until it has a policy file, every call to {} asks you", t.server)
+            format!(
+                "not written: {e}; until it has a policy file, every call to {} asks you",
+                t.server
+            )
         })
     }))
     .await;
@@ -279,7 +282,10 @@ fn write_policies(plan: &install::Plan, policies: &[InstallPolicy]) -> IpcResult
     use portcullis_atomic_file::{Options, Permissions};
     let dir = plan.policies_dir().map_err(client_error)?;
     let failed = |path: &dyn std::fmt::Display, e: std::io::Error| {
-        IpcError::new("policy_not_written", format!("the client is routed, but {path} was not written: {e}"))
+        IpcError::new(
+            "policy_not_written",
+            format!("the client is routed, but {path} was not written: {e}"),
+        )
     };
     std::fs::create_dir_all(&dir).map_err(|e| failed(&dir.display(), e))?;
     for p in policies {

@@ -244,7 +244,11 @@ mod tests {
         let shown = shown_path(&dir.path().join("demo/../policies/fs.json"));
         assert_eq!(shown, real.join("policies/fs.json"), "the file need not exist yet");
         let nowhere = std::path::Path::new("/no/such/dir/fs.json");
-        assert_eq!(shown_path(nowhere), nowhere, "a folder that is not there: the path as given");
+        assert_eq!(
+            shown_path(nowhere),
+            nowhere,
+            "a folder that is not there: the path as given"
+        );
     }
 
     #[derive(Serialize)]

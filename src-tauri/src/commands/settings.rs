@@ -28,7 +28,11 @@ pub const SETTINGS_CHANGED: &str = "SettingsChanged";
 /// Saves the settings. Notifications and theme apply at once, in every open window; a new
 /// default approval timeout applies from the next start (the gateway reads it once).
 #[tauri::command(rename_all = "snake_case")]
-pub async fn set_settings<R: Runtime>(app: AppHandle<R>, host: State<'_, Arc<Host>>, settings: Settings) -> IpcResult<()> {
+pub async fn set_settings<R: Runtime>(
+    app: AppHandle<R>,
+    host: State<'_, Arc<Host>>,
+    settings: Settings,
+) -> IpcResult<()> {
     let timeout = config_timeout(&host).await;
     host.settings.set(&settings, timeout).map_err(|e| match e {
         SettingsError::Timeout => IpcError::new("invalid_settings", e.to_string()),
@@ -68,7 +72,9 @@ pub async fn set_autostart(host: State<'_, Arc<Host>>, enabled: bool) -> IpcResu
 fn autostart_error(e: &AutostartError) -> IpcError {
     match e {
         AutostartError::Unsupported => IpcError::new("unsupported", e.to_string()),
-        AutostartError::NotOurs { .. } | AutostartError::NoConfigDir => IpcError::new("autostart_refused", e.to_string()),
+        AutostartError::NotOurs { .. } | AutostartError::NoConfigDir => {
+            IpcError::new("autostart_refused", e.to_string())
+        }
         AutostartError::Io { .. } => IpcError::internal("cannot change start at login", e),
     }
 }

@@ -89,13 +89,15 @@ pub async fn generate_policy(host: State<'_, Arc<Host>>, server: String) -> IpcR
 /// `policy init`, used by "Generate starter policy" and by a client's install. On failure, why
 /// (with the last line the server wrote on stderr).
 pub(crate) async fn starter_for(server: &str, config: &ServerConfig) -> Result<StarterPolicyText, String> {
-    let tools = list_tools(server, config, CLIENT_NAME, LIST_DEADLINE).await.map_err(|e| {
-        let mut message = format!("cannot list the tools of {server:?}: {}", e.message);
-        if let Some(last) = e.stderr_tail.last() {
-            message.push_str(&format!(" (server stderr: {last})"));
-        }
-        message
-    })?;
+    let tools = list_tools(server, config, CLIENT_NAME, LIST_DEADLINE)
+        .await
+        .map_err(|e| {
+            let mut message = format!("cannot list the tools of {server:?}: {}", e.message);
+            if let Some(last) = e.stderr_tail.last() {
+                message.push_str(&format!(" (server stderr: {last})"));
+            }
+            message
+        })?;
     let starter = starter_policy(&tools).map_err(|e| format!("the generated policy is invalid: {e}"))?;
     Ok(StarterPolicyText {
         text: starter.text,

@@ -109,10 +109,17 @@ fn commands_answer_with_the_ui_contract() {
     let csv = std::fs::read_to_string(&path).unwrap();
     assert!(csv.starts_with("id,time_ms,time,session"), "{csv}");
     let again = invoke(&main, "save_audit_export", save).unwrap_err();
-    assert_eq!(again["code"], "export_exists", "a second save asks before replacing: {again}");
+    assert_eq!(
+        again["code"], "export_exists",
+        "a second save asks before replacing: {again}"
+    );
     let suggested = invoke(&main, "suggest_export_path", json!({"format": "jsonl"})).unwrap();
     let suggested = std::path::Path::new(suggested.as_str().unwrap());
-    assert_eq!(suggested.extension().and_then(|e| e.to_str()), Some("jsonl"), "{suggested:?}");
+    assert_eq!(
+        suggested.extension().and_then(|e| e.to_str()),
+        Some("jsonl"),
+        "{suggested:?}"
+    );
     let policy = invoke(&main, "read_policy", json!({"server": "fs"})).unwrap();
     assert_eq!(policy["text"], Value::Null, "no policy file yet");
     let bad = invoke(
@@ -275,7 +282,10 @@ fn grants_are_listed_and_revoked_once() {
     assert!(refused_by_acl(&invoke(&stranger, "list_grants", json!({}))));
     let listed = invoke(&main, "list_grants", json!({})).unwrap();
     assert_eq!(listed[0]["id"], json!(id), "{listed}");
-    assert_eq!((listed[0]["tool"].clone(), listed[0]["which"].clone()), (json!("write_file"), json!("any")));
+    assert_eq!(
+        (listed[0]["tool"].clone(), listed[0]["which"].clone()),
+        (json!("write_file"), json!("any"))
+    );
     assert!(refused_by_acl(&invoke(&stranger, "revoke_grant", json!({"id": id}))));
     invoke(&main, "revoke_grant", json!({"id": id})).unwrap();
     assert_eq!(invoke(&main, "list_grants", json!({})).unwrap(), json!([]));
@@ -367,21 +377,41 @@ fn start_at_login_writes_and_removes_the_apps_autostart_entry() {
     let main = window(&f.app, "main");
     let entry = f.dir.path().join("xdg/autostart/portcullis.desktop");
     assert_eq!(invoke(&main, "get_autostart", json!({})), Ok(json!(false)));
-    assert_eq!(invoke(&main, "set_autostart", json!({"enabled": true})), Ok(Value::Null));
+    assert_eq!(
+        invoke(&main, "set_autostart", json!({"enabled": true})),
+        Ok(Value::Null)
+    );
     let text = std::fs::read_to_string(&entry).expect("the entry is written");
     let exe = std::env::current_exe().unwrap();
-    assert!(text.contains(&format!("Exec=\"{}\"\n", exe.display())), "starts this app:\n{text}");
+    assert!(
+        text.contains(&format!("Exec=\"{}\"\n", exe.display())),
+        "starts this app:\n{text}"
+    );
     assert!(text.contains("X-Portcullis-Kind=desktop"), "{text}");
     assert_eq!(invoke(&main, "get_autostart", json!({})), Ok(json!(true)));
-    assert_eq!(invoke(&main, "set_autostart", json!({"enabled": true})), Ok(Value::Null));
-    assert_eq!(std::fs::read_to_string(&entry).unwrap(), text, "on twice: the same entry");
-    assert_eq!(invoke(&main, "set_autostart", json!({"enabled": false})), Ok(Value::Null));
+    assert_eq!(
+        invoke(&main, "set_autostart", json!({"enabled": true})),
+        Ok(Value::Null)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&entry).unwrap(),
+        text,
+        "on twice: the same entry"
+    );
+    assert_eq!(
+        invoke(&main, "set_autostart", json!({"enabled": false})),
+        Ok(Value::Null)
+    );
     assert!(!entry.exists(), "off removes it");
     assert_eq!(invoke(&main, "get_autostart", json!({})), Ok(json!(false)));
     std::fs::write(&entry, "[Desktop Entry]\nExec=mine\n").unwrap();
     let refused = invoke(&main, "set_autostart", json!({"enabled": true})).unwrap_err();
     assert_eq!(refused["code"], "autostart_refused", "{refused}");
-    assert_eq!(std::fs::read_to_string(&entry).unwrap(), "[Desktop Entry]\nExec=mine\n", "not ours: kept");
+    assert_eq!(
+        std::fs::read_to_string(&entry).unwrap(),
+        "[Desktop Entry]\nExec=mine\n",
+        "not ours: kept"
+    );
 }
 
 /// The policy editor's `explain_policy`: how unsaved text decides each tool, through the IPC with
@@ -467,7 +497,10 @@ fn the_servers_view_says_when_the_policy_file_is_not_in_force() {
     let shown = policy_of_fs();
     assert_eq!(shown["state"], "invalid", "{shown}");
     let problems = shown["problems"].to_string();
-    assert!(problems.contains("alow") && problems.contains("last valid version stays in force"), "{shown}");
+    assert!(
+        problems.contains("alow") && problems.contains("last valid version stays in force"),
+        "{shown}"
+    );
     std::fs::write(&path, r#"{"version":"1","default":"deny"}"#).unwrap();
     gateway.reload_policy("fs");
     assert_eq!(policy_of_fs(), json!({"state": "ok", "problems": []}));

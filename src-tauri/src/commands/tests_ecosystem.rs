@@ -171,8 +171,16 @@ fn a_client_is_routed_as_previewed_and_put_back_byte_for_byte() {
     let gateway_config_before = std::fs::read(&host.paths.config).unwrap();
 
     let started = first_run::started(host, &env);
-    assert_eq!(started.suggested_client.as_deref(), Some("cursor"), "the one client found");
-    assert!(started.install_command.contains(" clients install cursor"), "{}", started.install_command);
+    assert_eq!(
+        started.suggested_client.as_deref(),
+        Some("cursor"),
+        "the one client found"
+    );
+    assert!(
+        started.install_command.contains(" clients install cursor"),
+        "{}",
+        started.install_command
+    );
     let line = |id: &str| {
         let started = first_run::started(host, &env);
         started.clients.into_iter().find(|c| c.id == id).unwrap()
@@ -196,7 +204,9 @@ fn a_client_is_routed_as_previewed_and_put_back_byte_for_byte() {
     let delete = starter.tools.iter().find(|t| t.name == "delete_note").unwrap();
     assert_eq!(delete.rule, "require_approval");
     assert!(
-        preview.preview.contains("delete_note  delete / critical  require_approval"),
+        preview
+            .preview
+            .contains("delete_note  delete / critical  require_approval"),
         "each tool's rule is in the preview:\n{}",
         preview.preview
     );
@@ -230,10 +240,17 @@ fn a_client_is_routed_as_previewed_and_put_back_byte_for_byte() {
     let again = clients::plan(host, &env, "cursor").unwrap_err();
     assert_eq!(again.code, "client_refused", "installed twice: {again}");
     // The first screen and the tray say what is routed and what is left, and offer no second install.
-    assert_eq!(line("cursor").line, "Cursor: routed, 2 servers, no policy for gone (every call asks)");
+    assert_eq!(
+        line("cursor").line,
+        "Cursor: routed, 2 servers, no policy for gone (every call asks)"
+    );
     let started = first_run::started(host, &env);
     assert_eq!(started.suggested_client, None, "a routed client is not offered again");
-    assert!(started.install_command.contains(" clients install CLIENT"), "{}", started.install_command);
+    assert!(
+        started.install_command.contains(" clients install CLIENT"),
+        "{}",
+        started.install_command
+    );
     let policies = std::path::Path::new(&started.policies_dir);
     assert_eq!(
         std::fs::read_to_string(policies.join("notes.json")).unwrap(),

@@ -90,7 +90,9 @@ async fn apply(current: &mut Option<(NotificationHandle, Shown)>, want: Option<S
         .body(&shown.text.body)
         .icon("dialog-question")
         .action("default", "Open")
-        .timeout(Timeout::Milliseconds(u32::try_from(left_ms.max(1000)).unwrap_or(u32::MAX)));
+        .timeout(Timeout::Milliseconds(
+            u32::try_from(left_ms.max(1000)).unwrap_or(u32::MAX),
+        ));
     if shown.decide {
         n.action("approve", "Approve").action("deny", "Deny");
     }
@@ -99,7 +101,12 @@ async fn apply(current: &mut Option<(NotificationHandle, Shown)>, want: Option<S
     }
     match n.show_async().await {
         Ok(handle) => {
-            tracing::info!(id = shown.id, notification = handle.id(), calls = shown.text.summary, "notification shown");
+            tracing::info!(
+                id = shown.id,
+                notification = handle.id(),
+                calls = shown.text.summary,
+                "notification shown"
+            );
             *current = Some((handle, shown));
         }
         Err(e) => {

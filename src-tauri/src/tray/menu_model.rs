@@ -223,15 +223,44 @@ mod tests {
 
     #[test]
     fn only_what_changed_is_redrawn() {
-        let idle = model(&TrayInput { pending: &[], paused: false, failure: None, setup: &[], policies: &[] });
-        let nothing = Redraw { icon: false, tooltip: false, menu: false };
+        let idle = model(&TrayInput {
+            pending: &[],
+            paused: false,
+            failure: None,
+            setup: &[],
+            policies: &[],
+        });
+        let nothing = Redraw {
+            icon: false,
+            tooltip: false,
+            menu: false,
+        };
         assert_eq!(redraw(&idle, &idle.clone()), nothing);
         let one = [pending("a1", "delete")];
-        let waiting = model(&TrayInput { pending: &one, paused: false, failure: None, setup: &[], policies: &[] });
-        assert_eq!(redraw(&idle, &waiting), Redraw { icon: true, tooltip: true, menu: true });
+        let waiting = model(&TrayInput {
+            pending: &one,
+            paused: false,
+            failure: None,
+            setup: &[],
+            policies: &[],
+        });
+        assert_eq!(
+            redraw(&idle, &waiting),
+            Redraw {
+                icon: true,
+                tooltip: true,
+                menu: true
+            }
+        );
         let mut relabelled = waiting.clone();
         relabelled.tooltip.push('!');
-        assert_eq!(redraw(&waiting, &relabelled), Redraw { tooltip: true, ..nothing });
+        assert_eq!(
+            redraw(&waiting, &relabelled),
+            Redraw {
+                tooltip: true,
+                ..nothing
+            }
+        );
     }
 
     #[test]
@@ -244,14 +273,28 @@ mod tests {
             last_good_in_force,
         };
         let problems = [problem("fs", true), problem("git", false)];
-        let m = model(&TrayInput { pending: &[], paused: false, failure: None, setup: &[], policies: &problems });
-        assert!(m.tooltip.ends_with("a policy file on disk is not in force"), "{}", m.tooltip);
+        let m = model(&TrayInput {
+            pending: &[],
+            paused: false,
+            failure: None,
+            setup: &[],
+            policies: &problems,
+        });
+        assert!(
+            m.tooltip.ends_with("a policy file on disk is not in force"),
+            "{}",
+            m.tooltip
+        );
         assert_eq!(ids(&m)[..5], ["more", "-", "policy:fs", "policy:git", "-"]);
         let labels: Vec<&str> = m
             .entries
             .iter()
             .filter_map(|e| match e {
-                Entry::Item { id, label, enabled: true } if id.starts_with(POLICY_PREFIX) => Some(label.as_str()),
+                Entry::Item {
+                    id,
+                    label,
+                    enabled: true,
+                } if id.starts_with(POLICY_PREFIX) => Some(label.as_str()),
                 _ => None,
             })
             .collect();
@@ -379,8 +422,15 @@ mod tests {
             setup: &setup,
             policies: &[],
         });
-        assert_eq!(ids(&m), ["more", "-", "setup:0", "setup:1", "-", "open", "pause", "-", "quit"]);
-        assert_eq!(m.entries[2], item("setup:0", setup[0].clone(), false), "shown, not clickable");
+        assert_eq!(
+            ids(&m),
+            ["more", "-", "setup:0", "setup:1", "-", "open", "pause", "-", "quit"]
+        );
+        assert_eq!(
+            m.entries[2],
+            item("setup:0", setup[0].clone(), false),
+            "shown, not clickable"
+        );
         assert_eq!(m.entries[3], item("setup:1", setup[1].clone(), false));
     }
 }

@@ -370,7 +370,10 @@ mod tests {
         for line in fields {
             assert!(columns(line) <= 40, "{line:?} is {} columns wide", columns(line));
         }
-        assert!(!text.contains('\u{1b}'), "the control is neutralized before wrapping: {text}");
+        assert!(
+            !text.contains('\u{1b}'),
+            "the control is neutralized before wrapping: {text}"
+        );
     }
 
     #[test]

@@ -38,7 +38,10 @@ pub(super) fn prepare(plan: &Plan, skip: bool, timeout: Duration) -> Result<Poli
     let to_list: Vec<&PolicyTarget> = targets.iter().filter(|t| !t.exists && !skip).collect();
     if !to_list.is_empty() {
         let names: Vec<&str> = to_list.iter().map(|t| t.server.as_str()).collect();
-        eprintln!("portcullis: starting {} to list its tools for a starter policy…", names.join(", "));
+        eprintln!(
+            "portcullis: starting {} to list its tools for a starter policy…",
+            names.join(", ")
+        );
     }
     let runtime = crate::exit::runtime()?;
     let mut made = runtime
@@ -69,7 +72,13 @@ pub(super) fn prepare(plan: &Plan, skip: bool, timeout: Duration) -> Result<Poli
 }
 
 fn indent(text: &str) -> String {
-    let line = |l: &str| if l.is_empty() { String::new() } else { format!("    {l}") };
+    let line = |l: &str| {
+        if l.is_empty() {
+            String::new()
+        } else {
+            format!("    {l}")
+        }
+    };
     text.lines().map(line).collect::<Vec<_>>().join("\n")
 }
 

@@ -179,7 +179,10 @@ impl Relay {
         answers.spawn(async move {
             if is_sse {
                 if !relay.copy_sse(response, msg.id()).await {
-                    relay.answer_error(&msg, "[portcullis] the gateway ended the answer's stream without the answer");
+                    relay.answer_error(
+                        &msg,
+                        "[portcullis] the gateway ended the answer's stream without the answer",
+                    );
                 }
             } else {
                 let body = response.bytes().await.unwrap_or_default();
@@ -304,7 +307,10 @@ mod tests {
     fn a_refusal_without_an_id_reaches_the_client_under_its_requests_id() {
         let (relay, mut rx) = relay();
         let request = call(2);
-        relay.answer(&request, Message::error_response(None, error_code::INVALID_REQUEST, "[portcullis] unknown session"));
+        relay.answer(
+            &request,
+            Message::error_response(None, error_code::INVALID_REQUEST, "[portcullis] unknown session"),
+        );
         let got = rx.try_recv().expect("an answer");
         assert_eq!(got.id(), request.id());
         assert!(std::str::from_utf8(got.bytes()).unwrap().contains("unknown session"));

@@ -29,12 +29,19 @@ struct Head<'a> {
 /// What a line is, as far as `connect` cares.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Line {
-    Request { id: RequestId, initialize: bool },
-    Response { id: RequestId },
+    Request {
+        id: RequestId,
+        initialize: bool,
+    },
+    Response {
+        id: RequestId,
+    },
     /// `notifications/initialized`.
     Initialized,
     /// `notifications/cancelled` for this request id.
-    Cancelled { id: RequestId },
+    Cancelled {
+        id: RequestId,
+    },
     Other,
 }
 
@@ -42,7 +49,9 @@ pub(super) fn sniff(line: &[u8]) -> Line {
     let Ok(head) = serde_json::from_slice::<Head<'_>>(line) else {
         return Line::Other;
     };
-    let id = head.id.and_then(|raw| RequestId::from_value(&serde_json::from_str(raw.get()).ok()?));
+    let id = head
+        .id
+        .and_then(|raw| RequestId::from_value(&serde_json::from_str(raw.get()).ok()?));
     match (head.method.as_deref(), id) {
         (Some(method), Some(id)) => Line::Request {
             id,
@@ -91,9 +100,15 @@ mod tests {
         );
         assert_eq!(
             sniff(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#),
-            Line::Cancelled { id: RequestId::number(7) }
+            Line::Cancelled {
+                id: RequestId::number(7)
+            }
         );
         assert_eq!(sniff(b"not json"), Line::Other);
-        assert_eq!(sniff(br#"{"id":1,"id":2,"method":"x"}"#), Line::Other, "duplicates: left to the gateway");
+        assert_eq!(
+            sniff(br#"{"id":1,"id":2,"method":"x"}"#),
+            Line::Other,
+            "duplicates: left to the gateway"
+        );
     }
 }

@@ -187,6 +187,7 @@ impl Relay {
             portcullis: PROTOCOL,
             server: self.opts.server.clone(),
             token: file.token,
+            role: None,
         };
         wr.write_all(&hello.line())
             .await

@@ -153,7 +153,10 @@ fn print_text(path: &Path, file: &FileExplanation, gate: &Gate) {
             Gate::Unreachable(why) => format!("the running gateway could not be asked ({why})"),
             _ => "no gateway is running".to_owned(),
         };
-        write_stdout(&format!("policy: {} — {why}; this is the file's decision", clean(&file.source)));
+        write_stdout(&format!(
+            "policy: {} — {why}; this is the file's decision",
+            clean(&file.source)
+        ));
         print_file_lines();
         return;
     };
@@ -166,8 +169,16 @@ fn print_text(path: &Path, file: &FileExplanation, gate: &Gate) {
         Some("none") => "NONE: the file was rejected and none was ever valid, so every call is refused",
         _ => "unknown",
     };
-    write_stdout(&format!("policy in force (running gateway): {} — {source}", clean(gate_path)));
-    for problem in state["problems"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+    write_stdout(&format!(
+        "policy in force (running gateway): {} — {source}",
+        clean(gate_path)
+    ));
+    for problem in state["problems"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
         write_stdout(&format!("  rejected: {}", clean(problem)));
     }
     if answer["reload"]["mode"] == "polling" {
@@ -178,7 +189,12 @@ fn print_text(path: &Path, file: &FileExplanation, gate: &Gate) {
             clean(reason)
         ));
     }
-    for line in answer["lines"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+    for line in answer["lines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
         write_stdout(&clean(line));
     }
     let file_decision = file.explanation.as_ref().and_then(|e| serde_json::to_value(e).ok());
@@ -189,13 +205,13 @@ fn print_text(path: &Path, file: &FileExplanation, gate: &Gate) {
         };
     if file.problems.is_some() {
         write_stdout("");
-        write_stdout(&format!("the policy file is not valid, so it is not in force: {}", clean(&file.source)));
-    } else if differs {
-        write_stdout("");
         write_stdout(&format!(
-            "the policy file decides differently: {}",
+            "the policy file is not valid, so it is not in force: {}",
             clean(&file.source)
         ));
+    } else if differs {
+        write_stdout("");
+        write_stdout(&format!("the policy file decides differently: {}", clean(&file.source)));
         print_file_lines();
     }
 }

@@ -51,7 +51,10 @@ pub(super) fn run(config_path: &Path, args: &Args) -> Outcome {
     let starter = runtime
         .block_on(generate(&args.server, server, Duration::from_secs(args.timeout)))
         .map_err(|e| {
-            let mut lines = vec![format!("portcullis: cannot list the tools of {:?}: {}", args.server, e.message)];
+            let mut lines = vec![format!(
+                "portcullis: cannot list the tools of {:?}: {}",
+                args.server, e.message
+            )];
             lines.extend(e.stderr_tail.iter().map(|l| format!("  server stderr: {l}")));
             Failure::Report(lines)
         })?;
@@ -80,11 +83,17 @@ pub(crate) struct NotGenerated {
 
 /// The starter policy of one configured server: starts it, lists every tool and classifies
 /// them. `policy init` and `clients install` both come here.
-pub(crate) async fn generate(name: &str, server: &ServerConfig, timeout: Duration) -> Result<StarterPolicy, NotGenerated> {
-    let tools = list_tools(name, server, CLIENT_NAME, timeout).await.map_err(|e| NotGenerated {
-        message: clean(&e.message),
-        stderr_tail: e.stderr_tail.iter().map(|l| clean(l)).collect(),
-    })?;
+pub(crate) async fn generate(
+    name: &str,
+    server: &ServerConfig,
+    timeout: Duration,
+) -> Result<StarterPolicy, NotGenerated> {
+    let tools = list_tools(name, server, CLIENT_NAME, timeout)
+        .await
+        .map_err(|e| NotGenerated {
+            message: clean(&e.message),
+            stderr_tail: e.stderr_tail.iter().map(|l| clean(l)).collect(),
+        })?;
     starter_policy(&tools).map_err(|e| NotGenerated {
         message: format!("generated an invalid policy: {e}"),
         stderr_tail: Vec::new(),

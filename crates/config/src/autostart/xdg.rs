@@ -75,14 +75,21 @@ fn refuse_if_not_ours(path: &Path) -> Result<(), AutostartError> {
 }
 
 fn entry(launch: &Launch) -> std::io::Result<String> {
-    let program = launch.program.to_str().ok_or_else(|| invalid("the program's path is not UTF-8"))?;
+    let program = launch
+        .program
+        .to_str()
+        .ok_or_else(|| invalid("the program's path is not UTF-8"))?;
     let mut exec = quote(program)?;
     for arg in &launch.args {
         exec.push(' ');
         exec.push_str(&quote(arg)?);
     }
     let (kind, comment, hidden) = match launch.kind {
-        Kind::Serve => ("serve", "The Portcullis gateway for MCP clients, without a window", "true"),
+        Kind::Serve => (
+            "serve",
+            "The Portcullis gateway for MCP clients, without a window",
+            "true",
+        ),
         Kind::Desktop => ("desktop", "The Portcullis gate for MCP tool calls", "false"),
     };
     Ok(format!(
@@ -144,15 +151,31 @@ mod tests {
     #[test]
     fn writes_one_entry_of_ours_honours_xdg_config_home_and_removes_it() {
         let tmp = tempfile::tempdir().unwrap();
-        let env = Env(HashMap::from([("XDG_CONFIG_HOME", tmp.path().into()), ("HOME", "/nowhere".into())]));
+        let env = Env(HashMap::from([
+            ("XDG_CONFIG_HOME", tmp.path().into()),
+            ("HOME", "/nowhere".into()),
+        ]));
         assert_eq!(status(&env).unwrap(), Status::NotInstalled);
         let path = install(&serve("/d"), &env).unwrap();
         assert_eq!(path, tmp.path().join("autostart/portcullis.desktop"));
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("Exec=\"/opt/my tools/portcullis\" \"serve\" \"--data-dir\" \"/d\"\n"), "{text}");
-        assert_eq!(status(&env).unwrap(), Status::Installed { path: path.clone(), kind: Some(Kind::Serve) });
+        assert!(
+            text.contains("Exec=\"/opt/my tools/portcullis\" \"serve\" \"--data-dir\" \"/d\"\n"),
+            "{text}"
+        );
+        assert_eq!(
+            status(&env).unwrap(),
+            Status::Installed {
+                path: path.clone(),
+                kind: Some(Kind::Serve)
+            }
+        );
         install(&serve("/d"), &env).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "installing twice changes nothing");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            text,
+            "installing twice changes nothing"
+        );
         assert!(uninstall(&env).unwrap());
         assert!(!path.exists());
         assert!(!uninstall(&env).unwrap(), "nothing left to remove");
@@ -182,7 +205,10 @@ mod tests {
         let path = tmp.path().join("autostart/portcullis.desktop");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "[Desktop Entry]\nExec=mine\n").unwrap();
-        assert!(matches!(install(&serve("/d"), &env), Err(AutostartError::NotOurs { .. })));
+        assert!(matches!(
+            install(&serve("/d"), &env),
+            Err(AutostartError::NotOurs { .. })
+        ));
         assert!(matches!(uninstall(&env), Err(AutostartError::NotOurs { .. })));
         assert_eq!(status(&env).unwrap(), Status::NotInstalled);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "[Desktop Entry]\nExec=mine\n");

@@ -219,9 +219,7 @@ fn problem(field: &str, message: String) -> EntryProblem {
 
 fn config_problem(e: &ConfigError) -> EntryProblem {
     match e {
-        ConfigError::Invalid { json_path, message, .. } => {
-            problem(json_path, message.clone())
-        }
+        ConfigError::Invalid { json_path, message, .. } => problem(json_path, message.clone()),
         other => problem("", other.to_string()),
     }
 }

@@ -80,9 +80,7 @@ impl RawLimits {
             Some(n) => {
                 return Err((
                     "stream_buffer_bytes",
-                    format!(
-                        "must be between {MAX_MESSAGE} (one largest message) and {MAX_STREAM_BUFFER}, found {n}"
-                    ),
+                    format!("must be between {MAX_MESSAGE} (one largest message) and {MAX_STREAM_BUFFER}, found {n}"),
                 ))
             }
         };

@@ -67,6 +67,11 @@ impl Gate {
         self.audit.fault()
     }
 
+    /// The broker, as what data planes ask about their held calls.
+    pub(crate) fn keeper_side(&self) -> Arc<dyn crate::held_calls::HeldCalls> {
+        self.approvals.clone()
+    }
+
     /// Every call held for a person, oldest first.
     pub(crate) fn pending_approvals(&self) -> Vec<PendingApproval> {
         self.approvals.pending()

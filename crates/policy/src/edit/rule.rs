@@ -53,7 +53,10 @@ pub fn add_tool_rule(
     }
     let rules = entry.entry("rules").or_insert_with(|| Value::Array(Vec::new()));
     let Value::Array(rules) = rules else {
-        return Err(fail("$.tools", format!("the entry {key:?} has `rules` that is not a list")));
+        return Err(fail(
+            "$.tools",
+            format!("the entry {key:?} has `rules` that is not a list"),
+        ));
     };
     let index = if allow { after_last_deny(rules) } else { 0 };
     rules.insert(index, Value::Object(rule));
@@ -79,11 +82,16 @@ fn current_entry(document: &Value, policy: &Policy, tool: &str, key: &str) -> Ma
     if let Some(Value::Object(exact)) = tools.and_then(|t| t.get(key)) {
         return exact.clone();
     }
-    let decided_by = policy.evaluate_call(tool, &crate::CallFacts::arguments(&Value::Null)).rule;
+    let decided_by = policy
+        .evaluate_call(tool, &crate::CallFacts::arguments(&Value::Null))
+        .rule;
     if let Some(Value::Object(glob)) = decided_by.entry_key().and_then(|glob| tools?.get(glob).cloned()) {
         return glob;
     }
-    let default = document.get("default").and_then(Value::as_str).unwrap_or("require_approval");
+    let default = document
+        .get("default")
+        .and_then(Value::as_str)
+        .unwrap_or("require_approval");
     let mut entry = Map::new();
     // `allow` is an entry's own default and is left unwritten, as people write `{}`.
     if default != "allow" {

@@ -45,7 +45,11 @@ pub(super) fn object_at(text: &str, at: usize) -> Result<Object, ScanError> {
     let mut members = Vec::new();
     let mut pos = skip_blank(bytes, open + 1);
     if bytes.get(pos) == Some(&b'}') {
-        return Ok(Object { open, close: pos, members });
+        return Ok(Object {
+            open,
+            close: pos,
+            members,
+        });
     }
     loop {
         let key_end = string_end(bytes, pos)?;
@@ -62,7 +66,13 @@ pub(super) fn object_at(text: &str, at: usize) -> Result<Object, ScanError> {
         pos = skip_blank(bytes, value_end);
         match bytes.get(pos) {
             Some(b',') => pos = skip_blank(bytes, pos + 1),
-            Some(b'}') => return Ok(Object { open, close: pos, members }),
+            Some(b'}') => {
+                return Ok(Object {
+                    open,
+                    close: pos,
+                    members,
+                })
+            }
             _ => return Err(ScanError(pos)),
         }
     }

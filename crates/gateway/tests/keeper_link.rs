@@ -1,0 +1,117 @@
+//! A data plane's keeper link to a running gateway (the keeper) over its real local socket: the
+//! held call is listed by the keeper, decided there, and the decision crosses back.
+
+#![allow(clippy::unwrap_used)]
+#![cfg(unix)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use portcullis_config::config::Config;
+use portcullis_gateway::approval::pending::{ClientInfo, HeldBy, PendingApproval, RiskBasis};
+use portcullis_gateway::approval::Resolution;
+use portcullis_gateway::held_calls::remote::{open_link, RemoteHeldCalls};
+use portcullis_gateway::held_calls::{Asked, AtOnce, HeldCalls, Question};
+use portcullis_gateway::Gateway;
+use serde_json::json;
+
+const WITHIN: Duration = Duration::from_secs(10);
+
+async fn keeper(dir: &std::path::Path) -> (Arc<Gateway>, std::path::PathBuf, String) {
+    let config = json!({ "listen": "127.0.0.1:0", "mcpServers": { "known": { "command": "true" } } });
+    let config = Config::from_str(&config.to_string(), &dir.join("portcullis.json")).unwrap();
+    let data = dir.join("data");
+    let gateway = Gateway::open(config, &data).unwrap();
+    let (listener, file) = gateway.bind(&data).await.unwrap();
+    tokio::spawn(gateway.clone().serve(listener, std::future::pending()));
+    (gateway, file.socket.expect("a local socket"), file.token)
+}
+
+fn question() -> Question {
+    let approval = PendingApproval {
+        id: String::new(),
+        server: "known".into(),
+        tool: "write_file".into(),
+        title: None,
+        description: Some("Writes a file".into()),
+        annotations: None,
+        risk: portcullis_policy::ToolClass::Write,
+        risk_level: portcullis_policy::Risk::Medium,
+        risk_basis: RiskBasis::Guessed,
+        reason: None,
+        asked_by: "the default".into(),
+        input_schema: None,
+        arguments: json!({"path": "/tmp/x"}),
+        arguments_json: r#"{"path":"/tmp/x"}"#.into(),
+        session: "data-plane-1".into(),
+        client: ClientInfo::default(),
+        rule: HeldBy::Policy(portcullis_policy::RuleRef::Default),
+        requested_at: String::new(),
+        requested_at_ms: 0,
+        expires_at: String::new(),
+        expires_at_ms: 30_000,
+        request_id: "7".into(),
+        pin_change: None,
+    };
+    Question {
+        approval,
+        digest: "d".into(),
+        places: Arc::default(),
+    }
+}
+
+fn remote(socket: std::path::PathBuf, token: String) -> RemoteHeldCalls {
+    RemoteHeldCalls::new(Box::new(move || {
+        let (socket, token) = (socket.clone(), token.clone());
+        Box::pin(async move { open_link(&socket, &token, WITHIN).await })
+    }))
+}
+
+#[tokio::test]
+async fn a_held_call_asked_over_the_socket_is_decided_by_the_keeper() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gateway, socket, token) = keeper(dir.path()).await;
+    let remote = remote(socket, token);
+    assert!(
+        matches!(remote.ask(question()).await, Asked::AtOnce(AtOnce::NoApprover)),
+        "nobody to ask at the keeper"
+    );
+    let _approver = gateway.attach_approver();
+    let Asked::Held(ticket) = remote.ask(question()).await else {
+        panic!("held")
+    };
+    let listed = gateway.pending_approvals();
+    assert_eq!(listed.len(), 1, "the keeper lists it for the prompt");
+    assert_eq!(
+        (listed[0].tool.as_str(), listed[0].session.as_str()),
+        ("write_file", "data-plane-1")
+    );
+    gateway
+        .choose(
+            &ticket.id,
+            portcullis_gateway::gate::Choice::Deny {
+                reason: Some("no".into()),
+                always: false,
+            },
+        )
+        .unwrap();
+    let resolution = tokio::time::timeout(WITHIN, ticket.resolution).await.unwrap().unwrap();
+    assert_eq!(
+        resolution,
+        Resolution::Rejected {
+            reason: Some("no".into()),
+            always: false
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_token_is_an_unreachable_keeper_that_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_gateway, socket, _) = keeper(dir.path()).await;
+    let remote = remote(socket, "not-the-token".into());
+    match remote.ask(question()).await {
+        Asked::AtOnce(AtOnce::Unreachable { why }) => assert!(why.contains("token"), "{why}"),
+        _ => panic!("refused"),
+    }
+}
