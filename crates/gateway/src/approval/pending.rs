@@ -61,8 +61,8 @@ pub struct PendingApproval {
     pub session: String,
     pub client: ClientInfo,
     /// What held the call; its text is the audit's `rule` (`tools.write_file`, `pin:changed`).
-    /// Its text cannot be read back into its parts: on the keeper link it travels beside the
-    /// approval in its structured form (`held_calls/link.rs`), which sets it after reading.
+    // Its text cannot be read back into its parts: on the keeper link it travels beside the
+    // approval in its structured form (`held_calls/link.rs`), which sets it after reading.
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     #[serde(skip_deserializing, default = "HeldBy::changed_tool")]
     pub rule: HeldBy,
