@@ -64,13 +64,15 @@ fn main() -> ExitCode {
     portcullis_gateway::allocator::tune();
     let cli = Cli::parse();
     let env = portcullis_config::paths::ProcessEnv;
+    let config_chosen = cli.config.is_some()
+        || portcullis_config::paths::Environment::var(&env, portcullis_config::paths::CONFIG_ENV).is_some();
     let config = portcullis_config::paths::config_file(cli.config, &env);
     let data_dir_chosen = cli.data_dir.is_some()
         || portcullis_config::paths::Environment::var(&env, portcullis_config::paths::HOME_ENV).is_some();
     let data_dir = portcullis_config::paths::data_dir(cli.data_dir, &env);
     let result = match cli.command {
         Command::Serve(args) => serve::run(&config, &data_dir, &args),
-        Command::Connect { server } => connect::run(&config, &data_dir, &server),
+        Command::Connect { server } => connect::run(&connect::config_of(config, config_chosen, &data_dir), &data_dir, &server),
         Command::Approvals(command) => approvals::run(&data_dir, &command),
         Command::Audit(args) => audit::run(&data_dir, &args),
         Command::Clients(command) => {

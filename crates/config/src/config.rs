@@ -101,6 +101,8 @@ fn default_policies() -> PathBuf {
 
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The file this was read from (a keeper names it in gateway.json for its data planes).
+    pub file: PathBuf,
     pub listen: SocketAddr,
     pub policies_dir: PathBuf,
     pub approval_timeout_secs: u64,
@@ -215,6 +217,7 @@ impl Config {
             servers.insert(name, server);
         }
         Ok(Self {
+            file: std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
             listen,
             policies_dir,
             approval_timeout_secs: raw.approval.timeout_secs.unwrap_or(DEFAULT_APPROVAL_TIMEOUT_SECS),

@@ -17,6 +17,10 @@ pub struct GatewayFile {
     /// platform has none or it could not be made (then `connect` relays over HTTP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub socket: Option<PathBuf>,
+    /// The config file the gateway runs with: `portcullis connect` without `--config` uses it,
+    /// so a data plane decides by the same servers and policies as its keeper.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +91,7 @@ mod tests {
             token: "t".into(),
             pid: 7,
             socket: Some(dir.path().join("connect.sock")),
+            config: Some(dir.path().join("portcullis.json")),
         };
         file.write(dir.path()).unwrap();
         assert_eq!(GatewayFile::read(dir.path()).unwrap(), file);
@@ -116,6 +121,7 @@ mod tests {
             token: "secret".into(),
             pid: 7,
             socket: None,
+            config: None,
         };
         file.write(dir.path()).unwrap();
         assert_eq!(

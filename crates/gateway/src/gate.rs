@@ -500,6 +500,38 @@ impl Gate {
         }
     }
 
+    /// Records a held call whose gate went away without an answer (a data plane killed while the
+    /// keeper held its call): `cancelled`, as the gate itself would have recorded it.
+    pub(crate) async fn record_withdrawn(&self, p: PendingApproval, why: String) {
+        let redact = match self.policies.get(&p.server) {
+            Some(InForce::Policy(policy)) => policy.redact_keys().to_vec(),
+            _ => Vec::new(),
+        };
+        let now = now_ms();
+        let row = NewDecision {
+            time_ms: now,
+            session: p.session,
+            client_name: p.client.name,
+            client_version: p.client.version,
+            arguments_digest: self.digester.digest(&p.arguments),
+            request_id: Some(p.request_id),
+            server: p.server,
+            tool: p.tool,
+            arguments: p.arguments,
+            arguments_text: Some(bytes::Bytes::from(p.arguments_json)),
+            decision: Decision::Cancelled,
+            decided_by: DecidedBy::Client,
+            rule: Some(p.rule.to_string()),
+            reason: Some(why),
+            wait_ms: Some(now.saturating_sub(p.requested_at_ms)),
+            original_arguments: None,
+            extra_redact_keys: redact,
+        };
+        if let Err(e) = self.audit.record(row).await {
+            tracing::warn!(error = %e, "a withdrawn held call could not be recorded");
+        }
+    }
+
     fn row(&self, call: Call, caller: &Caller, ruling: &Ruling, wait_ms: Option<i64>) -> NewDecision {
         let redact = match self.policies.get(&call.server) {
             Some(InForce::Policy(p)) => p.redact_keys().to_vec(),

@@ -79,6 +79,24 @@ pub struct Gateway {
 impl Gateway {
     /// Opens the audit database and loads the policies; starts nothing yet.
     pub fn open(config: Config, data_dir: &Path) -> Result<Arc<Self>, StartError> {
+        Self::open_with(config, data_dir, None)
+    }
+
+    /// A data plane (`portcullis connect`): the gate for `config`'s servers in this process,
+    /// asking `held` (the keeper, over its link) about the calls a person must decide.
+    pub fn open_data_plane(
+        config: Config,
+        data_dir: &Path,
+        held: Arc<dyn crate::held_calls::HeldCalls>,
+    ) -> Result<Arc<Self>, StartError> {
+        Self::open_with(config, data_dir, Some(held))
+    }
+
+    fn open_with(
+        config: Config,
+        data_dir: &Path,
+        held: Option<Arc<dyn crate::held_calls::HeldCalls>>,
+    ) -> Result<Arc<Self>, StartError> {
         create_private_dir(data_dir)?;
         queue::set_stream_bytes(config.limits.stream_buffer_bytes);
         let pins = PinStore::open(data_dir)?;
@@ -103,7 +121,7 @@ impl Gateway {
             events.clone(),
         ));
         let watch = policies.watch();
-        let gate = Arc::new(Gate::new(
+        let mut gate = Gate::new(
             policies,
             AuditLog::new(writer),
             pins,
@@ -111,7 +129,11 @@ impl Gateway {
             events.clone(),
             config.approval_timeout_secs,
             config.max_hold_secs,
-        ));
+        );
+        if let Some(held) = held {
+            gate.ask_elsewhere(held);
+        }
+        let gate = Arc::new(gate);
         for (name, server) in &config.servers {
             gate.set_places(name, crate::places::of_server(server));
         }
@@ -175,13 +197,22 @@ impl Gateway {
         self.stopping.clone().cancelled_owned()
     }
 
+    pub(crate) fn stopping_token(&self) -> tokio_util::sync::CancellationToken {
+        self.stopping.clone()
+    }
+
     pub fn subscribe(&self) -> broadcast::Receiver<GatewayEvent> {
         self.events.subscribe()
     }
 
     /// The keeper's side of held calls, which data planes ask over their keeper link.
-    pub(crate) fn keeper_side(&self) -> Arc<dyn crate::held_calls::HeldCalls> {
-        self.gate.keeper_side()
+    pub(crate) fn keeper_side(&self) -> (Arc<dyn crate::held_calls::HeldCalls>, crate::held_calls::link::RecordWithdrawn) {
+        let gate = self.gate.clone();
+        let record: crate::held_calls::link::RecordWithdrawn = Arc::new(move |approval, why| {
+            let gate = gate.clone();
+            Box::pin(async move { gate.record_withdrawn(approval, why).await })
+        });
+        (self.gate.keeper_side(), record)
     }
 
     pub fn has_server(&self, server: &str) -> bool {

@@ -137,9 +137,9 @@ where
         Ok(Opened::Relay(server)) => server,
         Ok(Opened::KeeperLink) => {
             if wr.write_all(ACK).await.is_ok() {
-                let held = gateway.keeper_side();
+                let (held, record) = gateway.keeper_side();
                 tokio::select! {
-                    () = crate::held_calls::link::serve(held, rd, buf, wr) => {}
+                    () = crate::held_calls::link::serve(held, record, rd, buf, wr) => {}
                     () = stopping.cancelled() => {}
                 }
             }
@@ -157,6 +157,37 @@ where
     if wr.write_all(ACK).await.is_err() {
         return;
     }
+    drive(gateway, server, rd, buf, wr, hang_up, stopping).await;
+}
+
+/// A data plane's one client on stdio (`portcullis connect`): the same line protocol as a
+/// socket connection after its hello, on the process's own gateway. Returns when the client's
+/// input ended and what it asked was answered (bounded), or its output closed.
+pub async fn serve_stdio<R, W>(gateway: Arc<Gateway>, server: String, rd: R, wr: W)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let stopping = gateway.stopping_token();
+    // A pipe's reader leaving shows only as a failed write, which ends the writer and the queue.
+    let hang_up = std::future::pending::<()>();
+    drive(gateway, server, rd, BytesMut::new(), wr, hang_up, stopping).await;
+}
+
+/// The connection after its hello: lines in, answers out, until the end (see the module doc).
+async fn drive<R, W, H>(
+    gateway: Arc<Gateway>,
+    server: String,
+    mut rd: R,
+    mut buf: BytesMut,
+    wr: W,
+    hang_up: H,
+    stopping: CancellationToken,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+    H: Future<Output = ()> + Send,
+{
     let (tx, rx) = queue::bounded("local socket connection", OUT_BUDGET, Overflow::End);
     let in_flight = Arc::new(InFlight::default());
     let writer = tokio::spawn(write_loop(wr, rx, in_flight.clone()));

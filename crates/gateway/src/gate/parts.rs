@@ -67,6 +67,11 @@ impl Gate {
         self.audit.fault()
     }
 
+    /// Held calls are asked of `held` (a data plane's keeper link), not of this gate's broker.
+    pub(crate) fn ask_elsewhere(&mut self, held: Arc<dyn crate::held_calls::HeldCalls>) {
+        self.held = held;
+    }
+
     /// The broker, as what data planes ask about their held calls.
     pub(crate) fn keeper_side(&self) -> Arc<dyn crate::held_calls::HeldCalls> {
         self.approvals.clone()

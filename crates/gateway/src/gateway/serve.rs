@@ -71,6 +71,13 @@ impl Gateway {
         result
     }
 
+    /// Stops a gateway that serves no listener (a data plane): its sessions end and every
+    /// upstream it started is stopped.
+    pub async fn stop(&self) {
+        self.stopping.cancel();
+        self.stop_all().await;
+    }
+
     /// Binds the configured address, writes `gateway.json`, returns the listener and its URL.
     pub async fn bind(&self, data_dir: &Path) -> Result<(TcpListener, GatewayFile), StartError> {
         if let Some(running) = running_gateway(data_dir).await {
@@ -99,6 +106,7 @@ impl Gateway {
             token: self.token.clone(),
             pid: std::process::id(),
             socket,
+            config: Some(self.config().file.clone()),
         };
         file.write(data_dir)?;
         Ok((listener, file))

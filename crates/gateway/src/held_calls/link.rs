@@ -191,7 +191,10 @@ struct Mine {
 
 /// The keeper's side of one link, after the hello: answers the data plane's questions through
 /// `held` until the link closes, then withdraws what it still holds.
-pub async fn serve<R, W>(held: Arc<dyn HeldCalls>, rd: R, buf: BytesMut, wr: W)
+/// Records a held call whose data plane went away before it could (the keeper's audit).
+pub type RecordWithdrawn = Arc<dyn Fn(PendingApproval, String) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
+pub async fn serve<R, W>(held: Arc<dyn HeldCalls>, record: RecordWithdrawn, rd: R, buf: BytesMut, wr: W)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -215,12 +218,13 @@ where
     follows.abort_all();
     let left: Vec<String> = lock(&mine).held.drain().collect();
     for id in left {
-        held.end(
-            &id,
-            Resolution::Cancelled {
-                why: "the client's connection to Portcullis closed".into(),
-            },
-        );
+        let why = "the client's connection to Portcullis closed".to_owned();
+        let approval = held.pending(&id);
+        held.end(&id, Resolution::Cancelled { why: why.clone() });
+        // Its gate (the data plane) is gone and cannot record the end: the keeper does.
+        if let Some(approval) = approval {
+            record(approval, why).await;
+        }
     }
     drop(down_tx);
     drop(follows);

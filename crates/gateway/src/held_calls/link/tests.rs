@@ -20,7 +20,7 @@ fn linked() -> (Arc<ApprovalBroker>, RemoteHeldCalls) {
         Box::pin(async move {
             let (here, there) = tokio::io::duplex(1 << 16);
             let (rd, wr) = tokio::io::split(there);
-            tokio::spawn(serve(keeper, rd, BytesMut::new(), wr));
+            tokio::spawn(serve(keeper, no_record(), rd, BytesMut::new(), wr));
             let (rd, wr) = tokio::io::split(here);
             Ok(LinkStreams {
                 rd: Box::new(rd),
@@ -30,6 +30,10 @@ fn linked() -> (Arc<ApprovalBroker>, RemoteHeldCalls) {
         })
     }));
     (broker, remote)
+}
+
+fn no_record() -> RecordWithdrawn {
+    Arc::new(|_, _| Box::pin(async {}))
 }
 
 fn question() -> Question {
@@ -163,7 +167,7 @@ async fn a_broken_link_refuses_what_waits_and_the_next_call_links_again() {
                 // The keeper dies when told: its side of the stream drops.
                 tokio::spawn(async move {
                     tokio::select! {
-                        () = serve(keeper, rd, BytesMut::new(), wr) => {}
+                        () = serve(keeper, no_record(), rd, BytesMut::new(), wr) => {}
                         () = cut.notified() => {}
                     }
                 });
