@@ -5,18 +5,20 @@
 //! desktop app ask of it — held calls and answers, grants, pause, policy files, pins, health —
 //! is one handle API (`gateway/handle.rs`); nothing outside reaches into the [`gate`]'s parts.
 //!
-//! Follow one held `tools/call` through the files (13, client's bytes to the server's):
-//! 1. `crates/cli/src/connect/socket.rs` — `portcullis connect` relays the client's lines to
-//!    the local socket; [`local_conn`] checks the hello's token and reads each line with the one
-//!    strict reader (`portcullis_wire::Message::parse`, `crates/wire/src/message.rs`). HTTP
-//!    clients come in through [`http`] (`http/mcp.rs`: Host, Origin, token) to the same session API;
+//! Follow one held `tools/call` through the files, client's bytes to the server's:
+//! 1. `crates/cli/src/connect.rs` — `portcullis connect` is a data plane: this crate's gate for
+//!    one stdio client, in that process ([`Gateway::open_data_plane`]); [`local_conn`] reads each
+//!    line with the one strict reader (`portcullis_wire::Message::parse`,
+//!    `crates/wire/src/message.rs`). HTTP clients come in through the keeper's [`http`] entry
+//!    (`http/mcp.rs`: Host, Origin, token) to the same session API;
 //! 2. [`session`] (`session.rs`) — `tools/call` goes to the [`gate`], everything else straight on;
 //! 3. [`gate`] (`gate.rs`, `Gate::decide`) — the policy in force ([`policy_store`]) evaluated by
 //!    `portcullis_policy` (`crates/policy/src/eval.rs`, naming its rule as a `RuleRef`) → rate
 //!    limit ([`rate_limit`]) → changed tool ([`pins`]) → held for a person (`gate/hold.rs` asks
-//!    through [`held_calls`], the one seam to the keeper: here the in-process [`approval`] broker;
-//!    the prompt and the CLI answer through `gateway/handle.rs`) → audit row committed
-//!    ([`audit_log`]) → a `Forwarded` token, or the refusal;
+//!    through [`held_calls`], the one seam to the keeper: in the keeper its [`approval`] broker,
+//!    in `connect` the keeper link `held_calls/remote.rs` → `held_calls/link.rs`; the prompt and
+//!    the CLI answer through `gateway/handle.rs`) → audit row committed ([`audit_log`]) → a
+//!    `Forwarded` token, or the refusal;
 //! 4. `session/reply.rs` → [`upstream`] (`upstream.rs`, `upstream/child_process.rs`; or
 //!    Streamable HTTP / legacy SSE) — the answer comes back through the session, and the token
 //!    completes the audit row with the outcome (dropped unanswered: `cancelled`).

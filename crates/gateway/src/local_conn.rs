@@ -201,6 +201,7 @@ async fn drive<R, W, H>(
         stateless: None,
     };
     let mut decoder = LineDecoder::new(portcullis_wire::MAX_MESSAGE);
+    let mut at_end = false;
     let input_ended = 'read: loop {
         loop {
             match decoder.decode(&mut buf) {
@@ -214,11 +215,17 @@ async fn drive<R, W, H>(
             }
         }
         tokio::select! {
-            read = rd.read_buf(&mut buf) => match read {
+            read = rd.read_buf(&mut buf), if !at_end => match read {
+                // A last line without its newline is a line (`printf '{…}' | portcullis connect`).
+                Ok(0) if !buf.is_empty() => {
+                    buf.extend_from_slice(b"\n");
+                    at_end = true;
+                }
                 Ok(0) => break 'read true,
                 Err(_) => break 'read false,
                 Ok(_) => {}
             },
+            () = std::future::ready(()), if at_end => break 'read true,
             () = conn.tx.closed() => break 'read false,
             () = stopping.cancelled() => break 'read false,
         }

@@ -99,24 +99,6 @@ def test_a_last_line_without_newline_is_a_line(eof_gw):
     assert text(answers[3]) == f"Echo: {m}", answers
 
 
-def test_the_http_fallback_answers_after_eof_too(eof_gw, tmp_path: Path):
-    # A data dir whose gateway.json names no socket: `connect` relays over HTTP.
-    info = json.loads((eof_gw.data_dir / "gateway.json").read_text())
-    info.pop("socket", None)
-    http_dir = tmp_path / "http-only"
-    http_dir.mkdir()
-    fd = os.open(http_dir / "gateway.json", os.O_WRONLY | os.O_CREAT, 0o600)
-    os.write(fd, json.dumps(info).encode())
-    os.close(fd)
-    argv = [str(harness.portcullis_bin()), "connect", "everything", "--data-dir", str(http_dir)]
-    answers = relay(argv, lines_of(harness.INITIALIZE_BODY,
-                                   {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                                   call(2, "trigger-long-running-operation", SLOW)))
-    assert 1 in answers and 2 in answers, f"both requests answered: {answers}; connect's stderr: {answers.stderr}"
-    assert "result" in answers[1], answers
-    assert "completed" in text(answers[2]).lower(), answers
-
-
 def raw_socket(gw) -> socket.socket:
     info = json.loads((gw.data_dir / "gateway.json").read_text())
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

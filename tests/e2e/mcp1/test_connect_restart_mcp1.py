@@ -1,9 +1,10 @@
-"""`portcullis connect` outlives the gateway (DESIGN §1, issue 14): a Python mcp 1.x ClientSession
-talks through `connect`, the gateway is stopped and a new one started on the same data dir, and the
-same client session's next call succeeds. A call held for approval at that moment fails with the
-`[portcullis]` restart error and the old gateway records it `cancelled`.
+"""The keeper is not in the way (DESIGN §1, issue 31): `portcullis connect` runs the gate itself and
+starts its server, so a keeper (`portcullis serve`) that stops and starts again under a connected
+Python mcp 1.x client touches neither the server's process and state nor the allowed calls. A call
+held at that moment is refused clearly (never left hanging), and the next held call is asked of
+the new keeper.
 
-Also: two `connect`s started at once with no gateway running start exactly one gateway.
+Also: two `connect`s started at once with no keeper running start exactly one keeper.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -18,25 +20,25 @@ import uuid
 from pathlib import Path
 
 import anyio
-import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import get_default_environment, stdio_client
 
 import harness
 from approvals import ControlApi
 
-RESTARTED = "[portcullis] the gateway restarted; the call was not completed"
 POLICY = {
     "version": "1",
     "default": "allow",
-    "tools": {"echo": {}, "get-tiny-image": {"action": "require_approval"}},
+    "tools": {"count": {}, "ask": {"action": "require_approval"}},
 }
 CALL_TIMEOUT = 30.0
+COUNTER = harness.PEERS_DIR / "counter_server.py"
 
 
 def own_world(root: Path) -> tuple[Path, Path]:
-    config = harness.write_config(root / "gateway", {"everything": harness.everything_stdio()},
-                                  {"everything": POLICY}, approval_timeout_secs=30)
+    server = harness.python_stdio(Path(sys.executable), COUNTER)
+    config = harness.write_config(root / "gateway", {"counter": server}, {"counter": POLICY},
+                                  approval_timeout_secs=30)
     return config, root / "data"
 
 
@@ -44,72 +46,92 @@ def text_of(result) -> str:
     return " ".join(getattr(c, "text", "") for c in result.content)
 
 
-def test_a_client_session_survives_a_gateway_restart(e2e_tmp):
+def counted(result) -> tuple[int, int]:
+    """(n, pid) from the counter server's answer."""
+    m = re.search(r"n=(\d+) pid=(\d+)", text_of(result))
+    assert m and not result.isError, f"a count: {result}"
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_a_keeper_restart_leaves_the_server_and_allowed_calls_alone(e2e_tmp):
     config, data = own_world(e2e_tmp / f"restart-{uuid.uuid4().hex[:8]}")
-    gateways = [harness.start_gateway(config, data)]
-    info = json.loads((data / "gateway.json").read_text())
-    assert info.get("socket") and Path(info["socket"]).exists(), f"the gateway names its local socket: {info}"
+    keepers = [harness.start_gateway(config, data)]
     figures: dict[str, float] = {}
     marker = uuid.uuid4().hex[:8]
 
     async def scenario() -> None:
-        argv = gateways[0].connect_argv("everything")
+        argv = keepers[0].connect_argv("counter")
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=get_default_environment())
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             with anyio.fail_after(CALL_TIMEOUT):
                 await session.initialize()
-                first = await session.call_tool("echo", {"message": f"before {marker}"})
-            assert not first.isError and f"before {marker}" in text_of(first), first
+                n, pid = counted(await session.call_tool("count", {}))
+            assert n == 1, n
 
             held: dict[str, object] = {}
             held_done = anyio.Event()
 
             async def held_call() -> None:
-                try:
-                    held["result"] = await session.call_tool("get-tiny-image", {"marker": marker})
-                except Exception as e:  # the restart error arrives as an McpError
-                    held["error"] = e
+                held["result"] = await session.call_tool("ask", {"marker": marker})
                 held_done.set()
 
-            api = ControlApi.of(gateways[0])
+            api = ControlApi.of(keepers[0])
             approver = await anyio.to_thread.run_sync(api.subscribe)  # so the call is held, not refused
             await anyio.to_thread.run_sync(approver.wait_attached)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(held_call)
                 await anyio.to_thread.run_sync(lambda: api.wait_pending(
-                    lambda p: [a for a in p if a.get("tool") == "get-tiny-image"], 20.0, "the held call"))
+                    lambda p: [a for a in p if a.get("tool") == "ask"], 20.0, "the held call"))
                 stopped_at = time.monotonic()
-                code = await anyio.to_thread.run_sync(gateways[0].stop)
-                assert code is not None, "the old gateway stopped"
+                code = await anyio.to_thread.run_sync(keepers[0].stop)
+                assert code is not None, "the old keeper stopped"
                 await anyio.to_thread.run_sync(approver.close)
                 with anyio.fail_after(CALL_TIMEOUT):
                     await held_done.wait()
-            assert "error" in held and RESTARTED in str(held["error"]), f"the held call fails clearly: {held}"
+            figures["held_call_answered_s"] = time.monotonic() - stopped_at
+            refused = held["result"]
+            assert refused.isError and "[portcullis]" in text_of(refused), f"refused clearly: {refused}"
 
-            gateways.append(await anyio.to_thread.run_sync(lambda: harness.start_gateway(config, data)))
-            figures["new_gateway_ready_s"] = time.monotonic() - stopped_at
-            asked = time.monotonic()
+            # No keeper at all: allowed calls go on, on the same server process, which kept its count.
             with anyio.fail_after(CALL_TIMEOUT):
-                after = await session.call_tool("echo", {"message": f"after {marker}"})
-            figures["gap_s"] = time.monotonic() - stopped_at
-            figures["first_call_after_s"] = time.monotonic() - asked
-            assert not after.isError and f"after {marker}" in text_of(after), after
-            # Still the same client session: more calls, with the client's own ids going on.
+                n, same = counted(await session.call_tool("count", {}))
+            assert (n, same) == (2, pid), f"the server kept its process and state: n={n} pid={same} (was {pid})"
+
+            keepers.append(await anyio.to_thread.run_sync(lambda: harness.start_gateway(config, data)))
             with anyio.fail_after(CALL_TIMEOUT):
-                again = await session.call_tool("echo", {"message": f"again {marker}"})
-            assert f"again {marker}" in text_of(again)
+                n, same = counted(await session.call_tool("count", {}))
+            assert (n, same) == (3, pid), f"after the new keeper: n={n} pid={same} (was {pid})"
+
+            # The next held call is asked of the new keeper, and approved there.
+            api = ControlApi.of(keepers[1])
+            approver = await anyio.to_thread.run_sync(api.subscribe)
+            await anyio.to_thread.run_sync(approver.wait_attached)
+            async with anyio.create_task_group() as tg:
+                again: dict[str, object] = {}
+
+                async def call_again() -> None:
+                    again["result"] = await session.call_tool("ask", {"marker": f"again-{marker}"})
+
+                tg.start_soon(call_again)
+                pending = await anyio.to_thread.run_sync(lambda: api.wait_pending(
+                    lambda p: [a for a in p if f"again-{marker}" in json.dumps(a.get("arguments"))], 20.0,
+                    "the held call at the new keeper"))
+                await anyio.to_thread.run_sync(lambda: api.approve(pending[0]["id"], "once"))
+            await anyio.to_thread.run_sync(approver.close)
+            assert f"asked again-{marker} pid={pid}" in text_of(again["result"]), again
 
     try:
         anyio.run(scenario)
-        rows = gateways[-1].audit_db("tool = ? AND arguments LIKE ?", ("get-tiny-image", f"%{marker}%"))
-        assert [r["decision"] for r in rows] == ["cancelled"], [r.raw for r in rows]
-        echoes = gateways[-1].audit_db("tool = 'echo' AND arguments LIKE ?", (f"%{marker}%",))
-        assert len(echoes) == 3 and all(r["decision"] == "allowed" for r in echoes), [r.raw for r in echoes]
+        rows = keepers[-1].audit_db("tool = 'ask' AND arguments LIKE ?", (f"%{marker}%",))
+        decisions = sorted(r["decision"] for r in rows)
+        assert decisions == ["approved", "denied"], [r.raw for r in rows]
+        counts = keepers[-1].audit_db("tool = 'count'", ())
+        assert len(counts) == 3 and all(r["decision"] == "allowed" for r in counts), [r.raw for r in counts]
     finally:
-        for gw in gateways:
-            gw.stop()
-    harness.log(f"restart figures: {json.dumps({k: round(v, 3) for k, v in figures.items()})}")
-    print(f"restart figures: {figures}", file=sys.stderr)
+        for keeper in keepers:
+            keeper.stop()
+    harness.log(f"keeper restart figures: {json.dumps({k: round(v, 3) for k, v in figures.items()})}")
+    print(f"keeper restart figures: {figures}", file=sys.stderr)
 
 
 def serve_processes(data: Path) -> list[int]:
@@ -127,9 +149,9 @@ def serve_processes(data: Path) -> list[int]:
     return pids
 
 
-def test_two_connects_at_once_start_one_gateway(e2e_tmp):
+def test_two_connects_at_once_start_one_keeper(e2e_tmp):
     config, data = own_world(e2e_tmp / f"ondemand-{uuid.uuid4().hex[:8]}")
-    argv = [str(harness.portcullis_bin()), "connect", "everything", "--data-dir", str(data), "--config", str(config)]
+    argv = [str(harness.portcullis_bin()), "connect", "counter", "--data-dir", str(data), "--config", str(config)]
     init = dict(harness.INITIALIZE_BODY)
     relays = [subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
               for _ in range(2)]
@@ -145,11 +167,16 @@ def test_two_connects_at_once_start_one_gateway(e2e_tmp):
                 answers.append(json.loads(line.result(timeout=40.0)))
         ready_s = time.monotonic() - started
         for answer in answers:
-            assert answer.get("id") == 1 and "result" in answer, f"initialized through the started gateway: {answer}"
+            assert answer.get("id") == 1 and "result" in answer, f"initialized by connect itself: {answer}"
+        # The keeper is started in the background; nothing above waited for it.
+        info = harness.wait_until(lambda: (data / "gateway.json").exists() and serve_processes(data), 30.0,
+                                  "the keeper started in the background")
+        started_s = time.monotonic() - started
         pids = serve_processes(data)
-        assert len(pids) == 1, f"exactly one gateway was started: {pids}"
-        assert (data / "serve.log").exists(), "the started gateway logs to the data dir"
-        harness.log(f"on-demand start: both clients initialized {ready_s:.3f} s after start")
+        assert len(pids) == 1, f"exactly one keeper was started: {pids} ({info})"
+        assert (data / "serve.log").exists(), "the started keeper logs to the data dir"
+        harness.log(f"on-demand start: both clients initialized {ready_s:.3f} s after start, "
+                    f"the keeper ready {started_s:.3f} s after")
     finally:
         for relay in relays:
             relay.stdin.close()

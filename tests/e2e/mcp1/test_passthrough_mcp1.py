@@ -4,6 +4,7 @@ unknown methods, request ids (string and number), and `portcullis connect` write
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import threading
 import time
@@ -149,20 +150,43 @@ def test_connect_relays_raw_protocol_untouched(world, gateway):
     assert code == 0, f"connect must exit 0 when its stdin closes: {code} {stderr[-500:]}"
 
 
-def test_connect_without_a_gateway_that_can_start_answers_requests_with_what_to_do(e2e_tmp):
-    """No gateway, and the one `connect` starts on demand cannot run (no config file here): the
-    client's request gets a JSON-RPC error under its id that says what to do; stdout stays protocol."""
-    empty = e2e_tmp / f"no-gateway-{uuid.uuid4().hex[:8]}"
+def test_connect_without_its_config_says_so_and_writes_nothing_to_stdout(e2e_tmp):
+    """`connect` runs the gate and starts the server from the config: without one it exits 1 with
+    the reason on stderr; stdout stays protocol (nothing on it)."""
+    empty = e2e_tmp / f"no-config-{uuid.uuid4().hex[:8]}"
     empty.mkdir()
     r = subprocess.run([str(harness.portcullis_bin()), "connect", "everything", "--data-dir", str(empty),
                         "--config", str(empty / "missing.json")],
                        input=json.dumps(harness.INITIALIZE_BODY) + "\n", capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, f"connect ends normally when its stdin closes: {r.returncode} {r.stderr[-500:]}"
-    lines = [json.loads(x) for x in r.stdout.split("\n") if x.strip()]
-    assert len(lines) == 1 and lines[0].get("id") == 1 and "error" in lines[0], f"one error for the request: {r.stdout!r}"
-    text = lines[0]["error"]["message"]
-    assert text.startswith("[portcullis] no gateway is running") and "portcullis serve" in text, text
-    assert "serve.log" in text, f"the reason the start failed is named: {text}"
+    assert r.returncode == 1, f"a user error: {r.returncode} {r.stderr[-500:]}"
+    assert r.stdout == "", f"stdout is protocol only: {r.stdout!r}"
+    assert "missing.json" in r.stderr and r.stderr.startswith("portcullis: "), r.stderr
+
+
+def test_a_held_call_with_no_keeper_that_can_start_says_what_to_do(e2e_tmp):
+    """The keeper (`portcullis serve`, started by `connect` on demand) cannot run: its port is
+    taken. Allowed calls go on; a held call is refused under its id, saying why and what to do."""
+    root = e2e_tmp / f"no-keeper-{uuid.uuid4().hex[:8]}"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        policy = {"version": "1", "default": "allow", "tools": {"get-sum": {"action": "require_approval"}}}
+        config = harness.write_config(root / "gateway", {"everything": harness.everything_stdio()},
+                                      {"everything": policy}, extra={"listen": f"127.0.0.1:{port}"})
+        lines = [harness.INITIALIZE_BODY, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                 {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hi"}}},
+                 {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get-sum", "arguments": {"a": 1, "b": 2}}}]
+        r = subprocess.run([str(harness.portcullis_bin()), "connect", "everything", "--data-dir", str(root / "data"),
+                            "--config", str(config)],
+                           input="".join(json.dumps(x) + "\n" for x in lines), capture_output=True, text=True,
+                           timeout=90)
+    answers = {a.get("id"): a for a in (json.loads(x) for x in r.stdout.split("\n") if x.strip())}
+    assert answers[2]["result"]["content"][0]["text"] == "Echo: hi", answers
+    refused = answers[3]["result"]
+    text = refused["content"][0]["text"]
+    assert refused.get("isError") is True and text.startswith("[portcullis]"), refused
+    assert "portcullis serve" in text and "serve.log" in text, f"why, and what to do: {text}"
 
 
 def test_http_request_ids_and_session_header(gateway):
