@@ -1,11 +1,11 @@
-"""`portcullis connect` outlives the gateway for the other clients of issue 14 point 3 (the Python
-mcp 1.x case is tests/e2e/mcp1/test_connect_restart_mcp1.py): the Python mcp 2.3.0 `Client`, the
-TypeScript SDK v2 client and the Vercel AI SDK's own MCP client, each launching `portcullis
-connect`, keep one client session across a gateway stop and a new gateway on the same data dir;
-their next calls succeed.
+"""The keeper is not in the way, for the other clients of issue 31 point 3 (the Python mcp 1.x case,
+with a server that counts its calls, is tests/e2e/mcp1/test_connect_restart_mcp1.py): the Python mcp
+2.3.0 `Client`, the TypeScript SDK v2 client and the Vercel AI SDK's own MCP client, each launching
+`portcullis connect`, keep one client session across a keeper stop and a new keeper on the same data
+dir, and no call fails: `connect` runs the gate and the server itself.
 
-For mcp 2.x a slow call is in flight at the stop: it fails with the `[portcullis]` restart error, and
-no other call fails. The gap the client sees (stop → the first answer after it) is logged.
+For mcp 2.x a slow call is in flight at the stop: it goes on to its answer. The gap the client sees
+(stop → the first answer after it) is logged.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from v2client import open_client
 
 pytestmark = pytest.mark.gateway
 
-RESTARTED = "[portcullis] the gateway restarted; the call was not completed"
 POLICY = {"version": "1", "default": "allow", "tools": {"echo": {}}}
 CALL_TIMEOUT = 30.0
 NODE_CLIENTS = {"TS SDK": "client.mjs", "AI SDK": "aisdk_client.mjs"}
@@ -41,7 +40,7 @@ def text_of(result) -> str:
     return " ".join(getattr(c, "text", "") for c in result.content)
 
 
-def test_a_python_mcp2_client_survives_a_gateway_restart(e2e_tmp):
+def test_a_python_mcp2_client_and_its_call_in_flight_survive_a_keeper_restart(e2e_tmp):
     config, data = own_world(e2e_tmp / f"restart2-{uuid.uuid4().hex[:8]}")
     gateways = [harness.start_gateway(config, data)]
     marker = uuid.uuid4().hex[:8]
@@ -73,8 +72,9 @@ def test_a_python_mcp2_client_survives_a_gateway_restart(e2e_tmp):
                 assert await anyio.to_thread.run_sync(gateways[0].stop) is not None, "the old gateway stopped"
                 with anyio.fail_after(CALL_TIMEOUT):
                     await slow_done.wait()
-            assert "error" in slow and RESTARTED in str(slow["error"]), f"the call in flight fails clearly: {slow}"
-            failed.append("trigger-long-running-operation")
+            # The server runs in `connect`, not in the keeper: the call in flight goes on to its answer.
+            if "error" in slow or getattr(slow.get("result"), "is_error", False):
+                failed.append("trigger-long-running-operation")
             gateways.append(await anyio.to_thread.run_sync(lambda: harness.start_gateway(config, data)))
             figures["new_gateway_ready_s"] = time.monotonic() - stopped_at
             for i in range(3):
@@ -91,13 +91,13 @@ def test_a_python_mcp2_client_survives_a_gateway_restart(e2e_tmp):
     finally:
         for gw in gateways:
             gw.stop()
-    assert failed == ["trigger-long-running-operation"], f"only the call in flight failed: {failed}"
-    harness.log(f"restart figures (mcp 2.x): {json.dumps({k: round(v, 3) for k, v in figures.items()})}, "
-                f"calls failed: {len(failed)} (the one in flight)")
+    assert failed == [], f"no call failed, not even the one in flight at the stop: {failed}"
+    harness.log(f"keeper restart figures (mcp 2.x): {json.dumps({k: round(v, 3) for k, v in figures.items()})}, "
+                f"calls failed: {len(failed)}")
 
 
 @pytest.mark.parametrize("label", NODE_CLIENTS)
-def test_a_node_client_survives_a_gateway_restart(e2e_tmp, label):
+def test_a_node_client_survives_a_keeper_restart(e2e_tmp, label):
     config, data = own_world(e2e_tmp / f"restart-node-{uuid.uuid4().hex[:8]}")
     gateways = [harness.start_gateway(config, data)]
     marker = uuid.uuid4().hex[:8]
