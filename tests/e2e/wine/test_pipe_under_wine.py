@@ -70,16 +70,17 @@ def test_connect_over_the_named_pipe(e2e_tmp, lifecycle):
             assert text_of(refused).startswith(harness.DENIAL_PREFIX) and "dropped by people" in text_of(refused)
             if lifecycle == "initialize":
                 # A held call crosses the named pipe to the keeper, and its approval comes back.
+                h = uuid.uuid4().hex[:12]  # its own marker: the allowed echo's row is checked below
                 api = ControlApi.of(gw)
                 approver = api.subscribe()
                 try:
                     approver.wait_attached()
                     held = concurrent.futures.ThreadPoolExecutor(1).submit(
-                        client.call, "echo", {"message": f"held {m}"}, 90.0)
-                    pending = api.wait_pending(lambda p: [a for a in p if m in json.dumps(a.get("arguments"))], 60.0,
+                        client.call, "echo", {"message": f"held {h}"}, 90.0)
+                    pending = api.wait_pending(lambda p: [a for a in p if h in json.dumps(a.get("arguments"))], 60.0,
                                                "the held call at the keeper, over the pipe")
                     api.approve(pending[0]["id"], "once")
-                    assert text_of(held.result(timeout=60)) == f"rmcp echo: held {m}"
+                    assert text_of(held.result(timeout=60)) == f"rmcp echo: held {h}"
                 finally:
                     approver.close()
         (row,) = gw.audit_rows_for("tables", "echo", m, settled=True)

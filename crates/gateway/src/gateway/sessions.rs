@@ -110,6 +110,15 @@ impl Gateway {
             self.session_caps.release(&session.server);
             tracing::info!(server = %session.server, session = id, "session ended");
             session.close().await;
+            let idle = self
+                .sessions
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .is_empty();
+            if idle {
+                // The burst is over: what its sessions held at once goes back (allocator.rs).
+                crate::allocator::release_free_memory();
+            }
         }
     }
 
