@@ -50,7 +50,8 @@ async fn link_to_running(data_dir: &std::path::Path) -> std::io::Result<LinkStre
     let file = GatewayFile::read(data_dir).map_err(|e| std::io::Error::other(e.to_string()))?;
     let Some(socket) = file.socket else {
         return Err(std::io::Error::other(format!(
-            "{} names no local socket (a keeper too old for this connect?)",
+            "{} names no local socket: the keeper offers none on this platform (on Windows the named \
+             pipe is off unless PORTCULLIS_EXPERIMENTAL_PIPE=1, see SECURITY.md) or is older than this connect",
             data_dir.join("gateway.json").display()
         )));
     };
