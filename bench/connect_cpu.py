@@ -3,7 +3,8 @@
     tests/.peers/venv1/bin/python bench/connect_cpu.py --server-bin target/debug/rmcp-peer \
         --gateway before=/tmp/portcullis-before --gateway after=target/ci/portcullis [--calls 5000] [--rounds 3]
 
-For each build: a keeper (`portcullis serve`) with the policy of `bench/e2e.py` (echo allowed), and
+A build named `direct=direct` is the baseline: the client launches the server itself (its
+"connect µs" is then the server's own CPU). For each other build: a keeper (`portcullis serve`) with the policy of `bench/e2e.py` (echo allowed), and
 a raw newline JSON-RPC client that launches `portcullis connect tables` and calls `echo` on the
 rmcp server (tests/rmcp-peer, a Rust server that costs little) N times back to back. Measured from
 /proc while the client's connection is still open: utime + stime of the `connect` process and of
@@ -32,12 +33,16 @@ POLICY = {"version": "1", "default": "deny", "tools": {"echo": {}}}
 
 
 def one_run(bin_path: Path, server_bin: Path, tmp: Path, calls: int) -> dict:
+    """`bin_path` "direct": the client launches the server itself (the baseline; no keeper)."""
+    direct = str(bin_path) == "direct"
     servers = {"tables": {"command": str(server_bin), "args": ["server"], "env": {}}}
-    gw, info = e2e.start_gateway(bin_path, tmp, servers, {"tables": POLICY})
-    keeper_pid = gw.p.pid
+    gw = None if direct else e2e.start_gateway(bin_path, tmp, servers, {"tables": POLICY})[0]
+    keeper_pid = gw.p.pid if gw else os.getpid()
+    argv = [str(server_bin), "server"] if direct else [
+        str(bin_path), "connect", "tables", "--config", str(tmp / "portcullis.json"), "--data-dir", str(tmp / "data")]
     try:
         connect = subprocess.Popen(
-            [str(bin_path), "connect", "tables", "--config", str(tmp / "portcullis.json"), "--data-dir", str(tmp / "data")],
+            argv,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={**os.environ, "PORTCULLIS_LOG": "warn"})
 
@@ -51,18 +56,19 @@ def one_run(bin_path: Path, server_bin: Path, tmp: Path, calls: int) -> dict:
         connect.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         for i in range(50):  # warm-up: the server started, the audit's files open
             ask(1_000_000 + i, "tools/call", {"name": "echo", "arguments": {"message": "w"}})
-        c0, k0 = e2e.cpu_seconds(connect.pid), e2e.cpu_seconds(keeper_pid)
+        c0, k0 = e2e.cpu_seconds(connect.pid), (e2e.cpu_seconds(keeper_pid) if gw else 0.0)
         lat = []
         for i in range(calls):
             t = time.perf_counter()
             answer = ask(i + 1, "tools/call", {"name": "echo", "arguments": {"message": f"m{i}"}})
             lat.append(time.perf_counter() - t)
             assert "result" in answer and not answer["result"].get("isError"), answer
-        c1, k1 = e2e.cpu_seconds(connect.pid), e2e.cpu_seconds(keeper_pid)
+        c1, k1 = e2e.cpu_seconds(connect.pid), (e2e.cpu_seconds(keeper_pid) if gw else 0.0)
         connect.stdin.close()
         connect.wait(timeout=30)
     finally:
-        gw.stop()
+        if gw:
+            gw.stop()
     lat.sort()
     return {
         "connect_us": (c1 - c0) / calls * 1e6,
