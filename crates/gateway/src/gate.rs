@@ -255,6 +255,9 @@ pub struct Gate {
     held: Arc<dyn HeldCalls>,
     /// Retries of calls already approved (MRTR), which are not asked again.
     continuations: Arc<Continuations>,
+    /// The rows this gate announced lately, so the keeper's audit follower does not announce
+    /// them twice (`gateway/audit_follow.rs`).
+    announced: std::sync::Mutex<std::collections::VecDeque<i64>>,
     catalog: ToolCatalog,
     /// Tool definitions as first seen; a changed tool's calls are held (see `gate/pin_check.rs`).
     pins: PinStore,
@@ -287,6 +290,7 @@ impl Gate {
             held: approvals.clone(),
             approvals,
             continuations: Arc::default(),
+            announced: std::sync::Mutex::default(),
             catalog: ToolCatalog::default(),
             pins,
             events,
@@ -297,6 +301,10 @@ impl Gate {
         }
     }
 }
+
+/// How many of its own announced rows a gate remembers: more than the keeper's follower reads per
+/// poll (`gateway/audit_follow.rs`).
+const ANNOUNCED_KEPT: usize = 4096;
 
 /// A decision before it is recorded.
 struct Ruling {
@@ -479,6 +487,7 @@ impl Gate {
                 return Err(gate_result::refusal(&crate::audit_log::refusal_text(&e), modern));
             }
         };
+        self.note_announced(row_id);
         let _ = self.events.send(GatewayEvent::AuditAppended {
             id: row_id,
             server,
@@ -498,6 +507,14 @@ impl Gate {
                 })
             }
         }
+    }
+
+    fn note_announced(&self, id: i64) {
+        let mut announced = self.announced.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if announced.len() == ANNOUNCED_KEPT {
+            announced.pop_front();
+        }
+        announced.push_back(id);
     }
 
     /// Records a held call whose gate went away without an answer (a data plane killed while the

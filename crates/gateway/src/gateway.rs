@@ -20,6 +20,7 @@ use crate::session::Session;
 use crate::upstream::monitor::ServerMonitor;
 use crate::{digest_key, local_socket, queue, session_caps};
 
+mod audit_follow;
 mod handle;
 mod serve;
 mod sessions;
@@ -206,7 +207,12 @@ impl Gateway {
     }
 
     /// The keeper's side of held calls, which data planes ask over their keeper link.
-    pub(crate) fn keeper_side(&self) -> (Arc<dyn crate::held_calls::HeldCalls>, crate::held_calls::link::RecordWithdrawn) {
+    pub(crate) fn keeper_side(
+        &self,
+    ) -> (
+        Arc<dyn crate::held_calls::HeldCalls>,
+        crate::held_calls::link::RecordWithdrawn,
+    ) {
         let gate = self.gate.clone();
         let record: crate::held_calls::link::RecordWithdrawn = Arc::new(move |approval, why| {
             let gate = gate.clone();

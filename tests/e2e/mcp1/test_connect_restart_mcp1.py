@@ -187,3 +187,30 @@ def test_two_connects_at_once_start_one_keeper(e2e_tmp):
         for pid in serve_processes(data):
             os.kill(pid, 15)
         harness.wait_until(lambda: not serve_processes(data), 15.0, "the started gateway to stop")
+
+
+def test_a_call_decided_in_connect_is_announced_by_the_keeper(e2e_tmp):
+    """The audit viewer follows the keeper's events: a call `connect` decided and committed in its
+    own process is announced there as `AuditAppended` (the keeper follows the shared audit)."""
+    config, data = own_world(e2e_tmp / f"announced-{uuid.uuid4().hex[:8]}")
+    keeper = harness.start_gateway(config, data)
+    try:
+        events = ControlApi.of(keeper).subscribe()
+        try:
+            events.wait_attached()
+            argv = keeper.connect_argv("counter")
+            lines = [harness.INITIALIZE_BODY, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                     {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "count", "arguments": {}}}]
+            r = subprocess.run(argv, input="".join(json.dumps(x) + "\n" for x in lines), capture_output=True,
+                               text=True, timeout=60)
+            answers = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+            assert any(a.get("id") == 2 and "result" in a for a in answers), answers
+            (row,) = keeper.audit_db("tool = 'count'", ())
+            seen = events.wait_for(lambda e: e.get("type") == "AuditAppended" and e.get("id") == row["id"],
+                                   timeout=10, what="the keeper announcing the row connect committed")
+            data = seen.data
+            assert (data["server"], data["tool"], data["decision"]) == ("counter", "count", "allowed"), data
+        finally:
+            events.close()
+    finally:
+        keeper.stop()

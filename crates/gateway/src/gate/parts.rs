@@ -72,6 +72,19 @@ impl Gate {
         self.held = held;
     }
 
+    /// A reader on the audit database.
+    pub(crate) fn audit_store(&self) -> Result<portcullis_audit::AuditStore, portcullis_audit::AuditError> {
+        self.audit.store()
+    }
+
+    /// Whether this gate announced the row `id` itself (`AuditAppended`, at commit).
+    pub(crate) fn announced(&self, id: i64) -> bool {
+        self.announced
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(&id)
+    }
+
     /// The broker, as what data planes ask about their held calls.
     pub(crate) fn keeper_side(&self) -> Arc<dyn crate::held_calls::HeldCalls> {
         self.approvals.clone()

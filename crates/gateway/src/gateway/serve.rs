@@ -40,6 +40,7 @@ impl Gateway {
             shutdown.await;
             stopping.cancel();
         });
+        super::audit_follow::start(&self);
         let limits = self.config().limits;
         let local = self
             .local

@@ -192,7 +192,8 @@ struct Mine {
 /// The keeper's side of one link, after the hello: answers the data plane's questions through
 /// `held` until the link closes, then withdraws what it still holds.
 /// Records a held call whose data plane went away before it could (the keeper's audit).
-pub type RecordWithdrawn = Arc<dyn Fn(PendingApproval, String) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+pub type RecordWithdrawn =
+    Arc<dyn Fn(PendingApproval, String) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
 
 pub async fn serve<R, W>(held: Arc<dyn HeldCalls>, record: RecordWithdrawn, rd: R, buf: BytesMut, wr: W)
 where
