@@ -69,6 +69,8 @@ pub(crate) struct Paths<'a> {
     /// Whether the data dir was chosen (flag or environment) rather than the platform default:
     /// then `connect` must be told it.
     pub data_dir_chosen: bool,
+    /// The same for the config file: `connect` reads it to start the server and decide.
+    pub config_chosen: bool,
 }
 
 pub(crate) fn run(paths: &Paths<'_>, command: &Command) -> Outcome {
@@ -228,6 +230,7 @@ fn setup(paths: &Paths<'_>) -> Result<Setup, Failure> {
     Ok(Setup {
         portcullis,
         data_dir_arg: paths.data_dir_chosen.then(|| data_dir.clone()),
+        config_arg: if paths.config_chosen { Some(absolute(paths.config)?) } else { None },
         gateway_config: absolute(paths.config)?,
         data_dir,
     })

@@ -80,6 +80,7 @@ fn main() -> ExitCode {
                 config: &config,
                 data_dir: &data_dir,
                 data_dir_chosen,
+                config_chosen,
             };
             clients::run(&paths, &command)
         }

@@ -93,6 +93,9 @@ pub struct Setup {
     pub portcullis: PathBuf,
     /// `--data-dir` for `connect` when the data dir is not the default one.
     pub data_dir_arg: Option<PathBuf>,
+    /// `--config` for `connect` when the config is not the default one: `connect` runs the gate
+    /// and starts the server from it.
+    pub config_arg: Option<PathBuf>,
     /// `portcullis.json`, created if missing.
     pub gateway_config: PathBuf,
     /// Where install records what it changed.
@@ -163,6 +166,10 @@ impl Client {
     /// The entry that launches `portcullis connect NAME`; `extras` are the client's own keys.
     fn routed_entry(self, setup: &Setup, name: &str, extras: &Map<String, Value>) -> Value {
         let mut args = vec![Value::from("connect"), Value::from(name)];
+        if let Some(config) = &setup.config_arg {
+            args.push(Value::from("--config"));
+            args.push(Value::from(config.display().to_string()));
+        }
         if let Some(dir) = &setup.data_dir_arg {
             args.push(Value::from("--data-dir"));
             args.push(Value::from(dir.display().to_string()));

@@ -59,6 +59,7 @@ impl Scene {
         let setup = Setup {
             portcullis: PathBuf::from("/usr/bin/portcullis"),
             data_dir_arg: None,
+            config_arg: None,
             gateway_config: dir.path().join("portcullis.json"),
             data_dir: dir.path().join("data"),
         };

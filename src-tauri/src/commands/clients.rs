@@ -119,12 +119,14 @@ pub(crate) fn portcullis_binary(env: &dyn Environment) -> IpcResult<PathBuf> {
         })
 }
 
-/// The client launches `portcullis connect NAME --data-dir DIR`: always this app's data dir, so
-/// `connect` finds this gateway whatever the client's environment.
+/// The client launches `portcullis connect NAME --config FILE --data-dir DIR`: always this app's
+/// config and data dir, so `connect` decides by this app's servers and policies and finds this
+/// keeper whatever the client's environment.
 fn setup(host: &Host, env: &dyn Environment) -> IpcResult<Setup> {
     Ok(Setup {
         portcullis: portcullis_binary(env)?,
         data_dir_arg: Some(host.paths.data_dir.clone()),
+        config_arg: Some(host.paths.config.clone()),
         gateway_config: host.paths.config.clone(),
         data_dir: host.paths.data_dir.clone(),
     })

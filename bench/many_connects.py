@@ -1,0 +1,152 @@
+"""Many data planes, one keeper, one audit (issue 31 point 4): N `portcullis connect` processes at
+once, each the gate for its own client and the starter of its own server (the Rust rmcp server,
+tests/rmcp-peer), all committing to one `audit.db`, against one keeper (`portcullis serve`).
+
+    tests/.peers/venv1/bin/python bench/many_connects.py --bin target/ci/portcullis \
+        --server-bin target/ci/rmcp-peer [--processes 200] [--calls 20] [--json OUT]
+
+Each client (a thread here, raw newline JSON-RPC) initializes, then calls `echo` CALLS times back
+to back; all start together. Reported: errors (any answer that is not the echo), p50/p99 of the
+calls, the audit rows found against the calls made, each `connect`'s memory once its calls are done
+and it idles (VmRSS, its private part RssAnon, and PSS, which shares the binary's pages out among
+the processes that map them), and the keeper's VmRSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import e2e  # noqa: E402  (start_gateway)
+
+POLICY = {"version": "1", "default": "deny", "tools": {"echo": {}}}
+
+
+def memory(pid: int) -> dict[str, int]:
+    """VmRSS and RssAnon (status) and Pss (smaps_rollup) of `pid`, in KiB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key = line.split(":")[0]
+        if key in ("VmRSS", "RssAnon"):
+            out[key] = int(line.split()[1])
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            out["Pss"] = int(line.split()[1])
+    return out
+
+
+class Client:
+    def __init__(self, argv: list[str], calls: int):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.calls = calls
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+        self.done = threading.Event()
+
+    def ask(self, rid: int, method: str, params: dict) -> dict:
+        self.proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}) + "\n").encode())
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("connect closed its output")
+        return json.loads(line)
+
+    def run(self, go: threading.Event) -> None:
+        try:
+            go.wait()
+            init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "many", "version": "1"}}
+            if "result" not in self.ask(0, "initialize", init):
+                self.errors.append("initialize failed")
+                return
+            self.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+            for i in range(self.calls):
+                t = time.perf_counter()
+                answer = self.ask(i + 1, "tools/call", {"name": "echo", "arguments": {"message": f"m{i}"}})
+                self.latencies.append(time.perf_counter() - t)
+                result = answer.get("result") or {}
+                if result.get("isError") or "error" in answer:
+                    self.errors.append(json.dumps(answer)[:300])
+        except Exception as e:  # noqa: BLE001 — every failure is a counted error
+            self.errors.append(repr(e))
+        finally:
+            self.done.set()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", type=Path, required=True)
+    ap.add_argument("--server-bin", type=Path, required=True)
+    ap.add_argument("--processes", type=int, default=200)
+    ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="many-connects-") as tmp_s:
+        tmp = Path(tmp_s)
+        servers = {"tables": {"command": str(args.server_bin), "args": ["server"], "env": {}}}
+        keeper, _ = e2e.start_gateway(args.bin, tmp, servers, {"tables": POLICY})
+        argv = [str(args.bin), "connect", "tables", "--config", str(tmp / "portcullis.json"), "--data-dir", str(tmp / "data")]
+        clients = [Client(argv, args.calls) for _ in range(args.processes)]
+        go = threading.Event()
+        threads = [threading.Thread(target=c.run, args=(go,), daemon=True) for c in clients]
+        for t in threads:
+            t.start()
+        started = time.monotonic()
+        go.set()
+        for c in clients:
+            c.done.wait(timeout=300)
+        took = time.monotonic() - started
+        time.sleep(1.0)  # idle: every connect waits on its client
+        mems = []
+        for c in clients:
+            try:
+                mems.append(memory(c.proc.pid))
+            except OSError:
+                pass
+        keeper_rss = memory(keeper.p.pid)["VmRSS"]
+        for c in clients:
+            c.proc.stdin.close()
+        for c in clients:
+            try:
+                c.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                c.proc.kill()
+        db = sqlite3.connect(f"file:{tmp / 'data' / 'audit.db'}?mode=ro", uri=True)
+        rows = db.execute("SELECT count(*) FROM decisions WHERE tool = 'echo'").fetchone()[0]
+        db.close()
+        keeper.stop()
+    lat = sorted(x for c in clients for x in c.latencies)
+    errors = [e for c in clients for e in c.errors]
+    made = sum(len(c.latencies) for c in clients)
+
+    def kib(key: str) -> tuple[float, float]:
+        values = [m[key] for m in mems if key in m]
+        return statistics.median(values) / 1024, max(values) / 1024
+
+    figures = {
+        "processes": args.processes, "calls_each": args.calls, "calls_made": made, "errors": len(errors),
+        "audit_rows": rows, "seconds": round(took, 2),
+        "p50_ms": round(lat[len(lat) // 2] * 1e3, 3), "p99_ms": round(lat[int(len(lat) * 0.99)] * 1e3, 3),
+        "connect_vmrss_mib_median_max": [round(x, 1) for x in kib("VmRSS")],
+        "connect_rssanon_mib_median_max": [round(x, 1) for x in kib("RssAnon")],
+        "connect_pss_mib_median_max": [round(x, 1) for x in kib("Pss")],
+        "keeper_vmrss_mib": round(keeper_rss / 1024, 1),
+    }
+    print(json.dumps(figures, indent=2))
+    for e in errors[:5]:
+        print("error:", e, file=sys.stderr)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
