@@ -148,5 +148,5 @@ pub use health::{AuditFault, FaultKind, HealthListener};
 pub use histogram::{HistogramBucket, MAX_BUCKETS};
 pub use record::{AuditRow, DecidedBy, Decision, NewDecision, Outcome, UnknownValue};
 pub use redact::{is_secret_key, needs_redaction, redact, redacted_json, REDACTED, SECRET_WORDS};
-pub use store::{AuditFilter, AuditStore};
+pub use store::{AuditFilter, AuditStore, RowHead};
 pub use writer::{AuditWriter, CompleteDone, RecordDone};

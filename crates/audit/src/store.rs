@@ -47,6 +47,15 @@ impl std::fmt::Debug for AuditStore {
     }
 }
 
+/// What [`AuditStore::heads_after`] reads of a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowHead {
+    pub id: i64,
+    pub server: String,
+    pub tool: String,
+    pub decision: Decision,
+}
+
 const COLUMNS: &str = "id, time_ms, session, client_name, client_version, server, tool, arguments, \
      arguments_digest, decision, decided_by, rule, reason, wait_ms, outcome, upstream_ms, request_id, original_arguments";
 
@@ -96,6 +105,38 @@ impl AuditStore {
             Some(row) => Ok(Some(decode(row)?)),
             None => Ok(None),
         }
+    }
+
+    /// Rows with an id above `after`, oldest first, at most `limit`, read to their heads only
+    /// (id, server, tool, decision: never the arguments, which may be megabytes): what a process
+    /// that follows the audit announces of rows other processes commit.
+    pub fn heads_after(&self, after: i64, limit: usize) -> Result<Vec<RowHead>, AuditError> {
+        let conn = self.lock();
+        let mut stmt =
+            conn.prepare_cached("SELECT id, server, tool, decision FROM decisions WHERE id > ?1 ORDER BY id LIMIT ?2")?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut rows = stmt.query(rusqlite::params![after, limit])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            let decision: String = row.get(3)?;
+            out.push(RowHead {
+                id,
+                server: row.get(1)?,
+                tool: row.get(2)?,
+                decision: decision
+                    .parse()
+                    .map_err(|err| AuditError::invalid(id, "decision", &err))?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The highest row id, 0 for an empty log.
+    pub fn last_id(&self) -> Result<i64, AuditError> {
+        let conn = self.lock();
+        let id: Option<i64> = conn.query_row("SELECT max(id) FROM decisions", [], |row| row.get(0))?;
+        Ok(id.unwrap_or(0))
     }
 
     /// How many rows match `filter` (including its `before` cursor).

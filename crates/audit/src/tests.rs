@@ -297,6 +297,25 @@ fn limit_caps_the_page() {
     assert!(store.query(&AuditFilter::default(), 0).unwrap().is_empty());
 }
 
+/// What the keeper's follower reads of rows other processes commit: the heads after an id,
+/// oldest first, bounded.
+#[test]
+fn heads_after_an_id_come_oldest_first_and_bounded() {
+    let (_writer, store, row_ids) = filter_fixture();
+    assert_eq!(store.last_id().unwrap(), row_ids[7]);
+    let heads = store.heads_after(row_ids[5], 10).unwrap();
+    assert_eq!(
+        heads.iter().map(|h| h.id).collect::<Vec<_>>(),
+        vec![row_ids[6], row_ids[7]]
+    );
+    assert_eq!(
+        (heads[0].server.as_str(), heads[0].tool.as_str(), heads[0].decision),
+        ("github", "create_issue", Decision::Approved)
+    );
+    assert_eq!(store.heads_after(0, 2).unwrap().len(), 2, "bounded");
+    assert!(store.heads_after(row_ids[7], 10).unwrap().is_empty());
+}
+
 #[test]
 fn calls_of_one_tool_come_newest_first_and_bounded() {
     let (_writer, store, row_ids) = filter_fixture();

@@ -230,7 +230,11 @@ fn setup(paths: &Paths<'_>) -> Result<Setup, Failure> {
     Ok(Setup {
         portcullis,
         data_dir_arg: paths.data_dir_chosen.then(|| data_dir.clone()),
-        config_arg: if paths.config_chosen { Some(absolute(paths.config)?) } else { None },
+        config_arg: if paths.config_chosen {
+            Some(absolute(paths.config)?)
+        } else {
+            None
+        },
         gateway_config: absolute(paths.config)?,
         data_dir,
     })

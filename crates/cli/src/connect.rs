@@ -44,8 +44,13 @@ pub(crate) fn run(config_path: &Path, data_dir: &Path, server: &str) -> Outcome 
         keeper::start_in_background(starter.clone());
         let held = Arc::new(RemoteHeldCalls::new(keeper::connector(data_dir.to_owned(), starter)));
         let gateway = Gateway::open_data_plane(config, data_dir, held).map_err(Failure::user)?;
-        portcullis_gateway::local_conn::serve_stdio(gateway.clone(), server.to_owned(), stdio::stdin(), stdio::stdout())
-            .await;
+        portcullis_gateway::local_conn::serve_stdio(
+            gateway.clone(),
+            server.to_owned(),
+            stdio::stdin(),
+            stdio::stdout(),
+        )
+        .await;
         gateway.stop().await;
         Ok(())
     })
@@ -57,7 +62,10 @@ pub(crate) fn config_of(default: PathBuf, chosen: bool, data_dir: &Path) -> Path
     if chosen {
         return default;
     }
-    GatewayFile::read(data_dir).ok().and_then(|f| f.config).unwrap_or(default)
+    GatewayFile::read(data_dir)
+        .ok()
+        .and_then(|f| f.config)
+        .unwrap_or(default)
 }
 
 /// The config with `server` alone: a data plane starts and watches nothing else.
@@ -67,7 +75,11 @@ fn only(mut config: Config, server: &str, path: &Path) -> Result<Config, Failure
         return Err(Failure::user(format!(
             "no server named {server:?} in {} (it has: {})",
             path.display(),
-            if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            }
         )));
     }
     config.servers.retain(|name, _| name == server);

@@ -72,7 +72,11 @@ fn main() -> ExitCode {
     let data_dir = portcullis_config::paths::data_dir(cli.data_dir, &env);
     let result = match cli.command {
         Command::Serve(args) => serve::run(&config, &data_dir, &args),
-        Command::Connect { server } => connect::run(&connect::config_of(config, config_chosen, &data_dir), &data_dir, &server),
+        Command::Connect { server } => connect::run(
+            &connect::config_of(config, config_chosen, &data_dir),
+            &data_dir,
+            &server,
+        ),
         Command::Approvals(command) => approvals::run(&data_dir, &command),
         Command::Audit(args) => audit::run(&data_dir, &args),
         Command::Clients(command) => {

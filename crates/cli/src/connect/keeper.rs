@@ -38,7 +38,9 @@ pub(super) fn connector(data_dir: PathBuf, starter: Arc<Starter>) -> Connector {
                 .await
                 .unwrap_or_else(|_| Err("the start thread failed".into()));
             if let Err(why) = started {
-                return Err(std::io::Error::other(format!("no keeper runs and none could be started: {why}")));
+                return Err(std::io::Error::other(format!(
+                    "no keeper runs and none could be started: {why}"
+                )));
             }
             link_to_running(&data_dir).await
         })
