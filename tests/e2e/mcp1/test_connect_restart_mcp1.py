@@ -214,3 +214,46 @@ def test_a_call_decided_in_connect_is_announced_by_the_keeper(e2e_tmp):
             events.close()
     finally:
         keeper.stop()
+
+
+def test_killing_connect_under_load_loses_no_decision_of_a_forwarded_call(e2e_tmp):
+    """Issue 31 point 4: every `connect` commits its decision before it forwards, so a data plane
+    killed (SIGKILL) with calls in flight leaves a row for every call its server saw: the ones
+    answered, and the slow one still running (its outcome never filled in)."""
+    root = e2e_tmp / f"killed-{uuid.uuid4().hex[:8]}"
+    policy = {"version": "1", "default": "allow"}
+    config = harness.write_config(root / "gateway", {"everything": harness.everything_stdio()},
+                                  {"everything": policy})
+    data = root / "data"
+    keeper = harness.start_gateway(config, data)
+    m = uuid.uuid4().hex[:8]
+    proc = subprocess.Popen(keeper.connect_argv("everything"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    try:
+        def call(rid: int, name: str, arguments: dict) -> bytes:
+            body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+            return (json.dumps(body) + "\n").encode()
+
+        proc.stdin.write((json.dumps(harness.INITIALIZE_BODY) + "\n").encode())
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        proc.stdin.write(call(2, "trigger-long-running-operation", {"duration": 30, "steps": 30, "marker": m}))
+        proc.stdin.write(b"".join(call(10 + i, "echo", {"message": f"{m} {i}"}) for i in range(30)))
+        proc.stdin.flush()
+        answered: list[int] = []
+        while len(answered) < 30:
+            line = proc.stdout.readline()
+            assert line, f"connect ended early; answered {answered}"
+            answer = json.loads(line)
+            if isinstance(answer.get("id"), int) and answer["id"] >= 10:
+                answered.append(answer["id"])
+        keeper.audit_rows_for("everything", "trigger-long-running-operation", m)  # in flight, recorded
+        proc.kill()
+        proc.wait(timeout=10)
+        echoes = keeper.audit_db("tool = 'echo' AND arguments LIKE ?", (f"%{m}%",))
+        assert len(echoes) == 30 and all(r["decision"] == "allowed" for r in echoes), [r.raw for r in echoes]
+        (slow,) = keeper.audit_db("tool = 'trigger-long-running-operation' AND arguments LIKE ?", (f"%{m}%",))
+        assert slow["decision"] == "allowed" and slow["outcome"] is None, slow.raw
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        keeper.stop()
