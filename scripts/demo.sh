@@ -115,11 +115,8 @@ if [[ -z "$headless" && -z "${SKIP_APT:-}" ]]; then
     install_missing_packages "${DESKTOP_BUILD_PACKAGES[@]}"
 fi
 
-if [[ ! -f demo/node_modules/.portcullis-stamp || demo/package-lock.json -nt demo/node_modules/.portcullis-stamp ]]; then
-    step "2/4 the demo MCP servers (npm ci in demo/)"
-    (cd demo && npm ci --no-audit --no-fund --loglevel=error </dev/null)
-    touch demo/node_modules/.portcullis-stamp
-fi
+step "2/4 the demo MCP servers (npm ci in demo/ unless up to date)"
+bash scripts/demo-deps.sh
 
 # Cargo's own progress (a bar on a terminal, one line per crate otherwise): a first build takes
 # minutes and should be seen to move.

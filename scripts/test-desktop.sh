@@ -33,10 +33,7 @@ if [[ -z "${SKIP_APT:-}" ]]; then
 fi
 
 step "demo MCP servers (npm ci in demo/)"
-if [[ ! -f demo/node_modules/.portcullis-stamp || demo/package-lock.json -nt demo/node_modules/.portcullis-stamp ]]; then
-    (cd demo && npm ci --no-audit --no-fund --loglevel=error </dev/null)
-    touch demo/node_modules/.portcullis-stamp
-fi
+bash scripts/demo-deps.sh
 
 step "tauri-driver"
 if ! tauri-driver --help >/dev/null 2>&1; then

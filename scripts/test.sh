@@ -195,6 +195,9 @@ tested bash scripts/fuzz.sh 10
 # ---- end to end ----------------------------------------------------------------------------
 step "test peers" "npm packages and Python venvs"
 bash scripts/test-peers.sh
+# The demo's servers too, here and once: the demo test (mcp1 lane) and the desktop suite (its own
+# lane) would otherwise both run `npm ci` in demo/ at the same moment and break each other.
+bash scripts/demo-deps.sh
 
 if [[ -d tests/docs ]]; then
     step "docs" "the commands in README.md and docs/ run"
