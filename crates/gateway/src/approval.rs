@@ -197,17 +197,7 @@ impl ApprovalBroker {
         let Some(held) = held else {
             return Err(missing(&state, id));
         };
-        let current = *held.deadline.borrow();
-        let wanted = current.saturating_add(by);
-        let new = wanted.min(max_hold).max(current);
-        let clamped = new < wanted;
-        let approval = &mut held.approval;
-        approval.expires_at_ms = approval
-            .requested_at_ms
-            .saturating_add(i64::try_from(new.as_millis()).unwrap_or(i64::MAX));
-        approval.expires_at = crate::clock::rfc3339(approval.expires_at_ms);
-        let _ = held.deadline.send(new);
-        let approval = approval.clone();
+        let Extended { approval, clamped } = move_deadline(&mut held.approval, &held.deadline, by, max_hold);
         drop(state);
         let _ = self.events.send(GatewayEvent::ApprovalExtended {
             approval: Box::new(approval.clone()),
@@ -314,6 +304,29 @@ impl ApprovalBroker {
                 .is_ok(),
             None => false,
         }
+    }
+}
+
+/// Moves a held call's deadline `by` later, never past `max_hold` from when it was held (a
+/// deadline already beyond that is kept, never shortened): the copy a person sees and the timer
+/// the waiting call follows. The keeper's broker and a data plane's mirror of it both do this.
+pub(crate) fn move_deadline(
+    approval: &mut PendingApproval,
+    deadline: &watch::Sender<Duration>,
+    by: Duration,
+    max_hold: Duration,
+) -> Extended {
+    let current = *deadline.borrow();
+    let wanted = current.saturating_add(by);
+    let new = wanted.min(max_hold).max(current);
+    approval.expires_at_ms = approval
+        .requested_at_ms
+        .saturating_add(i64::try_from(new.as_millis()).unwrap_or(i64::MAX));
+    approval.expires_at = crate::clock::rfc3339(approval.expires_at_ms);
+    let _ = deadline.send(new);
+    Extended {
+        approval: approval.clone(),
+        clamped: new < wanted,
     }
 }
 

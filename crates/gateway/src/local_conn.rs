@@ -41,6 +41,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::gate::Caller;
+use crate::held_calls::remote::LinkStreams;
 use crate::http::mcp::{caller_for, RefusalCode};
 use crate::local_socket;
 use crate::queue::{self, Budget, Overflow};
@@ -86,10 +87,55 @@ enum Opened {
 impl Hello {
     /// The hello as a line to send.
     pub fn line(&self) -> Vec<u8> {
-        let mut line = serde_json::to_vec(self).unwrap_or_default();
-        line.push(b'\n');
-        line
+        crate::held_calls::link::line(self)
     }
+}
+
+/// Opens a keeper link on the keeper's local socket at `socket`: the hello with `token`, then
+/// its one-line answer, within `within`.
+pub async fn open_keeper_link(socket: &std::path::Path, token: &str, within: Duration) -> std::io::Result<LinkStreams> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let opening = async {
+        let stream = crate::local_socket::connect(socket).await?;
+        let (mut rd, mut wr) = tokio::io::split(stream);
+        let hello = Hello {
+            portcullis: PROTOCOL,
+            server: String::new(),
+            token: token.to_owned(),
+            role: Some(crate::held_calls::link::ROLE.to_owned()),
+        };
+        wr.write_all(&hello.line()).await?;
+        let mut buf = BytesMut::with_capacity(4096);
+        let answer = loop {
+            if let Some(end) = buf.iter().position(|b| *b == b'\n') {
+                break buf.split_to(end + 1);
+            }
+            if buf.len() > 64 * 1024 || rd.read_buf(&mut buf).await? == 0 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the keeper closed before answering the hello",
+                ));
+            }
+        };
+        if &answer[..] != ACK {
+            let text = String::from_utf8_lossy(&answer);
+            return Err(std::io::Error::other(format!(
+                "the keeper refused the link: {}",
+                text.trim()
+            )));
+        }
+        Ok(LinkStreams {
+            rd: Box::new(rd),
+            wr: Box::new(wr),
+            buf,
+        })
+    };
+    tokio::time::timeout(within, opening).await.unwrap_or_else(|_| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "the keeper did not answer the hello in time",
+        ))
+    })
 }
 
 /// Accepts connections on `listener` until `stopping`, then removes the socket file; every open

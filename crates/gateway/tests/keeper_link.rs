@@ -10,8 +10,9 @@ use std::time::Duration;
 use portcullis_config::config::Config;
 use portcullis_gateway::approval::pending::{ClientInfo, HeldBy, PendingApproval, RiskBasis};
 use portcullis_gateway::approval::Resolution;
-use portcullis_gateway::held_calls::remote::{open_link, RemoteHeldCalls};
+use portcullis_gateway::held_calls::remote::RemoteHeldCalls;
 use portcullis_gateway::held_calls::{Asked, AtOnce, HeldCalls, Question};
+use portcullis_gateway::local_conn::open_keeper_link;
 use portcullis_gateway::Gateway;
 use serde_json::json;
 
@@ -63,7 +64,7 @@ fn question() -> Question {
 fn remote(socket: std::path::PathBuf, token: String) -> RemoteHeldCalls {
     RemoteHeldCalls::new(Box::new(move || {
         let (socket, token) = (socket.clone(), token.clone());
-        Box::pin(async move { open_link(&socket, &token, WITHIN).await })
+        Box::pin(async move { open_keeper_link(&socket, &token, WITHIN).await })
     }))
 }
 

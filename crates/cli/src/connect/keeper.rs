@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use portcullis_config::gateway_file::GatewayFile;
-use portcullis_gateway::held_calls::remote::{open_link, Connector, LinkStreams};
+use portcullis_gateway::held_calls::remote::{Connector, LinkStreams};
+use portcullis_gateway::local_conn::open_keeper_link;
 
 use super::start::Starter;
 
@@ -57,5 +58,5 @@ async fn link_to_running(data_dir: &std::path::Path) -> std::io::Result<LinkStre
             data_dir.join("gateway.json").display()
         )));
     };
-    open_link(&socket, &file.token, HELLO_WITHIN).await
+    open_keeper_link(&socket, &file.token, HELLO_WITHIN).await
 }

@@ -64,53 +64,6 @@ struct Mirror {
     deadline: watch::Sender<Duration>,
 }
 
-/// Opens a keeper link on the keeper's local socket at `socket`: the hello with `token`, then
-/// its one-line answer, within `within`.
-pub async fn open_link(socket: &std::path::Path, token: &str, within: Duration) -> io::Result<LinkStreams> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let opening = async {
-        let stream = crate::local_socket::connect(socket).await?;
-        let (mut rd, mut wr) = tokio::io::split(stream);
-        let hello = crate::local_conn::Hello {
-            portcullis: crate::local_conn::PROTOCOL,
-            server: String::new(),
-            token: token.to_owned(),
-            role: Some(link::ROLE.to_owned()),
-        };
-        wr.write_all(&hello.line()).await?;
-        let mut buf = BytesMut::with_capacity(4096);
-        let answer = loop {
-            if let Some(end) = buf.iter().position(|b| *b == b'\n') {
-                break buf.split_to(end + 1);
-            }
-            if buf.len() > 64 * 1024 || rd.read_buf(&mut buf).await? == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the keeper closed before answering the hello",
-                ));
-            }
-        };
-        if &answer[..] != crate::local_conn::ACK {
-            let text = String::from_utf8_lossy(&answer);
-            return Err(io::Error::other(format!(
-                "the keeper refused the link: {}",
-                text.trim()
-            )));
-        }
-        Ok(LinkStreams {
-            rd: Box::new(rd),
-            wr: Box::new(wr),
-            buf,
-        })
-    };
-    tokio::time::timeout(within, opening).await.unwrap_or_else(|_| {
-        Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            "the keeper did not answer the hello in time",
-        ))
-    })
-}
-
 impl RemoteHeldCalls {
     pub fn new(connect: Connector) -> Self {
         Self {
@@ -225,19 +178,7 @@ impl HeldCalls for RemoteHeldCalls {
             return Err(DecideError::Unknown(id.to_owned()));
         };
         // The keeper clamps the same way and confirms with a deadline move.
-        let current = *mirror.deadline.borrow();
-        let wanted = current.saturating_add(by);
-        let new = wanted.min(max_hold).max(current);
-        let approval = &mut mirror.approval;
-        approval.expires_at_ms = approval
-            .requested_at_ms
-            .saturating_add(i64::try_from(new.as_millis()).unwrap_or(i64::MAX));
-        approval.expires_at = crate::clock::rfc3339(approval.expires_at_ms);
-        let _ = mirror.deadline.send(new);
-        let extended = Extended {
-            approval: approval.clone(),
-            clamped: new < wanted,
-        };
+        let extended = crate::approval::move_deadline(&mut mirror.approval, &mirror.deadline, by, max_hold);
         drop(state);
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         self.send(Up::Extend {

@@ -11,16 +11,22 @@ use crate::approval::tests::approval;
 use crate::approval::ApprovalBroker;
 use crate::held_calls::remote::{LinkStreams, RemoteHeldCalls};
 
-/// A keeper (its broker) and a data plane linked to it; each new link is served by the keeper.
-fn linked() -> (Arc<ApprovalBroker>, RemoteHeldCalls) {
+/// A keeper (its broker) and a data plane linked to it; each new link is served by the keeper
+/// until `cut` is notified (the keeper dies: its side of the stream drops).
+fn linked_until(cut: Arc<tokio::sync::Notify>) -> (Arc<ApprovalBroker>, RemoteHeldCalls) {
     let broker = Arc::new(ApprovalBroker::new(broadcast::channel(64).0));
     let keeper: Arc<dyn HeldCalls> = broker.clone();
     let remote = RemoteHeldCalls::new(Box::new(move || {
-        let keeper = keeper.clone();
+        let (keeper, cut) = (keeper.clone(), cut.clone());
         Box::pin(async move {
             let (here, there) = tokio::io::duplex(1 << 16);
             let (rd, wr) = tokio::io::split(there);
-            tokio::spawn(serve(keeper, no_record(), rd, BytesMut::new(), wr));
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = serve(keeper, no_record(), rd, BytesMut::new(), wr) => {}
+                    () = cut.notified() => {}
+                }
+            });
             let (rd, wr) = tokio::io::split(here);
             Ok(LinkStreams {
                 rd: Box::new(rd),
@@ -30,6 +36,10 @@ fn linked() -> (Arc<ApprovalBroker>, RemoteHeldCalls) {
         })
     }));
     (broker, remote)
+}
+
+fn linked() -> (Arc<ApprovalBroker>, RemoteHeldCalls) {
+    linked_until(Arc::new(tokio::sync::Notify::new()))
 }
 
 fn no_record() -> RecordWithdrawn {
@@ -153,33 +163,9 @@ async fn a_withdrawn_request_and_an_ended_session_withdraw_at_the_keeper() {
 
 #[tokio::test]
 async fn a_broken_link_refuses_what_waits_and_the_next_call_links_again() {
-    let broker = Arc::new(ApprovalBroker::new(broadcast::channel(64).0));
-    let _approver = broker.attach_approver();
-    let keeper: Arc<dyn HeldCalls> = broker.clone();
     let cut = Arc::new(tokio::sync::Notify::new());
-    let remote = {
-        let cut = cut.clone();
-        RemoteHeldCalls::new(Box::new(move || {
-            let (keeper, cut) = (keeper.clone(), cut.clone());
-            Box::pin(async move {
-                let (here, there) = tokio::io::duplex(1 << 16);
-                let (rd, wr) = tokio::io::split(there);
-                // The keeper dies when told: its side of the stream drops.
-                tokio::spawn(async move {
-                    tokio::select! {
-                        () = serve(keeper, no_record(), rd, BytesMut::new(), wr) => {}
-                        () = cut.notified() => {}
-                    }
-                });
-                let (rd, wr) = tokio::io::split(here);
-                Ok(LinkStreams {
-                    rd: Box::new(rd),
-                    wr: Box::new(wr),
-                    buf: BytesMut::new(),
-                })
-            })
-        }))
-    };
+    let (broker, remote) = linked_until(cut.clone());
+    let _approver = broker.attach_approver();
     let Asked::Held(ticket) = remote.ask(question()).await else {
         panic!("held")
     };
