@@ -41,6 +41,12 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
     let gateway = &running.gateway;
     forward(app, &event);
     match event {
+        // A call asked again after the keeper before this one stopped was seen then: it waits in
+        // the lists and the tray's count, with no second prompt.
+        GatewayEvent::ApprovalRequested { approval } if approval.asked_before => {
+            tracing::info!(id = approval.id, "held call asked again; no second prompt");
+            host.nudge();
+        }
         GatewayEvent::ApprovalRequested { approval } => {
             let pending = gateway.pending_approvals().len();
             windows::apply_prompt(app, prompt_action(pending, true));

@@ -178,6 +178,7 @@ mod tests {
             expires_at_ms: 0,
             request_id: "1".into(),
             pin_change: None,
+            asked_before: false,
         }
     }
 

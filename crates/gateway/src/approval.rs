@@ -43,6 +43,11 @@ pub enum Resolution {
     },
     /// The last approver left and none came back: fail closed.
     Orphaned,
+    /// The keeper that held it stopped, and it could not be asked again of another (`why`):
+    /// fail closed. Only a data plane ends a call so; it never crosses the keeper link.
+    Lost {
+        why: String,
+    },
 }
 
 impl Resolution {
@@ -54,7 +59,7 @@ impl Resolution {
             Self::Rejected { .. } => (Decision::Rejected, DecidedBy::User),
             Self::TimedOut => (Decision::TimedOut, DecidedBy::Timeout),
             Self::Cancelled { .. } => (Decision::Cancelled, DecidedBy::Client),
-            Self::Orphaned => (Decision::Denied, DecidedBy::Gateway),
+            Self::Orphaned | Self::Lost { .. } => (Decision::Denied, DecidedBy::Gateway),
         }
     }
 }
@@ -98,6 +103,8 @@ pub struct ApprovalBroker {
     pub grants: Grants,
     /// While set, the gate denies every call that would be held ([`crate::gate::Gate::set_paused`]).
     paused: std::sync::atomic::AtomicBool,
+    /// Itself, for the timers it starts ([`Self::hold_again`]); empty unless made by [`Self::shared`].
+    me: std::sync::Weak<Self>,
 }
 
 #[derive(Default)]
@@ -124,7 +131,16 @@ impl ApprovalBroker {
             events,
             grants: Grants::default(),
             paused: std::sync::atomic::AtomicBool::new(false),
+            me: std::sync::Weak::new(),
         }
+    }
+
+    /// A broker shared by the gate, the keeper link and the control API.
+    pub fn shared(events: broadcast::Sender<GatewayEvent>) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
+            me: me.clone(),
+            ..Self::new(events)
+        })
     }
 
     /// Switches the pause; announces [`GatewayEvent::PauseChanged`] when it changes.
@@ -367,8 +383,30 @@ impl Drop for ApproverGuard {
 
 /// How long held calls wait for an approver to come back.
 const APPROVER_GRACE: Duration = Duration::from_secs(2);
+/// How long a call asked again after its keeper stopped waits for this keeper's first approver
+/// (the app's window, `approvals watch`, reconnecting to the keeper that replaced the old one).
+#[cfg(not(test))]
+const REATTACH_GRACE: Duration = Duration::from_secs(10);
+#[cfg(test)]
+const REATTACH_GRACE: Duration = Duration::from_millis(200);
 
 impl ApprovalBroker {
+    /// Holds a call asked again after the keeper that held it stopped (`asked_before`). With no
+    /// approver yet, it waits [`REATTACH_GRACE`] for one, then is refused like any call whose
+    /// approvers left.
+    pub fn hold_again(&self, approval: PendingApproval) -> Ticket {
+        let session = approval.session.clone();
+        let ticket = self.hold(approval, &session);
+        let runtime = tokio::runtime::Handle::try_current();
+        if let (false, Some(broker), Ok(runtime)) = (self.has_approver(), self.me.upgrade(), runtime) {
+            runtime.spawn(async move {
+                tokio::time::sleep(REATTACH_GRACE).await;
+                broker.orphan_all();
+            });
+        }
+        ticket
+    }
+
     /// Refuses every held call if no approver is attached.
     fn orphan_all(&self) {
         if self.has_approver() {
@@ -420,6 +458,7 @@ pub(crate) mod tests {
             expires_at_ms: 0,
             request_id: "7".into(),
             pin_change: None,
+            asked_before: false,
         }
     }
 
@@ -563,7 +602,7 @@ pub(crate) mod tests {
     #[test]
     fn approvers_are_counted_while_attached() {
         let (events, _rx) = broadcast::channel(16);
-        let broker = Arc::new(ApprovalBroker::new(events));
+        let broker = ApprovalBroker::shared(events);
         assert!(!broker.has_approver());
         let guard = broker.attach_approver();
         assert!(broker.has_approver());

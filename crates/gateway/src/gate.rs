@@ -282,7 +282,7 @@ impl Gate {
         approval_timeout_secs: u64,
         max_hold_secs: u64,
     ) -> Self {
-        let approvals = Arc::new(ApprovalBroker::new(events.clone()));
+        let approvals = ApprovalBroker::shared(events.clone());
         Self {
             policies,
             rate_limits: RateLimits::default(),

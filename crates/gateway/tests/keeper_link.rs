@@ -53,6 +53,7 @@ fn question() -> Question {
         expires_at_ms: 30_000,
         request_id: "7".into(),
         pin_change: None,
+        asked_before: false,
     };
     Question {
         approval,

@@ -1,8 +1,8 @@
 """The keeper is not in the way (DESIGN §1, issue 31): `portcullis connect` runs the gate itself and
 starts its server, so a keeper (`portcullis serve`) that stops and starts again under a connected
 Python mcp 1.x client touches neither the server's process and state nor the allowed calls. A call
-held at that moment is refused clearly (never left hanging), and the next held call is asked of
-the new keeper.
+held at that moment is asked again of the keeper started in its place, with no second prompt, and a
+person approving it there answers the waiting call; the next held call is asked of the new keeper.
 
 Also: two `connect`s started at once with no keeper running start exactly one keeper.
 """
@@ -55,12 +55,12 @@ def counted(result) -> tuple[int, int]:
 
 def test_a_keeper_restart_leaves_the_server_and_allowed_calls_alone(e2e_tmp):
     config, data = own_world(e2e_tmp / f"restart-{uuid.uuid4().hex[:8]}")
-    keepers = [harness.start_gateway(config, data)]
+    first = harness.start_gateway(config, data)
     figures: dict[str, float] = {}
     marker = uuid.uuid4().hex[:8]
 
     async def scenario() -> None:
-        argv = keepers[0].connect_argv("counter")
+        argv = first.connect_argv("counter")
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=get_default_environment())
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             with anyio.fail_after(CALL_TIMEOUT):
@@ -75,63 +75,98 @@ def test_a_keeper_restart_leaves_the_server_and_allowed_calls_alone(e2e_tmp):
                 held["result"] = await session.call_tool("ask", {"marker": marker})
                 held_done.set()
 
-            api = ControlApi.of(keepers[0])
+            api = ControlApi.of(first)
             approver = await anyio.to_thread.run_sync(api.subscribe)  # so the call is held, not refused
             await anyio.to_thread.run_sync(approver.wait_attached)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(held_call)
-                await anyio.to_thread.run_sync(lambda: api.wait_pending(
+                before = await anyio.to_thread.run_sync(lambda: api.wait_pending(
                     lambda p: [a for a in p if a.get("tool") == "ask"], 20.0, "the held call"))
+                assert before[0]["asked_before"] is False
                 stopped_at = time.monotonic()
-                code = await anyio.to_thread.run_sync(keepers[0].stop)
+                code = await anyio.to_thread.run_sync(first.stop)
                 assert code is not None, "the old keeper stopped"
                 await anyio.to_thread.run_sync(approver.close)
+
+                # No keeper for a moment: allowed calls go on, on the same server process.
+                with anyio.fail_after(CALL_TIMEOUT):
+                    n, same = counted(await session.call_tool("count", {}))
+                assert (n, same) == (2, pid), f"the server kept its process and state: n={n} pid={same} (was {pid})"
+
+                # The held call is asked again of the keeper `connect` starts in its place, with no
+                # second prompt; a person approving it there answers the waiting call.
+                new = await anyio.to_thread.run_sync(lambda: running_keeper(data, other_than=first.pid))
+                api = ControlApi(new["url"], new["token"])
+                approver = await anyio.to_thread.run_sync(api.subscribe)
+                await anyio.to_thread.run_sync(approver.wait_attached)
+                again = await anyio.to_thread.run_sync(lambda: api.wait_pending(
+                    lambda p: [a for a in p if marker in json.dumps(a.get("arguments"))], 20.0,
+                    "the held call asked again of the new keeper"))
+                figures["held_call_asked_again_s"] = time.monotonic() - stopped_at
+                assert again[0]["asked_before"] is True, again[0]
+                assert again[0]["expires_at_ms"] == before[0]["expires_at_ms"], "its deadline is kept"
+                reply = await anyio.to_thread.run_sync(lambda: api.approve(again[0]["id"], "once"))
+                assert reply.status == 200, reply
                 with anyio.fail_after(CALL_TIMEOUT):
                     await held_done.wait()
-            figures["held_call_answered_s"] = time.monotonic() - stopped_at
-            refused = held["result"]
-            assert refused.isError and "[portcullis]" in text_of(refused), f"refused clearly: {refused}"
+            assert f"asked {marker} pid={pid}" in text_of(held["result"]), held["result"]
 
-            # No keeper at all: allowed calls go on, on the same server process, which kept its count.
-            with anyio.fail_after(CALL_TIMEOUT):
-                n, same = counted(await session.call_tool("count", {}))
-            assert (n, same) == (2, pid), f"the server kept its process and state: n={n} pid={same} (was {pid})"
-
-            keepers.append(await anyio.to_thread.run_sync(lambda: harness.start_gateway(config, data)))
             with anyio.fail_after(CALL_TIMEOUT):
                 n, same = counted(await session.call_tool("count", {}))
             assert (n, same) == (3, pid), f"after the new keeper: n={n} pid={same} (was {pid})"
 
-            # The next held call is asked of the new keeper, and approved there.
-            api = ControlApi.of(keepers[1])
-            approver = await anyio.to_thread.run_sync(api.subscribe)
-            await anyio.to_thread.run_sync(approver.wait_attached)
+            # The next held call is asked of the new keeper (a prompt of its own), and approved there.
             async with anyio.create_task_group() as tg:
-                again: dict[str, object] = {}
+                later: dict[str, object] = {}
 
                 async def call_again() -> None:
-                    again["result"] = await session.call_tool("ask", {"marker": f"again-{marker}"})
+                    later["result"] = await session.call_tool("ask", {"marker": f"again-{marker}"})
 
                 tg.start_soon(call_again)
                 pending = await anyio.to_thread.run_sync(lambda: api.wait_pending(
                     lambda p: [a for a in p if f"again-{marker}" in json.dumps(a.get("arguments"))], 20.0,
-                    "the held call at the new keeper"))
+                    "the next held call at the new keeper"))
+                assert pending[0]["asked_before"] is False
                 await anyio.to_thread.run_sync(lambda: api.approve(pending[0]["id"], "once"))
             await anyio.to_thread.run_sync(approver.close)
-            assert f"asked again-{marker} pid={pid}" in text_of(again["result"]), again
+            assert f"asked again-{marker} pid={pid}" in text_of(later["result"]), later
 
     try:
         anyio.run(scenario)
-        rows = keepers[-1].audit_db("tool = 'ask' AND arguments LIKE ?", (f"%{marker}%",))
+        rows = first.audit_db("tool = 'ask' AND arguments LIKE ?", (f"%{marker}%",))
         decisions = sorted(r["decision"] for r in rows)
-        assert decisions == ["approved", "denied"], [r.raw for r in rows]
-        counts = keepers[-1].audit_db("tool = 'count'", ())
+        assert decisions == ["approved", "approved"], [r.raw for r in rows]
+        counts = first.audit_db("tool = 'count'", ())
         assert len(counts) == 3 and all(r["decision"] == "allowed" for r in counts), [r.raw for r in counts]
     finally:
-        for keeper in keepers:
-            keeper.stop()
+        first.stop()
+        stop_keepers(data)
     harness.log(f"keeper restart figures: {json.dumps({k: round(v, 3) for k, v in figures.items()})}")
     print(f"keeper restart figures: {figures}", file=sys.stderr)
+
+
+def running_keeper(data: Path, other_than: int, timeout: float = 30.0) -> dict:
+    """gateway.json of the keeper running for `data` that is not `other_than`, once it answers."""
+    def read() -> dict | None:
+        try:
+            info = json.loads((data / "gateway.json").read_text())
+        except (OSError, ValueError):
+            return None
+        if info.get("pid") == other_than or not info.get("url"):
+            return None
+        try:
+            ControlApi(info["url"], info["token"]).pending()
+        except Exception:
+            return None
+        return info
+    return harness.wait_until(read, timeout, "a keeper started in the old one's place")
+
+
+def stop_keepers(data: Path) -> None:
+    """Stops the keepers `connect` started for `data`."""
+    for pid in serve_processes(data):
+        os.kill(pid, 15)
+    harness.wait_until(lambda: not serve_processes(data), 15.0, "the started keepers to stop")
 
 
 def serve_processes(data: Path) -> list[int]:
@@ -184,9 +219,7 @@ def test_two_connects_at_once_start_one_keeper(e2e_tmp):
                 relay.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 relay.kill()
-        for pid in serve_processes(data):
-            os.kill(pid, 15)
-        harness.wait_until(lambda: not serve_processes(data), 15.0, "the started gateway to stop")
+        stop_keepers(data)
 
 
 def test_a_call_decided_in_connect_is_announced_by_the_keeper(e2e_tmp):

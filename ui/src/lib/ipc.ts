@@ -79,7 +79,12 @@ request_id: string,
  * Set when the call is held because the server changed the tool since it was pinned
  * (rule `pin:changed`): what changed, old and new definitions.
  */
-pin_change: PinChange | null, };
+pin_change: PinChange | null, 
+/**
+ * Held before by a keeper that stopped, and asked again of this one (`held_calls/remote.rs`):
+ * the person already saw its prompt, so none is raised again; it waits in the lists.
+ */
+asked_before: boolean, };
 
 /**
  * What a grant answers.

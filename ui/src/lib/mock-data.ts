@@ -46,6 +46,7 @@ export function makeApproval(over: Partial<PendingApproval> = {}, now = Date.now
     expires_at_ms: expires,
     request_id: '17',
     pin_change: null,
+    asked_before: false,
     arguments_json: '',
     ...over,
   };

@@ -75,6 +75,10 @@ pub struct PendingApproval {
     /// Set when the call is held because the server changed the tool since it was pinned
     /// (rule `pin:changed`): what changed, old and new definitions.
     pub pin_change: Option<crate::pins::PinChange>,
+    /// Held before by a keeper that stopped, and asked again of this one (`held_calls/remote.rs`):
+    /// the person already saw its prompt, so none is raised again; it waits in the lists.
+    #[serde(default)]
+    pub asked_before: bool,
 }
 
 /// What held a call for a person. Displays (and serializes) as the audit's `rule` text.

@@ -203,6 +203,7 @@ impl Gate {
             expires_at_ms: expires,
             request_id: call.request_id.as_json().to_owned(),
             pin_change,
+            asked_before: false,
         }
     }
 }
@@ -315,6 +316,10 @@ fn ruling_for(resolution: &Resolution, call: &Call, rule: &HeldBy, timeout: Dura
             let reason = "no approver is running any more".to_owned();
             let text = format!("call to {tool:?} needed approval (rule {rule}) but {reason}; it was denied");
             (Some(reason), Some(text))
+        }
+        Resolution::Lost { why } => {
+            let text = format!("call to {tool:?} needed approval (rule {rule}) but {why}; it was denied");
+            (Some(why.clone()), Some(text))
         }
     };
     Ruling {

@@ -12,6 +12,11 @@ use crate::approval::{ApprovalBroker, DecideError, Extended, Resolution};
 impl ApprovalBroker {
     /// What a grant, the pause or the lack of approvers says at once; else the call is held.
     fn answer(&self, question: Question) -> Asked {
+        if question.approval.asked_before {
+            // Already before a person at a keeper that stopped: held again as it was; a grant or
+            // the pause decides only calls asked from now on.
+            return Asked::Held(self.hold_again(question.approval));
+        }
         match self.at_once(&question) {
             Some(at_once) => Asked::AtOnce(at_once),
             None => {
@@ -95,7 +100,7 @@ mod tests {
     }
 
     fn broker() -> Arc<ApprovalBroker> {
-        Arc::new(ApprovalBroker::new(broadcast::channel(16).0))
+        ApprovalBroker::shared(broadcast::channel(16).0)
     }
 
     async fn ask(broker: &ApprovalBroker, approval: PendingApproval) -> Asked {
@@ -168,6 +173,7 @@ mod tests {
         let changed = || PendingApproval {
             rule: HeldBy::PinChanged,
             pin_change: Some(change.clone()),
+            asked_before: false,
             ..approval()
         };
         assert!(
@@ -182,5 +188,32 @@ mod tests {
         broker.grants.end_session(&p.session);
         broker.set_paused(true);
         assert!(matches!(ask(&broker, changed()).await, Asked::AtOnce(AtOnce::Paused)));
+    }
+
+    /// A call asked again after its keeper stopped was already before a person: it is held as
+    /// it was (the pause and grants decide new calls), waits a while for an approver to attach,
+    /// and is refused if none does.
+    #[tokio::test]
+    async fn a_call_asked_again_is_held_and_waits_a_while_for_an_approver() {
+        let broker = broker();
+        broker.set_paused(true);
+        let again = || PendingApproval {
+            asked_before: true,
+            ..approval()
+        };
+        let Asked::Held(ticket) = ask(&broker, again()).await else {
+            panic!("held although paused and with nobody attached yet")
+        };
+        let resolved = tokio::time::timeout(Duration::from_secs(10), ticket.resolution).await;
+        assert_eq!(resolved.expect("refused in time").unwrap(), Resolution::Orphaned);
+
+        let Asked::Held(ticket) = ask(&broker, again()).await else {
+            panic!("held")
+        };
+        let _approver = broker.attach_approver();
+        // Past the grace (200 ms under test), it still waits: bounded by the data plane's deadline.
+        let waited = tokio::time::timeout(Duration::from_secs(1), ticket.resolution).await;
+        assert!(waited.is_err(), "an approver came: it waits for them");
+        assert_eq!(broker.pending().len(), 1);
     }
 }

@@ -3,17 +3,23 @@
 //! The link is made when the first held call needs it, and made again after it broke, so
 //! allowed calls never wait for the keeper. Each call held by the keeper has a mirror here: its
 //! ticket, its deadline and what the person is shown, so the gate's own side (timeouts, a client
-//! withdrawing, tasks) works as with the in-process broker. When the link breaks, calls still
-//! held are answered `Orphaned` (refused, never left hanging); questions not yet answered are
-//! refused as unreachable.
+//! withdrawing, tasks) works as with the in-process broker.
+//!
+//! When the link breaks (the keeper stopped, was killed, is being upgraded), the calls still held
+//! are asked again of the next keeper — the one running, else one started — marked
+//! `asked_before`: that keeper holds them without raising a second prompt, and they keep the id
+//! the gate knows them by and their deadline. If no keeper can be reached they are refused
+//! (`Resolution::Lost`, saying why), never left hanging. Questions not yet answered when the link
+//! broke are refused as unreachable (the person may never have seen them).
 
 use std::collections::HashMap;
 use std::io;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use bytes::BytesMut;
 use futures::future::BoxFuture;
+use portcullis_policy::Places;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -33,8 +39,12 @@ pub struct LinkStreams {
 pub type Connector = Box<dyn Fn() -> BoxFuture<'static, io::Result<LinkStreams>> + Send + Sync>;
 
 pub struct RemoteHeldCalls {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     connect: Connector,
-    state: Arc<Mutex<State>>,
+    state: Mutex<State>,
     /// One link is made at a time; questions asked meanwhile wait for it.
     connecting: tokio::sync::Mutex<()>,
 }
@@ -46,39 +56,106 @@ struct State {
     links: u64,
     next_n: u64,
     asks: HashMap<u64, Waiting>,
+    /// By the id the gate knows the call by: the keeper's id when it was first held.
     held: HashMap<String, Mirror>,
+    /// (link, the keeper's id) → the gate's id; they differ once a call was asked again.
+    gate_ids: HashMap<(u64, String), String>,
 }
 
 /// A question sent, not yet answered.
 struct Waiting {
     link: u64,
+    asked: Asking,
+    answer: AnswerTo,
+}
+
+enum AnswerTo {
+    /// A new question: the gate waits for the answer.
+    Gate(oneshot::Sender<Asked>),
+    /// A held call asked again after its keeper stopped: its mirror (by the gate's id) waits.
+    Mirror(String),
+}
+
+/// What a question carries, kept to ask it again.
+#[derive(Clone)]
+struct Asking {
     approval: PendingApproval,
-    answer: oneshot::Sender<Asked>,
+    digest: String,
+    places: Arc<Places>,
 }
 
 /// A call the keeper holds, as this side knows it.
 struct Mirror {
-    link: u64,
-    approval: PendingApproval,
+    /// The link and the keeper's id it is held under; `None` between a broken link and the
+    /// keeper that holds it again.
+    at: Option<(u64, String)>,
+    asked: Asking,
     resolve: oneshot::Sender<Resolution>,
     deadline: watch::Sender<Duration>,
 }
 
 impl RemoteHeldCalls {
     pub fn new(connect: Connector) -> Self {
-        Self {
+        let inner = Inner {
             connect,
-            state: Arc::default(),
+            state: Mutex::default(),
             connecting: tokio::sync::Mutex::new(()),
-        }
+        };
+        Self { inner: Arc::new(inner) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        lock(&self.state)
+        self.inner.lock()
+    }
+
+    async fn ask_keeper(&self, question: Question) -> Asked {
+        let (number, up) = match self.inner.link().await {
+            Ok(link) => link,
+            Err(e) => return Asked::AtOnce(AtOnce::Unreachable { why: e.to_string() }),
+        };
+        let (tx, rx) = oneshot::channel();
+        let asked = Asking {
+            approval: question.approval,
+            digest: question.digest,
+            places: question.places,
+        };
+        send_ask(&mut self.lock(), number, &up, asked, AnswerTo::Gate(tx));
+        rx.await.unwrap_or_else(|_| {
+            Asked::AtOnce(AtOnce::Unreachable {
+                why: "the connection to it closed before it answered".into(),
+            })
+        })
+    }
+
+    /// Ends the mirror of `id` here with `resolution`; where the keeper holds it, if it does.
+    fn end_here(&self, id: &str, resolution: Resolution) -> Option<Option<(u64, String)>> {
+        let mut state = self.lock();
+        let mirror = state.held.remove(id)?;
+        if let Some(at) = &mirror.at {
+            state.gate_ids.remove(at);
+        }
+        drop(state);
+        let _ = mirror.resolve.send(resolution);
+        Some(mirror.at)
+    }
+
+    /// Sends `message` on link `number` if it is the live one (a keeper that stopped forgot it all).
+    fn send_on(&self, number: u64, message: Up) {
+        if let Some((live, tx)) = self.inner.live() {
+            if live == number {
+                let _ = tx.send(message);
+            }
+        }
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The live link, made now if there is none.
-    async fn link(&self) -> io::Result<(u64, mpsc::UnboundedSender<Up>)> {
+    async fn link(self: &Arc<Self>) -> io::Result<(u64, mpsc::UnboundedSender<Up>)> {
         if let Some(up) = self.live() {
             return Ok(up);
         }
@@ -97,7 +174,7 @@ impl RemoteHeldCalls {
         };
         tokio::spawn(link::write_lines(streams.wr, up_rx));
         let reader = link::read_lines(streams.rd, streams.buf, down_tx);
-        tokio::spawn(dispatch(self.state.clone(), number, reader, down_rx));
+        tokio::spawn(dispatch(Arc::downgrade(self), number, reader, down_rx));
         tracing::info!(link = number, "keeper link made");
         Ok((number, up_tx))
     }
@@ -106,55 +183,76 @@ impl RemoteHeldCalls {
         self.lock().up.clone().filter(|(_, tx)| !tx.is_closed())
     }
 
-    /// Sends on the live link, if there is one (what only matters to a live keeper).
-    fn send(&self, message: Up) {
-        if let Some((_, tx)) = self.live() {
-            let _ = tx.send(message);
-        }
+    /// Asks the calls whose keeper stopped again, of the next keeper; refuses them if none can
+    /// be reached.
+    ///
+    /// Boxed: it makes a link, whose reader ends by calling this again.
+    fn ask_again(self: Arc<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(self.ask_again_now())
     }
 
-    async fn ask_keeper(&self, question: Question) -> Asked {
-        let (number, up) = match self.link().await {
-            Ok(link) => link,
-            Err(e) => return Asked::AtOnce(AtOnce::Unreachable { why: e.to_string() }),
+    async fn ask_again_now(self: Arc<Self>) {
+        let detached = |state: &State| -> Vec<String> {
+            let ids = state.held.iter().filter(|(_, m)| m.at.is_none());
+            ids.map(|(id, _)| id.clone()).collect()
         };
-        let (tx, rx) = oneshot::channel();
-        let n = {
-            let mut state = self.lock();
-            state.next_n += 1;
-            let n = state.next_n;
-            state.asks.insert(
-                n,
-                Waiting {
-                    link: number,
-                    approval: question.approval.clone(),
-                    answer: tx,
-                },
-            );
-            n
-        };
-        let sent = up.send(Up::Ask {
-            n,
-            rule: WireRule::from(&question.approval.rule),
-            approval: Box::new(question.approval),
-            digest: question.digest,
-            places: (*question.places).clone(),
-        });
-        if sent.is_err() {
-            self.lock().asks.remove(&n);
+        if detached(&self.lock()).is_empty() {
+            return;
         }
-        rx.await.unwrap_or_else(|_| {
-            Asked::AtOnce(AtOnce::Unreachable {
-                why: "the connection to it closed before it answered".into(),
-            })
-        })
+        match self.link().await {
+            Ok((number, up)) => {
+                let mut state = self.lock();
+                for id in detached(&state) {
+                    let mut asked = state.held[&id].asked.clone();
+                    asked.approval.asked_before = true;
+                    tracing::info!(id, link = number, "held call asked again of the new keeper");
+                    send_ask(&mut state, number, &up, asked, AnswerTo::Mirror(id));
+                }
+            }
+            Err(e) => {
+                let why = format!("the keeper holding it stopped and no other could be reached ({e})");
+                let mut state = self.lock();
+                for id in detached(&state) {
+                    if let Some(mirror) = state.held.remove(&id) {
+                        let _ = mirror.resolve.send(Resolution::Lost { why: why.clone() });
+                    }
+                }
+            }
+        }
     }
+}
 
-    /// Ends the mirror of `id` here with `resolution`; its approval if it was still held.
-    fn end_here(&self, id: &str, resolution: Resolution) -> Option<PendingApproval> {
-        let mirror = self.lock().held.remove(id)?;
-        let _ = mirror.resolve.send(resolution);
-        Some(mirror.approval)
+/// Numbers a question, keeps it, and sends it on link `number`.
+fn send_ask(state: &mut State, number: u64, up: &mpsc::UnboundedSender<Up>, asked: Asking, answer: AnswerTo) {
+    state.next_n += 1;
+    let n = state.next_n;
+    let message = Up::Ask {
+        n,
+        rule: WireRule::from(&asked.approval.rule),
+        approval: Box::new(asked.approval.clone()),
+        digest: asked.digest.clone(),
+        places: (*asked.places).clone(),
+    };
+    state.asks.insert(
+        n,
+        Waiting {
+            link: number,
+            asked,
+            answer,
+        },
+    );
+    if up.send(message).is_err() {
+        // The link closed meanwhile: its end refuses or re-asks what waited on it.
+        if let Some(waiting) = state.asks.remove(&n) {
+            match waiting.answer {
+                AnswerTo::Gate(_) => {}
+                AnswerTo::Mirror(id) => {
+                    if let Some(mirror) = state.held.get_mut(&id) {
+                        mirror.at = None;
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -164,11 +262,12 @@ impl HeldCalls for RemoteHeldCalls {
     }
 
     fn end(&self, id: &str, resolution: Resolution) {
-        if self.end_here(id, resolution.clone()).is_some() {
-            self.send(Up::End {
-                id: id.to_owned(),
+        if let Some(Some((number, keeper_id))) = self.end_here(id, resolution.clone()) {
+            let message = Up::End {
+                id: keeper_id,
                 resolution,
-            });
+            };
+            self.send_on(number, message);
         }
     }
 
@@ -178,19 +277,24 @@ impl HeldCalls for RemoteHeldCalls {
             return Err(DecideError::Unknown(id.to_owned()));
         };
         // The keeper clamps the same way and confirms with a deadline move.
-        let extended = crate::approval::move_deadline(&mut mirror.approval, &mirror.deadline, by, max_hold);
+        let approval = &mut mirror.asked.approval;
+        let extended = crate::approval::move_deadline(approval, &mirror.deadline, by, max_hold);
+        let at = mirror.at.clone();
         drop(state);
-        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-        self.send(Up::Extend {
-            id: id.to_owned(),
-            by_ms: ms(by),
-            max_hold_ms: ms(max_hold),
-        });
+        if let Some((number, keeper_id)) = at {
+            let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+            let message = Up::Extend {
+                id: keeper_id,
+                by_ms: ms(by),
+                max_hold_ms: ms(max_hold),
+            };
+            self.send_on(number, message);
+        }
         Ok(extended)
     }
 
     fn pending(&self, id: &str) -> Option<PendingApproval> {
-        self.lock().held.get(id).map(|m| m.approval.clone())
+        self.lock().held.get(id).map(|m| m.asked.approval.clone())
     }
 
     fn withdraw_session(&self, session: &str) {
@@ -198,7 +302,7 @@ impl HeldCalls for RemoteHeldCalls {
             .lock()
             .held
             .iter()
-            .filter(|(_, m)| m.approval.session == session)
+            .filter(|(_, m)| m.asked.approval.session == session)
             .map(|(id, _)| id.clone())
             .collect();
         for id in ids {
@@ -209,9 +313,11 @@ impl HeldCalls for RemoteHeldCalls {
                 },
             );
         }
-        self.send(Up::WithdrawSession {
-            session: session.to_owned(),
-        });
+        if let Some((_, tx)) = self.inner.live() {
+            let _ = tx.send(Up::WithdrawSession {
+                session: session.to_owned(),
+            });
+        }
     }
 
     fn withdraw_request(&self, session: &str, request_id: &str) -> bool {
@@ -219,7 +325,7 @@ impl HeldCalls for RemoteHeldCalls {
             .lock()
             .held
             .iter()
-            .find(|(_, m)| m.approval.session == session && m.approval.request_id == request_id)
+            .find(|(_, m)| m.asked.approval.session == session && m.asked.approval.request_id == request_id)
             .map(|(id, _)| id.clone());
         let Some(id) = id else { return false };
         self.end(
@@ -232,79 +338,78 @@ impl HeldCalls for RemoteHeldCalls {
     }
 }
 
-fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
-    state.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Applies what the keeper sends on link `number` until the link ends; then refuses what is
-/// still waiting on it.
+/// Applies what the keeper sends on link `number` until the link ends; then refuses the
+/// questions still waiting on it and asks its held calls again of the next keeper.
 async fn dispatch(
-    state: Arc<Mutex<State>>,
+    inner: Weak<Inner>,
     number: u64,
     reader: impl std::future::Future<Output = ()>,
     mut down: mpsc::UnboundedReceiver<Down>,
 ) {
     let apply = async {
         while let Some(message) = down.recv().await {
-            apply(&state, number, message);
+            let Some(inner) = inner.upgrade() else { return };
+            apply(&mut inner.lock(), number, message);
         }
     };
     // The reader ends with the stream; the receiver then drains what it read.
     tokio::join!(reader, apply);
-    let mut state = lock(&state);
-    if state.up.as_ref().is_some_and(|(n, _)| *n == number) {
-        state.up = None;
-    }
-    state.asks.retain(|_, w| w.link != number);
-    let broken: Vec<String> = state
-        .held
-        .iter()
-        .filter(|(_, m)| m.link == number)
-        .map(|(id, _)| id.clone())
-        .collect();
-    for id in broken {
-        if let Some(mirror) = state.held.remove(&id) {
-            let _ = mirror.resolve.send(Resolution::Orphaned);
-        }
-    }
     tracing::info!(link = number, "keeper link closed");
-}
-
-fn apply(state: &Mutex<State>, number: u64, message: Down) {
-    let mut state = lock(state);
-    match message {
-        Down::AtOnce { n, at_once } => {
-            if let Some(waiting) = state.asks.remove(&n) {
-                let _ = waiting.answer.send(Asked::AtOnce(at_once));
+    let Some(inner) = inner.upgrade() else { return };
+    {
+        let mut state = inner.lock();
+        if state.up.as_ref().is_some_and(|(n, _)| *n == number) {
+            state.up = None;
+        }
+        let waited: Vec<u64> = state
+            .asks
+            .iter()
+            .filter(|(_, w)| w.link == number)
+            .map(|(n, _)| *n)
+            .collect();
+        for n in waited {
+            // A new question's waiter is refused as unreachable (its sender drops here); a call
+            // being asked again stays detached and is asked once more below.
+            state.asks.remove(&n);
+        }
+        state.gate_ids.retain(|(link, _), _| *link != number);
+        for mirror in state.held.values_mut() {
+            if mirror.at.as_ref().is_some_and(|(link, _)| *link == number) {
+                mirror.at = None;
             }
         }
+    }
+    inner.ask_again().await;
+}
+
+fn apply(state: &mut State, number: u64, message: Down) {
+    match message {
+        Down::AtOnce { n, at_once } => match state.asks.remove(&n).map(|w| w.answer) {
+            Some(AnswerTo::Gate(answer)) => {
+                let _ = answer.send(Asked::AtOnce(at_once));
+            }
+            // A keeper that decides a call asked again at once (an older one): the call was
+            // held for a person, and is not decided by what this keeper says without one.
+            Some(AnswerTo::Mirror(id)) => {
+                if let Some(mirror) = state.held.remove(&id) {
+                    let why = format!("the keeper holding it stopped and the new one would not hold it ({at_once:?})");
+                    let _ = mirror.resolve.send(Resolution::Lost { why });
+                }
+            }
+            None => {}
+        },
         Down::Held { n, id } => {
             let Some(waiting) = state.asks.remove(&n) else { return };
-            let mut approval = waiting.approval;
-            approval.id.clone_from(&id);
-            let timeout = u64::try_from(approval.expires_at_ms.saturating_sub(approval.requested_at_ms)).unwrap_or(0);
-            let (deadline, deadline_rx) = watch::channel(Duration::from_millis(timeout));
-            let (resolve, resolution) = oneshot::channel();
-            let ticket = Ticket {
-                id: id.clone(),
-                resolution,
-                deadline: deadline_rx,
-            };
-            if waiting.answer.send(Asked::Held(ticket)).is_ok() {
-                let mirror = Mirror {
-                    link: number,
-                    approval,
-                    resolve,
-                    deadline,
-                };
-                state.held.insert(id, mirror);
-            } else if let Some((_, up)) = &state.up {
-                // The call's waiter left while it was being asked: nobody will wait for it.
-                let why = "the client left while the call was being asked".to_owned();
-                let _ = up.send(Up::End {
-                    id,
-                    resolution: Resolution::Cancelled { why },
-                });
+            match waiting.answer {
+                AnswerTo::Gate(answer) => held_anew(state, number, id, waiting.asked, answer),
+                AnswerTo::Mirror(gate_id) => match state.held.get_mut(&gate_id) {
+                    Some(mirror) => {
+                        mirror.at = Some((number, id.clone()));
+                        state.gate_ids.insert((number, id), gate_id);
+                    }
+                    // Ended here (its deadline, its client) while it was being asked again.
+                    None => end_at_keeper(state, id, "the call ended while it was being asked again"),
+                },
             }
         }
         Down::Deadline {
@@ -312,16 +417,65 @@ fn apply(state: &Mutex<State>, number: u64, message: Down) {
             after_ms,
             expires_at_ms,
         } => {
-            if let Some(mirror) = state.held.get_mut(&id) {
-                mirror.approval.expires_at_ms = expires_at_ms;
-                mirror.approval.expires_at = crate::clock::rfc3339(expires_at_ms);
+            let Some(gate_id) = state.gate_ids.get(&(number, id)) else {
+                return;
+            };
+            if let Some(mirror) = state.held.get_mut(gate_id) {
+                mirror.asked.approval.expires_at_ms = expires_at_ms;
+                mirror.asked.approval.expires_at = crate::clock::rfc3339(expires_at_ms);
                 let _ = mirror.deadline.send(Duration::from_millis(after_ms));
             }
         }
         Down::Resolved { id, resolution } => {
-            if let Some(mirror) = state.held.remove(&id) {
+            let Some(gate_id) = state.gate_ids.remove(&(number, id)) else {
+                return;
+            };
+            if let Some(mirror) = state.held.remove(&gate_id) {
                 let _ = mirror.resolve.send(resolution);
             }
         }
+    }
+}
+
+/// A new question held by the keeper under `id`: its mirror, and the ticket the gate waits on.
+fn held_anew(state: &mut State, number: u64, id: String, mut asked: Asking, answer: oneshot::Sender<Asked>) {
+    // The keeper's ids are unique only per keeper: one asked again may already use this one.
+    let gate_id = if state.held.contains_key(&id) {
+        format!("{id}.{number}")
+    } else {
+        id.clone()
+    };
+    asked.approval.id.clone_from(&gate_id);
+    let approval = &asked.approval;
+    let timeout = u64::try_from(approval.expires_at_ms.saturating_sub(approval.requested_at_ms)).unwrap_or(0);
+    let (deadline, deadline_rx) = watch::channel(Duration::from_millis(timeout));
+    let (resolve, resolution) = oneshot::channel();
+    let ticket = Ticket {
+        id: gate_id.clone(),
+        resolution,
+        deadline: deadline_rx,
+    };
+    if answer.send(Asked::Held(ticket)).is_ok() {
+        let mirror = Mirror {
+            at: Some((number, id.clone())),
+            asked,
+            resolve,
+            deadline,
+        };
+        state.held.insert(gate_id.clone(), mirror);
+        state.gate_ids.insert((number, id), gate_id);
+    } else {
+        // The call's waiter left while it was being asked: nobody will wait for it.
+        end_at_keeper(state, id, "the client left while the call was being asked");
+    }
+}
+
+fn end_at_keeper(state: &State, keeper_id: String, why: &str) {
+    if let Some((_, up)) = &state.up {
+        let resolution = Resolution::Cancelled { why: why.to_owned() };
+        let _ = up.send(Up::End {
+            id: keeper_id,
+            resolution,
+        });
     }
 }

@@ -1,20 +1,21 @@
 //! The keeper link end to end in one process: a data plane's [`RemoteHeldCalls`] asks a keeper's
 //! broker over an in-memory stream, as `connect` asks the app over the local socket.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::broadcast;
 
 use super::*;
+use crate::approval::pending::Scope;
 use crate::approval::tests::approval;
-use crate::approval::ApprovalBroker;
+use crate::approval::{ApprovalBroker, ApproverGuard};
 use crate::held_calls::remote::{LinkStreams, RemoteHeldCalls};
 
 /// A keeper (its broker) and a data plane linked to it; each new link is served by the keeper
 /// until `cut` is notified (the keeper dies: its side of the stream drops).
 fn linked_until(cut: Arc<tokio::sync::Notify>) -> (Arc<ApprovalBroker>, RemoteHeldCalls) {
-    let broker = Arc::new(ApprovalBroker::new(broadcast::channel(64).0));
+    let broker = ApprovalBroker::shared(broadcast::channel(64).0);
     let keeper: Arc<dyn HeldCalls> = broker.clone();
     let remote = RemoteHeldCalls::new(Box::new(move || {
         let (keeper, cut) = (keeper.clone(), cut.clone());
@@ -161,26 +162,151 @@ async fn a_withdrawn_request_and_an_ended_session_withdraw_at_the_keeper() {
     eventually("the keeper holds nothing", || broker.pending().is_empty()).await;
 }
 
+/// Keepers that die: each link is made to a new keeper (a broker of its own, listed in
+/// `keepers`), served until `cut` is notified; after `reachable` links, none can be reached.
+/// Each keeper with an approver attached (so calls are held, not refused).
+type Started = Arc<Mutex<Vec<(Arc<ApprovalBroker>, ApproverGuard)>>>;
+
+struct Keepers {
+    keepers: Started,
+    cut: Arc<tokio::sync::Notify>,
+}
+
+impl Keepers {
+    fn new(reachable: usize) -> (Self, RemoteHeldCalls) {
+        let keepers: Started = Arc::default();
+        let cut = Arc::new(tokio::sync::Notify::new());
+        let (list, cut_here) = (keepers.clone(), cut.clone());
+        let remote = RemoteHeldCalls::new(Box::new(move || {
+            let (list, cut) = (list.clone(), cut.clone());
+            Box::pin(async move {
+                let mut list = list.lock().unwrap();
+                if list.len() == reachable {
+                    return Err(std::io::Error::other("no keeper answers at /run/k.sock"));
+                }
+                let broker = ApprovalBroker::shared(broadcast::channel(64).0);
+                list.push((broker.clone(), broker.attach_approver()));
+                let keeper: Arc<dyn HeldCalls> = broker;
+                let (here, there) = tokio::io::duplex(1 << 16);
+                let (rd, wr) = tokio::io::split(there);
+                tokio::spawn(async move {
+                    tokio::select! {
+                        () = serve(keeper, no_record(), rd, BytesMut::new(), wr) => {}
+                        () = cut.notified() => {}
+                    }
+                });
+                let (rd, wr) = tokio::io::split(here);
+                Ok(LinkStreams {
+                    rd: Box::new(rd),
+                    wr: Box::new(wr),
+                    buf: BytesMut::new(),
+                })
+            })
+        }));
+        (Self { keepers, cut: cut_here }, remote)
+    }
+
+    fn keeper(&self, i: usize) -> Option<Arc<ApprovalBroker>> {
+        self.keepers.lock().unwrap().get(i).map(|(keeper, _)| keeper.clone())
+    }
+
+    /// The keeper `i` once it runs.
+    async fn wait_keeper(&self, i: usize) -> Arc<ApprovalBroker> {
+        let mut found = None;
+        eventually(&format!("keeper {i}"), || {
+            found = self.keeper(i);
+            found.is_some()
+        })
+        .await;
+        found.unwrap()
+    }
+
+    /// Keeper `i`'s held calls once it holds `n`.
+    async fn held_at(&self, i: usize, n: usize) -> Vec<PendingApproval> {
+        let keeper = self.wait_keeper(i).await;
+        eventually(&format!("{n} held at keeper {i}"), || keeper.pending().len() == n).await;
+        keeper.pending()
+    }
+}
+
+async fn held(remote: &RemoteHeldCalls, marker: &str) -> crate::approval::Ticket {
+    let mut q = question();
+    q.approval.arguments = serde_json::json!({ "marker": marker });
+    match remote.ask(q).await {
+        Asked::Held(ticket) => ticket,
+        _ => panic!("held"),
+    }
+}
+
 #[tokio::test]
-async fn a_broken_link_refuses_what_waits_and_the_next_call_links_again() {
-    let cut = Arc::new(tokio::sync::Notify::new());
-    let (broker, remote) = linked_until(cut.clone());
-    let _approver = broker.attach_approver();
-    let Asked::Held(ticket) = remote.ask(question()).await else {
-        panic!("held")
+async fn a_call_held_when_its_keeper_dies_is_asked_again_of_the_next() {
+    let (keepers, remote) = Keepers::new(2);
+    let mut ticket = held(&remote, "a").await;
+    let first = keepers.held_at(0, 1).await;
+    assert!(!first[0].asked_before);
+    keepers.cut.notify_waiters();
+
+    let again = keepers.held_at(1, 1).await;
+    assert!(again[0].asked_before, "the new keeper raises no second prompt");
+    assert_eq!(again[0].arguments, first[0].arguments);
+    assert_eq!(again[0].expires_at_ms, first[0].expires_at_ms, "the deadline is kept");
+    assert!(ticket.resolution.try_recv().is_err(), "still waiting");
+    let mirror = remote.pending(&ticket.id).expect("the gate's id still names it");
+    assert_eq!(mirror.arguments, first[0].arguments);
+
+    // What the gate does by its id reaches the new keeper under that keeper's id.
+    remote
+        .extend(&ticket.id, Duration::from_secs(60), Duration::from_secs(3600))
+        .unwrap();
+    let second = keepers.keeper(1).unwrap();
+    eventually("the new keeper's deadline moved", || {
+        second.pending().first().is_some_and(|p| p.expires_at_ms == 91_000)
+    })
+    .await;
+    second.resolve(&again[0].id, Resolution::Approved(Scope::Once)).unwrap();
+    let resolved = tokio::time::timeout(Duration::from_secs(10), ticket.resolution).await;
+    assert_eq!(resolved.expect("answered").unwrap(), Resolution::Approved(Scope::Once));
+}
+
+#[tokio::test]
+async fn a_call_whose_keeper_dies_with_none_to_replace_it_is_refused_saying_why() {
+    let (keepers, remote) = Keepers::new(1);
+    let ticket = held(&remote, "a").await;
+    keepers.held_at(0, 1).await;
+    keepers.cut.notify_waiters();
+    let resolved = tokio::time::timeout(Duration::from_secs(10), ticket.resolution).await;
+    match resolved.expect("answered, not left hanging").unwrap() {
+        Resolution::Lost { why } => assert!(why.contains("/run/k.sock"), "{why}"),
+        other => panic!("refused, not {other:?}"),
+    }
+    assert!(remote.pending("1").is_none());
+}
+
+#[tokio::test]
+async fn the_ids_of_calls_asked_again_stay_apart_from_the_new_keepers_own() {
+    let (keepers, remote) = Keepers::new(2);
+    let a = held(&remote, "a").await;
+    let b = held(&remote, "b").await;
+    assert_eq!((a.id.as_str(), b.id.as_str()), ("1", "2"));
+    remote.end(&a.id, Resolution::TimedOut);
+    keepers.held_at(0, 1).await;
+    keepers.cut.notify_waiters();
+    // The new keeper holds b as its 1; its own next call is its 2, which the gate already uses.
+    keepers.held_at(1, 1).await;
+    let c = held(&remote, "c").await;
+    assert_ne!(c.id, b.id);
+    let second = keepers.keeper(1).unwrap();
+    let by_marker = |m: &str| {
+        let pending = second.pending();
+        pending.into_iter().find(|p| p.arguments["marker"] == m).unwrap().id
     };
-    cut.notify_waiters();
-    assert_eq!(
-        tokio::time::timeout(Duration::from_secs(10), ticket.resolution)
-            .await
-            .expect("answered, not left hanging")
-            .unwrap(),
-        Resolution::Orphaned
-    );
-    assert!(
-        matches!(remote.ask(question()).await, Asked::Held(_)),
-        "a new link is made"
-    );
+    second.resolve(&by_marker("b"), Resolution::TimedOut).unwrap();
+    second
+        .resolve(&by_marker("c"), Resolution::Approved(Scope::Session))
+        .unwrap();
+    let within = |t: crate::approval::Ticket| tokio::time::timeout(Duration::from_secs(10), t.resolution);
+    assert_eq!(within(b).await.unwrap().unwrap(), Resolution::TimedOut);
+    assert_eq!(within(c).await.unwrap().unwrap(), Resolution::Approved(Scope::Session));
 }
 
 #[tokio::test]
