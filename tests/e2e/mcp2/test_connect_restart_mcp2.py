@@ -11,7 +11,9 @@ For mcp 2.x a slow call is in flight at the stop: it goes on to its answer. The 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -139,3 +141,83 @@ def test_a_node_client_survives_a_keeper_restart(e2e_tmp, label):
             proc.wait(timeout=10)
         for gw in gateways:
             gw.stop()
+
+
+COUNTER_POLICY = {"version": "1", "default": "allow", "tools": {"count": {}}}
+PLAN_CLIENTS = {
+    "TS SDK": lambda: [harness.node_bin(), str(harness.TS_DIR / "client.mjs")],
+    "Python mcp 1.x": lambda: [str(harness.VENV1 / "bin" / "python"), str(harness.PEERS_DIR / "plan_client_mcp1.py")],
+}
+
+
+def counted(text: str) -> tuple[int, int]:
+    """(n, pid) from the counter server's answer."""
+    m = re.search(r"n=(\d+) pid=(\d+)", text)
+    assert m, f"a count: {text!r}"
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_three_clients_keep_their_servers_and_counts_through_a_keeper_restart(e2e_tmp):
+    """Issue 31 point 3: the keeper restarts under three connected clients at once — Python mcp
+    2.x (here), the TypeScript SDK and Python mcp 1.x (processes of their own, run by a plan) — each
+    through its own `connect` to its own counter server. Every counter goes on from where it was,
+    in the same server process, and no allowed call fails (one is made while no keeper runs)."""
+    root = e2e_tmp / f"restart3-{uuid.uuid4().hex[:8]}"
+    counter = harness.python_stdio(Path(sys.executable), harness.PEERS_DIR / "counter_server.py")
+    config = harness.write_config(root / "gateway", {"counter": counter}, {"counter": COUNTER_POLICY})
+    data = root / "data"
+    gateways = [harness.start_gateway(config, data)]
+    argv = gateways[0].connect_argv("counter")
+    plan = {"stdio": {"command": argv[0], "args": argv[1:]}, "calls": [
+        {"name": "count", "arguments": {}}, {"signal": "restart-now"}, {"await": True},
+        *({"name": "count", "arguments": {}} for _ in range(3)),
+    ]}
+    procs = {label: subprocess.Popen([*command(), json.dumps(plan)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+             for label, command in PLAN_CLIENTS.items()}
+    counts: dict[str, list[tuple[int, int]]] = {}
+
+    async def scenario() -> None:
+        async with open_client("stdio", "counter", {}, gateways[0]) as client:
+            async def count() -> tuple[int, int]:
+                with anyio.fail_after(CALL_TIMEOUT):
+                    result = await client.call_tool("count", {})
+                assert not result.is_error, result
+                return counted(text_of(result))
+
+            mine = [await count()]
+            for label, proc in procs.items():
+                line = await anyio.to_thread.run_sync(proc.stdout.readline)
+                assert json.loads(line or "{}") == {"signal": "restart-now"}, f"{label} reached the restart: {line!r}"
+            assert await anyio.to_thread.run_sync(gateways[0].stop) is not None, "the old keeper stopped"
+            mine.append(await count())  # no keeper runs now
+            gateways.append(await anyio.to_thread.run_sync(lambda: harness.start_gateway(config, data)))
+            for proc in procs.values():
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+            mine += [await count(), await count()]
+            counts["Python mcp 2.x"] = mine
+
+    try:
+        anyio.run(scenario)
+        for label, proc in procs.items():
+            out, err = proc.communicate(timeout=CALL_TIMEOUT)
+            assert proc.returncode == 0, f"{label} exited {proc.returncode}: {err[-2000:]}"
+            results = json.loads(out.strip().splitlines()[-1])["results"]
+            assert all("thrown" not in r and not r.get("isError") for r in results), f"{label}: {results}"
+            counts[label] = [counted(harness.denial_text(r.get("content", []))) for r in results]
+        for label, seen in counts.items():
+            pids = {pid for _, pid in seen}
+            assert [n for n, _ in seen] == [1, 2, 3, 4] and len(pids) == 1, \
+                f"{label}: its counter went on in one server process: {seen}"
+        assert len({seen[0][1] for seen in counts.values()}) == 3, f"three servers, one per client: {counts}"
+        rows = gateways[-1].audit_db("tool = 'count'", ())
+        assert len(rows) == 12 and all(r["decision"] == "allowed" for r in rows), [r.raw for r in rows]
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+        for gw in gateways:
+            gw.stop()
+    harness.log(f"keeper restart under three clients: {json.dumps(counts)}")
