@@ -28,7 +28,9 @@ pub enum AuditError {
     ReadOnly { path: PathBuf },
     /// The file was written by a newer Portcullis whose schema this build does not know.
     #[error(
-        "audit database schema version {found} is newer than this build supports ({supported}); upgrade portcullis"
+        "audit database schema version {found} is newer than this build supports ({supported}): a newer Portcullis \
+         wrote it. If Portcullis was just upgraded, restart the MCP client so that it starts the installed \
+         `portcullis connect`; otherwise upgrade portcullis"
     )]
     SchemaTooNew { found: i64, supported: i64 },
     /// A reader found a schema older than this build's (the gateway upgrades it when it starts).

@@ -571,7 +571,35 @@ fn a_database_from_a_newer_build_is_refused_by_writer_and_reader() {
     ));
     let err = AuditStore::open(&path).unwrap_err();
     assert!(matches!(err, AuditError::SchemaTooNew { found: 99, .. }));
-    assert!(err.to_string().contains("upgrade portcullis"), "{err}");
+    assert!(err.to_string().contains("restart the MCP client"), "{err}");
+}
+
+/// An upgrade while clients run: a data plane of the old version keeps its writer open while the
+/// new version migrates the file. A migration that adds (a column with a default, a table) leaves
+/// the old writer committing rows the new version reads; only a writer opened afterwards by the
+/// old build is refused, with what to do (the test above).
+#[test]
+fn a_writer_open_before_an_additive_migration_keeps_committing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let old = AuditWriter::open(&path).unwrap();
+    old.record_blocking(sample("s", "t", Decision::Allowed, 10)).unwrap();
+    let next = crate::migration::SCHEMA_VERSION + 1;
+    let newer = rusqlite::Connection::open(&path).unwrap();
+    newer
+        .execute_batch(&format!(
+            "BEGIN IMMEDIATE; ALTER TABLE decisions ADD COLUMN method TEXT NOT NULL DEFAULT 'tools/call'; \
+             CREATE TABLE answers (decision_id INTEGER PRIMARY KEY, excerpt TEXT); \
+             PRAGMA user_version = {next}; COMMIT;"
+        ))
+        .unwrap();
+    let id = old.record_blocking(sample("s", "t", Decision::Denied, 11)).unwrap();
+    let method: String = newer
+        .query_row("SELECT method FROM decisions WHERE id = ?1", [id], |r| r.get(0))
+        .unwrap();
+    assert_eq!(method, "tools/call", "the old writer's row, read by the new schema");
+    assert_eq!(user_version(&path), next);
+    assert!(matches!(AuditWriter::open(&path), Err(AuditError::SchemaTooNew { .. })));
 }
 
 /// Whether file modes bind this process (they do not bind root, nor a user with

@@ -76,6 +76,10 @@ pub struct Hello {
     /// `held_calls` for a data plane's keeper link ([`crate::held_calls::link`]); absent for a relay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// The keeper link's version the data plane speaks ([`crate::held_calls::link::VERSION`]);
+    /// absent from the first ones, which speak version 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<u32>,
 }
 
 /// What an accepted hello opens.
@@ -103,6 +107,7 @@ pub async fn open_keeper_link(socket: &std::path::Path, token: &str, within: Dur
             server: String::new(),
             token: token.to_owned(),
             role: Some(crate::held_calls::link::ROLE.to_owned()),
+            link: Some(crate::held_calls::link::VERSION),
         };
         wr.write_all(&hello.line()).await?;
         let mut buf = BytesMut::with_capacity(4096);
@@ -320,7 +325,12 @@ fn check(gateway: &Gateway, hello: Hello) -> Result<Opened, (RefusalCode, String
         return Err((RefusalCode::BadToken, why.into()));
     }
     match hello.role.as_deref() {
-        Some(crate::held_calls::link::ROLE) => return Ok(Opened::KeeperLink),
+        Some(crate::held_calls::link::ROLE) => {
+            let version = hello.link.unwrap_or(1);
+            return crate::held_calls::link::speaks(version)
+                .map(|()| Opened::KeeperLink)
+                .map_err(|why| (RefusalCode::BadHello, why));
+        }
         Some(other) => return Err((RefusalCode::BadHello, format!("no such role: {other:?}"))),
         None => {}
     }

@@ -117,3 +117,63 @@ async fn a_wrong_token_is_an_unreachable_keeper_that_says_why() {
         _ => panic!("refused"),
     }
 }
+
+/// Sends `hello` on a fresh connection to the keeper's socket; its one-line answer, then (if it
+/// accepted) the answer to one question asked on the link.
+async fn hello_then_ask(socket: &std::path::Path, hello: serde_json::Value) -> (String, Option<String>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let stream = portcullis_gateway::local_socket::connect(socket).await.unwrap();
+    let (rd, mut wr) = tokio::io::split(stream);
+    let mut lines = BufReader::new(rd).lines();
+    wr.write_all(format!("{hello}\n").as_bytes()).await.unwrap();
+    let answer = tokio::time::timeout(WITHIN, lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_or_default();
+    if !answer.contains("\"ok\":true") {
+        return (answer, None);
+    }
+    let q = question();
+    let ask = json!({ "ask": {
+        "n": 1, "approval": q.approval, "rule": { "kind": "default" }, "digest": "d",
+        "places": *q.places,
+    }});
+    wr.write_all(format!("{ask}\n").as_bytes()).await.unwrap();
+    let asked = tokio::time::timeout(WITHIN, lines.next_line()).await.unwrap().unwrap();
+    (answer, asked)
+}
+
+/// The local protocol is versioned: a data plane from an older release (no `link` in its hello:
+/// version 1) keeps working against this keeper; one it cannot serve, older or newer, is refused
+/// with what to do, and its held calls fail closed with those words (`AtOnce::Unreachable`).
+#[tokio::test]
+async fn data_planes_of_other_versions_keep_working_or_are_told_to_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_gateway, socket, token) = keeper(dir.path()).await;
+    let hello = |link: Option<u32>| {
+        let mut hello = json!({ "portcullis": 1, "token": token, "role": "held_calls" });
+        if let Some(link) = link {
+            hello["link"] = json!(link);
+        }
+        hello
+    };
+    for link in [None, Some(1), Some(portcullis_gateway::held_calls::link::VERSION)] {
+        let (answer, asked) = hello_then_ask(&socket, hello(link)).await;
+        assert_eq!(answer, r#"{"portcullis":1,"ok":true}"#, "link {link:?} served");
+        let asked: serde_json::Value = serde_json::from_str(&asked.expect("an answer")).unwrap();
+        assert_eq!(
+            asked,
+            json!({ "at_once": { "n": 1, "at_once": "no_approver" } }),
+            "link {link:?}: the question is answered as ever"
+        );
+    }
+    for (link, what_to_do) in [(0, "restart the MCP client"), (99, "restart Portcullis")] {
+        let (answer, asked) = hello_then_ask(&socket, hello(Some(link))).await;
+        assert!(asked.is_none(), "link {link}: refused");
+        assert!(
+            answer.contains("[portcullis]") && answer.contains(what_to_do),
+            "link {link}: {answer}"
+        );
+    }
+}

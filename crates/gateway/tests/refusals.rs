@@ -53,6 +53,7 @@ async fn local_conn_refuses_an_unknown_server_with_a_typed_code() {
         server: server.to_owned(),
         token: token.to_owned(),
         role: None,
+        link: None,
     };
 
     let answer = hello_answer(&socket, &hello("nope", &token, PROTOCOL)).await;

@@ -29,6 +29,37 @@ use crate::approval::Resolution;
 
 /// The hello's `role` for a keeper link.
 pub const ROLE: &str = "held_calls";
+/// The link's version, in the hello's `link` (see [`speaks`]). Changes stay additive where they
+/// can: a message an older side does not know must be one it can do without.
+/// - 1: questions, ends, extensions, withdrawn sessions (issue 31);
+/// - 2: a call held by a keeper that stopped is asked again, `approval.asked_before` set.
+pub const VERSION: u32 = 2;
+/// The oldest version this keeper still serves: a version-1 data plane asks as before and never
+/// asks a call again (it refuses calls whose keeper stopped).
+pub const OLDEST: u32 = 1;
+
+/// Whether this keeper serves a data plane speaking link `version`; if not, what to tell the
+/// person (the data plane was started by another version of Portcullis than the one running).
+pub fn speaks(version: u32) -> Result<(), String> {
+    if (OLDEST..=VERSION).contains(&version) {
+        return Ok(());
+    }
+    let (whose, what_to_do) = if version > VERSION {
+        (
+            "newer",
+            "restart Portcullis (the app, or `portcullis serve`) so that the installed version runs",
+        )
+    } else {
+        (
+            "older",
+            "restart the MCP client so that it starts the installed `portcullis connect`",
+        )
+    };
+    Err(format!(
+        "this `portcullis connect` is {whose} than the Portcullis running (keeper link version {version}, \
+         it serves {OLDEST} to {VERSION}): {what_to_do}"
+    ))
+}
 /// The longest line either side reads: a held call carries its arguments.
 const LINE_MAX: usize = portcullis_wire::MAX_MESSAGE + 64 * 1024;
 
