@@ -9,6 +9,7 @@
 //! agent session) and MRTR continuations (a 2026-era retry of a call already approved).
 
 mod grants;
+pub mod live_sessions;
 pub mod pending;
 pub mod standing;
 
@@ -101,6 +102,8 @@ pub struct ApprovalBroker {
     approvers: AtomicUsize,
     events: broadcast::Sender<GatewayEvent>,
     pub grants: Grants,
+    /// Who is connected where: announced by every gate that asks this broker.
+    pub live_sessions: live_sessions::LiveSessions,
     /// While set, the gate denies every call that would be held ([`crate::gate::Gate::set_paused`]).
     paused: std::sync::atomic::AtomicBool,
     /// Itself, for the timers it starts ([`Self::hold_again`]); empty unless made by [`Self::shared`].
@@ -130,6 +133,7 @@ impl ApprovalBroker {
             approvers: AtomicUsize::new(0),
             events,
             grants: Grants::default(),
+            live_sessions: live_sessions::LiveSessions::default(),
             paused: std::sync::atomic::AtomicBool::new(false),
             me: std::sync::Weak::new(),
         }
@@ -298,6 +302,7 @@ impl ApprovalBroker {
             );
         }
         self.grants.end_session(session_key);
+        self.live_sessions.end(session_key);
     }
 
     /// Withdraws the held call with JSON-RPC id `request_id` in `session_key` (a client cancel).

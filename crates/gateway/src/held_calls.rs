@@ -22,6 +22,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use portcullis_policy::Places;
 
+use crate::approval::live_sessions::LiveSession;
 use crate::approval::pending::PendingApproval;
 use crate::approval::standing::Found;
 use crate::approval::{DecideError, Extended, Resolution, Ticket};
@@ -73,4 +74,7 @@ pub trait HeldCalls: Send + Sync {
     fn withdraw_session(&self, session: &str);
     /// The client cancelled request `request_id` (its JSON text); `true` if it was still held.
     fn withdraw_request(&self, session: &str, request_id: &str) -> bool;
+    /// A session began (or its client said who it is): the keeper lists it until
+    /// [`Self::withdraw_session`]. `via` and `pid` are filled in here.
+    fn announce(&self, session: LiveSession);
 }

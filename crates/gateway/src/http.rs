@@ -29,6 +29,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/mcp/{server}", post(mcp::post).get(mcp::get).delete(mcp::delete))
         .route("/health", get(mcp::health))
         .route("/control/approvals", get(control::list))
+        .route("/control/sessions", get(control::sessions))
         .route("/control/approvals/{id}/approve", post(control::approve))
         .route("/control/approvals/{id}/deny", post(control::deny))
         .route("/control/approvals/{id}/extend", post(control::extend))

@@ -85,7 +85,32 @@ pub struct Hello {
 /// What an accepted hello opens.
 enum Opened {
     Relay(String),
-    KeeperLink,
+    /// At the link version the data plane speaks.
+    KeeperLink(u32),
+}
+
+/// The keeper's answer to a link hello: [`ACK`] for a version-1 data plane (it reads nothing
+/// else), else one naming the version both sides now speak.
+fn link_ack(version: u32) -> Vec<u8> {
+    if version < 2 {
+        return ACK.to_vec();
+    }
+    format!("{{\"portcullis\":{PROTOCOL},\"ok\":true,\"link\":{version}}}\n").into_bytes()
+}
+
+/// The link version a keeper's answer to a link hello says; `None` for a refusal.
+fn link_version_of(answer: &[u8]) -> Option<u32> {
+    #[derive(Deserialize)]
+    struct Ack {
+        portcullis: u32,
+        ok: bool,
+        link: u32,
+    }
+    if answer == ACK {
+        return Some(1);
+    }
+    let ack: Ack = serde_json::from_slice(answer).ok()?;
+    (ack.portcullis == PROTOCOL && ack.ok).then_some(ack.link)
 }
 
 impl Hello {
@@ -122,17 +147,18 @@ pub async fn open_keeper_link(socket: &std::path::Path, token: &str, within: Dur
                 ));
             }
         };
-        if &answer[..] != ACK {
+        let Some(version) = link_version_of(&answer) else {
             let text = String::from_utf8_lossy(&answer);
             return Err(std::io::Error::other(format!(
                 "the keeper refused the link: {}",
                 text.trim()
             )));
-        }
+        };
         Ok(LinkStreams {
             rd: Box::new(rd),
             wr: Box::new(wr),
             buf,
+            version,
         })
     };
     tokio::time::timeout(within, opening).await.unwrap_or_else(|_| {
@@ -186,8 +212,8 @@ where
         .and_then(|h| check(&gateway, h))
     {
         Ok(Opened::Relay(server)) => server,
-        Ok(Opened::KeeperLink) => {
-            if wr.write_all(ACK).await.is_ok() {
+        Ok(Opened::KeeperLink(version)) => {
+            if wr.write_all(&link_ack(version)).await.is_ok() {
                 let (held, record) = gateway.keeper_side();
                 tokio::select! {
                     () = crate::held_calls::link::serve(held, record, rd, buf, wr) => {}
@@ -328,7 +354,7 @@ fn check(gateway: &Gateway, hello: Hello) -> Result<Opened, (RefusalCode, String
         Some(crate::held_calls::link::ROLE) => {
             let version = hello.link.unwrap_or(1);
             return crate::held_calls::link::speaks(version)
-                .map(|()| Opened::KeeperLink)
+                .map(|()| Opened::KeeperLink(version))
                 .map_err(|why| (RefusalCode::BadHello, why));
         }
         Some(other) => return Err((RefusalCode::BadHello, format!("no such role: {other:?}"))),

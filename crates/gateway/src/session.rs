@@ -30,6 +30,7 @@ use portcullis_wire::{error_code, method, Message, RequestId};
 use serde_json::Value;
 use tracing::Instrument;
 
+use crate::approval::pending::ClientInfo;
 use crate::gate::{Call, Caller, Gate, Verdict};
 use crate::queue;
 use crate::upstream::Upstream;
@@ -127,6 +128,10 @@ impl Session {
             catalog_gate.forget_session_tools(&catalog_server, &session_id);
         };
         tokio::spawn(pump_task.instrument(span.clone()));
+        if stateless {
+            // Shared by 2026 requests, which never say who they are: listed with no client.
+            gate.announce_session(&id, &server, ClientInfo::default());
+        }
         Arc::new(Self {
             id,
             server,
@@ -322,6 +327,11 @@ impl Session {
         if let Ok(mut client) = self.client.lock() {
             *client = (field("name"), field("version"));
         }
+        let client = ClientInfo {
+            name: field("name"),
+            version: field("version"),
+        };
+        self.gate.announce_session(&self.id, &self.server, client);
     }
 
     /// Removes hidden tools from a `tools/list` page ([`crate::tools_filter`]).

@@ -110,6 +110,10 @@ def test_a_keeper_restart_leaves_the_server_and_allowed_calls_alone(e2e_tmp):
                 with anyio.fail_after(CALL_TIMEOUT):
                     await held_done.wait()
             assert f"asked {marker} pid={pid}" in text_of(held["result"]), held["result"]
+            # The new keeper lists the client's session, announced again by its `connect`.
+            sessions = (await anyio.to_thread.run_sync(lambda: api.request("GET", "/control/sessions"))).json()
+            mine = [s for s in sessions if s["server"] == "counter" and s["via"] == "connect"]
+            assert len(mine) == 1 and mine[0]["client"]["name"] and mine[0]["pid"] != new["pid"], sessions
 
             with anyio.fail_after(CALL_TIMEOUT):
                 n, same = counted(await session.call_tool("count", {}))

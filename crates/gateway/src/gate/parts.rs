@@ -8,7 +8,8 @@ use portcullis_wire::Message;
 use serde_json::Value;
 
 use super::Gate;
-use crate::approval::pending::PendingApproval;
+use crate::approval::live_sessions::LiveSession;
+use crate::approval::pending::{ClientInfo, PendingApproval};
 use crate::approval::standing::Listed;
 use crate::approval::{ApproverGuard, Resolution};
 use crate::pins::{PinError, ToolPin};
@@ -95,6 +96,11 @@ impl Gate {
         self.approvals.pending()
     }
 
+    /// The live sessions the keeper's broker knows of.
+    pub(crate) fn live_sessions(&self) -> Vec<LiveSession> {
+        self.approvals.live_sessions.list()
+    }
+
     /// The held call `id`, while it waits.
     pub(crate) fn pending(&self, id: &str) -> Option<PendingApproval> {
         self.held.pending(id)
@@ -109,6 +115,18 @@ impl Gate {
     /// Gives a held call up (the client cancelled its task): recorded as `cancelled`.
     pub(crate) fn cancel_held(&self, id: &str, why: String) {
         self.held.end(id, Resolution::Cancelled { why });
+    }
+
+    /// A session began, or its client said who it is: the keeper lists it until it ends.
+    pub(crate) fn announce_session(&self, session: &str, server: &str, client: ClientInfo) {
+        self.held.announce(LiveSession {
+            session: session.to_owned(),
+            server: server.to_owned(),
+            client,
+            via: String::new(),
+            pid: 0,
+            since_ms: crate::clock::now_ms(),
+        });
     }
 
     /// The session ended: its held calls are withdrawn and its grants end.

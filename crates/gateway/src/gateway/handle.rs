@@ -49,6 +49,12 @@ impl Gateway {
         self.gate.pending_approvals()
     }
 
+    /// The live client sessions, by server then oldest first: this process's HTTP entry's, and
+    /// those every `connect` announced over its keeper link.
+    pub fn live_sessions(&self) -> Vec<crate::approval::live_sessions::LiveSession> {
+        self.gate.live_sessions()
+    }
+
     /// Whether the call `id` is still held.
     pub fn is_pending(&self, id: &str) -> bool {
         self.gate.pending(id).is_some()

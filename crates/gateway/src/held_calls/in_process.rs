@@ -5,6 +5,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use super::{Asked, AtOnce, HeldCalls, Question};
+use crate::approval::live_sessions::LiveSession;
 use crate::approval::pending::{HeldBy, PendingApproval};
 use crate::approval::standing::Asked as GrantAsked;
 use crate::approval::{ApprovalBroker, DecideError, Extended, Resolution};
@@ -78,6 +79,15 @@ impl HeldCalls for ApprovalBroker {
 
     fn withdraw_request(&self, session: &str, request_id: &str) -> bool {
         ApprovalBroker::withdraw_request(self, session, request_id)
+    }
+
+    fn announce(&self, mut session: LiveSession) {
+        if session.via.is_empty() {
+            // The keeper's own HTTP entry; a data plane's session came over its link already filled in.
+            session.via = "http".into();
+            session.pid = std::process::id();
+        }
+        self.live_sessions.announce(session);
     }
 }
 

@@ -24,6 +24,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::{Asked, AtOnce, HeldCalls, Question};
+use crate::approval::live_sessions::LiveSession;
 use crate::approval::pending::{HeldBy, PendingApproval};
 use crate::approval::Resolution;
 
@@ -32,7 +33,9 @@ pub const ROLE: &str = "held_calls";
 /// The link's version, in the hello's `link` (see [`speaks`]). Changes stay additive where they
 /// can: a message an older side does not know must be one it can do without.
 /// - 1: questions, ends, extensions, withdrawn sessions (issue 31);
-/// - 2: a call held by a keeper that stopped is asked again, `approval.asked_before` set.
+/// - 2: a call held by a keeper that stopped is asked again, `approval.asked_before` set; the
+///   data plane announces its sessions (`Up::Announce`); the keeper's answer to the hello names
+///   the version (a version-1 keeper answers the plain ACK, and is sent nothing new).
 pub const VERSION: u32 = 2;
 /// The oldest version this keeper still serves: a version-1 data plane asks as before and never
 /// asks a call again (it refuses calls whose keeper stopped).
@@ -86,6 +89,11 @@ pub enum Up {
     },
     WithdrawSession {
         session: String,
+    },
+    /// A session began on the data plane (link version 2); it ends with `WithdrawSession` or
+    /// with the link.
+    Announce {
+        session: LiveSession,
     },
 }
 
@@ -248,6 +256,7 @@ where
         }
     }
     follows.abort_all();
+    let sessions: Vec<String> = lock(&mine).sessions.drain().collect();
     let left: Vec<String> = lock(&mine).held.drain().collect();
     for id in left {
         let why = "the client's connection to Portcullis closed".to_owned();
@@ -257,6 +266,10 @@ where
         if let Some(approval) = approval {
             record(approval, why).await;
         }
+    }
+    // Its sessions leave the keeper's list, and their grants end.
+    for session in sessions {
+        held.withdraw_session(&session);
     }
     drop(down_tx);
     drop(follows);
@@ -329,6 +342,10 @@ async fn handle(
             if lock(mine).sessions.remove(&session) {
                 held.withdraw_session(&session);
             }
+        }
+        Up::Announce { session } => {
+            lock(mine).sessions.insert(session.session.clone());
+            held.announce(session);
         }
     }
 }

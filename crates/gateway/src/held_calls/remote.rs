@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::link::{self, Down, Up, WireRule};
 use super::{Asked, AtOnce, HeldCalls, Question};
+use crate::approval::live_sessions::LiveSession;
 use crate::approval::pending::PendingApproval;
 use crate::approval::{DecideError, Extended, Resolution, Ticket};
 
@@ -33,6 +34,8 @@ pub struct LinkStreams {
     pub rd: Box<dyn AsyncRead + Unpin + Send>,
     pub wr: Box<dyn AsyncWrite + Unpin + Send>,
     pub buf: BytesMut,
+    /// The link version the keeper speaks ([`link::VERSION`]; 1 for a keeper that predates them).
+    pub version: u32,
 }
 
 /// Makes a link to the keeper (finding it, starting it if need be, saying hello), bounded in time.
@@ -60,6 +63,10 @@ struct State {
     held: HashMap<String, Mirror>,
     /// (link, the keeper's id) → the gate's id; they differ once a call was asked again.
     gate_ids: HashMap<(u64, String), String>,
+    /// This data plane's live sessions, announced on every link that takes them.
+    sessions: HashMap<String, LiveSession>,
+    /// Whether the live link's keeper takes announcements (link version 2 and later).
+    announces: bool,
 }
 
 /// A question sent, not yet answered.
@@ -170,6 +177,14 @@ impl Inner {
             let mut state = self.lock();
             state.links += 1;
             state.up = Some((state.links, up_tx.clone()));
+            state.announces = streams.version >= 2;
+            if state.announces {
+                for session in state.sessions.values() {
+                    let _ = up_tx.send(Up::Announce {
+                        session: session.clone(),
+                    });
+                }
+            }
             state.links
         };
         tokio::spawn(link::write_lines(streams.wr, up_rx));
@@ -313,6 +328,7 @@ impl HeldCalls for RemoteHeldCalls {
                 },
             );
         }
+        self.lock().sessions.remove(session);
         if let Some((_, tx)) = self.inner.live() {
             let _ = tx.send(Up::WithdrawSession {
                 session: session.to_owned(),
@@ -335,6 +351,38 @@ impl HeldCalls for RemoteHeldCalls {
             },
         );
         true
+    }
+
+    fn announce(&self, session: LiveSession) {
+        self.announce_session(session);
+    }
+}
+
+impl RemoteHeldCalls {
+    /// Announces `session` on the live link, or on the one made now in the background: an
+    /// allowed call never waits for the keeper.
+    fn announce_session(&self, mut session: LiveSession) {
+        session.via = "connect".into();
+        session.pid = std::process::id();
+        let mut state = self.lock();
+        state.sessions.insert(session.session.clone(), session.clone());
+        match state.up.clone().filter(|(_, tx)| !tx.is_closed()) {
+            Some((_, tx)) => {
+                if state.announces {
+                    let _ = tx.send(Up::Announce { session });
+                }
+            }
+            None => {
+                drop(state);
+                let inner = self.inner.clone();
+                // Made, the link announces every live session (`Inner::link`).
+                tokio::spawn(async move {
+                    if let Err(e) = inner.link().await {
+                        tracing::debug!(error = %e, "the keeper link could not be made to announce a session");
+                    }
+                });
+            }
+        }
     }
 }
 

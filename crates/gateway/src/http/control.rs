@@ -36,6 +36,11 @@ pub async fn list(State(gw): State<Arc<Gateway>>) -> Response {
     Json(gw.pending_approvals()).into_response()
 }
 
+/// `GET /control/sessions`: the live client sessions, the keeper's own and every `connect`'s.
+pub async fn sessions(State(gw): State<Arc<Gateway>>) -> Response {
+    Json(gw.live_sessions()).into_response()
+}
+
 /// What a person checks when calls are refused: whether the audit can be written, and which
 /// policy files were rejected (the last good policy, or none, in force instead).
 pub async fn status(State(gw): State<Arc<Gateway>>) -> Response {

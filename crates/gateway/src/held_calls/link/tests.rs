@@ -33,6 +33,7 @@ fn linked_until(cut: Arc<tokio::sync::Notify>) -> (Arc<ApprovalBroker>, RemoteHe
                 rd: Box::new(rd),
                 wr: Box::new(wr),
                 buf: BytesMut::new(),
+                version: VERSION,
             })
         })
     }));
@@ -200,6 +201,7 @@ impl Keepers {
                     rd: Box::new(rd),
                     wr: Box::new(wr),
                     buf: BytesMut::new(),
+                    version: VERSION,
                 })
             })
         }));
@@ -340,4 +342,63 @@ fn every_rule_crosses_in_its_parts() {
         let back: WireRule = serde_json::from_str(&text).unwrap();
         assert_eq!(HeldBy::from(back), held, "{text}");
     }
+}
+
+fn live(session: &str) -> crate::approval::live_sessions::LiveSession {
+    crate::approval::live_sessions::LiveSession {
+        session: session.into(),
+        server: "fs".into(),
+        client: crate::approval::pending::ClientInfo {
+            name: Some("claude-code".into()),
+            version: None,
+        },
+        via: String::new(),
+        pid: 0,
+        since_ms: 5,
+    }
+}
+
+/// The keeper lists the sessions data planes announce (named as `connect`'s, with its pid) until
+/// they end, or their data plane goes; a new keeper gets them again with the next link.
+#[tokio::test]
+async fn sessions_announced_over_the_link_are_listed_until_they_end() {
+    let (keepers, remote) = Keepers::new(2);
+    remote.announce(live("s1"));
+    remote.announce(live("s2"));
+    let first = keepers.wait_keeper(0).await;
+    eventually("both listed", || first.live_sessions.list().len() == 2).await;
+    let listed = first.live_sessions.list();
+    assert_eq!((listed[0].via.as_str(), listed[0].pid), ("connect", std::process::id()));
+    assert_eq!(listed[0].client.name.as_deref(), Some("claude-code"));
+    remote.withdraw_session("s1");
+    eventually("s1 left", || first.live_sessions.list().len() == 1).await;
+
+    // The keeper dies; the next link (here a held call's) takes the live sessions to the new one.
+    keepers.cut.notify_waiters();
+    // A question sent while the link is breaking is refused as unreachable; the next one links.
+    let asked = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Asked::Held(ticket) = remote.ask(question()).await {
+                return ticket;
+            }
+        }
+    });
+    let _ticket = asked.await.expect("a new link within 10 s");
+    let second = keepers.wait_keeper(1).await;
+    eventually("s2 announced again", || {
+        second
+            .live_sessions
+            .list()
+            .iter()
+            .map(|s| s.session.clone())
+            .collect::<Vec<_>>()
+            == ["s2"]
+    })
+    .await;
+    // The data plane goes: its sessions leave the list.
+    drop(remote);
+    eventually("the data plane's sessions left", || {
+        second.live_sessions.list().is_empty()
+    })
+    .await;
 }
