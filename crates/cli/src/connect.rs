@@ -42,7 +42,9 @@ pub(crate) fn run(config_path: &Path, data_dir: &Path, server: &str) -> Outcome 
         // The keeper is only needed for held calls and the person's side: started now, in the
         // background, so that it is there by the first held call and no allowed call waits.
         keeper::start_in_background(starter.clone());
-        let held = Arc::new(RemoteHeldCalls::new(keeper::connector(data_dir.to_owned(), starter)));
+        let connector = keeper::connector(data_dir.to_owned(), starter);
+        let finder = keeper::finder(data_dir.to_owned());
+        let held = Arc::new(RemoteHeldCalls::with_finder(connector, Some(finder)));
         let gateway = Gateway::open_data_plane(config, data_dir, held).map_err(Failure::user)?;
         portcullis_gateway::local_conn::serve_stdio(
             gateway.clone(),

@@ -48,6 +48,14 @@ pub(super) fn connector(data_dir: PathBuf, starter: Arc<Starter>) -> Connector {
     })
 }
 
+/// Makes the keeper link only to a keeper that runs (one that came back after a restart).
+pub(super) fn finder(data_dir: PathBuf) -> Connector {
+    Box::new(move || {
+        let data_dir = data_dir.clone();
+        Box::pin(async move { link_to_running(&data_dir).await })
+    })
+}
+
 /// A link to the keeper that gateway.json names.
 async fn link_to_running(data_dir: &std::path::Path) -> std::io::Result<LinkStreams> {
     let file = GatewayFile::read(data_dir).map_err(|e| std::io::Error::other(e.to_string()))?;

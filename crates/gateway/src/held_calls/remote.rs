@@ -47,6 +47,9 @@ pub struct RemoteHeldCalls {
 
 struct Inner {
     connect: Connector,
+    /// Links to a keeper that runs, never starting one: how this data plane finds a keeper that
+    /// came back while nothing needed it, to announce its sessions to it.
+    find: Option<Connector>,
     state: Mutex<State>,
     /// One link is made at a time; questions asked meanwhile wait for it.
     connecting: tokio::sync::Mutex<()>,
@@ -103,8 +106,16 @@ struct Mirror {
 
 impl RemoteHeldCalls {
     pub fn new(connect: Connector) -> Self {
+        Self::with_finder(connect, None)
+    }
+
+    /// With `find`, a data plane whose link broke looks again (from 0.5 s, doubling, up to every
+    /// 30 s) for a keeper that runs, while it has live sessions, so that a restarted keeper lists
+    /// them without waiting for a held call.
+    pub fn with_finder(connect: Connector, find: Option<Connector>) -> Self {
         let inner = Inner {
             connect,
+            find,
             state: Mutex::default(),
             connecting: tokio::sync::Mutex::new(()),
         };
@@ -163,6 +174,11 @@ impl Inner {
 
     /// The live link, made now if there is none.
     async fn link(self: &Arc<Self>) -> io::Result<(u64, mpsc::UnboundedSender<Up>)> {
+        self.link_by(&self.connect).await
+    }
+
+    /// The live link, made now by `connector` if there is none.
+    async fn link_by(self: &Arc<Self>, connector: &Connector) -> io::Result<(u64, mpsc::UnboundedSender<Up>)> {
         if let Some(up) = self.live() {
             return Ok(up);
         }
@@ -170,7 +186,7 @@ impl Inner {
         if let Some(up) = self.live() {
             return Ok(up);
         }
-        let streams = (self.connect)().await?;
+        let streams = connector().await?;
         let (up_tx, up_rx) = mpsc::unbounded_channel::<Up>();
         let (down_tx, down_rx) = mpsc::unbounded_channel::<Down>();
         let number = {
@@ -196,6 +212,27 @@ impl Inner {
 
     fn live(&self) -> Option<(u64, mpsc::UnboundedSender<Up>)> {
         self.lock().up.clone().filter(|(_, tx)| !tx.is_closed())
+    }
+
+    /// Looks for a keeper that runs (never starting one) while this data plane has sessions and
+    /// no link. Boxed for the same reason as [`Self::ask_again`].
+    fn find_again(me: Weak<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let mut wait = Duration::from_millis(500);
+            loop {
+                let Some(inner) = me.upgrade() else { return };
+                let Some(find) = &inner.find else { return };
+                if inner.live().is_some() || inner.lock().sessions.is_empty() {
+                    return;
+                }
+                if inner.link_by(find).await.is_ok() {
+                    return;
+                }
+                drop(inner);
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(30));
+            }
+        })
     }
 
     /// Asks the calls whose keeper stopped again, of the next keeper; refuses them if none can
@@ -427,7 +464,8 @@ async fn dispatch(
             }
         }
     }
-    inner.ask_again().await;
+    inner.clone().ask_again().await;
+    tokio::spawn(Inner::find_again(Arc::downgrade(&inner)));
 }
 
 fn apply(state: &mut State, number: u64, message: Down) {

@@ -175,10 +175,29 @@ struct Keepers {
 
 impl Keepers {
     fn new(reachable: usize) -> (Self, RemoteHeldCalls) {
-        let keepers: Started = Arc::default();
-        let cut = Arc::new(tokio::sync::Notify::new());
-        let (list, cut_here) = (keepers.clone(), cut.clone());
-        let remote = RemoteHeldCalls::new(Box::new(move || {
+        let keepers = Self {
+            keepers: Arc::default(),
+            cut: Arc::new(tokio::sync::Notify::new()),
+        };
+        let remote = RemoteHeldCalls::new(keepers.connector(reachable));
+        (keepers, remote)
+    }
+
+    /// As [`Self::new`], the data plane also looking for a keeper that came back.
+    fn finding(reachable: usize) -> (Self, RemoteHeldCalls) {
+        let keepers = Self {
+            keepers: Arc::default(),
+            cut: Arc::new(tokio::sync::Notify::new()),
+        };
+        let find = Some(keepers.connector(reachable));
+        let remote = RemoteHeldCalls::with_finder(keepers.connector(reachable), find);
+        (keepers, remote)
+    }
+
+    /// Each link it makes is to a new keeper, up to `reachable` of them.
+    fn connector(&self, reachable: usize) -> crate::held_calls::remote::Connector {
+        let (list, cut) = (self.keepers.clone(), self.cut.clone());
+        Box::new(move || {
             let (list, cut) = (list.clone(), cut.clone());
             Box::pin(async move {
                 let mut list = list.lock().unwrap();
@@ -204,8 +223,7 @@ impl Keepers {
                     version: VERSION,
                 })
             })
-        }));
-        (Self { keepers, cut: cut_here }, remote)
+        })
     }
 
     fn keeper(&self, i: usize) -> Option<Arc<ApprovalBroker>> {
@@ -401,4 +419,17 @@ async fn sessions_announced_over_the_link_are_listed_until_they_end() {
         second.live_sessions.list().is_empty()
     })
     .await;
+}
+
+/// A keeper that restarts while nothing needs it is found again (never started by the data
+/// plane's search) and told the live sessions.
+#[tokio::test]
+async fn a_keeper_that_comes_back_is_found_and_told_the_live_sessions() {
+    let (keepers, remote) = Keepers::finding(2);
+    remote.announce(live("s1"));
+    let first = keepers.wait_keeper(0).await;
+    eventually("listed", || first.live_sessions.list().len() == 1).await;
+    keepers.cut.notify_waiters();
+    let second = keepers.wait_keeper(1).await;
+    eventually("listed by the next keeper", || second.live_sessions.list().len() == 1).await;
 }
