@@ -7,6 +7,7 @@
 //! Regenerate: `PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings`.
 
 use portcullis_audit::{AuditRow, DecidedBy, Decision, FaultKind, HistogramBucket, Outcome};
+use portcullis_gateway::approval::live_sessions::LiveSession;
 use portcullis_gateway::approval::pending::{ClientInfo, PendingApproval, RiskBasis, Scope};
 use portcullis_gateway::approval::standing::{Effect, Listed as StandingGrant};
 use portcullis_gateway::events::GatewayEvent;
@@ -52,6 +53,7 @@ pub fn render() -> String {
         decl::<RiskBasis>(&cfg),
         decl::<ClientInfo>(&cfg),
         decl::<PendingApproval>(&cfg),
+        decl::<LiveSession>(&cfg),
         decl::<Effect>(&cfg),
         decl::<StandingGrant>(&cfg),
         decl::<PinChange>(&cfg),

@@ -13,6 +13,7 @@ use ts_rs::TS;
 use crate::host::{Host, Running};
 use crate::ipc::{IpcError, IpcResult};
 use portcullis_config::config::edit::{self as server_config, EntryProblem, ServerEntry};
+use portcullis_gateway::approval::live_sessions::LiveSession;
 use portcullis_gateway::policy_store::PolicySource;
 use portcullis_gateway::upstream::monitor::{ServerReport, Status};
 
@@ -28,6 +29,9 @@ pub struct ServerStatus {
     #[ts(flatten)]
     pub server: ServerReport,
     pub policy: PolicyHealth,
+    /// The clients connected to it now, oldest first: through `portcullis connect` (each a
+    /// process of its own, announced over its keeper link) or this app's HTTP entry.
+    pub sessions: Vec<LiveSession>,
 }
 
 #[derive(Debug, Serialize, TS)]
@@ -84,10 +88,12 @@ fn policy_health(running: &Running, server: &str) -> PolicyHealth {
 pub async fn list_servers(host: State<'_, Arc<Host>>) -> IpcResult<Vec<ServerStatus>> {
     let running = host.running().await?;
     let reports = running.gateway.servers().reports(LIST_WAIT).await;
+    let live = running.gateway.live_sessions();
     Ok(reports
         .into_iter()
         .map(|server| ServerStatus {
             policy: policy_health(&running, &server.name),
+            sessions: live.iter().filter(|s| s.server == server.name).cloned().collect(),
             server,
         })
         .collect())

@@ -207,6 +207,34 @@ def test_a_server_added_in_the_servers_view_is_written_and_served_at_once(app: A
     wait_until(lambda: app.driver.find_element(By.CSS_SELECTOR, card).text == "running", 30, "more to be running")
 
 
+def test_the_servers_view_lists_a_connected_client_until_it_leaves(app: App) -> None:
+    """A `portcullis connect` runs the gate in its own process and announces its session to the
+    app over its keeper link: the Servers view lists the client (its name, the connect's pid)
+    and drops it once the client goes."""
+    config = app.scratch / "portcullis.json"
+    name = f"e2e-{marker()}"
+    connect = subprocess.Popen([str(CLI_BIN), "connect", "everything", "--data-dir", str(app.data_dir),
+                                "--config", str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    try:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": name, "version": "1.0"}}}
+        connect.stdin.write((json.dumps(init) + "\n").encode())
+        connect.stdin.flush()
+        assert "result" in json.loads(connect.stdout.readline()), "initialized by connect"
+        app.window("main")
+        app.click("tab-servers")
+        card = '[data-testid="server-card"][data-server="everything"] [data-testid="server-sessions"]'
+        listed = lambda: " ".join(e.text for e in app.driver.find_elements(By.CSS_SELECTOR, card))  # noqa: E731
+        wait_until(lambda: f"{name} 1.0" in listed() and f"pid {connect.pid}" in listed(), 30,
+                   "the connected client in the Servers view")
+        app.screenshot("servers-connected", MAIN_TITLE)
+    finally:
+        connect.stdin.close()
+        connect.wait(timeout=20)
+    wait_until(lambda: name not in listed(), 30, "the client to leave the Servers view")
+
+
 def test_the_audit_view_lists_the_decisions(app: App) -> None:
     app.window("main")
     app.click("tab-audit")

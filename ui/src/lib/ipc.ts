@@ -87,6 +87,23 @@ pin_change: PinChange | null,
 asked_before: boolean, };
 
 /**
+ * One client session on one server, as its gate announced it.
+ */
+export type LiveSession = { session: string, server: string, 
+/**
+ * What the client said it is at `initialize` (nothing for a 2026 stateless session).
+ */
+client: ClientInfo, 
+/**
+ * `connect` (a data plane of its own) or `http` (the keeper's HTTP entry).
+ */
+via: string, 
+/**
+ * The process that runs its gate.
+ */
+pid: number, since_ms: number, };
+
+/**
  * What a grant answers.
  */
 export type Effect = "allow" | "deny";
@@ -320,7 +337,12 @@ export type HistogramBucket = { start_ms: number, counts: { [key in Decision]?: 
 /**
  * A server's health (the gateway's report) and its policy's.
  */
-export type ServerStatus = { policy: PolicyHealth, name: string, transport: 'stdio' | 'http' | 'sse', 
+export type ServerStatus = { policy: PolicyHealth, 
+/**
+ * The clients connected to it now, oldest first: through `portcullis connect` (each a
+ * process of its own, announced over its keeper link) or this app's HTTP entry.
+ */
+sessions: Array<LiveSession>, name: string, transport: 'stdio' | 'http' | 'sse', 
 /**
  * `running`, `stopped` (not connected yet) or `error`.
  */

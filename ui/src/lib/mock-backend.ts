@@ -394,6 +394,7 @@ export class MockBackend implements Backend {
       tool_count: null,
       stderr_tail: [],
       policy: { state: this.data.policies[name] ? 'ok' : 'missing', problems: [] },
+      sessions: [],
     };
     const i = this.data.servers.findIndex((s) => s.name === name);
     if (i === -1) this.data.servers.push(status);

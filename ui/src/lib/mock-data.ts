@@ -155,6 +155,16 @@ const SERVERS: ServerStatus[] = [
     tool_count: DEMO_TOOLS.filesystem.length,
     stderr_tail: ['Secure MCP Filesystem Server running on stdio', 'Allowed directories: [ "/home/me/projects" ]'],
     policy: { state: 'ok', problems: [] },
+    sessions: [
+      {
+        session: 'relay:7f3a',
+        server: 'filesystem',
+        client: { name: 'claude-code', version: '2.1.0' },
+        via: 'connect',
+        pid: 48211,
+        since_ms: Date.now() - 42 * 60_000,
+      },
+    ],
   },
   {
     name: 'everything',
@@ -163,6 +173,7 @@ const SERVERS: ServerStatus[] = [
     tool_count: DEMO_TOOLS.everything.length,
     stderr_tail: ['Starting Streamable HTTP server...', 'MCP Streamable HTTP Server listening on port 3001'],
     policy: { state: 'ok', problems: [] },
+    sessions: [],
   },
   {
     name: 'shell',
@@ -171,6 +182,7 @@ const SERVERS: ServerStatus[] = [
     tool_count: null,
     stderr_tail: ['Traceback (most recent call last):', '  File "server.py", line 3, in <module>', "ModuleNotFoundError: No module named 'mcp'"],
     policy: { state: 'missing', problems: [] },
+    sessions: [],
   },
 ];
 

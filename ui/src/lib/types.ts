@@ -30,6 +30,7 @@ export type {
   HistogramBucket,
   InstallPreview,
   IpcError,
+  LiveSession,
   Outcome,
   PendingApproval,
   PinChange,

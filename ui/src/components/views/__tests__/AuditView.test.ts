@@ -18,8 +18,8 @@ function setup() {
   const backend = new MockBackend({
     audit: 'seven',
     servers: [
-      { name: 'everything', transport: 'http', state: 'running', tool_count: 1, stderr_tail: [], policy: { state: 'ok', problems: [] } },
-      { name: 'filesystem', transport: 'stdio', state: 'running', tool_count: 1, stderr_tail: [], policy: { state: 'ok', problems: [] } },
+      { name: 'everything', transport: 'http', state: 'running', tool_count: 1, stderr_tail: [], policy: { state: 'ok', problems: [] }, sessions: [] },
+      { name: 'filesystem', transport: 'stdio', state: 'running', tool_count: 1, stderr_tail: [], policy: { state: 'ok', problems: [] }, sessions: [] },
     ],
   }, { now: () => NOW });
   render(AuditView, { props: { backend, clock: () => NOW, pageSize: 3, tailDelayMs: 0 } });

@@ -26,6 +26,7 @@ const server = (name: string, policy: ServerStatus['policy']['state']): ServerSt
   state: 'running',
   tool_count: 2,
   stderr_tail: [],
+  sessions: [],
   policy: { state: policy, problems: [] },
 });
 

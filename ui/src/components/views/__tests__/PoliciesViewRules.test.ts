@@ -39,6 +39,7 @@ const server: ServerStatus = {
   state: 'running',
   tool_count: 2,
   stderr_tail: [],
+  sessions: [],
   policy: { state: 'ok', problems: [] },
 };
 

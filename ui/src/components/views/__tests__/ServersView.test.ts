@@ -15,6 +15,7 @@ const fs: ServerStatus = {
   tool_count: 3,
   stderr_tail: [],
   policy: { state: 'ok', problems: [] },
+  sessions: [],
 };
 
 function setup() {
@@ -71,5 +72,28 @@ describe('ServersView: adding and editing an mcpServers entry', () => {
       name: 'fs',
       entry: { transport: 'stdio', command: 'node', args: ['fs.js', '--root', '/tmp'], env: {} },
     });
+  });
+});
+
+describe('ServersView: who is connected', () => {
+  it('lists the live sessions of each server, and says when there is none', async () => {
+    const connected: ServerStatus = {
+      ...fs,
+      sessions: [
+        { session: 'a', server: 'fs', client: { name: 'claude-code', version: '2.1.0' }, via: 'connect', pid: 4242, since_ms: 0 },
+        { session: 'b', server: 'fs', client: { name: null, version: null }, via: 'http', pid: 1, since_ms: 0 },
+      ],
+    };
+    const idle: ServerStatus = { ...fs, name: 'git', sessions: [] };
+    const backend = new MockBackend({ servers: [connected, idle], entries: {} });
+    render(ServersView, { props: { backend, pollMs: 0 } });
+    await waitFor(() => expect(screen.getAllByTestId('server-card')).toHaveLength(2));
+    const rows = screen.getByTestId('server-sessions').querySelectorAll('li');
+    expect(rows).toHaveLength(2);
+    expect(rows[0].textContent).toContain('claude-code 2.1.0');
+    expect(rows[0].textContent).toContain('portcullis connect, pid 4242');
+    expect(rows[1].textContent).toContain('2026, stateless');
+    expect(rows[1].textContent).toContain('HTTP');
+    expect(screen.getByTestId('server-no-sessions').textContent).toContain('No client connected');
   });
 });
