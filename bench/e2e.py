@@ -1,12 +1,12 @@
-"""End-to-end benchmark of Portcullis: direct vs through Portcullis vs through sparfenyuk mcp-proxy,
-all in one run, alternating.
+"""End-to-end benchmark of Portcullis: direct vs through Portcullis vs through sparfenyuk mcp-proxy and
+eqtylab mcp-guardian-proxy, all in one run, alternating.
 
 Run it through `scripts/bench.sh` (which builds, installs the peers and mcp-proxy, and builds the
 load client). By hand:
 
     tests/.peers/venv1/bin/python bench/e2e.py --bin target/release/portcullis \
         --loadgen PATH_TO_LOADGEN --mcp-proxy tests/.peers/mcp-proxy/bin/mcp-proxy \
-        --byte-relay PATH_TO_BYTE_RELAY [--smoke] [--json OUT]
+        --byte-relay PATH_TO_BYTE_RELAY [--mcp-guardian PATH_TO_MCP_GUARDIAN_PROXY] [--smoke] [--json OUT]
 
 Clients:
   * `loadgen` (crates/gateway/benches/loadgen.rs): a one-thread Rust client — raw newline JSON-RPC
@@ -18,7 +18,12 @@ What is measured (every path against the same server-everything `echo` tool, all
   stdio latency     direct (client launches node) vs `portcullis connect everything`, p50 ratio;
                     with the Python mcp client and with loadgen; beside them the floor any proxy
                     process pays: a Python line relay (bench/naive_relay.py) and the cheapest
-                    compiled one (crates/gateway/benches/byte_relay.rs: copies bytes, nothing else).
+                    compiled one (crates/gateway/benches/byte_relay.rs: copies bytes, nothing else);
+                    and a peer, mcp-guardian-proxy (eqtylab, Rust: a one-hop stdio proxy that logs
+                    every message; built from source by scripts/bench.sh) with its `log-only` guard
+                    profile, the built-in one that lets every message through and logs it (its default,
+                    `mcp-guardian.default`, is not a profile it ships: it exits "Guard profile not
+                    found"), HOME pointed at a temp dir (it writes ~/.mcp-guardian/logs/).
   HTTP latency      Portcullis `/mcp/everything` vs mcp-proxy `/mcp`, one session, sequential calls.
   HTTP throughput   same two, one session, K calls in flight (loadgen); calls/s ratio.
   concurrency       50 sessions x 1,000 calls through Portcullis (each session its own child).
@@ -26,6 +31,9 @@ What is measured (every path against the same server-everything `echo` tool, all
   memory            VmRSS of a fresh `portcullis serve` with 3 upstreams (everything, filesystem,
                     git), idle after one session to each was opened, used and closed.
 Rounds alternate the order of the paths (A B, B A, ...) so drift on a shared machine hits all alike.
+CPU per call is the proxy's own (never the server's), over the timed calls: the gateway (or mcp-proxy)
+for HTTP; for stdio the process the client started (`connect`, plus the keeper; the relays; mcp-guardian),
+read from /proc (sampled every 10 ms for loadgen's child, which is gone once loadgen reaps it).
 """
 
 from __future__ import annotations
@@ -55,7 +63,9 @@ TARGETS = {
     "http_calls_ratio": 4.0,
     "approval_p50_ms": 20.0,
     "idle_rss_mb": 20.0,
+    "connect_over_relay_ms": 0.10,  # issue 31: connect's added p50 at most the byte relay's + 0.10 ms
 }
+GUARD_PROFILE = "mcp-guardian.log-only"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -86,6 +96,83 @@ def cpu_seconds(pid: int) -> float:
     """utime + stime of the process (all its threads), in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def children(pid: int) -> set[int]:
+    """Pids of the live children of `pid` (by their parent pid: this kernel has no /proc/PID/task/*/children)."""
+    out: set[int] = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.add(int(d.name))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+class CpuProbe:
+    """utime + stime over the timed calls (not the session's start) of `pids`, and with `child` also of
+    the one process the Python client started for this session (the stdio proxy)."""
+
+    def __init__(self, pids: tuple[int, ...] = (), child: bool = False):
+        self.pids = list(pids)
+        self.before = children(os.getpid()) if child else None
+        self.cpu_s = 0.0
+
+    def start(self):
+        if self.before is not None:
+            new = children(os.getpid()) - self.before
+            if len(new) != 1:
+                raise RuntimeError(f"expected one new child (the proxy), found {sorted(new)}")
+            self.pids.append(new.pop())
+        self.c0 = sum(cpu_seconds(pid) for pid in self.pids)
+
+    def stop(self):
+        self.cpu_s = sum(cpu_seconds(pid) for pid in self.pids) - self.c0
+
+
+def loadgen_child_cpu(exe: Path, *args: str, timeout: float = 600) -> tuple[dict, float]:
+    """`loadgen(...)` for stdio, plus the CPU its child (the proxy) spent over loadgen's timed calls.
+    loadgen reaps its child as it exits, after which its CPU cannot be read: so the child's CPU is
+    sampled every 10 ms (the kernel's CPU tick here is 10 ms anyway), and the calls' share is the last
+    sample minus the one taken `elapsed_s` (loadgen's own figure for its calls) before it, which leaves
+    out the child's start and `initialize`."""
+    import threading
+    proc = subprocess.Popen([str(exe), args[0], "--samples", *args[1:]], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    samples: list[tuple[float, float]] = []
+    done = threading.Event()
+
+    def watch():
+        pid = None
+        while not done.is_set():
+            try:
+                if pid is None:
+                    kids = children(proc.pid)
+                    pid = min(kids) if kids else None
+                if pid is not None:
+                    samples.append((time.monotonic(), cpu_seconds(pid)))
+            except (OSError, IndexError, ValueError):
+                if pid is not None:
+                    return  # the child is gone
+            done.wait(0.01)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        done.set()
+        watcher.join()
+    if proc.returncode != 0:
+        raise RuntimeError(f"loadgen {' '.join(args[:2])} failed: {err.strip()}")
+    r = json.loads(out.strip().splitlines()[-1])
+    if not samples:
+        return r, 0.0
+    t_end, c_end = samples[-1]
+    c_start = next((c for t, c in reversed(samples) if t <= t_end - r["elapsed_s"]), samples[0][1])
+    return r, c_end - c_start
 
 
 def status_kb(pid: int, key: str) -> int:
@@ -161,27 +248,29 @@ def loadgen(exe: Path, *args: str, timeout: float = 600) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-async def mcp_stdio(command: str, args: list[str], n: int) -> list[float]:
+async def mcp_stdio(command: str, args: list[str], n: int, probe: CpuProbe | None = None) -> list[float]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     params = StdioServerParameters(command=command, args=args)
     with open(os.devnull, "w") as devnull:
         async with stdio_client(params, errlog=devnull) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
-            return await _timed_calls(s, n)
+            return await _timed_calls(s, n, probe)
 
 
-async def mcp_http(url: str, headers: dict, n: int) -> list[float]:
+async def mcp_http(url: str, headers: dict, n: int, probe: CpuProbe | None = None) -> list[float]:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamablehttp_client
     async with streamablehttp_client(url, headers=headers) as (r, w, _), ClientSession(r, w) as s:
         await s.initialize()
-        return await _timed_calls(s, n)
+        return await _timed_calls(s, n, probe)
 
 
-async def _timed_calls(session, n: int) -> list[float]:
+async def _timed_calls(session, n: int, probe: CpuProbe | None = None) -> list[float]:
     for i in range(20):  # warm-up
         await session.call_tool("echo", {"message": f"w{i}"})
+    if probe:
+        probe.start()
     out = []
     for i in range(n):
         t0 = time.perf_counter()
@@ -189,6 +278,8 @@ async def _timed_calls(session, n: int) -> list[float]:
         out.append((time.perf_counter() - t0) * 1e6)
         if result.isError:
             raise RuntimeError(f"echo failed: {result}")
+    if probe:
+        probe.stop()
     return out
 
 
@@ -223,8 +314,9 @@ class Path_:
         if r["errors"]:
             print(f"  ! {self.name}: {r['errors']} errors, first: {r.get('first_error')}", file=sys.stderr)
 
-    def add_samples(self, lat_us: list[float]):
+    def add_samples(self, lat_us: list[float], cpu_s: float = 0.0):
         self.lat_us += lat_us
+        self.cpu_s += cpu_s
         self.calls += len(lat_us)
         self.elapsed += sum(lat_us) / 1e6
         self.round_rates.append(len(lat_us) / (sum(lat_us) / 1e6))
@@ -247,7 +339,8 @@ def print_table(title: str, paths: list[Path_], base: Path_, ratio: str):
     for p in paths:
         r = p.row()
         if ratio == "p50":
-            rat = f"{r['p50_us'] / b['p50_us']:.2f}x p50"
+            rat = (f"{r['p50_us'] / b['p50_us']:.2f}x p50, added p50 {(r['p50_us'] - b['p50_us']) / 1e3:+.3f} ms, "
+                   f"p99 {(r['p99_us'] - b['p99_us']) / 1e3:+.3f} ms")
         else:
             rat = f"{r['calls_per_s'] / b['calls_per_s']:.2f}x calls/s"
         cpu = f"{r['cpu_us_per_call']:.0f}" if r["cpu_us_per_call"] else "-"
@@ -281,6 +374,9 @@ def main() -> None:
     ap.add_argument("--mcp-proxy", type=Path, required=True)
     ap.add_argument("--byte-relay", type=Path, required=True,
                     help="crates/gateway/benches/byte_relay.rs built: the cheapest compiled stdio proxy, the floor")
+    ap.add_argument("--mcp-guardian", type=Path,
+                    help="eqtylab mcp-guardian-proxy built (scripts/bench.sh builds it from source): the stdio peer "
+                         "of `portcullis connect`; without it its rows are left out")
     ap.add_argument("--smoke", action="store_true", help="tiny run (seconds), for CI")
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--json", type=Path, help="write every figure here")
@@ -301,6 +397,14 @@ def main() -> None:
     print(f"mode: {'smoke' if smoke else 'full'}, {rounds} rounds, alternating")
     results: dict = {"machine": info, "mode": "smoke" if smoke else "full", "rounds": rounds}
     lg = args.loadgen
+    guardian = args.mcp_guardian
+    if guardian is None:
+        print("mcp-guardian: rows left out (no --mcp-guardian PATH given; scripts/bench.sh builds it from "
+              "MCP_GUARDIAN_SRC)")
+    elif not os.access(guardian, os.X_OK):
+        sys.exit(f"--mcp-guardian {guardian}: not an executable file")
+    else:
+        print(f"mcp-guardian: {guardian}, guard profile {GUARD_PROFILE}")
 
     with tempfile.TemporaryDirectory(prefix="portcullis-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -316,6 +420,27 @@ def main() -> None:
         connect = [str(args.bin), "connect", "everything", "--data-dir", str(tmp / "gw/data")]
         naive = [sys.executable, str(ROOT / "bench/naive_relay.py"), "node", str(EVERYTHING), "stdio"]
         relay = [str(args.byte_relay), "--", "node", str(EVERYTHING), "stdio"]
+        # mcp-guardian writes $HOME/.mcp-guardian/logs/mcp-guardian-proxy.<name>.log (recreated at each
+        # start) and creates the rest of $HOME/.mcp-guardian: a HOME of its own, through env (which execs,
+        # so the client's child is mcp-guardian itself).
+        mg_home = tmp / "mcp-guardian-home"
+        mg_log = mg_home / ".mcp-guardian/logs/mcp-guardian-proxy.everything.log"
+        mg_env = [f"HOME={mg_home}", f"XDG_CONFIG_HOME={mg_home}/.config", f"XDG_DATA_HOME={mg_home}/.local/share",
+                  f"XDG_CACHE_HOME={mg_home}/.cache", f"XDG_STATE_HOME={mg_home}/.local/state"]
+        mg = ["env", *mg_env, str(guardian), "--name", "everything", "--guard-profile", GUARD_PROFILE,
+              "--", "node", str(EVERYTHING), "stdio"] if guardian else []
+        mg_logs: list[dict] = []
+
+        def mg_log_check(calls: int) -> None:
+            """The log of the run that just ended: its size, and any line saying something failed (but the
+            one it always ends with: on the end of its stdin it stops with "Error starting MCP server:
+            Exited MCP Guardian Early.", exit status 0)."""
+            text = mg_log.read_text(errors="replace") if mg_log.exists() else ""
+            bad = [line for line in text.splitlines() if ("Error" in line or "Failed" in line)
+                   and not line.endswith("Error starting MCP server: Exited MCP Guardian Early.")]
+            mg_logs.append({"calls": calls, "bytes": len(text.encode()), "lines": text.count("\n"), "problems": len(bad)})
+            if bad:
+                print(f"  ! mcp-guardian logged {len(bad)} problem line(s), first: {bad[0][:300]}", file=sys.stderr)
         try:
             # -------- stdio and HTTP, alternating ------------------------------------------------
             p = {name: Path_(name) for name in [
@@ -323,6 +448,7 @@ def main() -> None:
                 "stdio direct (loadgen)", "stdio portcullis (loadgen)",
                 "stdio naive relay (python mcp)", "stdio naive relay (loadgen)",
                 "stdio byte relay (python mcp)", "stdio byte relay (loadgen)",
+                *(["stdio mcp-guardian (python mcp)", "stdio mcp-guardian (loadgen)"] if guardian else []),
                 "http portcullis seq (loadgen)", "http mcp-proxy seq (loadgen)",
                 f"http portcullis {in_flight} in flight", f"http mcp-proxy {in_flight} in flight",
                 "http portcullis (python mcp)", "http mcp-proxy (python mcp)"]}
@@ -332,23 +458,46 @@ def main() -> None:
                 r = fn()
                 return r, cpu_seconds(pid) - c0
 
+            def py_stdio(name: str, cmd: list[str], keeper: bool = False):
+                """The Python client through the stdio proxy `cmd`; CPU: that process (and the keeper)."""
+                probe = CpuProbe((gw.pid,) if keeper else (), child=True)
+                p[name].add_samples(asyncio.run(mcp_stdio(cmd[0], cmd[1:], n_mcp, probe)), probe.cpu_s)
+
+            def lg_stdio(name: str, cmd: list[str], keeper: bool = False):
+                """loadgen through the stdio proxy `cmd`; CPU: that process over the calls (and the keeper's over
+                the whole run: it does nothing for an allowed call, since `connect` is the gate)."""
+                k0 = cpu_seconds(gw.pid)
+                r, cpu = loadgen_child_cpu(lg, "stdio", "--calls", str(n_raw), "--", *cmd)
+                p[name].add(r, cpu + (cpu_seconds(gw.pid) - k0 if keeper else 0.0))
+
+            def py_http(name: str, url: str, headers: dict, pid: int):
+                """The Python client over HTTP; CPU: the gateway or mcp-proxy over the timed calls."""
+                probe = CpuProbe((pid,))
+                p[name].add_samples(asyncio.run(mcp_http(url, headers, n_mcp, probe)), probe.cpu_s)
+
+            def py_guardian():
+                py_stdio("stdio mcp-guardian (python mcp)", mg)
+                mg_log_check(n_mcp + 20)
+
+            def lg_guardian():
+                lg_stdio("stdio mcp-guardian (loadgen)", mg)
+                mg_log_check(n_raw)
+
             steps = {
                 "stdio direct (python mcp)": lambda: p["stdio direct (python mcp)"].add_samples(
                     asyncio.run(mcp_stdio("node", [str(EVERYTHING), "stdio"], n_mcp))),
-                "stdio portcullis (python mcp)": lambda: p["stdio portcullis (python mcp)"].add_samples(
-                    asyncio.run(mcp_stdio(connect[0], connect[1:], n_mcp))),
+                "stdio portcullis (python mcp)": lambda: py_stdio("stdio portcullis (python mcp)", connect, keeper=True),
+                # (watched like the others, so that every loadgen path has the same sampler beside it; the
+                # child here is the server, whose CPU is not a proxy's)
                 "stdio direct (loadgen)": lambda: p["stdio direct (loadgen)"].add(
-                    loadgen(lg, "stdio", "--calls", str(n_raw), "--", "node", str(EVERYTHING), "stdio")),
-                "stdio portcullis (loadgen)": lambda: p["stdio portcullis (loadgen)"].add(
-                    *with_cpu(gw.pid, lambda: loadgen(lg, "stdio", "--calls", str(n_raw), "--", *connect))),
-                "stdio naive relay (python mcp)": lambda: p["stdio naive relay (python mcp)"].add_samples(
-                    asyncio.run(mcp_stdio(naive[0], naive[1:], n_mcp))),
-                "stdio naive relay (loadgen)": lambda: p["stdio naive relay (loadgen)"].add(
-                    loadgen(lg, "stdio", "--calls", str(n_raw), "--", *naive)),
-                "stdio byte relay (python mcp)": lambda: p["stdio byte relay (python mcp)"].add_samples(
-                    asyncio.run(mcp_stdio(relay[0], relay[1:], n_mcp))),
-                "stdio byte relay (loadgen)": lambda: p["stdio byte relay (loadgen)"].add(
-                    loadgen(lg, "stdio", "--calls", str(n_raw), "--", *relay)),
+                    loadgen_child_cpu(lg, "stdio", "--calls", str(n_raw), "--", "node", str(EVERYTHING), "stdio")[0]),
+                "stdio portcullis (loadgen)": lambda: lg_stdio("stdio portcullis (loadgen)", connect, keeper=True),
+                "stdio naive relay (python mcp)": lambda: py_stdio("stdio naive relay (python mcp)", naive),
+                "stdio naive relay (loadgen)": lambda: lg_stdio("stdio naive relay (loadgen)", naive),
+                "stdio byte relay (python mcp)": lambda: py_stdio("stdio byte relay (python mcp)", relay),
+                "stdio byte relay (loadgen)": lambda: lg_stdio("stdio byte relay (loadgen)", relay),
+                **({"stdio mcp-guardian (python mcp)": py_guardian, "stdio mcp-guardian (loadgen)": lg_guardian}
+                   if guardian else {}),
                 "http portcullis seq (loadgen)": lambda: p["http portcullis seq (loadgen)"].add(
                     *with_cpu(gw.pid, lambda: loadgen(lg, "http", url_pc, "--token", token, "--calls", str(n_raw)))),
                 "http mcp-proxy seq (loadgen)": lambda: p["http mcp-proxy seq (loadgen)"].add(
@@ -359,10 +508,9 @@ def main() -> None:
                 f"http mcp-proxy {in_flight} in flight": lambda: p[f"http mcp-proxy {in_flight} in flight"].add(
                     *with_cpu(mp.pid, lambda: loadgen(lg, "http", url_mp, "--calls", str(n_tp_mp),
                                                       "--concurrency", str(in_flight)))),
-                "http portcullis (python mcp)": lambda: p["http portcullis (python mcp)"].add_samples(
-                    asyncio.run(mcp_http(url_pc, {"Authorization": f"Bearer {token}"}, n_mcp))),
-                "http mcp-proxy (python mcp)": lambda: p["http mcp-proxy (python mcp)"].add_samples(
-                    asyncio.run(mcp_http(url_mp, {}, n_mcp))),
+                "http portcullis (python mcp)": lambda: py_http("http portcullis (python mcp)", url_pc,
+                                                                {"Authorization": f"Bearer {token}"}, gw.pid),
+                "http mcp-proxy (python mcp)": lambda: py_http("http mcp-proxy (python mcp)", url_mp, {}, mp.pid),
             }
             pairs = [list(steps)[i:i + 2] for i in range(0, len(steps), 2)]
             for r, order in enumerate(alternate(rounds, pairs)):
@@ -372,14 +520,24 @@ def main() -> None:
                         steps[name]()
                 print(f"  round {r + 1}/{rounds} done in {time.monotonic() - t:.1f} s", file=sys.stderr)
 
+            mg_py = [p["stdio mcp-guardian (python mcp)"]] if guardian else []
+            mg_lg = [p["stdio mcp-guardian (loadgen)"]] if guardian else []
             print_table("Python mcp client, allowed echo, sequential: every path vs direct stdio",
                         [p["stdio direct (python mcp)"], p["stdio naive relay (python mcp)"],
-                         p["stdio byte relay (python mcp)"], p["stdio portcullis (python mcp)"], p["http portcullis (python mcp)"],
-                         p["http mcp-proxy (python mcp)"]], p["stdio direct (python mcp)"], "p50")
-            print_table("stdio, raw client (loadgen): direct, the two relays, `portcullis connect` (local socket)",
+                         p["stdio byte relay (python mcp)"], *mg_py, p["stdio portcullis (python mcp)"],
+                         p["http portcullis (python mcp)"], p["http mcp-proxy (python mcp)"]], p["stdio direct (python mcp)"], "p50")
+            print_table("stdio, raw client (loadgen): direct, the two relays, mcp-guardian, `portcullis connect`",
                         [p["stdio direct (loadgen)"], p["stdio naive relay (loadgen)"], p["stdio byte relay (loadgen)"],
-                         p["stdio portcullis (loadgen)"]],
+                         *mg_lg, p["stdio portcullis (loadgen)"]],
                         p["stdio direct (loadgen)"], "p50")
+            print("  (CPU: the proxy process's own over the timed calls — `connect` plus the keeper; mcp-guardian;"
+                  " the relays; the gateway or mcp-proxy for HTTP — never the server's)")
+            if guardian:
+                per_call = [m["bytes"] / m["calls"] for m in mg_logs]
+                results["mcp_guardian"] = {"bin": str(guardian), "guard_profile": GUARD_PROFILE, "log_runs": mg_logs}
+                print(f"  mcp-guardian's log ({mg_log.name}, recreated at each start): {max(m['bytes'] for m in mg_logs):,} "
+                      f"bytes at most after one run, {min(per_call):.0f}-{max(per_call):.0f} bytes per call; "
+                      f"{sum(m['problems'] for m in mg_logs)} problem lines")
             print_table("HTTP: Portcullis vs mcp-proxy, one session, sequential (loadgen)",
                         [p["http mcp-proxy seq (loadgen)"], p["http portcullis seq (loadgen)"]], p["http mcp-proxy seq (loadgen)"], "calls")
             print_table(f"HTTP throughput: one session, {in_flight} calls in flight (loadgen)",
@@ -470,6 +628,18 @@ def main() -> None:
         ("idle RSS, 3 upstreams (≤ 20 MB)", f"{results['memory']['vmrss_kb_idle'] / 1024:.1f} MB",
          results["memory"]["vmrss_kb_idle"] / 1024 <= TARGETS["idle_rss_mb"]),
     ]
+    if "stdio mcp-guardian (loadgen)" in rp:  # issue 31: connect beside mcp-guardian and the byte relay
+        def added(name: str, client: str) -> float:
+            return (rp[f"stdio {name} ({client})"]["p50_us"] - rp[f"stdio direct ({client})"]["p50_us"]) / 1e3
+        for client in ("python mcp", "loadgen"):
+            pc, mgd, br = added("portcullis", client), added("mcp-guardian", client), added("byte relay", client)
+            pc99, mg99 = rp[f"stdio portcullis ({client})"]["p99_us"] / 1e3, rp[f"stdio mcp-guardian ({client})"]["p99_us"] / 1e3
+            verdict += [
+                (f"connect p50 added < mcp-guardian's, {client}", f"{pc:+.3f} ms vs {mgd:+.3f} ms", pc < mgd),
+                (f"connect p50 added ≤ byte relay's + 0.10 ms, {client}", f"{pc:+.3f} ms vs {br:+.3f} + 0.100 ms",
+                 pc <= br + TARGETS["connect_over_relay_ms"]),
+                (f"connect p99 ≤ mcp-guardian's, {client}", f"{pc99:.3f} ms vs {mg99:.3f} ms", pc99 <= mg99),
+            ]
     results["verdict"] = [{"target": t, "figure": f, "met": m} for t, f, m in verdict]
     results["machine"]["loadavg_end"] = Path("/proc/loadavg").read_text().split()[:3]
     print("\ntargets")

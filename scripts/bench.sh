@@ -4,7 +4,11 @@
 #
 #   1. cargo build --release -p portcullis
 #   2. peers: scripts/test-peers.sh (server-everything, server-filesystem, Python mcp 1.x + mcp-server-git)
-#      and sparfenyuk mcp-proxy (pinned in bench/requirements-mcp-proxy.txt) in tests/.peers/mcp-proxy
+#      and sparfenyuk mcp-proxy (pinned in bench/requirements-mcp-proxy.txt) in tests/.peers/mcp-proxy;
+#      eqtylab mcp-guardian-proxy built from its source (MCP_GUARDIAN_SRC: a git dir or a source tree;
+#      default /work/.mirror/eqtylab+mcp-guardian/repo when it exists) under
+#      ${XDG_CACHE_HOME:-~/.cache}/portcullis-bench/mcp-guardian, once (rebuilt only when the binary is
+#      missing: remove that dir to rebuild); without a source its rows are skipped, and the run says so
 #   3. the load client and the floor: crates/gateway/benches/{loadgen,byte_relay}.rs (cargo bench --no-run)
 #   4. criterion: policy evaluation (1,000 entries), audit record→commit and query (1,000,000 rows),
 #      wire parse / SSE encode, a 20,000-tool tools/list filtered; summary from target/criterion
@@ -22,7 +26,7 @@
 #   8. with --desktop-soak[=MINUTES]: the release app under mixed use for MINUTES (default 60), its
 #      memory idle in the tray after every round; fails on growth (src-tauri/tests/e2e/soak_desktop.py)
 #
-# Usage: scripts/bench.sh [--smoke] [--profile] [--desktop] [--desktop-soak[=MINUTES]] [--no-criterion] [--no-e2e]
+# Usage: [MCP_GUARDIAN_SRC=DIR] scripts/bench.sh [--smoke] [--profile] [--desktop] [--desktop-soak[=MINUTES]] [--no-criterion] [--no-e2e]
 # Figures: printed, and written to target/bench/{criterion.json,audit.json,e2e.json,profile/}.
 # The machine is shared: cargo waits for the build lock by itself; nothing here builds in parallel.
 set -euo pipefail
@@ -39,7 +43,7 @@ for arg in "$@"; do
         --desktop-soak=*) soak_minutes="${arg#*=}" ;;
         --no-criterion) criterion=0 ;;
         --no-e2e) e2e=0 ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) echo "bench: unknown argument $arg" >&2; exit 1 ;;
     esac
 done
@@ -69,6 +73,56 @@ else
     printf '%s' "$mp_want" >"$mp_venv/.portcullis-stamp"
 fi
 echo "bench: $("$mp_venv/bin/mcp-proxy" --version 2>&1 | head -1)" >&2
+
+# mcp-guardian-proxy (eqtylab; Rust, a one-hop stdio proxy that logs every message): the stdio peer of
+# `portcullis connect`. Built from a source given by path (no network beyond the registries here), in a
+# cache outside the checkout with a target dir of its own; its code is not copied into this repository.
+mg_default=/work/.mirror/eqtylab+mcp-guardian/repo
+mg_src="${MCP_GUARDIAN_SRC:-}"
+[[ -z "$mg_src" && -e "$mg_default" ]] && mg_src="$mg_default"
+mg_cache="${XDG_CACHE_HOME:-$HOME/.cache}/portcullis-bench/mcp-guardian"
+mg_bin="$mg_cache/target/release/mcp-guardian-proxy"
+mcp_guardian=""
+mg_skip() { echo "bench: SKIPPING the mcp-guardian rows: $*" >&2; }
+if [[ -x "$mg_bin" ]]; then
+    echo "bench: mcp-guardian-proxy already built ($mg_bin, source $(cat "$mg_cache/SOURCE" 2>/dev/null || echo '?'))" >&2
+    mcp_guardian="$mg_bin"
+elif [[ -z "$mg_src" ]]; then
+    mg_skip "no source (set MCP_GUARDIAN_SRC to a git dir or a source tree of eqtylab/mcp-guardian; $mg_default does not exist)"
+elif [[ ! -e "$mg_src" ]]; then
+    mg_skip "MCP_GUARDIAN_SRC=$mg_src does not exist"
+else
+    log "mcp-guardian-proxy from $mg_src (build in $mg_cache)"
+    rm -rf "$mg_cache/src"
+    mkdir -p "$mg_cache/src"
+    mg_ok=1
+    if [[ -f "$mg_src/Cargo.toml" ]]; then
+        # A source tree (perhaps a checkout with local changes): its files as they are, without build output.
+        tar -C "$mg_src" --exclude=./target --exclude=./.git -cf - . | tar -C "$mg_cache/src" -xf -
+        mg_rev="tree $mg_src"
+        if [[ -e "$mg_src/.git" ]] && mg_head="$(git -C "$mg_src" rev-parse HEAD 2>/dev/null)"; then
+            mg_rev+=" at $mg_head$(git -C "$mg_src" diff --quiet HEAD 2>/dev/null || echo ' with local changes')"
+        fi
+    elif mg_head="$(git --git-dir="$mg_src" rev-parse --verify -q HEAD 2>/dev/null)"; then
+        # A git dir (bare, as the mirror is): its HEAD.
+        git --git-dir="$mg_src" archive HEAD | tar -C "$mg_cache/src" -xf -
+        mg_rev="$mg_head of $mg_src"
+    else
+        mg_skip "$mg_src is neither a source tree (no Cargo.toml) nor a git dir with a HEAD"
+        mg_ok=0
+    fi
+    if [[ $mg_ok -eq 1 ]]; then
+        mg_t0=$SECONDS
+        if CARGO_TARGET_DIR="$mg_cache/target" cargo build --release -p mcp-guardian-proxy \
+                --manifest-path "$mg_cache/src/Cargo.toml" </dev/null; then
+            printf '%s\n' "$mg_rev" >"$mg_cache/SOURCE"
+            echo "bench: mcp-guardian-proxy built in $((SECONDS - mg_t0)) s ($mg_rev)" >&2
+            mcp_guardian="$mg_bin"
+        else
+            mg_skip "cargo build --release -p mcp-guardian-proxy failed in $mg_cache/src (see above)"
+        fi
+    fi
+fi
 
 log "load client and byte relay (crates/gateway/benches/{loadgen,byte_relay}.rs)"
 bench_exes="$(cargo bench -p portcullis-gateway --bench loadgen --bench byte_relay --no-run --message-format=json \
@@ -103,6 +157,7 @@ if [[ $e2e -eq 1 ]]; then
     log "end to end$([[ $smoke -eq 1 ]] && echo ' (smoke)')"
     e2e_args=(--bin "$root/target/release/portcullis" --loadgen "$loadgen" --mcp-proxy "$mp_venv/bin/mcp-proxy"
               --byte-relay "$byte_relay" --json "$out/e2e.json")
+    [[ -n "$mcp_guardian" ]] && e2e_args+=(--mcp-guardian "$mcp_guardian")
     [[ $smoke -eq 1 ]] && e2e_args+=(--smoke)
     tests/.peers/venv1/bin/python bench/e2e.py "${e2e_args[@]}"
     log "15 MiB call and result: peak gateway memory"
