@@ -1,10 +1,14 @@
-"""Peak gateway memory for one large call (issue 14 point 7): a `tools/call` whose argument is 15 MiB
-and a call whose result is 15 MiB, through the local socket `portcullis connect` uses, against
-tests/e2e/peers/hostile_server.py (`echo` answers its argument back, `big` answers N MiB).
+"""Peak gateway memory for one large call (issue 14 point 7, issue 31 point 6): a `tools/call` whose
+argument is 15 MiB and a call whose result is 15 MiB, against tests/e2e/peers/hostile_server.py
+(`echo` answers its argument back, `big` answers N MiB). Two case sets, both run by default:
 
-Each case runs twice: on a connection that never sends `initialize` (the gateway's shared stateless
-upstream, which gives requests ids of its own), and on one that does, as `portcullis connect` relays a
-client's (a session with its own server child, ids passed through).
+  keeper   the keeper (`portcullis serve`) measured, the call over its local socket in the old relay
+           protocol (`connect` before issue 31; still served for upgrades);
+  connect  the `portcullis connect` process measured: the path clients take since issue 31.
+
+Keeper cases: each runs twice, on a connection that never sends `initialize` (the gateway's shared
+stateless upstream, which gives requests ids of its own), and on one that does, as `portcullis
+connect` relayed a client's before issue 31 (a session with its own server child, ids passed through).
 
 For each case: the gateway's VmRSS after a warm-up call is the baseline; its peak (VmHWM) is reset to
 the current RSS (`/proc/PID/clear_refs` 5) just before the call; the figure is VmHWM after the answer
@@ -12,22 +16,36 @@ minus the baseline, in MiB and as a multiple of the message size, read once the 
 the audit (the call's last write, after its answer). The echo case moves the message
 twice (in as the argument, out as the result), so its multiple counts both directions' buffers.
 
-    tests/.peers/venv1/bin/python bench/big_message.py --bin target/release/portcullis [--json OUT]
+The `connect` cases (issue 31 point 6; the path clients take since issue 31, where `portcullis
+connect SERVER` is the gate in its own process and starts the server as its child): a keeper
+(`portcullis serve`) is started first, as in bench/connect_cpu.py, so that `connect` finds it and
+starts none of its own; then `portcullis connect hostile --config CONFIG --data-dir DATA` is
+launched with its stdin and stdout as pipes and spoken to in newline JSON-RPC (`initialize`,
+`notifications/initialized`, a warm-up `echo`, then the 15 MiB call). Measured as above, on the
+`connect` process's own pid (the Popen's, not its server child's); the server child's peak (a
+Python process, not ours) and the keeper's are reset and read beside it, for context (the keeper
+does nothing for an allowed call; it holds the connect's keeper link, opened at `initialize` to
+announce the session, and its audit follower reads the new rows' heads).
+
+    tests/.peers/venv1/bin/python bench/big_message.py --bin target/release/portcullis \
+        [--cases keeper,connect] [--json OUT]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from e2e import start_gateway, status_kb  # noqa: E402
+from e2e import Proc, start_gateway, status_kb  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests/e2e/peers/hostile_server.py"
@@ -127,20 +145,129 @@ def one_gateway(bin_path: Path, kind: str, case: str) -> dict:
     return figures
 
 
+# ------------------------------------------------------------------------------------------------
+# `portcullis connect` (issue 31 point 6): the data plane in a process of its own, stdio in and out
+
+
+def children(pid: int) -> list[int]:
+    """The direct children of `pid` (every thread's list)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def comm(pid: int) -> str:
+    return Path(f"/proc/{pid}/comm").read_text().strip()
+
+
+def stdio_ask(proc: subprocess.Popen, rid: int, method: str, params: dict) -> dict:
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode() + b"\n")
+    proc.stdin.flush()
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            sys.exit(f"connect closed its output (exit status {proc.poll()})")
+        msg = json.loads(line)
+        if msg.get("id") == rid:
+            return msg
+
+
+def one_connect(bin_path: Path, case: str) -> dict:
+    """One case through `portcullis connect hostile`, a fresh connect (and keeper) for each case."""
+    payload = "q" * (SIZE_MIB * MIB)
+    with tempfile.TemporaryDirectory(prefix="portcullis-big-connect-") as tmp_s:
+        tmp = Path(tmp_s)
+        servers = {"hostile": {"command": sys.executable, "args": [str(HOSTILE)], "env": {}}}
+        keeper, _ = start_gateway(bin_path, tmp, servers, {"hostile": {"version": "1", "default": "allow"}})
+        err = open(tmp / "connect.log", "w")
+        connect = Proc([str(bin_path), "connect", "hostile", "--config", str(tmp / "portcullis.json"),
+                        "--data-dir", str(tmp / "data")],
+                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                       env={**os.environ, "PORTCULLIS_LOG": "warn"})
+        proc = connect.p
+        try:
+            init = {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "big-message", "version": "1"}}
+            assert "result" in stdio_ask(proc, 1, "initialize", init), "initialized"
+            proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+            proc.stdin.flush()
+            db = tmp / "data/audit.db"
+            warm = stdio_ask(proc, 2, "tools/call", {"name": "echo", "arguments": {"message": "warm"}})
+            assert warm["result"]["content"][0]["text"] == "Echo: warm", warm
+            wait_for_outcome(db, 1)
+            # The right pids: connect is the Popen's own; its server is its one Python child.
+            kids = [c for c in children(proc.pid) if comm(c).startswith("python")]
+            assert comm(proc.pid) == bin_path.name[:15] and len(kids) == 1, (comm(proc.pid), kids)
+            server = kids[0]
+            base = status_kb(proc.pid, "VmRSS")
+            server_base, keeper_base = status_kb(server, "VmRSS"), status_kb(keeper.pid, "VmRSS")
+            for pid in (proc.pid, server, keeper.pid):
+                reset_peak(pid)
+            if case == "argument_15mib_echoed":
+                started = time.perf_counter()
+                answer = stdio_ask(proc, 10, "tools/call", {"name": "echo", "arguments": {"message": payload}})
+                elapsed = time.perf_counter() - started
+                assert answer["result"]["content"][0]["text"] == "Echo: " + payload, "echoed intact"
+            else:
+                started = time.perf_counter()
+                answer = stdio_ask(proc, 20, "tools/call", {"name": "big", "arguments": {"mib": SIZE_MIB}})
+                elapsed = time.perf_counter() - started
+                assert len(answer["result"]["content"][0]["text"]) == SIZE_MIB * MIB, "15 MiB result"
+            del answer
+            # The peak covers the call's whole life: its outcome is written after the answer.
+            wait_for_outcome(db, 2)
+            peak = status_kb(proc.pid, "VmHWM")
+            server_peak, keeper_peak = status_kb(server, "VmHWM"), status_kb(keeper.pid, "VmHWM")
+            added = (peak - base) / 1024
+            figures = {
+                "baseline_mib": round(base / 1024, 1), "peak_mib": round(peak / 1024, 1),
+                "added_mib": round(added, 1), "x_message": round(added / SIZE_MIB, 2),
+                "seconds": round(elapsed, 3), "rss_after_mib": round(status_kb(proc.pid, "VmRSS") / 1024, 1),
+                "threads": status_kb(proc.pid, "Threads"),
+                "server_child": {"comm": comm(server), "baseline_mib": round(server_base / 1024, 1),
+                                 "added_mib": round((server_peak - server_base) / 1024, 1)},
+                "keeper": {"baseline_mib": round(keeper_base / 1024, 1),
+                           "added_mib": round((keeper_peak - keeper_base) / 1024, 1)},
+            }
+            proc.stdin.close()
+            proc.wait(timeout=30)
+        finally:
+            connect.stop()
+            err.close()
+            keeper.stop()
+    return {f"{case}_connect": figures}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True, type=Path)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--cases", default="keeper,connect",
+                    help="keeper (the old relay protocol on the keeper's socket), connect (the stdio data plane)")
     args = ap.parse_args()
+    sets = set(args.cases.split(","))
     figures = {}
-    for kind in ("stateless", "session"):
+    if "keeper" in sets:
+        for kind in ("stateless", "session"):
+            for case in ("argument_15mib_echoed", "result_15mib"):
+                figures.update(one_gateway(args.bin, kind, case))
+    if "connect" in sets:
         for case in ("argument_15mib_echoed", "result_15mib"):
-            figures.update(one_gateway(args.bin, kind, case))
+            figures.update(one_connect(args.bin, case))
     for case, f in figures.items():
         verdict = "MET" if f["x_message"] <= TARGET_X else "MISS"
-        print(f"big message {case}: peak +{f['added_mib']} MiB over {f['baseline_mib']} MiB "
+        where = "the connect process" if case.endswith("_connect") else "the keeper (local socket relay)"
+        print(f"big message {case} [{where}]: peak +{f['added_mib']} MiB over {f['baseline_mib']} MiB "
               f"({f['x_message']}x the {SIZE_MIB} MiB message, {verdict} ≤ {TARGET_X}x), {f['seconds']} s, "
               f"RSS after {f['rss_after_mib']} MiB")
+        if "server_child" in f:
+            print(f"    beside it: the server child (Python) +{f['server_child']['added_mib']} MiB over "
+                  f"{f['server_child']['baseline_mib']} MiB; the keeper +{f['keeper']['added_mib']} MiB over "
+                  f"{f['keeper']['baseline_mib']} MiB")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
 
