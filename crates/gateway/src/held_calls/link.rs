@@ -239,6 +239,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let _open = OpenLink::new();
     let (up_tx, mut up_rx) = mpsc::unbounded_channel::<Up>();
     let (down_tx, down_rx) = mpsc::unbounded_channel::<Down>();
     // Dropped with this future (the keeper stopping): nothing of the link outlives it.
@@ -274,6 +275,27 @@ where
     drop(down_tx);
     drop(follows);
     let _ = (&mut writer.0).await;
+}
+
+/// The keeper's open links, counted: when the last of a burst closes (200 `connect`s that came
+/// and went), the memory their buffers took is given back, as when the last session ends.
+struct OpenLink;
+
+static OPEN_LINKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl OpenLink {
+    fn new() -> Self {
+        OPEN_LINKS.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Self
+    }
+}
+
+impl Drop for OpenLink {
+    fn drop(&mut self) {
+        if OPEN_LINKS.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+            crate::allocator::release_free_memory();
+        }
+    }
 }
 
 /// A task that ends when its handle drops.
