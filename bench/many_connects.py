@@ -10,6 +10,12 @@ to back; all start together. Reported: errors (any answer that is not the echo),
 calls, the audit rows found against the calls made, each `connect`'s memory once its calls are done
 and it idles (VmRSS, its private part RssAnon, and PSS, which shares the binary's pages out among
 the processes that map them), and the keeper's VmRSS.
+
+Then, with every client still connected: the sessions the keeper lists (`GET /control/sessions`,
+what the app's Servers view shows: one per `connect`), and how long a policy change takes to reach
+every data plane — the policy file is rewritten to deny `echo`, and each client calls `echo` back
+to back until it is refused; the time from the write to each client's first refusal (its p50 and
+max; the target is 1 s for all of them).
 """
 
 from __future__ import annotations
@@ -24,12 +30,14 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import e2e  # noqa: E402  (start_gateway)
 
 POLICY = {"version": "1", "default": "deny", "tools": {"echo": {}}}
+DENY_ECHO = {"version": "1", "default": "deny", "tools": {"echo": {"action": "deny", "reason": "bench: the new policy"}}}
 
 
 def memory(pid: int) -> dict[str, int]:
@@ -52,6 +60,7 @@ class Client:
         self.latencies: list[float] = []
         self.errors: list[str] = []
         self.done = threading.Event()
+        self.reached_s: float | None = None
 
     def ask(self, rid: int, method: str, params: dict) -> dict:
         self.proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}) + "\n").encode())
@@ -60,6 +69,19 @@ class Client:
         if not line:
             raise RuntimeError("connect closed its output")
         return json.loads(line)
+
+    def until_refused(self, changed_at: float, rid: int) -> None:
+        """Calls `echo` until the gate refuses it: the new policy reached this data plane."""
+        try:
+            while time.monotonic() - changed_at < 30:
+                rid += 1
+                answer = self.ask(rid, "tools/call", {"name": "echo", "arguments": {"message": "after"}})
+                if (answer.get("result") or {}).get("isError"):
+                    self.reached_s = time.monotonic() - changed_at
+                    return
+            self.errors.append("the policy change did not reach it within 30 s")
+        except Exception as e:  # noqa: BLE001
+            self.errors.append(repr(e))
 
     def run(self, go: threading.Event) -> None:
         try:
@@ -82,6 +104,22 @@ class Client:
             self.done.set()
 
 
+def listed_sessions(info: dict) -> int:
+    """How many `connect` sessions the keeper lists (GET /control/sessions)."""
+    req = urllib.request.Request(f"{info['url']}/control/sessions",
+                                 headers={"Authorization": f"Bearer {info['token']}"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return sum(1 for s in json.load(resp) if s.get("via") == "connect")
+
+
+def reach_figures(reached: list[float | None]) -> list[float | None]:
+    """[p50, max] seconds from the policy write to each client's first refusal; None if one never saw it."""
+    if not reached or any(r is None for r in reached):
+        return [None, None]
+    ordered = sorted(r for r in reached if r is not None)
+    return [round(ordered[len(ordered) // 2], 3), round(ordered[-1], 3)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", type=Path, required=True)
@@ -93,7 +131,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="many-connects-") as tmp_s:
         tmp = Path(tmp_s)
         servers = {"tables": {"command": str(args.server_bin), "args": ["server"], "env": {}}}
-        keeper, _ = e2e.start_gateway(args.bin, tmp, servers, {"tables": POLICY})
+        keeper, info = e2e.start_gateway(args.bin, tmp, servers, {"tables": POLICY})
         argv = [str(args.bin), "connect", "tables", "--config", str(tmp / "portcullis.json"), "--data-dir", str(tmp / "data")]
         clients = [Client(argv, args.calls) for _ in range(args.processes)]
         go = threading.Event()
@@ -113,6 +151,17 @@ def main() -> None:
             except OSError:
                 pass
         keeper_rss = memory(keeper.p.pid)["VmRSS"]
+        sessions = listed_sessions(info)
+        db = sqlite3.connect(f"file:{tmp / 'data' / 'audit.db'}?mode=ro", uri=True)
+        rows = db.execute("SELECT count(*) FROM decisions WHERE tool = 'echo'").fetchone()[0]
+        db.close()
+        changed_at = time.monotonic()
+        (tmp / "policies" / "tables.json").write_text(json.dumps(DENY_ECHO))
+        reach = [threading.Thread(target=c.until_refused, args=(changed_at, args.calls), daemon=True) for c in clients]
+        for t in reach:
+            t.start()
+        for t in reach:
+            t.join(timeout=60)
         for c in clients:
             c.proc.stdin.close()
         for c in clients:
@@ -120,9 +169,6 @@ def main() -> None:
                 c.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 c.proc.kill()
-        db = sqlite3.connect(f"file:{tmp / 'data' / 'audit.db'}?mode=ro", uri=True)
-        rows = db.execute("SELECT count(*) FROM decisions WHERE tool = 'echo'").fetchone()[0]
-        db.close()
         keeper.stop()
     lat = sorted(x for c in clients for x in c.latencies)
     errors = [e for c in clients for e in c.errors]
@@ -140,6 +186,8 @@ def main() -> None:
         "connect_rssanon_mib_median_max": [round(x, 1) for x in kib("RssAnon")],
         "connect_pss_mib_median_max": [round(x, 1) for x in kib("Pss")],
         "keeper_vmrss_mib": round(keeper_rss / 1024, 1),
+        "sessions_listed_by_keeper": sessions,
+        "policy_reached_s_p50_max": reach_figures([c.reached_s for c in clients]),
     }
     print(json.dumps(figures, indent=2))
     for e in errors[:5]:
