@@ -120,12 +120,36 @@ def reach_figures(reached: list[float | None]) -> list[float | None]:
     return [round(ordered[len(ordered) // 2], 3), round(ordered[-1], 3)]
 
 
+def run_round(argv: list[str], processes: int, calls: int) -> list[Client]:
+    """Starts `processes` clients together and waits (bounded) for their calls."""
+    clients = [Client(argv, calls) for _ in range(processes)]
+    go = threading.Event()
+    for c in clients:
+        threading.Thread(target=c.run, args=(go,), daemon=True).start()
+    go.set()
+    for c in clients:
+        c.done.wait(timeout=300)
+    return clients
+
+
+def close(clients: list[Client]) -> None:
+    for c in clients:
+        c.proc.stdin.close()
+    for c in clients:
+        try:
+            c.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            c.proc.kill()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", type=Path, required=True)
     ap.add_argument("--server-bin", type=Path, required=True)
     ap.add_argument("--processes", type=int, default=200)
     ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="rounds of PROCESSES connects against one keeper; its VmRSS is read after each")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="many-connects-") as tmp_s:
@@ -133,15 +157,12 @@ def main() -> None:
         servers = {"tables": {"command": str(args.server_bin), "args": ["server"], "env": {}}}
         keeper, info = e2e.start_gateway(args.bin, tmp, servers, {"tables": POLICY})
         argv = [str(args.bin), "connect", "tables", "--config", str(tmp / "portcullis.json"), "--data-dir", str(tmp / "data")]
-        clients = [Client(argv, args.calls) for _ in range(args.processes)]
-        go = threading.Event()
-        threads = [threading.Thread(target=c.run, args=(go,), daemon=True) for c in clients]
-        for t in threads:
-            t.start()
+        keeper_after = [round(memory(keeper.p.pid)["VmRSS"] / 1024, 1)]
+        for _ in range(args.rounds - 1):
+            close(run_round(argv, args.processes, args.calls))
+            keeper_after.append(round(after_links_closed(keeper, info) / 1024, 1))
         started = time.monotonic()
-        go.set()
-        for c in clients:
-            c.done.wait(timeout=300)
+        clients = run_round(argv, args.processes, args.calls)
         took = time.monotonic() - started
         time.sleep(1.0)  # idle: every connect waits on its client
         mems = []
@@ -162,13 +183,8 @@ def main() -> None:
             t.start()
         for t in reach:
             t.join(timeout=60)
-        for c in clients:
-            c.proc.stdin.close()
-        for c in clients:
-            try:
-                c.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                c.proc.kill()
+        close(clients)
+        keeper_after.append(round(after_links_closed(keeper, info) / 1024, 1))
         keeper.stop()
     lat = sorted(x for c in clients for x in c.latencies)
     errors = [e for c in clients for e in c.errors]
@@ -180,12 +196,13 @@ def main() -> None:
 
     figures = {
         "processes": args.processes, "calls_each": args.calls, "calls_made": made, "errors": len(errors),
-        "audit_rows": rows, "seconds": round(took, 2),
+        "audit_rows": rows - (args.rounds - 1) * args.processes * args.calls, "seconds": round(took, 2),
         "p50_ms": round(lat[len(lat) // 2] * 1e3, 3), "p99_ms": round(lat[int(len(lat) * 0.99)] * 1e3, 3),
         "connect_vmrss_mib_median_max": [round(x, 1) for x in kib("VmRSS")],
         "connect_rssanon_mib_median_max": [round(x, 1) for x in kib("RssAnon")],
         "connect_pss_mib_median_max": [round(x, 1) for x in kib("Pss")],
         "keeper_vmrss_mib": round(keeper_rss / 1024, 1),
+        "keeper_vmrss_mib_before_and_after_each_round": keeper_after,
         "sessions_listed_by_keeper": sessions,
         "policy_reached_s_p50_max": reach_figures([c.reached_s for c in clients]),
     }
@@ -194,6 +211,14 @@ def main() -> None:
         print("error:", e, file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
+
+
+def after_links_closed(keeper, info: dict) -> int:
+    """The keeper's VmRSS (KiB) once it lists no connect session (every link closed), bounded."""
+    deadline = time.monotonic() + 30
+    while listed_sessions(info) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return memory(keeper.p.pid)["VmRSS"]
 
 
 if __name__ == "__main__":
