@@ -328,6 +328,46 @@ impl Message {
         Self::from_value(&value)
     }
 
+    /// A `tools/call`'s params as the gate reads them and its arguments' exact text (a slice, not a
+    /// copy), in one pass over the message after the strict parse checked it: what every reader of
+    /// the call (policy, digest, audit, the session's task and re-attach paths) then shares.
+    pub fn tool_call(&self) -> Result<ToolCallRead, ParseError> {
+        #[derive(Deserialize)]
+        struct Read<'a> {
+            name: String,
+            #[serde(default, rename = "_meta")]
+            meta: Option<serde_json::Map<String, Value>>,
+            #[serde(default, rename = "requestState")]
+            request_state: Option<Value>,
+            #[serde(default)]
+            task: Option<Value>,
+            #[serde(default, borrow)]
+            arguments: Option<&'a serde_json::value::RawValue>,
+        }
+        #[derive(Deserialize)]
+        struct P<'a> {
+            #[serde(borrow)]
+            params: Read<'a>,
+        }
+        let p: P<'_> = serde_json::from_slice(&self.raw).map_err(|e| ParseError::Json(e.to_string()))?;
+        let Read {
+            name,
+            meta,
+            request_state,
+            task,
+            arguments,
+        } = p.params;
+        Ok(ToolCallRead {
+            params: ToolCallParams {
+                name,
+                meta,
+                request_state,
+                task,
+            },
+            arguments: arguments.map(|text| self.raw.slice_ref(text.get().as_bytes())),
+        })
+    }
+
     /// `params.arguments` exactly as written (every digit of a number, every escape), when
     /// present and not `null`: a slice of the message's bytes, not a copy. The strict parse
     /// checked it is an object with no two keys a reader could confuse.
@@ -386,7 +426,7 @@ impl fmt::Debug for Message {
 }
 
 /// `params` of `tools/call`, as far as the gate reads them. The arguments are not among them:
-/// they can be most of a 16 MiB message, and are read once, from [`Message::arguments`].
+/// they can be most of a 16 MiB message, and are read once, as a slice ([`Message::tool_call`]).
 #[derive(Debug, Clone, Deserialize)]
 pub struct ToolCallParams {
     pub name: String,
@@ -398,6 +438,14 @@ pub struct ToolCallParams {
     /// 2025-11-25: the call asks to run as a task (`{ttl?}`).
     #[serde(default)]
     pub task: Option<Value>,
+}
+
+/// A `tools/call` read once ([`Message::tool_call`]).
+#[derive(Debug, Clone)]
+pub struct ToolCallRead {
+    pub params: ToolCallParams,
+    /// `params.arguments` exactly as written, when present and not `null` (see [`Message::arguments`]).
+    pub arguments: Option<Bytes>,
 }
 
 /// Which tasks flavour a `tools/call` asked for, if any.
@@ -722,6 +770,30 @@ mod tests {
             "not a request"
         );
         assert_eq!(refusal_id(b"not json"), None);
+    }
+
+    #[test]
+    fn a_tool_call_is_read_in_one_pass_as_its_parts_are() {
+        let msg = Message::parse(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay","arguments":{"amount":1.50,"to":"\u0061"},"requestState":{"s":1},"task":{"ttl":5},"_meta":{"progressToken":7}}}"#,
+        )
+        .unwrap();
+        let read = msg.tool_call().unwrap();
+        let parts: ToolCallParams = msg.params().unwrap();
+        assert_eq!(read.params.name, parts.name);
+        assert_eq!(read.params.meta, parts.meta);
+        assert_eq!(read.params.request_state, parts.request_state);
+        assert_eq!(read.params.task, parts.task);
+        assert_eq!(read.arguments, msg.arguments());
+        assert_eq!(
+            read.arguments.as_deref(),
+            Some(&br#"{"amount":1.50,"to":"\u0061"}"#[..])
+        );
+        let bare =
+            Message::parse(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":null}}"#)
+                .unwrap();
+        let read = bare.tool_call().unwrap();
+        assert_eq!((read.arguments, read.params.meta), (None, None));
     }
 
     #[test]
