@@ -7,6 +7,7 @@ pub mod dry_run;
 pub(crate) mod hold;
 mod parts;
 mod pin_check;
+mod read;
 mod typed;
 
 #[cfg(test)]
@@ -23,8 +24,7 @@ use std::time::Instant;
 
 use portcullis_audit::{DecidedBy, Decision, NewDecision, Outcome};
 use portcullis_policy::{Action, Evaluation, Places};
-use portcullis_wire::message::ToolCallParams;
-use portcullis_wire::{canonical, gate_result, Message, ParseError, RequestId};
+use portcullis_wire::{canonical, gate_result, Message, RequestId};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
@@ -41,6 +41,9 @@ use crate::tool_catalog::ToolCatalog;
 use crate::held_calls::HeldCalls;
 use continuations::{ContinuationKey, Continuations};
 pub use hold::{Hold, HoldEnd, ProgressSink};
+#[cfg(test)]
+pub(crate) use read::counts as read_counts;
+pub use read::Digester;
 
 /// Who is calling: the agent session and what the client says it is.
 #[derive(Debug, Clone, Default)]
@@ -63,7 +66,7 @@ impl Caller {
     }
 }
 
-/// One call as the gate sees it.
+/// One call as the gate sees it: read once from the client's message ([`Call::read`]).
 #[derive(Debug, Clone)]
 pub struct Call {
     pub server: String,
@@ -82,30 +85,12 @@ pub struct Call {
     pub modern: bool,
     /// MRTR: the opaque state a retry carries, as JSON text.
     pub request_state: Option<String>,
+    /// The keyed digest of `arguments`, computed once when the call was read; `None` for a call
+    /// made here. Read through [`Call::arguments_digest`], which knows when it no longer holds.
+    digest: Option<String>,
 }
 
 impl Call {
-    /// A client's `tools/call` to `server`, read once: its arguments become one value that every
-    /// reader (policy, grants, digest, audit) shares, and stay the bytes they came in.
-    pub fn from_message(server: &str, msg: &Message, id: &RequestId) -> Result<Self, ParseError> {
-        let params: ToolCallParams = msg.params()?;
-        let text = msg.arguments();
-        let arguments = match &text {
-            Some(text) => serde_json::from_slice(text).map_err(|e| ParseError::Json(e.to_string()))?,
-            None => Value::Object(serde_json::Map::new()),
-        };
-        Ok(Self {
-            server: server.to_owned(),
-            modern: params.is_modern(),
-            request_state: params.request_state.as_ref().map(Value::to_string),
-            tool: params.name,
-            arguments,
-            arguments_text: text,
-            original_arguments: None,
-            request_id: id.clone(),
-        })
-    }
-
     /// The arguments as a person reads them: the client's own text when a `Value` would round
     /// one of its numbers (the person must see the digits the server will get), else encoded.
     pub(crate) fn arguments_json(&self) -> String {
@@ -115,12 +100,12 @@ impl Call {
         }
     }
 
-    fn continuation_key(&self, caller: &Caller, digester: &canonical::ArgumentDigester) -> ContinuationKey {
+    fn continuation_key(&self, caller: &Caller, digester: &Digester) -> ContinuationKey {
         ContinuationKey {
             server: self.server.clone(),
             tool: self.tool.clone(),
             session: caller.session.clone(),
-            digest: digester.digest(&self.arguments),
+            digest: self.arguments_digest(digester).into_owned(),
         }
     }
 }
@@ -267,7 +252,7 @@ pub struct Gate {
     /// `approval.max_hold_secs`: no extension takes a hold past this, from when it was held.
     max_hold_secs: u64,
     /// Keyed digests of call arguments, for audit rows and continuation grants (`digest_key.rs`).
-    digester: canonical::ArgumentDigester,
+    digester: Digester,
     /// Where each server resolves paths ([`crate::places`]); unknown for a server not set.
     places: std::sync::RwLock<std::collections::HashMap<String, Arc<Places>>>,
 }
@@ -296,7 +281,7 @@ impl Gate {
             events,
             approval_timeout_secs,
             max_hold_secs,
-            digester,
+            digester: digester.into(),
             places: std::sync::RwLock::default(),
         }
     }
@@ -305,6 +290,19 @@ impl Gate {
 /// How many of its own announced rows a gate remembers: more than the keeper's follower reads per
 /// poll (`gateway/audit_follow.rs`).
 const ANNOUNCED_KEPT: usize = 4096;
+
+/// What the gate does with a call ([`Gate::step`]).
+enum Step {
+    /// Record the ruling, then forward the call or answer with the refusal.
+    Settle(Ruling),
+    /// A person decides (unless a grant, the pause or a retry of an approved call does).
+    Ask {
+        rule: HeldBy,
+        timeout_secs: Option<u64>,
+        /// Boxed: a changed tool is rare, and its definitions are large.
+        change: Option<Box<crate::pins::PinChange>>,
+    },
+}
 
 /// A decision before it is recorded.
 struct Ruling {
@@ -328,40 +326,51 @@ impl Gate {
         self.approvals.paused()
     }
 
+    /// Decides `call`: the ruling first ([`Gate::step`], nothing recorded yet), then one of two
+    /// ends — recorded and forwarded or refused ([`Gate::settle`]), or asked of a person
+    /// ([`Gate::ask`]). The call's arguments and their digest, read once, ride in `call`.
     pub async fn decide(self: &Arc<Self>, call: Call, caller: &Caller) -> Verdict {
-        let places = self.places(&call.server);
-        let eval = match self.policies.get(&call.server) {
-            Some(InForce::Policy(policy)) => {
-                let eval = policy.evaluate_call(&call.tool, &caller.facts(&call.arguments, &places));
-                if let Some(ruling) = self.mistyped(&policy, &call, &eval) {
-                    return self.settle(call, caller, ruling, None).await.into();
-                }
-                eval
-            }
+        match self.step(&call, caller) {
+            Step::Settle(ruling) => self.settle(call, caller, ruling, None).await.into(),
+            Step::Ask {
+                rule,
+                timeout_secs,
+                change,
+            } => self.ask(call, caller, rule, timeout_secs, change.map(|c| *c)).await,
+        }
+    }
+
+    /// What becomes of `call`, in the order of precedence: the policy in force (none, or broken:
+    /// refused) → an argument of a type the tool does not take → a changed tool (`gate/pin_check.rs`)
+    /// → `require_approval` → the policy's allow, deny or hide, with its rate limit.
+    fn step(&self, call: &Call, caller: &Caller) -> Step {
+        let policy = match self.policies.get(&call.server) {
+            Some(InForce::Policy(policy)) => policy,
             Some(InForce::Broken(why)) => {
-                let ruling = refused(
-                    Decision::Denied,
-                    DecidedBy::Gateway,
-                    None,
-                    why.to_string(),
-                    why.to_string(),
-                );
-                return self.settle(call, caller, ruling, None).await.into();
+                let why = why.to_string();
+                return Step::Settle(refused(Decision::Denied, DecidedBy::Gateway, None, why.clone(), why));
             }
             None => {
                 let why = format!("server {:?} is not configured", call.server);
-                let ruling = refused(Decision::Denied, DecidedBy::Gateway, None, why.clone(), why);
-                return self.settle(call, caller, ruling, None).await.into();
+                return Step::Settle(refused(Decision::Denied, DecidedBy::Gateway, None, why.clone(), why));
             }
         };
-        if let Some(change) = self.pending_change(&call, &eval) {
-            return self.hold_changed(call, caller, eval, change).await;
+        let places = self.places(&call.server);
+        let eval = policy.evaluate_call(&call.tool, &caller.facts(&call.arguments, &places));
+        if let Some(ruling) = self.mistyped(&policy, call, &eval) {
+            return Step::Settle(ruling);
+        }
+        if let Some(change) = self.pending_change(call, &eval) {
+            return self.changed_step(call, caller, eval, change);
         }
         if eval.action == Action::RequireApproval {
-            return self.require_approval(call, caller, eval).await;
+            return Step::Ask {
+                timeout_secs: eval.approval_timeout_secs,
+                rule: HeldBy::Policy(eval.rule),
+                change: None,
+            };
         }
-        let ruling = self.rule(&call, caller, &eval);
-        self.settle(call, caller, ruling, None).await.into()
+        Step::Settle(self.rule(call, caller, &eval))
     }
 
     fn rule(&self, call: &Call, caller: &Caller, eval: &Evaluation) -> Ruling {
@@ -399,11 +408,6 @@ impl Gate {
                 _ => allowed(rule),
             },
         }
-    }
-
-    async fn require_approval(self: &Arc<Self>, call: Call, caller: &Caller, eval: Evaluation) -> Verdict {
-        let timeout = eval.approval_timeout_secs;
-        self.ask(call, caller, HeldBy::Policy(eval.rule), timeout, None).await
     }
 
     /// Every call a person must decide comes here: a retry of a call already approved goes on;
@@ -549,7 +553,7 @@ impl Gate {
         }
     }
 
-    fn row(&self, call: Call, caller: &Caller, ruling: &Ruling, wait_ms: Option<i64>) -> NewDecision {
+    fn row(&self, mut call: Call, caller: &Caller, ruling: &Ruling, wait_ms: Option<i64>) -> NewDecision {
         let redact = match self.policies.get(&call.server) {
             Some(InForce::Policy(p)) => p.redact_keys().to_vec(),
             _ => Vec::new(),
@@ -559,7 +563,7 @@ impl Gate {
             session: caller.session.clone(),
             client_name: caller.client_name.clone(),
             client_version: caller.client_version.clone(),
-            arguments_digest: self.digester.digest(&call.arguments),
+            arguments_digest: call.take_digest(&self.digester),
             request_id: Some(call.request_id.as_json().to_owned()),
             server: call.server,
             tool: call.tool,

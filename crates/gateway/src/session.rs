@@ -18,6 +18,8 @@ mod held;
 mod in_flight;
 mod mirror;
 mod outlets;
+#[cfg(test)]
+mod read_once_tests;
 mod reattach;
 mod reply;
 mod tasks;
@@ -31,7 +33,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::approval::pending::ClientInfo;
-use crate::gate::{Call, Caller, Gate, Verdict};
+use crate::gate::{Caller, Gate, Verdict};
 use crate::queue;
 use crate::upstream::Upstream;
 
@@ -266,13 +268,7 @@ impl Session {
         };
         let mut finish = Finish::Plain;
         match msg.method() {
-            Some(method::TOOLS_CALL) => {
-                let (msg, ticket) = match self.rejoin(msg, &id, ticket, &ctx) {
-                    Ok(reply) => return reply,
-                    Err(back) => *back,
-                };
-                return self.tools_call(msg, id, ticket, ctx).await;
-            }
+            Some(method::TOOLS_CALL) => return self.tools_call(msg, id, ticket, ctx).await,
             Some(name) if tasks::is_task_method(name) => {
                 if let Some(task) = self.tasks.named_by(&msg) {
                     return self.answer_task(&task, name, &id, ticket).await;
@@ -287,7 +283,9 @@ impl Session {
         pending.forward(msg, &ctx).await
     }
 
-    /// A `tools/call`: decided by the gate, then forwarded, refused or held.
+    /// A `tools/call`: read once (the call and what this session reads of its params), then
+    /// joined to the held call it re-issues, or decided by the gate and forwarded, refused or
+    /// held.
     async fn tools_call(
         self: &Arc<Self>,
         msg: Message,
@@ -295,27 +293,33 @@ impl Session {
         ticket: Option<Ticket>,
         ctx: RequestContext,
     ) -> Reply {
-        let forwarded = match self.gate_call(&msg, &id, &ctx.caller).await {
-            Ok(Verdict::Forward(f)) => f,
-            Ok(Verdict::Refuse(result)) => {
-                let result = self.refusal_answer(&msg, result);
+        let (call, params) = match self.gate.read_call(&self.server, &msg, &id) {
+            Ok(read) => read,
+            Err(e) => {
+                let text = format!("invalid tools/call params: {e}");
+                return Reply::Json(Message::error_response(Some(&id), error_code::INVALID_PARAMS, &text));
+            }
+        };
+        tracing::Span::current().record("tool", call.tool.as_str());
+        let reattach = self.reattach_key(&call, &params, &ctx.caller);
+        let (msg, ticket) = match self.rejoin(msg, &id, ticket, &ctx, &params, reattach.as_ref()) {
+            Ok(reply) => return reply,
+            Err(back) => *back,
+        };
+        let forwarded = match self.gate.decide(call, &ctx.caller).await {
+            Verdict::Forward(f) => f,
+            Verdict::Refuse(result) => {
+                let result = self.refusal_answer(&params, result);
                 return Reply::answer(in_flight::answer(ticket, Message::response(&id, &result)));
             }
-            Ok(Verdict::Hold(hold)) => return self.held(hold, msg, id, ticket, &ctx).await,
-            Err(reply) => return reply,
+            Verdict::Hold(hold) => {
+                let call = held::HeldCall { msg, params, reattach };
+                return self.held(hold, call, id, ticket, &ctx).await;
+            }
         };
         PendingReply::new(self.clone(), id, ticket, Some(forwarded))
             .forward(msg, &ctx)
             .await
-    }
-
-    async fn gate_call(&self, msg: &Message, id: &RequestId, caller: &Caller) -> Result<Verdict, Reply> {
-        let call = Call::from_message(&self.server, msg, id).map_err(|e| {
-            let text = format!("invalid tools/call params: {e}");
-            Reply::Json(Message::error_response(Some(id), error_code::INVALID_PARAMS, &text))
-        })?;
-        tracing::Span::current().record("tool", call.tool.as_str());
-        Ok(self.gate.decide(call, caller).await)
     }
 
     fn remember_client(&self, msg: &Message) {

@@ -358,6 +358,7 @@ mod tests {
             request_id: RequestId::from_value(&json!(1)).unwrap(),
             modern: false,
             request_state: None,
+            digest: None,
         };
         let caller = Caller {
             session: "a".into(),

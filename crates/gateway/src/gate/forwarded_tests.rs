@@ -20,6 +20,7 @@ fn call(n: i64) -> Call {
         request_id: RequestId::from_value(&json!(n)).unwrap(),
         modern: false,
         request_state: None,
+        digest: None,
     }
 }
 

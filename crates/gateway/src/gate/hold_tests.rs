@@ -46,6 +46,7 @@ fn call() -> Call {
         request_id: RequestId::from_value(&json!(1)).unwrap(),
         modern: false,
         request_state: None,
+        digest: None,
     }
 }
 

@@ -150,11 +150,6 @@ impl Gate {
         self.approvals.grants.standing.revoke(id)
     }
 
-    /// The keyed digest of call arguments, as audit rows and continuation grants carry it.
-    pub(crate) fn digest(&self, arguments: &Value) -> String {
-        self.digester.digest(arguments)
-    }
-
     /// `approval.max_hold_secs`: the longest a call may be held, extensions included.
     pub(crate) fn max_hold(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.max_hold_secs)

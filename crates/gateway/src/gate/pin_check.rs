@@ -12,11 +12,9 @@
 //! it approved the old definition. "For this session" on a `pin:changed` hold is bound to the new
 //! definition's digest; "always" accepts the new definition (see [`Gate::choose`]).
 
-use std::sync::Arc;
-
 use portcullis_policy::{Action, Evaluation};
 
-use super::{Call, Caller, Gate, Verdict};
+use super::{Call, Caller, Gate, Step};
 use crate::approval::pending::HeldBy;
 use crate::pins::PinChange;
 
@@ -29,21 +27,20 @@ impl Gate {
         self.pins.change(&call.server, &call.tool)
     }
 
-    pub(super) async fn hold_changed(
-        self: &Arc<Self>,
-        call: Call,
-        caller: &Caller,
-        eval: Evaluation,
-        change: PinChange,
-    ) -> Verdict {
+    /// A call to a changed tool: refused when the policy's own allow would refuse it (its rate
+    /// limit), else asked of a person as `pin:changed`.
+    pub(super) fn changed_step(&self, call: &Call, caller: &Caller, eval: Evaluation, change: PinChange) -> Step {
         if eval.action == Action::Allow {
-            let ruling = self.rule(&call, caller, &eval);
+            let ruling = self.rule(call, caller, &eval);
             if ruling.message.is_some() {
-                return self.settle(call, caller, ruling, None).await.into();
+                return Step::Settle(ruling);
             }
         }
-        let timeout = eval.approval_timeout_secs;
-        self.ask(call, caller, HeldBy::PinChanged, timeout, Some(change)).await
+        Step::Ask {
+            rule: HeldBy::PinChanged,
+            timeout_secs: eval.approval_timeout_secs,
+            change: Some(Box::new(change)),
+        }
     }
 }
 

@@ -23,6 +23,7 @@ fn call(path: &str, n: i64) -> Call {
         request_id: RequestId::from_value(&json!(n)).unwrap(),
         modern: false,
         request_state: None,
+        digest: None,
     }
 }
 

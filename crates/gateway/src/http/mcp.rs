@@ -234,17 +234,7 @@ pub(crate) fn caller_for(session: &Session, relay: Option<&str>, msg: &Message) 
             client_version,
         };
     }
-    let info = msg
-        .params::<Value>()
-        .ok()
-        .and_then(|p| p.get("_meta")?.get(method::META_CLIENT_INFO).cloned());
-    let field = |k: &str| {
-        info.as_ref()
-            .and_then(|i| i.get(k))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    let (client_name, client_version) = (field("name"), field("version"));
+    let (client_name, client_version) = client_info(msg);
     let session_key = match (relay, &client_name) {
         (Some(relay), _) => format!("{}{relay}", crate::session::RELAY_SESSION_PREFIX),
         (None, Some(name)) => format!("stateless:{name}/{}", client_version.as_deref().unwrap_or("?")),
@@ -255,6 +245,38 @@ pub(crate) fn caller_for(session: &Session, relay: Option<&str>, msg: &Message) 
         client_name,
         client_version,
     }
+}
+
+/// `_meta["io.modelcontextprotocol/clientInfo"]`'s name and version (each when a string): read
+/// without building the rest of `params` (a call's arguments are read once, by the gate).
+fn client_info(msg: &Message) -> (Option<String>, Option<String>) {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta")]
+        meta: Option<Meta>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        // The constant `method::META_CLIENT_INFO`, which an attribute cannot name.
+        #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+        info: Option<Info>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Info {
+        name: Option<Value>,
+        version: Option<Value>,
+    }
+    let Ok(Params {
+        meta: Some(Meta { info: Some(info) }),
+    }) = msg.params::<Params>()
+    else {
+        return (None, None);
+    };
+    let text = |v: Option<Value>| match v {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    };
+    (text(info.name), text(info.version))
 }
 
 /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` must agree with the body, which decides
@@ -412,6 +434,26 @@ mod tests {
         let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
             "name": "echo", "arguments": {}, "_meta": { "io.modelcontextprotocol/protocolVersion": version } } });
         Message::parse(Bytes::from(body.to_string())).unwrap()
+    }
+
+    #[test]
+    fn the_client_info_is_read_from_meta_as_a_string_or_not_at_all() {
+        let with = |meta: Value| {
+            let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": { "name": "echo", "arguments": {"a": [1, 2]}, "_meta": meta } });
+            client_info(&Message::parse(Bytes::from(body.to_string())).unwrap())
+        };
+        let info = |v: Value| with(serde_json::json!({ method::META_CLIENT_INFO: v }));
+        assert_eq!(
+            info(serde_json::json!({"name": "agent", "version": "2"})),
+            (Some("agent".into()), Some("2".into()))
+        );
+        assert_eq!(
+            info(serde_json::json!({"name": "agent", "version": 2})),
+            (Some("agent".into()), None)
+        );
+        assert_eq!(info(serde_json::json!("agent")), (None, None));
+        assert_eq!(with(serde_json::json!({"clientInfo": {"name": "agent"}})), (None, None));
     }
 
     #[test]

@@ -19,23 +19,34 @@ use super::reattach::{self, Waiter};
 use super::reply::PendingReply;
 use super::tasks::{self, GatewayTask, TaskState};
 use super::{Reply, RequestContext, Session};
-use crate::gate::{Caller, Hold, ProgressSink};
+use crate::gate::{Call, Caller, Hold, ProgressSink};
 use crate::queue;
+
+/// What the session keeps of a `tools/call` the gate holds: the request to forward once
+/// approved, its params as read with the call, and where a re-issue could join it.
+pub(super) struct HeldCall {
+    pub msg: Message,
+    pub params: ToolCallParams,
+    pub reattach: Option<reattach::Key>,
+}
 
 impl Session {
     /// A held call: as a task when the client takes one, else on a stream (or JSON).
     pub(super) async fn held(
         self: &Arc<Self>,
         hold: Box<Hold>,
-        msg: Message,
+        call: HeldCall,
         id: RequestId,
         ticket: Option<Ticket>,
         ctx: &RequestContext,
     ) -> Reply {
-        let params = msg.params::<ToolCallParams>().ok();
-        if let Some(ask) = params.as_ref().and_then(ToolCallParams::task_ask) {
-            let tool = params.as_ref().map_or("", |p| p.name.as_str());
-            if let Some(task) = self.mint_held_task(&hold, tool, ask) {
+        let HeldCall {
+            msg,
+            params,
+            reattach: key,
+        } = call;
+        if let Some(ask) = params.task_ask() {
+            if let Some(task) = self.mint_held_task(&hold, &params.name, ask) {
                 return self.held_as_task(hold, msg, id, ticket, task);
             }
         }
@@ -50,10 +61,9 @@ impl Session {
             }
         };
         let progress = params
-            .as_ref()
-            .and_then(|p| p.progress_token().cloned())
+            .progress_token()
+            .cloned()
             .map(|token| ProgressSink { token, tx: tx.clone() });
-        let key = params.as_ref().and_then(|p| self.reattach_key(p, &msg, &ctx.caller));
         let waiter = Waiter { msg, id, tx, ticket };
         let session = self.clone();
         let wait = async move {
@@ -74,19 +84,16 @@ impl Session {
     }
 
     /// Where a held call that a re-issue could join is registered: 2026-era calls of stateless
-    /// clients, whose broken stream is otherwise the end of the call.
-    fn reattach_key(&self, params: &ToolCallParams, msg: &Message, caller: &Caller) -> Option<reattach::Key> {
+    /// clients, whose broken stream is otherwise the end of the call. Keyed by the digest read
+    /// with the call.
+    pub(super) fn reattach_key(&self, call: &Call, params: &ToolCallParams, caller: &Caller) -> Option<reattach::Key> {
         if !self.stateless || !params.is_modern() {
             return None;
         }
-        let arguments = match msg.arguments() {
-            Some(text) => serde_json::from_slice(&text).ok()?,
-            None => Value::Object(serde_json::Map::new()),
-        };
         Some(reattach::Key {
             caller: caller.session.clone(),
-            tool: params.name.clone(),
-            digest: self.gate.digest(&arguments),
+            tool: call.tool.clone(),
+            digest: call.arguments_digest(self.gate.digester()).into_owned(),
         })
     }
 
@@ -98,13 +105,10 @@ impl Session {
         id: &RequestId,
         ticket: Option<Ticket>,
         ctx: &RequestContext,
+        params: &ToolCallParams,
+        key: Option<&reattach::Key>,
     ) -> Result<Reply, Box<(Message, Option<Ticket>)>> {
-        let key = match msg.params::<ToolCallParams>() {
-            Ok(params) if ctx.accepts_sse && params.task_ask().is_none() => {
-                self.reattach_key(&params, &msg, &ctx.caller)
-            }
-            _ => None,
-        };
+        let key = key.filter(|_| ctx.accepts_sse && params.task_ask().is_none());
         let Some(key) = key else {
             return Err(Box::new((msg, ticket)));
         };
@@ -121,7 +125,7 @@ impl Session {
             tx,
             ticket,
         };
-        match self.reattach.join(&key, waiter) {
+        match self.reattach.join(key, waiter) {
             Ok(()) => Ok(rx.map_or(Reply::Sent, Reply::Sse)),
             Err(waiter) => Err(Box::new((waiter.msg, waiter.ticket))),
         }
@@ -361,13 +365,11 @@ impl Session {
 
     /// The answer to a refused call: the refusal, or for a client that asked for a task
     /// (2025-11-25, where the answer must be a task) a task already completed with it.
-    pub(super) fn refusal_answer(&self, msg: &Message, refusal: Value) -> Value {
-        let params = msg.params::<ToolCallParams>().ok();
-        if params.as_ref().and_then(ToolCallParams::task_ask) != Some(TaskAsk::Legacy) {
+    pub(super) fn refusal_answer(&self, params: &ToolCallParams, refusal: Value) -> Value {
+        if params.task_ask() != Some(TaskAsk::Legacy) {
             return refusal;
         }
-        let tool = params.as_ref().map_or("", |p| p.name.as_str());
-        let label = format!("{}/{tool}", self.server);
+        let label = format!("{}/{}", self.server, params.name);
         let done = TaskState::Completed(refusal.clone());
         match self
             .tasks

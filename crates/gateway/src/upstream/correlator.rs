@@ -225,19 +225,74 @@ fn with_subscription_id(msg: &Message, id: &RequestId) -> Option<Message> {
     Message::from_value(&value).ok()
 }
 
-/// `params._meta.progressToken` of a request, or `params.progressToken` of a progress notification,
-/// as JSON text.
+/// `params.progressToken` of a progress notification, or `params._meta.progressToken` of a
+/// request, as JSON text (a `null` token is a token). Read without building the rest of `params`:
+/// on a forwarded `tools/call` that is its arguments, which the gate read once already.
 fn progress_token_of(msg: &Message) -> Option<String> {
-    let value = msg.params::<Value>().ok()?;
-    let token = value
-        .get("progressToken")
-        .or_else(|| value.get("_meta")?.get("progressToken"))?;
+    #[derive(serde::Deserialize)]
+    struct Token {
+        #[serde(default, rename = "progressToken", deserialize_with = "present")]
+        token: Option<Value>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(default, rename = "progressToken", deserialize_with = "present")]
+        token: Option<Value>,
+        /// Kept as text and read on its own, so a `_meta` that is not an object only means no
+        /// token there.
+        #[serde(default, rename = "_meta", borrow)]
+        meta: Option<&'a serde_json::value::RawValue>,
+    }
+    #[derive(serde::Deserialize)]
+    struct P<'a> {
+        #[serde(borrow)]
+        params: Params<'a>,
+    }
+    let P { params } = serde_json::from_slice::<P<'_>>(msg.bytes()).ok()?;
+    let token = match params.token {
+        Some(token) => token,
+        None => serde_json::from_str::<Token>(params.meta?.get()).ok()?.token?,
+    };
     Some(token.to_string())
+}
+
+/// A member that is there, whatever its value (`null` included): `Some`. Absent: `None`, by
+/// `#[serde(default)]`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_progress_token_is_read_where_each_kind_of_message_carries_it() {
+        let token = |params: &str| {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m/x","params":{params}}}"#);
+            progress_token_of(&Message::parse(text).unwrap())
+        };
+        let cases = [
+            (
+                r#"{"name":"t","arguments":{"a":[1]},"_meta":{"progressToken":"p"}}"#,
+                Some(r#""p""#),
+            ),
+            (r#"{"name":"t","_meta":{"progressToken":7,"other":{}}}"#, Some("7")),
+            (r#"{"name":"t","_meta":{"progressToken":null}}"#, Some("null")),
+            (
+                r#"{"progressToken":"top","_meta":{"progressToken":"meta"}}"#,
+                Some(r#""top""#),
+            ),
+            (r#"{"progressToken":"top","_meta":5}"#, Some(r#""top""#)),
+            (r#"{"name":"t","_meta":{}}"#, None),
+            (r#"{"name":"t","_meta":null}"#, None),
+            (r#"{"name":"t"}"#, None),
+            ("null", None),
+        ];
+        for (params, want) in cases {
+            assert_eq!(token(params).as_deref(), want, "{params}");
+        }
+    }
 
     fn msg(text: &str) -> Message {
         Message::parse(text.to_owned()).unwrap()

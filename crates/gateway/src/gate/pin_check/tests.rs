@@ -43,6 +43,7 @@ fn call(tool: &str) -> Call {
         request_id: RequestId::from_value(&json!(1)).unwrap(),
         modern: false,
         request_state: None,
+        digest: None,
     }
 }
 
