@@ -56,6 +56,7 @@ STAGES = [
     ("audit row build + hand-off (Gate::row, settle)", lambda m, f: has(f, "Gate::row", "audit_log::", "Gate::settle")),
     ("client line: UTF-8 + depth scan", lambda m, f: has(f, "check_client_message")),
     ("strict read of the client's line", lambda m, f: has(f, "Message::parse", "portcullis_wire::strict")),
+    ("progress token of the forwarded call (correlator)", lambda m, f: has(f, "progress_token_of")),
     # Before issue 31 three readers (caller_for, the re-attach key, Call::from_message); after it,
     # the one read (Call::read → Message::tool_call) and the caller's clientInfo.
     ("call read: params + arguments (every reader of them)", lambda m, f: has(
@@ -64,8 +65,8 @@ STAGES = [
     ("forward write (id map, stdin pipe)", lambda m, f: has(
         f, "ChildProcess::write", "stdin_pipe", "Correlator::register", "Upstream::request", "with_id", "send_upstream")),
     ("answer routing (reply stream)", lambda m, f: has(f, "session::reply")),
-    ("client line read + dispatch (local_conn)", lambda m, f: has(f, "local_conn::", "LineDecoder")),
     ("session routing", lambda m, f: has(f, "portcullis_gateway::session")),
+    ("client line read + dispatch (local_conn)", lambda m, f: has(f, "local_conn::", "LineDecoder")),
     ("tracing spans", lambda m, f: has(f, "tracing::", "tracing_core::")),
     ("tokio: scheduler, park, timers, I/O driver", lambda m, f: has(f, "tokio::runtime")),
     ("other", lambda m, f: True),
