@@ -41,7 +41,9 @@ use crate::tool_catalog::ToolCatalog;
 use crate::held_calls::HeldCalls;
 use continuations::{ContinuationKey, Continuations};
 pub use hold::{Hold, HoldEnd, ProgressSink};
+// The read-once tests' counters (Unix only, as those tests are).
 #[cfg(test)]
+#[cfg(unix)]
 pub(crate) use read::counts as read_counts;
 pub use read::Digester;
 

@@ -19,7 +19,8 @@ mod in_flight;
 mod mirror;
 mod outlets;
 // Its server is a Python script: Unix only (the Windows build's tests run under Wine, with no Python).
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod read_once_tests;
 mod reattach;
 mod reply;

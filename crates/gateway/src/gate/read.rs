@@ -29,6 +29,7 @@ impl Digester {
     /// The keyed digest of `arguments` (`hmac-sha256:<hex>` of their canonical form).
     pub fn digest(&self, arguments: &Value) -> String {
         #[cfg(test)]
+        #[cfg(unix)]
         counts::DIGESTS.with(|n| n.set(n.get() + 1));
         self.0.digest(arguments)
     }
@@ -105,6 +106,7 @@ impl Gate {
 /// `Value`.
 fn parse_arguments(text: &[u8]) -> Result<Value, ParseError> {
     #[cfg(test)]
+    #[cfg(unix)]
     counts::ARGUMENT_PARSES.with(|n| n.set(n.get() + 1));
     serde_json::from_slice(text).map_err(|e| ParseError::Json(e.to_string()))
 }
@@ -112,6 +114,7 @@ fn parse_arguments(text: &[u8]) -> Result<Value, ParseError> {
 /// How many digests and argument parses this thread has made: a call is decided on the thread
 /// that reads it (the tests' runtime has one), so the counts are that call's.
 #[cfg(test)]
+#[cfg(unix)]
 pub(crate) mod counts {
     use std::cell::Cell;
 
