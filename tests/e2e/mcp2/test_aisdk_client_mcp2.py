@@ -31,9 +31,10 @@ def aisdk_client(plan: dict[str, Any]) -> dict[str, Any]:
     return json.loads(r.stdout.strip().split("\n")[-1])
 
 
-def launched(argv: list[str], calls: list[dict[str, Any]]) -> dict[str, Any]:
+def launched(argv: list[str], calls: list[dict[str, Any]], wait_for_discover: bool = False) -> dict[str, Any]:
     """The client launching `argv` over stdio, as an editor launches `portcullis connect`."""
-    return aisdk_client({"stdio": {"command": argv[0], "args": argv[1:]}, "calls": calls})
+    stdio = {"command": argv[0], "args": argv[1:]}
+    return aisdk_client({"stdio": stdio, "calls": calls, "waitForDiscover": wait_for_discover})
 
 
 def direct(spec: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
@@ -111,17 +112,17 @@ def test_aisdk_client_through_connect_to_a_legacy_server(world, gateway):
 
 
 def test_aisdk_client_through_connect_to_a_modern_server(world, gateway):
-    """The gateway starts a server on its first use. This Python server takes longer than the SDK's
-    1 s wait for `server/discover` to come up, so a first session may time the probe out and fall
-    back to `initialize`: directly, this modern-only server refuses that and the client fails; through
-    the gateway the legacy session is bridged and works. Once the server is up, the probe is answered
-    in time and the client gets the modern session it gets directly."""
+    """Every `connect` starts its own server. This Python server may take longer than the SDK's 1 s
+    wait for `server/discover` to come up, so with the SDK's defaults the probe may time out and the
+    client fall back to `initialize`: directly, this modern-only server refuses that and the client
+    fails; through the gateway the legacy session is bridged and works. A client that waits for the
+    probe's answer (as the baseline does) gets the modern session it gets directly."""
     m = uuid.uuid4().hex[:12]
     baseline = direct(world.spec("modern"), modern_calls(m)[:1])
     first = launched(gateway.connect_argv("modern"), modern_calls(m))
     assert first["era"] in ("modern", "legacy") and first["serverName"] == baseline["serverName"], first
     check_modern_calls(first, baseline)
-    check_modern(launched(gateway.connect_argv("modern"), modern_calls(m)), baseline)
+    check_modern(launched(gateway.connect_argv("modern"), modern_calls(m), wait_for_discover=True), baseline)
     rows = gateway.audit_rows_for("modern", "delete_everything", m)
     assert [(r["client_name"], r["decision"]) for r in rows] == [("portcullis-e2e-aisdk", "denied")] * 2, \
         [r.raw for r in rows]
