@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use portcullis_gateway::approval::pending::Scope;
 use portcullis_gateway::events::GatewayEvent;
-use portcullis_gateway::gate::Choice;
+use portcullis_gateway::choose::Choice;
 use serde_json::Value;
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tokio::sync::broadcast::{self, error::RecvError};

@@ -63,6 +63,8 @@ pub struct Gateway {
     config: RwLock<Arc<Config>>,
     token: String,
     gate: Arc<Gate>,
+    /// The person's side of held calls: the broker, grants, the pause and what a choice writes.
+    person: crate::choose::PersonSide,
     monitor: ServerMonitor,
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     /// Slots of the legacy sessions open or opening (limits.max_sessions*).
@@ -122,19 +124,20 @@ impl Gateway {
             events.clone(),
         ));
         let watch = policies.watch();
-        let mut gate = Gate::new(
+        let broker = crate::approval::ApprovalBroker::shared(events.clone());
+        let gate = Arc::new(Gate::new(
             policies,
             AuditLog::new(writer),
             pins,
             digester,
             events.clone(),
-            config.approval_timeout_secs,
-            config.max_hold_secs,
-        );
-        if let Some(held) = held {
-            gate.ask_elsewhere(held);
-        }
-        let gate = Arc::new(gate);
+            crate::gate::Holding {
+                held: held.unwrap_or_else(|| broker.clone()),
+                approval_timeout_secs: config.approval_timeout_secs,
+                max_hold_secs: config.max_hold_secs,
+            },
+        ));
+        let person = crate::choose::PersonSide::new(gate.clone(), broker);
         for (name, server) in &config.servers {
             gate.set_places(name, crate::places::of_server(server));
         }
@@ -143,6 +146,7 @@ impl Gateway {
             config: RwLock::new(Arc::new(config)),
             token: new_token(),
             gate,
+            person,
             sessions: Mutex::new(HashMap::new()),
             session_caps: session_caps::SessionCaps::default(),
             stateless: tokio::sync::Mutex::new(HashMap::new()),
@@ -218,7 +222,7 @@ impl Gateway {
             let gate = gate.clone();
             Box::pin(async move { gate.record_withdrawn(approval, why).await })
         });
-        (self.gate.keeper_side(), record)
+        (self.person.broker().clone(), record)
     }
 
     pub fn has_server(&self, server: &str) -> bool {

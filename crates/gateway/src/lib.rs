@@ -16,9 +16,9 @@
 //!    `portcullis_policy` (`crates/policy/src/eval.rs`, naming its rule as a `RuleRef`) → rate
 //!    limit ([`rate_limit`]) → changed tool ([`pins`]) → held for a person (`gate/hold.rs` asks
 //!    through [`held_calls`], the one seam to the keeper: in the keeper its [`approval`] broker,
-//!    in `connect` the keeper link `held_calls/remote.rs` → `held_calls/link.rs`; the prompt and
-//!    the CLI answer through `gateway/handle.rs`) → audit row committed ([`audit_log`]) → a
-//!    `Forwarded` token, or the refusal;
+//!    in `connect` the keeper link `held_calls/remote.rs` → `held_calls/link.rs`; a person's
+//!    answer, from the prompt or the CLI, is [`choose`] in the keeper) → audit row committed
+//!    ([`audit_log`]) → a `Forwarded` token, or the refusal;
 //! 4. `session/reply.rs` → [`upstream`] (`upstream.rs`, `upstream/child_process.rs`; or
 //!    Streamable HTTP / legacy SSE) — the answer comes back through the session, and the token
 //!    completes the audit row with the outcome (dropped unanswered: `cancelled`).
@@ -34,6 +34,7 @@
 pub mod allocator;
 pub mod approval;
 pub mod audit_log;
+pub mod choose;
 pub mod clock;
 pub mod digest_key;
 pub mod events;

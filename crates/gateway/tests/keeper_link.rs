@@ -91,7 +91,7 @@ async fn a_held_call_asked_over_the_socket_is_decided_by_the_keeper() {
     gateway
         .choose(
             &ticket.id,
-            portcullis_gateway::gate::Choice::Deny {
+            portcullis_gateway::choose::Choice::Deny {
                 reason: Some("no".into()),
                 always: false,
             },

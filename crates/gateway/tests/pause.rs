@@ -108,7 +108,7 @@ async fn a_paused_gateway_denies_held_calls_without_asking_and_says_why() {
     gateway
         .choose(
             &requested.id,
-            portcullis_gateway::gate::Choice::Approve(portcullis_gateway::approval::pending::Scope::Once),
+            portcullis_gateway::choose::Choice::Approve(portcullis_gateway::approval::pending::Scope::Once),
         )
         .unwrap();
     // A held call is answered on an event stream: the response is its last `data:` line.

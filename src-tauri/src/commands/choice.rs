@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use portcullis_gateway::approval::pending::Scope;
-use portcullis_gateway::gate::{Choice, GrantChoice};
+use portcullis_gateway::choose::{Choice, GrantChoice};
 use portcullis_gateway::policy_store::NewRule;
 use serde::Deserialize;
 use serde_json::Value;

@@ -27,14 +27,18 @@ fn gate(dir: &tempfile::TempDir, writer: AuditWriter) -> Arc<Gate> {
     std::fs::create_dir_all(&policies).unwrap();
     std::fs::write(policies.join("srv.json"), r#"{"version": "1", "default": "allow"}"#).unwrap();
     let (events, _) = broadcast::channel(64);
+    let events_for_broker = events.clone();
     Arc::new(Gate::new(
         Arc::new(PolicyStore::load(&policies, ["srv".to_owned()], events.clone())),
         AuditLog::new(writer),
         PinStore::open(dir.path()).unwrap(),
         portcullis_wire::canonical::ArgumentDigester::new([9; 32]),
         events,
-        30,
-        600,
+        super::Holding {
+            held: crate::approval::ApprovalBroker::shared(events_for_broker),
+            approval_timeout_secs: 30,
+            max_hold_secs: 600,
+        },
     ))
 }
 

@@ -9,31 +9,51 @@ use serde_json::json;
 use tokio::sync::broadcast;
 
 use super::{Call, Caller, Gate, Verdict};
+use crate::approval::ApprovalBroker;
 use crate::audit_log::AuditLog;
 use crate::pins::PinStore;
 use crate::policy_store::PolicyStore;
 
-pub(super) fn gate(dir: &tempfile::TempDir, max_hold_secs: u64) -> Arc<Gate> {
+/// A gate and the keeper's side that answers its held calls, as in the keeper's own process.
+pub(crate) struct Kept {
+    pub gate: Arc<Gate>,
+    pub person: crate::choose::PersonSide,
+}
+
+impl std::ops::Deref for Kept {
+    type Target = Arc<Gate>;
+    fn deref(&self) -> &Arc<Gate> {
+        &self.gate
+    }
+}
+
+pub(crate) fn gate(dir: &tempfile::TempDir, max_hold_secs: u64) -> Kept {
     let policy = r#"{"version": "1", "tools": {"ask": {"action": "require_approval", "approval_timeout": 1}}}"#;
     gate_with_policy(dir, policy, max_hold_secs)
 }
 
 /// A gate over one server, `srv`, whose policy file holds `policy`; everything else in memory
 /// or under `dir`.
-pub(super) fn gate_with_policy(dir: &tempfile::TempDir, policy: &str, max_hold_secs: u64) -> Arc<Gate> {
+pub(crate) fn gate_with_policy(dir: &tempfile::TempDir, policy: &str, max_hold_secs: u64) -> Kept {
     let policies = dir.path().join("policies");
     std::fs::create_dir_all(&policies).unwrap();
     std::fs::write(policies.join("srv.json"), policy).unwrap();
     let (events, _) = broadcast::channel(64);
-    Arc::new(Gate::new(
+    let broker = ApprovalBroker::shared(events.clone());
+    let gate = Arc::new(Gate::new(
         Arc::new(PolicyStore::load(&policies, ["srv".to_owned()], events.clone())),
         AuditLog::new(AuditWriter::open_in_memory().unwrap()),
         PinStore::open(dir.path()).unwrap(),
         portcullis_wire::canonical::ArgumentDigester::new([9; 32]),
         events,
-        30,
-        max_hold_secs,
-    ))
+        super::Holding {
+            held: broker.clone(),
+            approval_timeout_secs: 30,
+            max_hold_secs,
+        },
+    ));
+    let person = crate::choose::PersonSide::new(gate.clone(), broker);
+    Kept { gate, person }
 }
 
 fn call() -> Call {
@@ -74,11 +94,11 @@ async fn held(gate: &Arc<Gate>) -> (String, Instant, tokio::task::JoinHandle<Str
 async fn an_extended_hold_times_out_at_its_new_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let gate = gate(&dir, 600);
-    let _approver = gate.approvals.attach_approver();
+    let _approver = gate.person.broker().attach_approver();
     let (id, start, mut task) = held(&gate).await;
-    let extended = gate.extend(&id, Duration::from_secs(1)).unwrap();
+    let extended = gate.person.extend(&id, Duration::from_secs(1)).unwrap();
     assert!(!extended.clamped);
-    let listed = gate.approvals.get(&id).unwrap();
+    let listed = gate.person.broker().get(&id).unwrap();
     assert_eq!(
         listed.expires_at_ms - listed.requested_at_ms,
         2_000,
@@ -87,7 +107,7 @@ async fn an_extended_hold_times_out_at_its_new_deadline() {
     // Past the original 1 s deadline, the call still waits…
     let early = tokio::time::timeout(Duration::from_millis(1_500).saturating_sub(start.elapsed()), &mut task).await;
     assert!(early.is_err(), "timed out at the old deadline: {early:?}");
-    assert!(gate.approvals.get(&id).is_some(), "still pending");
+    assert!(gate.person.broker().get(&id).is_some(), "still pending");
     // …and times out at the new one.
     let text = tokio::time::timeout(Duration::from_secs(5), task)
         .await
@@ -105,9 +125,9 @@ async fn an_extended_hold_times_out_at_its_new_deadline() {
 async fn an_extension_past_the_maximum_hold_is_cut_to_it() {
     let dir = tempfile::tempdir().unwrap();
     let gate = gate(&dir, 2);
-    let _approver = gate.approvals.attach_approver();
+    let _approver = gate.person.broker().attach_approver();
     let (id, start, task) = held(&gate).await;
-    let extended = gate.extend(&id, Duration::from_secs(60)).unwrap();
+    let extended = gate.person.extend(&id, Duration::from_secs(60)).unwrap();
     assert!(extended.clamped);
     assert_eq!(
         extended.approval.expires_at_ms - extended.approval.requested_at_ms,
@@ -135,9 +155,9 @@ fn a_sessions_grants_end_when_the_session_does() {
         which: Which::Any,
         expires_at_ms: None,
     };
-    gate.approvals.grants.standing.add(grant("s1"), 0);
-    gate.approvals.grants.standing.add(grant("s2"), 0);
+    gate.person.broker().grants.standing.add(grant("s1"), 0);
+    gate.person.broker().grants.standing.add(grant("s2"), 0);
     gate.withdraw_session("s1");
-    let left: Vec<_> = gate.standing_grants(0).into_iter().map(|g| g.session).collect();
+    let left: Vec<_> = gate.person.broker().grants.standing.list(0).into_iter().map(|g| g.session).collect();
     assert_eq!(left, vec![Some("s2".to_owned())], "only the ended session's grants go");
 }

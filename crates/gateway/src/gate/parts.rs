@@ -10,8 +10,7 @@ use serde_json::Value;
 use super::Gate;
 use crate::approval::live_sessions::LiveSession;
 use crate::approval::pending::{ClientInfo, PendingApproval};
-use crate::approval::standing::Listed;
-use crate::approval::{ApproverGuard, Resolution};
+use crate::approval::Resolution;
 use crate::pins::{PinError, ToolPin};
 use crate::policy_store::{InForce, PolicyProblem};
 
@@ -68,10 +67,11 @@ impl Gate {
         self.audit.fault()
     }
 
-    /// Held calls are asked of `held` (a data plane's keeper link), not of this gate's broker.
-    pub(crate) fn ask_elsewhere(&mut self, held: Arc<dyn crate::held_calls::HeldCalls>) {
-        self.held = held;
+    /// The policy files, as an "always" writes them and an undo takes the write back.
+    pub(crate) fn policies(&self) -> &Arc<crate::policy_store::PolicyStore> {
+        &self.policies
     }
+
 
     /// A reader on the audit database.
     pub(crate) fn audit_store(&self) -> Result<portcullis_audit::AuditStore, portcullis_audit::AuditError> {
@@ -86,30 +86,9 @@ impl Gate {
             .contains(&id)
     }
 
-    /// The broker, as what data planes ask about their held calls.
-    pub(crate) fn keeper_side(&self) -> Arc<dyn crate::held_calls::HeldCalls> {
-        self.approvals.clone()
-    }
-
-    /// Every call held for a person, oldest first.
-    pub(crate) fn pending_approvals(&self) -> Vec<PendingApproval> {
-        self.approvals.pending()
-    }
-
-    /// The live sessions the keeper's broker knows of.
-    pub(crate) fn live_sessions(&self) -> Vec<LiveSession> {
-        self.approvals.live_sessions.list()
-    }
-
     /// The held call `id`, while it waits.
     pub(crate) fn pending(&self, id: &str) -> Option<PendingApproval> {
         self.held.pending(id)
-    }
-
-    /// Counts someone who can answer prompts while the guard lives; with nobody, held calls are
-    /// refused at once.
-    pub(crate) fn attach_approver(&self) -> ApproverGuard {
-        self.approvals.attach_approver()
     }
 
     /// Gives a held call up (the client cancelled its task): recorded as `cancelled`.
@@ -140,14 +119,14 @@ impl Gate {
         self.held.withdraw_request(session, request_id)
     }
 
-    /// The standing grants in force at `now_ms`.
-    pub(crate) fn standing_grants(&self, now_ms: i64) -> Vec<Listed> {
-        self.approvals.grants.standing.list(now_ms)
-    }
-
-    /// Ends standing grant `id`; `false` if it was not in force.
-    pub(crate) fn revoke_grant(&self, id: &str) -> bool {
-        self.approvals.grants.standing.revoke(id)
+    /// Moves the deadline of a call this gate holds `by` later, bounded by `approval.max_hold_secs`
+    /// from when it was held (a held call that became a task waits that long).
+    pub(crate) fn extend(
+        &self,
+        id: &str,
+        by: std::time::Duration,
+    ) -> Result<crate::approval::Extended, crate::approval::DecideError> {
+        self.held.extend(id, by, self.max_hold())
     }
 
     /// `approval.max_hold_secs`: the longest a call may be held, extensions included.
@@ -224,8 +203,12 @@ impl Gate {
     ) -> Result<crate::policy_store::PolicyWrite, crate::policy_store::WriteError> {
         self.policies.write_entry(server, tool, entry)
     }
+}
 
-    pub(crate) fn add_standing_grant(&self, grant: crate::approval::standing::NewGrant, now_ms: i64) -> String {
-        self.approvals.grants.standing.add(grant, now_ms)
+#[cfg(test)]
+impl Gate {
+    /// Writes an audit row as the gate does (a dry run's tests need earlier calls).
+    pub(crate) async fn record_for_test(&self, row: portcullis_audit::NewDecision) {
+        self.audit.record(row).await.unwrap();
     }
 }

@@ -66,6 +66,22 @@ impl Call {
         Ok((call, params))
     }
 
+    /// A call made here rather than read from a client's message: no text, its digest computed
+    /// when asked for.
+    pub fn made(server: &str, tool: &str, arguments: Value, request_id: RequestId) -> Self {
+        Self {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            arguments,
+            arguments_text: None,
+            original_arguments: None,
+            request_id,
+            modern: false,
+            request_state: None,
+            digest: None,
+        }
+    }
+
     /// The keyed digest of `arguments`: the one computed when the call was read, unless the
     /// arguments are not those any more (a person's edit keeps the agent's in
     /// `original_arguments`) or the call was made here.

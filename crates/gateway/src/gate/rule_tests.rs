@@ -8,7 +8,8 @@ use portcullis_wire::RequestId;
 use serde_json::{json, Value};
 
 use super::hold_tests::gate;
-use super::{Call, Caller, Choice, Gate, Verdict};
+use super::{Call, Caller, Gate, Verdict};
+use crate::choose::Choice;
 use crate::policy_store::NewRule;
 
 const POLICY: &str = "{\n  \"version\": \"1\",\n  \"tools\": {\n    \"ask\":   { \"action\": \"require_approval\", \"approval_timeout\": 60 }\n  }\n}\n";
@@ -64,7 +65,7 @@ async fn an_allow_rule_settles_the_held_calls_it_covers_and_undo_restores_the_fi
     let file = dir.path().join("policies/srv.json");
     std::fs::write(&file, POLICY).unwrap();
     gate.policies.reload("srv");
-    let _approver = gate.approvals.attach_approver();
+    let _approver = gate.person.broker().attach_approver();
     let (a, a_task) = held(&gate, "/w/notes/a.md", 1, "s1").await;
     let (b, b_task) = held(&gate, "/w/notes/deep/b.md", 2, "s2").await;
     let (outside, _o) = held(&gate, "/w/other.md", 3, "s1").await;
@@ -75,7 +76,7 @@ async fn an_allow_rule_settles_the_held_calls_it_covers_and_undo_restores_the_fi
         when: under("/w/notes"),
         reason: None,
     };
-    let planned = gate.dry_run(&a, &Choice::Rule(rule.clone())).unwrap();
+    let planned = gate.person.dry_run(&a, &Choice::Rule(rule.clone())).unwrap();
     assert_eq!((planned.decision, planned.writes), ("approve", "policy"));
     let shown = planned.rule.unwrap();
     assert_eq!(shown["name"], "tools.ask.rules[0]");
@@ -87,7 +88,7 @@ async fn an_allow_rule_settles_the_held_calls_it_covers_and_undo_restores_the_fi
         "a dry run writes nothing"
     );
 
-    let decided = gate.choose(&a, Choice::Rule(rule)).unwrap();
+    let decided = gate.person.choose(&a, Choice::Rule(rule)).unwrap();
     assert_eq!(
         decided.also_settled,
         vec![b.clone()],
@@ -96,10 +97,10 @@ async fn an_allow_rule_settles_the_held_calls_it_covers_and_undo_restores_the_fi
     assert_eq!(ended(a_task).await, "forwarded");
     assert_eq!(ended(b_task).await, "forwarded");
     assert!(
-        gate.approvals.get(&outside).is_some(),
+        gate.person.broker().get(&outside).is_some(),
         "a call outside the directory still waits"
     );
-    assert!(gate.approvals.get(&escape).is_some(), "a `..` escape is not covered");
+    assert!(gate.person.broker().get(&escape).is_some(), "a `..` escape is not covered");
 
     let written = std::fs::read_to_string(&file).unwrap();
     assert!(
@@ -120,7 +121,7 @@ async fn an_allow_rule_settles_the_held_calls_it_covers_and_undo_restores_the_fi
         "a covered call is allowed by the rule"
     );
 
-    gate.undo_policy_write(&write.write_id).unwrap();
+    gate.person.undo_policy_write(&write.write_id).unwrap();
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         POLICY,
@@ -136,7 +137,7 @@ async fn a_deny_rule_settles_covered_calls_with_its_reason() {
     let gate = gate(&dir, 600);
     std::fs::write(dir.path().join("policies/srv.json"), POLICY).unwrap();
     gate.policies.reload("srv");
-    let _approver = gate.approvals.attach_approver();
+    let _approver = gate.person.broker().attach_approver();
     let (a, a_task) = held(&gate, "/home/me/.ssh/id", 1, "s1").await;
     let (b, b_task) = held(&gate, "/home/me/.ssh/config", 2, "s1").await;
     let (other, _o) = held(&gate, "/tmp/x", 3, "s1").await;
@@ -145,9 +146,9 @@ async fn a_deny_rule_settles_covered_calls_with_its_reason() {
         when: under("/home/me/.ssh"),
         reason: Some("keys stay home".into()),
     };
-    let decided = gate.choose(&a, Choice::Rule(rule)).unwrap();
+    let decided = gate.person.choose(&a, Choice::Rule(rule)).unwrap();
     assert_eq!(decided.also_settled, vec![b]);
     assert!(ended(a_task).await.contains("keys stay home"));
     assert!(ended(b_task).await.contains("denied"));
-    assert!(gate.approvals.get(&other).is_some());
+    assert!(gate.person.broker().get(&other).is_some());
 }

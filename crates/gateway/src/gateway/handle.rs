@@ -12,8 +12,8 @@ use portcullis_audit::AuditFault;
 use crate::approval::pending::PendingApproval;
 use crate::approval::standing::Listed;
 use crate::approval::{ApproverGuard, DecideError, Extended};
-use crate::gate::dry_run::DryRun;
-use crate::gate::{Choice, ChoiceError, Decided};
+use crate::choose::dry_run::DryRun;
+use crate::choose::{Choice, ChoiceError, Decided};
 use crate::pins::{PinError, ToolPin};
 use crate::policy_store::{InForce, PolicyProblem, PolicyState, PolicyWrite, ReloadMode, UndoError};
 use crate::Gateway;
@@ -46,13 +46,13 @@ pub struct GateExplanation {
 impl Gateway {
     /// Every call held for a person, oldest first.
     pub fn pending_approvals(&self) -> Vec<PendingApproval> {
-        self.gate.pending_approvals()
+        self.person.broker().pending()
     }
 
     /// The live client sessions, by server then oldest first: this process's HTTP entry's, and
     /// those every `connect` announced over its keeper link.
     pub fn live_sessions(&self) -> Vec<crate::approval::live_sessions::LiveSession> {
-        self.gate.live_sessions()
+        self.person.broker().live_sessions.list()
     }
 
     /// Whether the call `id` is still held.
@@ -60,37 +60,37 @@ impl Gateway {
         self.gate.pending(id).is_some()
     }
 
-    /// A person decides the held call `id` ([`crate::gate::Gate::choose`]).
+    /// A person decides the held call `id` ([`crate::choose::PersonSide::choose`]).
     pub fn choose(&self, id: &str, choice: Choice) -> Result<Decided, ChoiceError> {
-        self.gate.choose(id, choice)
+        self.person.choose(id, choice)
     }
 
     /// What `choice` on `id` would write and match in the audit; decides nothing. Reads the
     /// audit database: call it off the async threads.
     pub fn dry_run(&self, id: &str, choice: &Choice) -> Result<DryRun, ChoiceError> {
-        self.gate.dry_run(id, choice)
+        self.person.dry_run(id, choice)
     }
 
     /// Moves the held call's deadline `by` later, bounded by `approval.max_hold_secs` from when
     /// it was held.
     pub fn extend_approval(&self, id: &str, by: Duration) -> Result<Extended, DecideError> {
-        self.gate.extend(id, by)
+        self.person.extend(id, by)
     }
 
     /// Counts someone who answers prompts while the guard lives: with nobody, held calls are
     /// refused at once instead of waiting for no one.
     pub fn attach_approver(&self) -> ApproverGuard {
-        self.gate.attach_approver()
+        self.person.broker().attach_approver()
     }
 
     /// Whether approvals are paused (held calls denied at once).
     pub fn paused(&self) -> bool {
-        self.gate.paused()
+        self.person.broker().paused()
     }
 
-    /// Pauses or resumes approvals ([`crate::gate::Gate::set_paused`]).
+    /// Pauses or resumes approvals ([`crate::approval::ApprovalBroker::set_paused`]).
     pub fn set_paused(&self, paused: bool) {
-        self.gate.set_paused(paused);
+        self.person.broker().set_paused(paused);
     }
 }
 
@@ -98,12 +98,12 @@ impl Gateway {
 impl Gateway {
     /// The standing grants in force now.
     pub fn standing_grants(&self) -> Vec<Listed> {
-        self.gate.standing_grants(crate::clock::now_ms())
+        self.person.broker().grants.standing.list(crate::clock::now_ms())
     }
 
     /// Ends the standing grant `id` at once; `false` if it is not in force.
     pub fn revoke_grant(&self, id: &str) -> bool {
-        self.gate.revoke_grant(id)
+        self.person.broker().grants.standing.revoke(id)
     }
 
     /// Where `server`'s policy file is, whether or not it exists.
@@ -157,7 +157,7 @@ impl Gateway {
 
     /// Takes back the policy write an "always" decision made ([`Decided::policy_write`]).
     pub fn undo_policy_write(&self, write_id: &str) -> Result<PolicyWrite, UndoError> {
-        self.gate.undo_policy_write(write_id)
+        self.person.undo_policy_write(write_id)
     }
 
     /// Whether the audit can be written, and which policy files were rejected.

@@ -26,6 +26,6 @@ impl Gateway {
 
     /// As if a person had granted `grant`; returns its id.
     pub fn add_standing_grant_for_test(&self, grant: NewGrant, now_ms: i64) -> String {
-        self.gate.add_standing_grant(grant, now_ms)
+        self.person.broker().grants.standing.add(grant, now_ms)
     }
 }

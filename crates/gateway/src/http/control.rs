@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 
 use crate::approval::pending::Scope;
 use crate::approval::DecideError;
-use crate::gate::{Choice, ChoiceError, GrantChoice};
+use crate::choose::{Choice, ChoiceError, GrantChoice};
 use crate::policy_store::NewRule;
 use crate::Gateway;
 

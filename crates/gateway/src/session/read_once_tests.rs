@@ -128,7 +128,7 @@ async fn a_held_call_is_digested_again_only_for_its_question() {
             assert!(tokio::time::Instant::now() < deadline, "the call was never held");
             tokio::time::sleep(Duration::from_millis(5)).await;
         };
-        let choice = crate::gate::Choice::Approve(crate::approval::pending::Scope::Once);
+        let choice = crate::choose::Choice::Approve(crate::approval::pending::Scope::Once);
         gateway.choose(&id, choice).unwrap();
     };
     let (counts, answer) = counted(&stateless, call(5, "chatty", true), approve).await;

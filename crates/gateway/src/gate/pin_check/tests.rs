@@ -1,11 +1,11 @@
 //! Precedence of a changed tool against the policy, and what a person's choice does to it.
 
-use std::sync::Arc;
 
 use portcullis_wire::RequestId;
 use serde_json::{json, Value};
 
-use super::super::{Call, Caller, Choice, Gate, Verdict};
+use super::super::{Call, Caller, Gate, Verdict};
+use crate::choose::Choice;
 use crate::approval::pending::Scope;
 use crate::pins::PIN_RULE;
 
@@ -29,7 +29,7 @@ fn list(gate: &Gate, server: &str, tools: &[Value]) {
     gate.pins.observe(server, tools);
 }
 
-fn gate(dir: &tempfile::TempDir) -> Arc<Gate> {
+fn gate(dir: &tempfile::TempDir) -> crate::gate::hold_tests::Kept {
     crate::gate::hold_tests::gate_with_policy(dir, POLICY, 600)
 }
 
@@ -99,9 +99,9 @@ async fn a_changed_tool_is_held_unless_the_policy_refuses_it() {
         "a rate limit refuses before a person is asked: {second}"
     );
 
-    let _approver = gate.approvals.attach_approver();
+    let _approver = gate.person.broker().attach_approver();
     assert_eq!(refusal(gate.decide(call("ok"), &caller("a")).await), "held");
-    let pending = gate.approvals.pending();
+    let pending = gate.person.broker().pending();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].rule.to_string(), PIN_RULE);
     let change = pending[0].pin_change.as_ref().expect("the approval says what changed");
@@ -115,13 +115,13 @@ async fn approving_a_changed_tool_for_the_session_or_always() {
     let gate = gate(&dir);
     list(&gate, "srv", &tools("v1"));
     // A session grant from before the change does not cover the changed tool.
-    gate.approvals.grants.grant_session("srv", "ask", "a");
+    gate.person.broker().grants.grant_session("srv", "ask", "a");
     list(&gate, "srv", &tools("v2"));
-    let _approver = gate.approvals.attach_approver();
+    let _approver = gate.person.broker().attach_approver();
 
     assert_eq!(refusal(gate.decide(call("ask"), &caller("a")).await), "held");
-    let id = gate.approvals.pending()[0].id.clone();
-    gate.choose(&id, Choice::Approve(Scope::Session)).unwrap();
+    let id = gate.person.broker().pending()[0].id.clone();
+    gate.person.choose(&id, Choice::Approve(Scope::Session)).unwrap();
     assert_eq!(
         refusal(gate.decide(call("ask"), &caller("a")).await),
         "forwarded",
@@ -139,13 +139,14 @@ async fn approving_a_changed_tool_for_the_session_or_always() {
 
     assert_eq!(refusal(gate.decide(call("ok"), &caller("b")).await), "held");
     let id = gate
-        .approvals
+        .person
+        .broker()
         .pending()
         .into_iter()
         .find(|p| p.tool == "ok")
         .map(|p| p.id)
         .unwrap();
-    gate.choose(&id, Choice::Approve(Scope::Always)).unwrap();
+    gate.person.choose(&id, Choice::Approve(Scope::Always)).unwrap();
     assert!(
         gate.pins.change("srv", "ok").is_none(),
         "always accepts the new definition"
@@ -164,9 +165,9 @@ async fn a_changed_tool_is_high_risk_and_an_unchanged_one_says_which_entry_asked
     let dir = tempfile::tempdir().unwrap();
     let gate = gate(&dir);
     list(&gate, "srv", &tools("v1"));
-    let _approver = gate.approvals.attach_approver();
+    let _approver = gate.person.broker().attach_approver();
     assert_eq!(refusal(gate.decide(call("ask"), &caller("a")).await), "held");
-    let asked = gate.approvals.pending().pop().unwrap();
+    let asked = gate.person.broker().pending().pop().unwrap();
     assert_eq!(asked.asked_by, "the policy entry for ask in srv.json");
     assert_eq!(asked.risk_basis, RiskBasis::Guessed);
     assert_eq!(asked.input_schema, Some(json!({"type": "object"})));
@@ -174,7 +175,7 @@ async fn a_changed_tool_is_high_risk_and_an_unchanged_one_says_which_entry_asked
 
     list(&gate, "srv", &tools("v2"));
     assert_eq!(refusal(gate.decide(call("ok"), &caller("a")).await), "held");
-    let changed = gate.approvals.pending().into_iter().find(|p| p.tool == "ok").unwrap();
+    let changed = gate.person.broker().pending().into_iter().find(|p| p.tool == "ok").unwrap();
     assert_eq!(changed.risk_basis, RiskBasis::DefinitionChanged);
     assert!(changed.risk_level >= Risk::High, "{:?}", changed.risk_level);
     assert_eq!(changed.asked_by, "the tool's definition changed since it was pinned");

@@ -13,7 +13,7 @@ use portcullis_policy::{Action, CallFacts, Policy, RuleRef, When};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::{Choice, ChoiceError, Gate, GrantChoice};
+use super::{Choice, ChoiceError, GrantChoice, PersonSide};
 use crate::approval::pending::{PendingApproval, Scope};
 
 /// At most this many earlier calls are compared, newest first.
@@ -58,14 +58,14 @@ enum Cover {
     Rule(Box<Policy>, RuleRef),
 }
 
-impl Gate {
+impl PersonSide {
     /// What `choice` on the held call `id` would do; decides nothing.
     pub fn dry_run(&self, id: &str, choice: &Choice) -> Result<DryRun, ChoiceError> {
-        let p = self.approvals.lookup(id)?;
+        let p = self.broker.lookup(id)?;
         let (decision, writes, grant, rule, cover, session) = self.plan(&p, choice)?;
         let rows = self
-            .audit
-            .store()
+            .gate
+            .audit_store()
             .and_then(|store| store.calls_of(&p.server, &p.tool, DRY_RUN_ROWS))
             .map_err(|e| ChoiceError::Invalid(format!("cannot read the audit log: {e}")))?;
         let mut matched = 0;
@@ -158,11 +158,10 @@ impl Gate {
         reason: Option<&str>,
         effect: Action,
     ) -> Result<(Value, Cover), ChoiceError> {
-        let entry = self
-            .policies
+        let entry = self.gate.policies()
             .standing_entry(&p.server, p.rule.policy_rule(), action, reason);
-        let text = self.policies.preview_entry(&p.server, &p.tool, entry.clone())?;
-        let source = self.policies.path(&p.server).display().to_string();
+        let text = self.gate.policies().preview_entry(&p.server, &p.tool, entry.clone())?;
+        let source = self.gate.policies().path(&p.server).display().to_string();
         let policy = Policy::from_json_str(&text, &source).map_err(|e| ChoiceError::Invalid(e.to_string()))?;
         let key = portcullis_policy::exact_key(&p.tool);
         Ok((
@@ -177,13 +176,13 @@ impl Gate {
         p: &PendingApproval,
         rule: &crate::policy_store::NewRule,
     ) -> Result<(Value, Cover), ChoiceError> {
-        let written = self.policies.preview_rule(&p.server, &p.tool, rule)?;
-        let source = self.policies.path(&p.server).display().to_string();
+        let written = self.gate.policies().preview_rule(&p.server, &p.tool, rule)?;
+        let source = self.gate.policies().path(&p.server).display().to_string();
         let policy = Policy::from_json_str(&written.text, &source).map_err(|e| ChoiceError::Invalid(e.to_string()))?;
         let new_rule = written.entry["rules"][written.index].clone();
         // False when an earlier rule of the author's (one that asks, placed before a deny the new
         // rule must not beat) still decides the held call: the person should know before writing.
-        let places = self.places(&p.server);
+        let places = self.gate.places(&p.server);
         let decides_this_call = policy
             .evaluate_call(&p.tool, &p.client.facts(&p.arguments, &places))
             .rule
@@ -210,7 +209,7 @@ impl Gate {
                 let parsed = When::parse(when).map_err(|e| ChoiceError::Invalid(e.to_string()))?;
                 ("when", Cover::When(Box::new(parsed)))
             }
-            (None, true) => ("exact", Cover::Exact(self.digester.digest(&p.arguments))),
+            (None, true) => ("exact", Cover::Exact(self.gate.digester().digest(&p.arguments))),
             (None, false) => ("any", Cover::Any),
         };
         let grant = json!({
@@ -305,7 +304,7 @@ mod tests {
     use super::*;
     use crate::gate::{Call, Caller, Verdict};
 
-    async fn record(gate: &Gate, session: &str, arguments: Value) {
+    async fn record(gate: &crate::gate::Gate, session: &str, arguments: Value) {
         let row = NewDecision {
             time_ms: 1_000,
             session: session.into(),
@@ -313,7 +312,7 @@ mod tests {
             client_version: None,
             server: "srv".into(),
             tool: "ask".into(),
-            arguments_digest: gate.digester.digest(&arguments),
+            arguments_digest: gate.digester().digest(&arguments),
             arguments,
             decision: Decision::Approved,
             decided_by: DecidedBy::User,
@@ -325,7 +324,7 @@ mod tests {
             original_arguments: None,
             extra_redact_keys: Vec::new(),
         };
-        gate.audit.record(row).await.unwrap();
+        gate.record_for_test(row).await;
     }
 
     fn grant(allow: bool, every_session: bool, when: Option<Value>, exact: bool) -> Choice {
@@ -343,23 +342,14 @@ mod tests {
     async fn a_dry_run_counts_what_each_kind_of_choice_covers_and_decides_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let gate = crate::gate::hold_tests::gate(&dir, 600);
-        let _approver = gate.approvals.attach_approver();
+        let _approver = gate.person.broker().attach_approver();
         record(&gate, "a", json!({"path": "/tmp/x/1"})).await;
         record(&gate, "b", json!({"path": "/tmp/x/2"})).await;
         record(&gate, "a", json!({"path": "/etc/p"})).await;
         record(&gate, "a", json!({"path": "/tmp/x/new"})).await;
         record(&gate, "a", json!({"path": "/tmp/x/3", "token": "abc"})).await;
-        let call = Call {
-            server: "srv".into(),
-            tool: "ask".into(),
-            arguments: json!({"path": "/tmp/x/new"}),
-            arguments_text: None,
-            original_arguments: None,
-            request_id: RequestId::from_value(&json!(1)).unwrap(),
-            modern: false,
-            request_state: None,
-            digest: None,
-        };
+        let id = RequestId::from_value(&json!(1)).unwrap();
+        let call = Call::made("srv", "ask", json!({"path": "/tmp/x/new"}), id);
         let caller = Caller {
             session: "a".into(),
             ..Caller::default()
@@ -371,7 +361,7 @@ mod tests {
         let policy_before = std::fs::read_to_string(dir.path().join("policies/srv.json")).unwrap();
         let under = Some(json!({"arguments.path": {"path_under": "/tmp/x"}}));
         let count = |choice: Choice| {
-            let run = gate.dry_run(&id, &choice).unwrap();
+            let run = gate.person.dry_run(&id, &choice).unwrap();
             assert_eq!(run.compared, 5);
             (run.matched, run.redacted, run.writes)
         };
@@ -399,26 +389,26 @@ mod tests {
         );
         assert_eq!(count(Choice::Approve(Scope::Session)), (4, 0, "grant"));
         assert_eq!(count(Choice::Approve(Scope::Once)), (0, 0, "nothing"));
-        let always = gate.dry_run(&id, &Choice::Approve(Scope::Always)).unwrap();
+        let always = gate.person.dry_run(&id, &Choice::Approve(Scope::Always)).unwrap();
         assert_eq!((always.writes, always.matched, always.redacted), ("policy", 5, 1));
         assert_eq!(always.rule.as_ref().unwrap()["key"], "ask");
         let deny_always = Choice::Deny {
             reason: Some("no".into()),
             always: true,
         };
-        let deny = gate.dry_run(&id, &deny_always).unwrap();
+        let deny = gate.person.dry_run(&id, &deny_always).unwrap();
         assert_eq!((deny.decision, deny.matched), ("deny", 5));
         assert_eq!(deny.rule.unwrap()["entry"]["action"], "deny");
         // Nothing was decided or written.
-        assert!(gate.approvals.get(&id).is_some(), "still pending");
+        assert!(gate.person.broker().get(&id).is_some(), "still pending");
         assert!(
-            gate.approvals.grants.standing.list(crate::clock::now_ms()).is_empty(),
+            gate.person.broker().grants.standing.list(crate::clock::now_ms()).is_empty(),
             "no grant made"
         );
         let policy_after = std::fs::read_to_string(dir.path().join("policies/srv.json")).unwrap();
         assert_eq!(policy_before, policy_after, "the policy file is unchanged");
         assert!(matches!(
-            gate.dry_run("999", &Choice::Approve(Scope::Once)),
+            gate.person.dry_run("999", &Choice::Approve(Scope::Once)),
             Err(ChoiceError::Decide(crate::approval::DecideError::Unknown(_)))
         ));
     }
