@@ -48,7 +48,10 @@
 //! message that says what to do.
 //!
 //! Connections use WAL, `synchronous=NORMAL`, `busy_timeout=5000` and `foreign_keys=ON`. A new
-//! file is created with mode 0600 on Unix (the `-wal`/`-shm` files inherit it).
+//! file is created with mode 0600 on Unix (the `-wal`/`-shm` files inherit it), and with 1 KiB
+//! pages (`connection::NEW_PAGE_SIZE`: a commit writes each page it changed to the log, so
+//! smaller pages are less to write and checksum); a database made by an older build keeps its
+//! 4 KiB pages and works the same.
 //!
 //! # The writer
 //!
@@ -72,6 +75,12 @@
 //! (`portcullis-audit-checkpoint`, `PRAGMA wal_checkpoint(PASSIVE)` at most every 100 ms) so no
 //! commit waits for one; the writer's own automatic checkpoint stays only as a backstop at
 //! 10,000 pages.
+//!
+//! [`AuditWriter::write_waits`] counts, per writer, how long each record waited from `record`
+//! until committed (a histogram: p50, p99, max) and how often and how long its transactions
+//! waited for another connection's write lock (another `portcullis connect` writing the same
+//! file). With `PORTCULLIS_AUDIT_WAITS=FILE` in the environment the writer appends them to FILE
+//! as a JSON line when it stops, and when it goes idle (`waits.rs`).
 //!
 //! # When the database cannot be written
 //!
@@ -128,6 +137,7 @@ mod record;
 mod redact;
 mod search;
 mod store;
+mod waits;
 mod writer;
 
 // The faults are made with Unix file modes and mounts. (Two attributes: clippy's test-code
@@ -149,4 +159,5 @@ pub use histogram::{HistogramBucket, MAX_BUCKETS};
 pub use record::{AuditRow, DecidedBy, Decision, NewDecision, Outcome, UnknownValue};
 pub use redact::{is_secret_key, needs_redaction, redact, redacted_json, REDACTED, SECRET_WORDS};
 pub use store::{AuditFilter, AuditStore, RowHead};
+pub use waits::{WriteWaits, WAITS_ENV};
 pub use writer::{AuditWriter, CompleteDone, RecordDone};

@@ -54,6 +54,7 @@ use crate::mailbox::{Mailbox, Posted};
 use crate::record::{NewDecision, Outcome};
 use crate::redact::{needs_redaction, redacted_json};
 use crate::store::AuditStore;
+use crate::waits::{WaitCounters, WaitsFile, WriteWaits};
 use state::WriterState;
 
 /// Called with the new row's id once the transaction holding it has committed, or with the error.
@@ -103,6 +104,11 @@ enum Write {
         arguments_json: StoredText,
         original_json: Option<String>,
         done: RecordDone,
+        /// When `record` began: its commit wait runs from here ([`WriteWaits`]).
+        since: Instant,
+        /// When an attempt for it first found the write lock held by another connection (a
+        /// caller's try, which hands it to the thread): its lock wait runs from here.
+        busy_since: Option<Instant>,
     },
     Complete {
         id: i64,
@@ -174,6 +180,10 @@ struct Shared {
     queued: AtomicUsize,
     /// Bumped by every commit and every posted outcome: the thread ticks while this moves.
     activity: AtomicU64,
+    /// Commit and lock waits ([`AuditWriter::write_waits`]); also held by the state, which counts.
+    waits: Arc<WaitCounters>,
+    /// Where the waits are written when the thread stops or goes idle ([`crate::waits::WAITS_ENV`]).
+    waits_file: WaitsFile,
 }
 
 impl Drop for Inner {
@@ -203,7 +213,7 @@ impl AuditWriter {
     /// Opens (creating if needed) the database at `path`, migrates it and starts the writer thread.
     /// The parent directory must exist. Fails if the file cannot be written.
     pub fn open(path: &std::path::Path) -> Result<AuditWriter, AuditError> {
-        Self::start(Target::File(path.to_path_buf()), true)
+        Self::start(Target::File(path.to_path_buf()), true, WaitsFile::from_env())
     }
 
     /// Like [`open`](Self::open), but a database that cannot be written yet (read-only, locked,
@@ -211,17 +221,17 @@ impl AuditWriter {
     /// state, every record fails with the reason (so the gateway refuses every call), and it
     /// retries until the database can be written. Fails only if the thread cannot start.
     pub fn open_fail_closed(path: &std::path::Path) -> Result<AuditWriter, AuditError> {
-        Self::start(Target::File(path.to_path_buf()), false)
+        Self::start(Target::File(path.to_path_buf()), false, WaitsFile::from_env())
     }
 
     /// A private in-memory database, for tests. Unlike SQLite's `:memory:` it can be read through
     /// [`AuditWriter::store`] on a separate connection, the same way a file is, and it lives until
     /// the writer and every store opened from it are dropped.
     pub fn open_in_memory() -> Result<AuditWriter, AuditError> {
-        Self::start(Target::new_memory(), true)
+        Self::start(Target::new_memory(), true, WaitsFile::from_env())
     }
 
-    fn start(target: Target, strict: bool) -> Result<AuditWriter, AuditError> {
+    fn start(target: Target, strict: bool, waits_file: WaitsFile) -> Result<AuditWriter, AuditError> {
         let health = HealthCell::new();
         // Opened here rather than on the thread so that a bad path fails `open` itself.
         let conn = match connection::open_writer(&target) {
@@ -232,12 +242,15 @@ impl AuditWriter {
             }
             Err(err) => return Err(err),
         };
+        let waits = Arc::new(WaitCounters::new());
         let shared = Arc::new(Shared {
-            state: Mutex::new(WriterState::new(target.clone(), conn, health.clone())),
+            state: Mutex::new(WriterState::new(target.clone(), conn, health.clone(), waits.clone())),
             health,
             outcomes: Mailbox::new(),
             queued: AtomicUsize::new(0),
             activity: AtomicU64::new(0),
+            waits,
+            waits_file,
         });
         // Unbounded on purpose: a full queue would have to drop a decision row or block the
         // caller, and both are worse than memory. It holds at most one record or completion per
@@ -292,6 +305,7 @@ impl AuditWriter {
     /// Redaction and JSON encoding happen here, on the caller's thread, to keep the writer's
     /// critical path to the insert itself.
     pub fn record(&self, mut row: NewDecision, done: RecordDone) {
+        let since = Instant::now();
         let arguments_json = match StoredText::of(&row.arguments, row.arguments_text.take(), &row.extra_redact_keys) {
             Ok(text) => text,
             Err(err) => return done(Err(AuditError::Encode(Arc::new(err)))),
@@ -312,11 +326,21 @@ impl AuditWriter {
             arguments_json,
             original_json,
             done,
+            since,
+            busy_since: None,
         };
         match self.inner.shared.commit_here(write) {
             Ok(replies) => replies.into_iter().for_each(Reply::deliver),
             Err(write) => self.send_write(write),
         }
+    }
+
+    /// How long this writer's records waited from [`record`](Self::record) until committed, and
+    /// how often and how long its transactions waited for another connection's write lock (another
+    /// process writing the same file), since it was opened. Never waits for a commit: the figures
+    /// are counters, read as they stand. See `waits.rs`.
+    pub fn write_waits(&self) -> WriteWaits {
+        self.inner.shared.waits.snapshot()
     }
 
     /// Records how a forwarded call ended: fills `outcome` and `upstream_ms` of row `id`, once.
@@ -439,7 +463,12 @@ impl Shared {
             Err(err) => {
                 drop(state);
                 tracing::debug!(error = %err, "audit commit on the caller's thread failed; the writer thread takes it");
-                let record = writes.pop();
+                let mut record = writes.pop();
+                if err.sqlite_code() == Some(rusqlite::ErrorCode::DatabaseBusy) {
+                    if let Some(Write::Record { busy_since, .. }) = &mut record {
+                        *busy_since = Some(taken_at);
+                    }
+                }
                 self.outcomes.put_back(writes, taken_at);
                 record.map_or(Ok(Vec::new()), Err)
             }
@@ -511,6 +540,17 @@ impl Shared {
             replies
         };
         replies.into_iter().for_each(Reply::deliver);
+        self.waits_file.append(&self.waits.snapshot(), true);
+    }
+
+    /// The writer went idle: its figures so far, in case the process exits without dropping it
+    /// (then no final line comes). Only when something was counted since the last line.
+    fn idle(&self, written: &mut u64) {
+        let now = self.waits.activity();
+        if now != *written {
+            *written = now;
+            self.waits_file.append(&self.waits.snapshot(), false);
+        }
     }
 }
 
@@ -565,8 +605,10 @@ impl Pace {
         }
     }
 
-    fn ticked(&mut self) {
+    /// Counts a tick with nothing done; true when it is the one after which the thread sleeps.
+    fn ticked(&mut self) -> bool {
         self.idle_ticks = self.idle_ticks.saturating_add(1);
+        self.idle_ticks == IDLE_TICKS
     }
 
     fn probe_due(&mut self) -> bool {
@@ -582,6 +624,7 @@ impl Pace {
 fn run(shared: &Shared, rx: &Receiver<Command>) {
     let mut pace = Pace::new();
     let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut waits_written = 0;
     loop {
         let first = match pace.wait(shared) {
             None => match rx.recv() {
@@ -591,7 +634,9 @@ fn run(shared: &Shared, rx: &Receiver<Command>) {
             Some(wait) => match rx.recv_timeout(wait) {
                 Ok(cmd) => cmd,
                 Err(RecvTimeoutError::Timeout) => {
-                    pace.ticked();
+                    if pace.ticked() {
+                        shared.idle(&mut waits_written);
+                    }
                     shared.tick(&mut pace);
                     continue;
                 }

@@ -3,7 +3,7 @@
 //! a caller committing on its own thread.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection, ErrorCode, TransactionBehavior};
 
@@ -13,6 +13,7 @@ use crate::connection::{self, Target, BUSY_TIMEOUT};
 use crate::error::AuditError;
 use crate::health::{FaultKind, HealthCell};
 use crate::record::NewDecision;
+use crate::waits::WaitCounters;
 
 const INSERT_SQL: &str = "INSERT INTO decisions (time_ms, session, client_name, client_version, server, tool, \
      arguments, arguments_digest, decision, decided_by, rule, reason, wait_ms, request_id, original_arguments) \
@@ -36,6 +37,11 @@ pub(super) struct WriterState {
     needs_reopen: bool,
     /// The busy timeout while writes work ([`BUSY_TIMEOUT`]; tests shorten it).
     busy_timeout: Duration,
+    /// The busy timeout the connection has now (`busy_timeout`, or [`FAILING_BUSY_TIMEOUT`]
+    /// while failing), which [`WriterState::begin`] puts back after its no-wait try.
+    applied_timeout: Duration,
+    /// Where commit and lock waits are counted (shared with [`super::Shared`], which reads them).
+    waits: Arc<WaitCounters>,
     pub(super) checkpointer: Option<Checkpointer>,
     /// Transactions committed, wherever; so tests can see group commit happen.
     pub(super) commits: u64,
@@ -45,13 +51,20 @@ pub(super) struct WriterState {
 }
 
 impl WriterState {
-    pub(super) fn new(target: Target, conn: Option<Connection>, health: Arc<HealthCell>) -> Self {
+    pub(super) fn new(
+        target: Target,
+        conn: Option<Connection>,
+        health: Arc<HealthCell>,
+        waits: Arc<WaitCounters>,
+    ) -> Self {
         WriterState {
             target,
             conn,
             health,
             needs_reopen: false,
             busy_timeout: BUSY_TIMEOUT,
+            applied_timeout: BUSY_TIMEOUT,
+            waits,
             checkpointer: None,
             commits: 0,
             #[cfg(test)]
@@ -71,9 +84,10 @@ impl WriterState {
     /// health is left alone, and the caller hands the writes to the writer thread, which retries
     /// with the full busy timeout and reports a real fault as it always has.
     pub(super) fn commit_here(&mut self, writes: &[Write]) -> Result<Results, AuditError> {
+        let resting = self.applied_timeout;
         self.apply_busy_timeout(Duration::ZERO);
-        let result = self.transact(writes);
-        self.apply_busy_timeout(self.busy_timeout);
+        let result = self.transact(writes, false);
+        self.apply_busy_timeout(resting);
         result
     }
 
@@ -83,7 +97,7 @@ impl WriterState {
         if writes.is_empty() {
             return Vec::new();
         }
-        let results = self.connection().and_then(|()| self.transact(&writes));
+        let results = self.connection().and_then(|()| self.transact(&writes, true));
         // `NoSuchRow` and `AlreadyCompleted` are the caller's mistakes, not a sick database.
         let failure = match &results {
             Err(err) => Some(err.clone()),
@@ -160,7 +174,8 @@ impl WriterState {
         self.apply_busy_timeout(timeout);
     }
 
-    fn apply_busy_timeout(&self, timeout: Duration) {
+    fn apply_busy_timeout(&mut self, timeout: Duration) {
+        self.applied_timeout = timeout;
         if let Some(conn) = &self.conn {
             if let Err(err) = conn.busy_timeout(timeout) {
                 tracing::debug!(error = %err, "cannot change the audit busy timeout");
@@ -172,13 +187,23 @@ impl WriterState {
     /// error while the others still commit, unless the failure aborted the whole transaction
     /// (SQLite does that for I/O errors, a full disk and the like) or the commit itself fails;
     /// then the whole group fails (`Err`), because none of it is durable.
-    fn transact(&mut self, writes: &[Write]) -> Result<Results, AuditError> {
-        let conn = self.conn.as_mut().ok_or(AuditError::WriterGone)?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    ///
+    /// `wait`: whether the transaction may wait for another connection's write lock (the writer
+    /// thread's way; its busy timeout applies), or must fail at once (a caller's thread, busy
+    /// timeout already zero). Waits are counted in [`WaitCounters`]: each committed record's
+    /// time since `record`, and each wait for the lock.
+    fn transact(&mut self, writes: &[Write], wait: bool) -> Result<Results, AuditError> {
+        if wait {
+            self.begin_waiting(writes)?;
+        } else {
+            begin(self.conn.as_ref().ok_or(AuditError::WriterGone)?)?;
+        }
+        let conn = self.conn.as_ref().ok_or(AuditError::WriterGone)?;
+        let tx = Open(conn);
         let mut results = Vec::with_capacity(writes.len());
         for write in writes {
-            let result = execute(&tx, write);
-            if result.is_err() && tx.is_autocommit() {
+            let result = execute(conn, write);
+            if result.is_err() && conn.is_autocommit() {
                 // The transaction is gone (rolled back by SQLite): the group failed.
                 return result.map(|_| Vec::new());
             }
@@ -189,7 +214,49 @@ impl WriterState {
         if let Some(checkpointer) = &self.checkpointer {
             checkpointer.committed();
         }
+        let now = Instant::now();
+        for (write, result) in writes.iter().zip(&results) {
+            if let (Write::Record { since, .. }, Ok(_)) = (write, result) {
+                self.waits.committed(now.saturating_duration_since(*since));
+            }
+        }
         Ok(results)
+    }
+
+    /// `BEGIN IMMEDIATE` on the writer thread, waiting up to the busy timeout for the write lock,
+    /// and counting the wait if there was one: first a try that does not wait (busy timeout zero,
+    /// no sleep), then, if the lock is held, the waiting one. The wait runs from the first time
+    /// any of `writes` found the lock held (a caller's try before it was handed over, or this
+    /// try) until the lock is taken or the timeout gives up.
+    fn begin_waiting(&mut self, writes: &[Write]) -> Result<(), AuditError> {
+        let resting = self.applied_timeout;
+        let conn = self.conn.as_ref().ok_or(AuditError::WriterGone)?;
+        let found_busy = writes
+            .iter()
+            .filter_map(|w| match w {
+                Write::Record { busy_since, .. } => *busy_since,
+                Write::Complete { .. } => None,
+            })
+            .min();
+        conn.busy_timeout(Duration::ZERO)?;
+        let tried_at = Instant::now();
+        let first = begin(conn);
+        conn.busy_timeout(resting)?;
+        let result = match first {
+            Err(err) if err.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) => {
+                let result = begin(conn);
+                self.waits.lock_waited(found_busy.unwrap_or(tried_at).elapsed());
+                result
+            }
+            other => {
+                if let (Ok(()), Some(since)) = (&other, found_busy) {
+                    // A caller found the lock held; it was free by the time the thread tried.
+                    self.waits.lock_waited(since.elapsed());
+                }
+                other
+            }
+        };
+        Ok(result?)
     }
 
     /// Replaces the connection with a fresh one. The old one is kept until the new one is open, so
@@ -197,15 +264,14 @@ impl WriterState {
     /// reopen leaves the writer exactly as it was, to try again later.
     fn reopen(&mut self) -> Result<(), AuditError> {
         let conn = connection::open_writer(&self.target)?;
-        if self.health.is_failing() {
-            // Still failing until a write works: keep refusing fast.
-            if let Err(err) = conn.busy_timeout(FAILING_BUSY_TIMEOUT) {
-                tracing::debug!(error = %err, "cannot change the audit busy timeout");
-            }
-        } else if let Err(err) = conn.busy_timeout(self.busy_timeout) {
-            tracing::debug!(error = %err, "cannot change the audit busy timeout");
-        }
         self.conn = Some(conn);
+        // Still failing until a write works: keep refusing fast.
+        let timeout = if self.health.is_failing() {
+            FAILING_BUSY_TIMEOUT
+        } else {
+            self.busy_timeout
+        };
+        self.apply_busy_timeout(timeout);
         self.needs_reopen = false;
         tracing::info!(path = %self.target.path().display(), "opened the audit database afresh");
         Ok(())
@@ -215,6 +281,37 @@ impl WriterState {
     pub(super) fn close(&mut self) {
         self.conn = None;
         drop(self.checkpointer.take());
+    }
+}
+
+/// `BEGIN IMMEDIATE` from the connection's statement cache. rusqlite's `Transaction` parses and
+/// prepares `BEGIN` and `COMMIT` again for every transaction (`execute_batch`); cached, they are
+/// prepared once per connection.
+fn begin(conn: &Connection) -> rusqlite::Result<()> {
+    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+    Ok(())
+}
+
+/// A transaction begun by [`begin`]: [`commit`](Open::commit) it, or it is rolled back when
+/// dropped (an early return), as rusqlite's `Transaction` does.
+struct Open<'c>(&'c Connection);
+
+impl Open<'_> {
+    fn commit(self) -> rusqlite::Result<()> {
+        self.0.prepare_cached("COMMIT")?.execute([])?;
+        Ok(())
+        // `self` dropped here: the connection is in autocommit again, so nothing to roll back.
+    }
+}
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        // Still open: an error returned early, or the commit failed without ending it.
+        if !self.0.is_autocommit() {
+            if let Err(err) = self.0.execute_batch("ROLLBACK") {
+                tracing::debug!(error = %err, "audit transaction rollback failed");
+            }
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::*;
+use crate::waits::{WaitsFile, WriteWaits};
 use crate::record::Decision;
 use crate::store::AuditFilter;
 use crate::tests::{sample, REPLY_TIMEOUT};
@@ -486,4 +487,144 @@ fn uncopied_statements_report_sqlites_errors() {
             .unwrap(),
         1
     );
+}
+
+/// A writer on a file of its own in `dir`.
+fn on_file(dir: &std::path::Path, waits_file: WaitsFile) -> AuditWriter {
+    AuditWriter::start(Target::File(dir.join("audit.db")), true, waits_file).unwrap()
+}
+
+#[test]
+fn records_committed_without_contention_count_their_commit_wait_and_no_lock_wait() {
+    let writer = AuditWriter::open_in_memory().unwrap();
+    assert_eq!(writer.write_waits(), WriteWaits::default());
+    let t0 = Instant::now();
+    for i in 0..20 {
+        let id = writer.record_blocking(sample("s", "t", Decision::Allowed, i)).unwrap();
+        writer.complete(id, Outcome::Ok, 1, None);
+    }
+    let bound = u64::try_from(t0.elapsed().as_micros()).unwrap();
+    let waits = writer.write_waits();
+    assert_eq!(waits.rows, 20, "{waits:?}");
+    assert_eq!(waits.lock_waits, 0, "{waits:?}");
+    assert!(waits.commit_p50_us <= waits.commit_p99_us, "{waits:?}");
+    assert!(waits.commit_p99_us <= waits.commit_max_us, "{waits:?}");
+    assert!(waits.commit_max_us <= bound, "{waits:?}: longer than the whole loop ({bound} µs)");
+}
+
+#[test]
+fn a_record_that_waits_for_another_connections_write_lock_is_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = on_file(dir.path(), WaitsFile::at(dir.path().join("unused.jsonl")));
+    // The thread is in its loop and idle, so the next record is tried on this thread first.
+    writer.control(|_| ()).unwrap();
+    writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    assert_eq!(writer.write_waits().lock_waits, 0);
+
+    let other = rusqlite::Connection::open(dir.path().join("audit.db")).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (tx, rx) = mpsc::channel();
+    writer.record(
+        sample("s", "t", Decision::Allowed, 2),
+        Box::new(move |r| tx.send(r).unwrap()),
+    );
+    // `record` has returned: its try on this thread found the lock held, and the writer thread
+    // now waits for it. From here until the release the lock is held for certain.
+    let held_from = Instant::now();
+    let hold = Duration::from_millis(150);
+    assert!(
+        matches!(rx.recv_timeout(hold), Err(mpsc::RecvTimeoutError::Timeout)),
+        "a record was committed while another connection held the write lock"
+    );
+    other.execute_batch("COMMIT").unwrap();
+    let held = u64::try_from(held_from.elapsed().as_micros()).unwrap();
+    rx.recv_timeout(REPLY_TIMEOUT).unwrap().unwrap();
+
+    let waits = writer.write_waits();
+    assert_eq!(waits.rows, 2, "{waits:?}");
+    assert!(waits.lock_waits >= 1, "{waits:?}");
+    assert!(
+        waits.lock_wait_max_us >= held,
+        "{waits:?}: the lock was held {held} µs while the record waited"
+    );
+    assert!(waits.lock_wait_total_us >= waits.lock_wait_max_us, "{waits:?}");
+    assert!(waits.commit_max_us >= held, "{waits:?}: held {held} µs");
+}
+
+#[test]
+fn a_lock_wait_that_times_out_is_counted_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = on_file(dir.path(), WaitsFile::at(dir.path().join("unused.jsonl")));
+    writer.set_busy_timeout_for_test(Duration::from_millis(100));
+    let other = rusqlite::Connection::open(dir.path().join("audit.db")).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let t0 = Instant::now();
+    let err = writer
+        .record_blocking(sample("s", "t", Decision::Allowed, 1))
+        .unwrap_err();
+    let bound = u64::try_from(t0.elapsed().as_micros()).unwrap();
+    assert_eq!(err.sqlite_code(), Some(rusqlite::ErrorCode::DatabaseBusy), "{err:?}");
+    other.execute_batch("ROLLBACK").unwrap();
+    let waits = writer.write_waits();
+    assert_eq!(waits.rows, 0, "a refused record is not a committed row: {waits:?}");
+    assert_eq!(waits.lock_waits, 1, "{waits:?}");
+    assert!(
+        (100_000..=bound).contains(&waits.lock_wait_max_us),
+        "{waits:?}: the busy timeout is 100 ms, the call took {bound} µs"
+    );
+}
+
+/// The lines in `path`, parsed.
+fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_waits_are_appended_to_the_file_when_the_writer_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("waits.jsonl");
+    std::fs::write(&file, "{\"pid\": 1, \"final\": true, \"rows\": 9}\n").unwrap();
+    let writer = on_file(dir.path(), WaitsFile::at(file.clone()));
+    for i in 0..3 {
+        writer.record_blocking(sample("s", "t", Decision::Allowed, i)).unwrap();
+    }
+    let expected = writer.write_waits();
+    drop(writer);
+    let lines = lines(&file);
+    let last = lines.last().unwrap();
+    assert_eq!(lines[0]["rows"], 9, "earlier lines are kept: {lines:?}");
+    assert_eq!(last["pid"], std::process::id());
+    assert_eq!(last["final"], true);
+    assert_eq!(last["rows"], 3);
+    assert_eq!(last["commit_max_us"], expected.commit_max_us);
+    assert_eq!(last["lock_waits"], 0);
+}
+
+#[test]
+fn an_idle_writer_leaves_its_waits_so_far_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("waits.jsonl");
+    let writer = on_file(dir.path(), WaitsFile::at(file.clone()));
+    let id = writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
+    // The outcome wakes the thread, which ticks and then goes idle (IDLE_TICKS × COALESCE_WAIT):
+    // the event is the line's appearance, waited for with a bound.
+    writer.complete(id, Outcome::Ok, 1, None);
+    let deadline = Instant::now() + REPLY_TIMEOUT;
+    while lines(&file).is_empty() {
+        assert!(Instant::now() < deadline, "no line from an idle writer");
+        std::thread::yield_now();
+    }
+    let line = lines(&file)[0].clone();
+    assert_eq!(line["final"], false);
+    assert_eq!(line["rows"], 1);
+    // A process that exits without dropping its writer leaves this line; one that drops it adds
+    // the final one.
+    drop(writer);
+    let all = lines(&file);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[1]["final"], true);
 }
