@@ -65,7 +65,7 @@ def main() -> None:
     ap.add_argument("--gateway", action="append", required=True, metavar="NAME=BIN[:KEY=VALUE,...]")
     ap.add_argument("--loadgen", type=Path, required=True)
     ap.add_argument("--byte-relay", type=Path,
-                    help="crates/gateway/benches/byte_relay.rs built (cargo bench --no-run): adds the Rust byte "
+                    help="crates/gate/benches/byte_relay.rs built (cargo bench --no-run): adds the Rust byte "
                          "relay, the floor of a compiled proxy process, beside the Python line relay")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--mcp-calls", type=int, default=150, help="Python mcp client calls per round and path")

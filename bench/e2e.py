@@ -9,7 +9,7 @@ load client). By hand:
         --byte-relay PATH_TO_BYTE_RELAY [--mcp-guardian PATH_TO_MCP_GUARDIAN_PROXY] [--smoke] [--json OUT]
 
 Clients:
-  * `loadgen` (crates/gateway/benches/loadgen.rs): a one-thread Rust client — raw newline JSON-RPC
+  * `loadgen` (crates/gate/benches/loadgen.rs): a one-thread Rust client — raw newline JSON-RPC
     over stdio, or HTTP/1.1 keep-alive with JSON or SSE answers. It is what measures throughput:
     the Python `mcp` client tops out at a few hundred calls/s by itself.
   * the Python `mcp` 1.x client (tests/.peers/venv1), the client of the issue's stdio target.
@@ -18,7 +18,7 @@ What is measured (every path against the same server-everything `echo` tool, all
   stdio latency     direct (client launches node) vs `portcullis connect everything`, p50 ratio;
                     with the Python mcp client and with loadgen; beside them the floor any proxy
                     process pays: a Python line relay (bench/naive_relay.py) and the cheapest
-                    compiled one (crates/gateway/benches/byte_relay.rs: copies bytes, nothing else);
+                    compiled one (crates/gate/benches/byte_relay.rs: copies bytes, nothing else);
                     and a peer, mcp-guardian-proxy (eqtylab, Rust: a one-hop stdio proxy that logs
                     every message; built from source by scripts/bench.sh) with its `log-only` guard
                     profile, the built-in one that lets every message through and logs it (its default,
@@ -373,7 +373,7 @@ def main() -> None:
     ap.add_argument("--loadgen", type=Path, required=True)
     ap.add_argument("--mcp-proxy", type=Path, required=True)
     ap.add_argument("--byte-relay", type=Path, required=True,
-                    help="crates/gateway/benches/byte_relay.rs built: the cheapest compiled stdio proxy, the floor")
+                    help="crates/gate/benches/byte_relay.rs built: the cheapest compiled stdio proxy, the floor")
     ap.add_argument("--mcp-guardian", type=Path,
                     help="eqtylab mcp-guardian-proxy built (scripts/bench.sh builds it from source): the stdio peer "
                          "of `portcullis connect`; without it its rows are left out")

@@ -1,12 +1,12 @@
 """Where the gate's CPU goes per call, stage by stage (issue 31): `perf record` (cpu-clock, DWARF
-call graphs) on the criterion bench `crates/gateway/benches/gate_call.rs` while it runs one case,
+call graphs) on the criterion bench `crates/gate/benches/gate_call.rs` while it runs one case,
 then every sample of the bench process (its gate thread and the audit writer's threads; not the
 echo server it starts) is put in one stage by its stack, first rule that matches (STAGES), and the
 stages are printed as a share of the process's samples and as µs per call, given the case's CPU
 per call as the bench's `gate_call_cpu/*` group measured it.
 
 Usage:
-  cargo bench -p portcullis-gateway --bench gate_call --no-run   # prints the binary's path
+  cargo bench -p portcullis-gate --bench gate_call --no-run   # prints the binary's path
   python3 bench/gate_stages.py --bench target/release/deps/gate_call-HASH \
       --case gate_call_cpu/modern_allowed --cpu-us 62.0 [--seconds 12] [--out DIR]
   python3 bench/gate_stages.py --script DIR/perf.script.txt --cpu-us 62.0   # classify a saved profile again
@@ -65,7 +65,7 @@ STAGES = [
     ("forward write (id map, stdin pipe)", lambda m, f: has(
         f, "ChildProcess::write", "stdin_pipe", "Correlator::register", "Upstream::request", "with_id", "send_upstream")),
     ("answer routing (reply stream)", lambda m, f: has(f, "session::reply")),
-    ("session routing", lambda m, f: has(f, "portcullis_gateway::session")),
+    ("session routing", lambda m, f: has(f, "portcullis_gate::session")),
     ("client line read + dispatch (local_conn)", lambda m, f: has(f, "local_conn::", "LineDecoder")),
     ("tracing spans", lambda m, f: has(f, "tracing::", "tracing_core::")),
     ("tokio: scheduler, park, timers, I/O driver", lambda m, f: has(f, "tokio::runtime")),

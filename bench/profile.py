@@ -32,9 +32,9 @@ BUCKETS = [
     ("tokio idle/park: epoll_wait, futex, timers", lambda c, f: any("park_internal" in x or "park_timeout" in x for x in f)
      and not any("poll" in x and "portcullis" in x for x in f)),
     ("upstream child stdio: read/parse lines, write requests", lambda c, f: any("upstream::child_process" in x or "correlator" in x for x in f)),
-    ("gate: policy, rate limit, digest, audit row + await commit", lambda c, f: any("portcullis_gateway::gate::" in x for x in f)),
-    ("session routing, reply (JSON/SSE), response parse", lambda c, f: any("portcullis_gateway::session" in x or "portcullis_wire" in x for x in f)),
-    ("local socket connection: read, dispatch, write", lambda c, f: any("portcullis_gateway::local_conn" in x for x in f)),
+    ("gate: policy, rate limit, digest, audit row + await commit", lambda c, f: any("portcullis_gate::gate::" in x for x in f)),
+    ("session routing, reply (JSON/SSE), response parse", lambda c, f: any("portcullis_gate::session" in x or "portcullis_wire" in x for x in f)),
+    ("local socket connection: read, dispatch, write", lambda c, f: any("portcullis_gate::local_conn" in x for x in f)),
     ("HTTP server: hyper parse/encode, socket read/write", lambda c, f: any("hyper::" in x or "axum::" in x for x in f)),
     ("tokio scheduler, wakeups, task spawn", lambda c, f: any("tokio::runtime" in x for x in f)),
     ("other", lambda c, f: True),

@@ -9,7 +9,7 @@
 #      default /work/.mirror/eqtylab+mcp-guardian/repo when it exists) under
 #      ${XDG_CACHE_HOME:-~/.cache}/portcullis-bench/mcp-guardian, once (rebuilt only when the binary is
 #      missing: remove that dir to rebuild); without a source its rows are skipped, and the run says so
-#   3. the load client and the floor: crates/gateway/benches/{loadgen,byte_relay}.rs (cargo bench --no-run)
+#   3. the load client and the floor: crates/gate/benches/{loadgen,byte_relay}.rs (cargo bench --no-run)
 #   4. criterion: policy evaluation (1,000 entries), audit record→commit and query (1,000,000 rows),
 #      wire parse / SSE encode, a 20,000-tool tools/list filtered; summary from target/criterion
 #      (bench/criterion_summary.py)
@@ -124,8 +124,8 @@ else
     fi
 fi
 
-log "load client and byte relay (crates/gateway/benches/{loadgen,byte_relay}.rs)"
-bench_exes="$(cargo bench -p portcullis-gateway --bench loadgen --bench byte_relay --no-run --message-format=json \
+log "load client and byte relay (crates/gate/benches/{loadgen,byte_relay}.rs)"
+bench_exes="$(cargo bench -p portcullis-gate --bench loadgen --bench byte_relay --no-run --message-format=json \
     | "$python" -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
@@ -143,7 +143,7 @@ if [[ $criterion -eq 1 ]]; then
     fi
     rm -f "$out/audit.json"
     : >"$out/criterion.log"
-    for spec in portcullis-policy:policy_eval portcullis-wire:wire portcullis-audit:audit portcullis-gateway:tools_list; do
+    for spec in portcullis-policy:policy_eval portcullis-wire:wire portcullis-audit:audit portcullis-gate:tools_list; do
         log "criterion ${spec#*:}"
         cargo bench -p "${spec%%:*}" --bench "${spec#*:}" -- "${crit_args[@]}" 2>&1 \
             | grep -v -E '^(Benchmarking|Gnuplot|Found [0-9]+ outliers|  [0-9]+ \([0-9.]+%\) (low|high) (mild|severe)|Warning: Unable to complete)' \

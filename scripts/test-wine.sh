@@ -63,13 +63,13 @@ mkdir -p "$work/bin"
 x86_64-w64-mingw32-gcc -O2 -shared -o "$work/bcryptprimitives.dll" \
     scripts/wine/bcryptprimitives.c scripts/wine/bcryptprimitives.def -lbcrypt
 
-echo "building for $target: the unit tests of the gateway and atomic-file crates, portcullis.exe, rmcp-peer.exe"
+echo "building for $target: the unit tests of the gate and atomic-file crates, portcullis.exe, rmcp-peer.exe"
 mapfile -t test_exes < <(cargo test --locked --profile "$windows_profile" --target "$target" \
-    -p portcullis-gateway -p portcullis-atomic-file --lib --no-run --message-format=json \
+    -p portcullis-gate -p portcullis-atomic-file --lib --no-run --message-format=json \
     | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in ("portcullis_gateway", "portcullis_atomic_file"):
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in ("portcullis_gate", "portcullis_atomic_file"):
         print(m["executable"])')
 [[ ${#test_exes[@]} -eq 2 ]] || { echo "test-wine: expected 2 test executables, got: ${test_exes[*]}" >&2; exit 1; }
 cargo build --locked --profile "$windows_profile" --target "$target" -p portcullis -p portcullis-rmcp-peer

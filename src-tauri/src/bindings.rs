@@ -7,13 +7,13 @@
 //! Regenerate: `PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings`.
 
 use portcullis_audit::{AuditRow, DecidedBy, Decision, FaultKind, HistogramBucket, Outcome};
-use portcullis_gateway::approval::live_sessions::LiveSession;
-use portcullis_gateway::approval::pending::{ClientInfo, PendingApproval, RiskBasis, Scope};
-use portcullis_gateway::approval::standing::{Effect, Listed as StandingGrant};
-use portcullis_gateway::events::GatewayEvent;
-use portcullis_gateway::pins::{DiffEntry, DiffKind, PinChange};
-use portcullis_gateway::policy_store::PolicyWrite;
-use portcullis_gateway::upstream::monitor::ServerReport;
+use portcullis_gate::events::GatewayEvent;
+use portcullis_gate::held_calls::pending::{ClientInfo, PendingApproval, RiskBasis, Scope};
+use portcullis_gate::held_calls::LiveSession;
+use portcullis_gate::pins::{DiffEntry, DiffKind, PinChange};
+use portcullis_gate::policy_store::PolicyWrite;
+use portcullis_gate::upstream::monitor::ServerReport;
+use portcullis_keeper::standing::{Effect, Listed as StandingGrant};
 use portcullis_policy::{Risk, ToolClass};
 use ts_rs::{Config, TS};
 

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use portcullis_gateway::approval::pending::Scope;
-use portcullis_gateway::events::GatewayEvent;
-use portcullis_gateway::choose::Choice;
+use portcullis_gate::events::GatewayEvent;
+use portcullis_gate::held_calls::pending::Scope;
+use portcullis_keeper::choose::Choice;
 use serde_json::Value;
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -50,7 +50,7 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, running: &Running, event: GatewayEve
         GatewayEvent::ApprovalRequested { approval } => {
             let pending = gateway.pending_approvals().len();
             windows::apply_prompt(app, prompt_action(pending, true));
-            let latency = portcullis_gateway::clock::now_ms() - approval.requested_at_ms;
+            let latency = portcullis_gate::clock::now_ms() - approval.requested_at_ms;
             tracing::info!(id = approval.id, latency_ms = latency, "prompt shown");
             refresh_notification(app, running);
             host.nudge();

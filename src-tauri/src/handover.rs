@@ -20,7 +20,7 @@ pub(crate) fn to_running_app(paths: &Paths) -> bool {
     if std::env::var_os(HANDING_OVER).is_some() {
         return false;
     }
-    let Some(running) = tauri::async_runtime::block_on(portcullis_gateway::running_gateway(&paths.data_dir)) else {
+    let Some(running) = tauri::async_runtime::block_on(portcullis_keeper::running_gateway(&paths.data_dir)) else {
         return false;
     };
     match show_on_its_bus(running.pid, paths) {

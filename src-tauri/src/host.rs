@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use portcullis_audit::AuditStore;
 use portcullis_config::config::{Config, ConfigError};
-use portcullis_gateway::approval::ApproverGuard;
-use portcullis_gateway::{Gateway, StartError};
+use portcullis_keeper::ApproverGuard;
+use portcullis_keeper::{Keeper, StartError};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 
@@ -41,7 +41,7 @@ pub enum Phase {
 
 /// A started gateway and what the commands use of it.
 pub struct Running {
-    pub gateway: Arc<Gateway>,
+    pub gateway: Arc<Keeper>,
     pub audit: Arc<AuditStore>,
     pub url: String,
     /// The approval timeout `portcullis.json` sets (the settings may override it).
@@ -167,7 +167,7 @@ impl Host {
             }
             Err(e) => return Err(StartupError::Config(e)),
         };
-        if let Some(running) = portcullis_gateway::running_gateway(data_dir).await {
+        if let Some(running) = portcullis_keeper::running_gateway(data_dir).await {
             // A `portcullis serve` hands over; anything else is reported.
             if !crate::takeover::stop_serve(data_dir, running.pid).await {
                 return Err(StartupError::AlreadyRunning {
@@ -180,14 +180,15 @@ impl Host {
         if let Some(secs) = self.settings.timeout_override() {
             config.approval_timeout_secs = secs;
         }
-        let gateway = Gateway::open(config, data_dir).map_err(StartupError::Start)?;
+        let gateway = Keeper::open(config, data_dir).map_err(StartupError::Start)?;
         gateway.set_paused(self.paused.load(Ordering::Acquire));
         let (listener, file) = gateway.bind(data_dir).await.map_err(|e| match e {
             StartError::AlreadyRunning { pid, url } => StartupError::AlreadyRunning { pid, url },
             e => StartupError::Start(e),
         })?;
-        let audit_path = data_dir.join(portcullis_gateway::AUDIT_FILE);
-        let audit = AuditStore::open(&audit_path).map_err(|e| StartupError::Start(StartError::Audit(e)))?;
+        let audit_path = data_dir.join(portcullis_gate::AUDIT_FILE);
+        let audit = AuditStore::open(&audit_path)
+            .map_err(|e| StartupError::Start(StartError::Plane(portcullis_gate::StartError::Audit(e))))?;
         let approver = gateway.attach_approver();
         let running = Running {
             gateway,

@@ -1,6 +1,6 @@
 //! `portcullis-desktop`: the Tauri tray app that hosts the Portcullis gateway in-process.
 //!
-//! A thin shell: the gateway ([`portcullis_gateway`]) decides, holds and records calls; this crate
+//! A thin shell: the gateway ([`portcullis_keeper`]) decides, holds and records calls; this crate
 //! starts it with the same config and data dir as `portcullis serve` ([`host`], [`startup`]),
 //! attaches as its approver for the app's life, and shows what it does — the approval prompt and
 //! the main window ([`windows`], web views from `ui/`), the tray ([`tray`]), OS notifications

@@ -6,7 +6,7 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    portcullis_gateway::allocator::tune();
+    portcullis_gate::allocator::tune();
     portcullis_desktop::webkit::paint_without_compositing();
     let args = portcullis_desktop::Args::parse();
     match portcullis_desktop::run(args) {

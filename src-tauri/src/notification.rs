@@ -13,7 +13,7 @@ mod other;
 
 use std::sync::{Arc, Mutex};
 
-use portcullis_gateway::approval::pending::PendingApproval;
+use portcullis_gate::held_calls::pending::PendingApproval;
 
 #[cfg(target_os = "linux")]
 use linux as platform;
@@ -147,7 +147,7 @@ impl Notifier {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use portcullis_gateway::approval::pending::ClientInfo;
+    use portcullis_gate::held_calls::pending::ClientInfo;
     use portcullis_policy::{Risk, RuleRef, ToolClass};
 
     fn approval(tool: &str, client: &str, arguments: serde_json::Value) -> PendingApproval {
@@ -160,7 +160,7 @@ mod tests {
             annotations: None,
             risk: ToolClass::Write,
             risk_level: Risk::Medium,
-            risk_basis: portcullis_gateway::approval::pending::RiskBasis::Guessed,
+            risk_basis: portcullis_gate::held_calls::pending::RiskBasis::Guessed,
             reason: None,
             asked_by: "the default of fs.json (no entry names write_file)".into(),
             input_schema: None,
@@ -171,7 +171,7 @@ mod tests {
                 name: Some(client.into()),
                 version: None,
             },
-            rule: portcullis_gateway::approval::pending::HeldBy::Policy(RuleRef::Default),
+            rule: portcullis_gate::held_calls::pending::HeldBy::Policy(RuleRef::Default),
             requested_at: String::new(),
             requested_at_ms: 0,
             expires_at: String::new(),

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use clap::Subcommand;
-use portcullis_gateway::clock::rfc3339;
+use portcullis_gate::clock::rfc3339;
 
 use crate::control::{Approval, ControlClient, Scope};
 use crate::exit::{Failure, Outcome};

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use portcullis_audit::neutralize::terminal as clean;
 use portcullis_audit::{export, AuditFilter, AuditRow, AuditStore, Decision};
-use portcullis_gateway::clock::{now_ms, rfc3339};
+use portcullis_gate::clock::{now_ms, rfc3339};
 
 use crate::exit::{Failure, Outcome};
 use crate::text::write_stdout;
@@ -41,7 +41,7 @@ enum Format {
 
 pub(crate) fn run(data_dir: &Path, args: &Args) -> Outcome {
     let filter = filter(args)?;
-    let db = data_dir.join(portcullis_gateway::AUDIT_FILE);
+    let db = data_dir.join(portcullis_gate::AUDIT_FILE);
     if !db.exists() {
         return Err(Failure::user(format!(
             "no audit database at {} (has a gateway run with this data dir?)",

@@ -2,7 +2,7 @@
 //! client → connect → server). stdout is protocol only.
 //!
 //! It loads the config and the server's policy, starts the server itself, and runs the same
-//! gate as the keeper's HTTP entry (`portcullis_gateway`): the strict reader, the policy with hot
+//! gate as the keeper's HTTP entry (`portcullis_keeper`): the strict reader, the policy with hot
 //! reload, rate limits, pins, the audit row committed before the call goes on. Allow, deny, hide
 //! and rate limits need nobody else. A call the policy holds for a person is asked of the keeper
 //! (the desktop app or `portcullis serve`) over its local socket ([`keeper`]), which is started
@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use portcullis_config::config::Config;
 use portcullis_config::gateway_file::GatewayFile;
-use portcullis_gateway::held_calls::remote::RemoteHeldCalls;
-use portcullis_gateway::Gateway;
+use portcullis_gate::held_calls::remote::RemoteHeldCalls;
+use portcullis_gate::Plane;
 
 use crate::exit::{Failure, Outcome};
 
@@ -45,15 +45,11 @@ pub(crate) fn run(config_path: &Path, data_dir: &Path, server: &str) -> Outcome 
         let connector = keeper::connector(data_dir.to_owned(), starter);
         let finder = keeper::finder(data_dir.to_owned());
         let held = Arc::new(RemoteHeldCalls::with_finder(connector, Some(finder)));
-        let gateway = Gateway::open_data_plane(config, data_dir, held).map_err(Failure::user)?;
-        portcullis_gateway::local_conn::serve_stdio(
-            gateway.clone(),
-            server.to_owned(),
-            stdio::stdin(),
-            stdio::stdout(),
-        )
-        .await;
-        gateway.stop().await;
+        let events = portcullis_gate::event_channel();
+        let plane = Plane::open(config, data_dir, events, held).map_err(Failure::user)?;
+        portcullis_gate::local_conn::serve_stdio(plane.clone(), server.to_owned(), stdio::stdin(), stdio::stdout())
+            .await;
+        plane.stop().await;
         Ok(())
     })
 }

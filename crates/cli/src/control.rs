@@ -522,7 +522,7 @@ mod tests {
     /// The gateway's own serialization, so a renamed field breaks this test and not the watch.
     #[test]
     fn audit_health_events_parse_as_the_gateway_sends_them() {
-        use portcullis_gateway::events::GatewayEvent;
+        use portcullis_gate::events::GatewayEvent;
         let failing = GatewayEvent::AuditHealth {
             ok: false,
             condition: Some(portcullis_audit::FaultKind::Full),

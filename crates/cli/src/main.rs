@@ -61,7 +61,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    portcullis_gateway::allocator::tune();
+    portcullis_gate::allocator::tune();
     let cli = Cli::parse();
     let env = portcullis_config::paths::ProcessEnv;
     let config_chosen = cli.config.is_some()

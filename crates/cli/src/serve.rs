@@ -8,7 +8,7 @@ use std::path::Path;
 
 use portcullis_config::config::Config;
 use portcullis_config::gateway_file::GatewayFile;
-use portcullis_gateway::Gateway;
+use portcullis_keeper::Keeper;
 
 use crate::exit::{Failure, Outcome};
 
@@ -40,7 +40,7 @@ pub(crate) fn run(config_path: &Path, data_dir: &Path, args: &Args) -> Outcome {
     }
     let runtime = tokio::runtime::Runtime::new().map_err(Failure::user)?;
     runtime.block_on(async {
-        let gateway = Gateway::open(config, data_dir).map_err(Failure::user)?;
+        let gateway = Keeper::open(config, data_dir).map_err(Failure::user)?;
         let (listener, file) = gateway.bind(data_dir).await.map_err(Failure::user)?;
         let servers: Vec<String> = gateway.config().servers.keys().cloned().collect();
         eprintln!(

@@ -5,13 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use portcullis_gateway::approval::pending::PendingApproval;
-use portcullis_gateway::approval::standing::Listed;
-use portcullis_gateway::approval::DecideError;
-use portcullis_gateway::choose::dry_run::DryRun;
-use portcullis_gateway::choose::{Choice, ChoiceError};
-use portcullis_gateway::policy_store::{PolicyWrite, UndoError};
-use portcullis_gateway::Gateway;
+use portcullis_gate::held_calls::pending::PendingApproval;
+use portcullis_gate::held_calls::DecideError;
+use portcullis_gate::policy_store::{PolicyWrite, UndoError};
+use portcullis_keeper::choose::dry_run::DryRun;
+use portcullis_keeper::choose::{Choice, ChoiceError};
+use portcullis_keeper::standing::Listed;
+use portcullis_keeper::Keeper;
 use serde::Serialize;
 use serde_json::Value;
 use tauri::State;
@@ -44,7 +44,7 @@ pub async fn decide_approval(host: State<'_, Arc<Host>>, id: String, choice: Cho
 }
 
 /// A person's decision, from any of the app's surfaces (prompt, main window, notification).
-pub fn decide(gateway: &Gateway, id: &str, choice: Choice) -> IpcResult<DecisionAnswer> {
+pub fn decide(gateway: &Keeper, id: &str, choice: Choice) -> IpcResult<DecisionAnswer> {
     match gateway.choose(id, choice) {
         Ok(decided) => {
             let approval = &decided.approval;

@@ -66,7 +66,7 @@ pub async fn query_audit(host: State<'_, Arc<Host>>, filter: FilterArg, limit: u
 /// Where the export dialog proposes to save.
 #[tauri::command(rename_all = "snake_case")]
 pub fn suggest_export_path(format: Format) -> String {
-    let now = portcullis_gateway::clock::now_ms();
+    let now = portcullis_gate::clock::now_ms();
     export::suggested_path(format, now, export::default_folder())
         .display()
         .to_string()
@@ -115,7 +115,7 @@ pub async fn audit_histogram(
 ) -> IpcResult<Vec<HistogramBucket>> {
     let store = store(&host).await?;
     let filter = AuditFilter::from(filter);
-    let now = portcullis_gateway::clock::now_ms();
+    let now = portcullis_gate::clock::now_ms();
     blocking(move || Ok(store.histogram(&filter, bucket_ms, now)?)).await
 }
 

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use portcullis_gateway::approval::pending::Scope;
-use portcullis_gateway::choose::{Choice, GrantChoice};
-use portcullis_gateway::policy_store::NewRule;
+use portcullis_gate::held_calls::pending::Scope;
+use portcullis_gate::policy_store::NewRule;
+use portcullis_keeper::choose::{Choice, GrantChoice};
 use serde::Deserialize;
 use serde_json::Value;
 

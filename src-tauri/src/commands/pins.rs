@@ -1,10 +1,10 @@
-//! `list_changed_tools`, `accept_tool`: the gateway's tool pins (`portcullis_gateway::pins`) for
+//! `list_changed_tools`, `accept_tool`: the gateway's tool pins (`portcullis_gate::pins`) for
 //! the Policies view. A tool whose server changed its definition since it was pinned has every
 //! call held until a person accepts the new definition, here or with `portcullis tools accept`.
 
 use std::sync::Arc;
 
-use portcullis_gateway::pins::{PinChange, PinError, ToolPin};
+use portcullis_gate::pins::{PinChange, PinError, ToolPin};
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;

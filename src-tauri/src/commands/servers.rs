@@ -1,5 +1,5 @@
 //! `list_servers`, `restart_server`, `list_tools`: each upstream as the gateway's server monitor
-//! sees it ([`portcullis_gateway::upstream::monitor`]) and the health of its policy.
+//! sees it ([`portcullis_gate::upstream::monitor`]) and the health of its policy.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,9 +13,9 @@ use ts_rs::TS;
 use crate::host::{Host, Running};
 use crate::ipc::{IpcError, IpcResult};
 use portcullis_config::config::edit::{self as server_config, EntryProblem, ServerEntry};
-use portcullis_gateway::approval::live_sessions::LiveSession;
-use portcullis_gateway::policy_store::PolicySource;
-use portcullis_gateway::upstream::monitor::{ServerReport, Status};
+use portcullis_gate::held_calls::LiveSession;
+use portcullis_gate::policy_store::PolicySource;
+use portcullis_gate::upstream::monitor::{ServerReport, Status};
 
 /// How long the server list waits for connections being opened; later polls show them.
 const LIST_WAIT: Duration = Duration::from_secs(3);

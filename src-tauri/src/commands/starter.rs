@@ -1,6 +1,6 @@
 //! `generate_policy`: "Generate starter policy" in the Policies view, the app's side of
 //! `portcullis policy init`. Lists the server's tools over a connection of its own
-//! (`portcullis_gateway::upstream::list_tools`), classifies them (`starter_policy`) and returns the text
+//! (`portcullis_gate::upstream::list_tools`), classifies them (`starter_policy`) and returns the text
 //! for the person to review in the editor. It writes nothing: Save goes through `save_policy`.
 //! A server that already has a policy file is refused, so a generated policy never replaces a
 //! hand-written one unseen.
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use portcullis_config::config::ServerConfig;
-use portcullis_gateway::upstream::list_tools::list_tools;
+use portcullis_gate::upstream::list_tools::list_tools;
 use portcullis_policy::starter::{starter_policy, ClassifiedTool};
 use serde::Serialize;
 use tauri::State;

@@ -263,12 +263,12 @@ fn undo_policy_write_takes_back_an_always_write_once() {
 /// list nothing and revoke nothing.
 #[test]
 fn grants_are_listed_and_revoked_once() {
-    use portcullis_gateway::approval::standing::{Effect, NewGrant, Which};
+    use portcullis_keeper::standing::{Effect, NewGrant, Which};
     let f = fixture();
     let main = window(&f.app, "main");
     let stranger = window(&f.app, "stranger");
     let gateway = f.host.running_now().unwrap().gateway.clone();
-    let now = portcullis_gateway::clock::now_ms();
+    let now = portcullis_gate::clock::now_ms();
     let grant = NewGrant {
         server: "fs".into(),
         tool: "write_file".into(),

@@ -83,7 +83,7 @@ async fn apply(current: &mut Option<(NotificationHandle, Shown)>, want: Option<S
         }
         return;
     };
-    let left_ms = shown.expires_at_ms - portcullis_gateway::clock::now_ms();
+    let left_ms = shown.expires_at_ms - portcullis_gate::clock::now_ms();
     let mut n = Notification::new();
     n.appname("Portcullis")
         .summary(&shown.text.summary)

@@ -1,8 +1,8 @@
 //! What the tray shows, as data: a pure function of the pending calls, the pause switch and the
 //! gateway's state. Tests check this model; [`super::render`] only draws it.
 
-use portcullis_gateway::approval::pending::PendingApproval;
-use portcullis_gateway::policy_store::PolicyProblem;
+use portcullis_gate::held_calls::pending::PendingApproval;
+use portcullis_gate::policy_store::PolicyProblem;
 
 /// Pending calls listed in the menu; the rest are summed up in one line.
 pub const MAX_LISTED: usize = 8;
@@ -177,7 +177,7 @@ pub fn setup_entries(lines: &[String]) -> Vec<Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use portcullis_gateway::approval::pending::ClientInfo;
+    use portcullis_gate::held_calls::pending::ClientInfo;
     use portcullis_policy::{Risk, RuleRef, ToolClass};
 
     fn pending(id: &str, tool: &str) -> PendingApproval {
@@ -190,7 +190,7 @@ mod tests {
             annotations: None,
             risk: ToolClass::Write,
             risk_level: Risk::Medium,
-            risk_basis: portcullis_gateway::approval::pending::RiskBasis::Guessed,
+            risk_basis: portcullis_gate::held_calls::pending::RiskBasis::Guessed,
             reason: None,
             asked_by: "the default of fs.json (no entry names write_file)".into(),
             input_schema: None,
@@ -201,7 +201,7 @@ mod tests {
                 name: Some("claude-code".into()),
                 version: None,
             },
-            rule: portcullis_gateway::approval::pending::HeldBy::Policy(RuleRef::Default),
+            rule: portcullis_gate::held_calls::pending::HeldBy::Policy(RuleRef::Default),
             requested_at: String::new(),
             requested_at_ms: 0,
             expires_at: String::new(),

@@ -312,7 +312,7 @@ def test_invalid_utf8_from_an_http_client_is_a_parse_error(hgw):
 
 def test_huge_tools_list_is_filtered_and_passed_on(hgw):
     """The first list pins all 20000 tools; a repeated one is only compared with what was learnt. Both
-    times are logged (the figures are in BENCHMARKS.md; crates/gateway/benches/tools_list.rs measures
+    times are logged (the figures are in BENCHMARKS.md; crates/gate/benches/tools_list.rs measures
     the gateway's share alone)."""
     headers = session_headers(hgw, "many")
     before = memory(hgw.pid)

@@ -2,7 +2,7 @@
 sessions in the relay protocol that `connect` spoke before it became a data plane (the keeper still
 serves it, so a `connect` started by an older version keeps working across an upgrade), against one
 stdio server, six rounds. Each client speaks the protocol directly (the hello line of
-crates/gateway/src/local_conn.rs, then one JSON-RPC message per line), so the figures are the keeper's.
+crates/gate/src/local_conn.rs, then one JSON-RPC message per line), so the figures are the keeper's.
 
 Asserted: every call of every client is answered with its own echo; after each round the keeper's open
 descriptors come back to where they started (bounded wait: each legacy session's child is stopped when

@@ -1,13 +1,13 @@
 //! Reaching the keeper from a data plane: started in the background when none runs, and asked
-//! over its local socket about held calls (`portcullis_gateway::held_calls`).
+//! over its local socket about held calls (`portcullis_gate::held_calls`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use portcullis_config::gateway_file::GatewayFile;
-use portcullis_gateway::held_calls::remote::{Connector, LinkStreams};
-use portcullis_gateway::local_conn::open_keeper_link;
+use portcullis_gate::held_calls::remote::{Connector, LinkStreams};
+use portcullis_gate::local_conn::open_keeper_link;
 
 use super::start::Starter;
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use portcullis_audit::neutralize::terminal as clean;
 use portcullis_config::config::{Config, ServerConfig};
-use portcullis_gateway::upstream::list_tools::list_tools;
+use portcullis_gate::upstream::list_tools::list_tools;
 use portcullis_policy::starter::{starter_policy, ClassifiedTool, StarterPolicy};
 use portcullis_policy::ToolClass;
 
