@@ -6,7 +6,7 @@ use std::cell::OnceCell;
 use serde_json::Value;
 
 /// A listed tool with an exact `name`, as the catalog and the pins learn it.
-pub struct Listed<'a> {
+pub(crate) struct Listed<'a> {
     pub name: Cow<'a, str>,
     /// The tool's JSON text as the server wrote it.
     pub raw: &'a str,
@@ -14,7 +14,7 @@ pub struct Listed<'a> {
 }
 
 impl<'a> Listed<'a> {
-    pub fn new(name: Cow<'a, str>, raw: &'a str) -> Self {
+    pub(crate) fn new(name: Cow<'a, str>, raw: &'a str) -> Self {
         Self {
             name,
             raw,
@@ -24,7 +24,7 @@ impl<'a> Listed<'a> {
 
     /// The tool as a JSON value, read once on first use; `None` when it cannot be read (nested
     /// beyond serde_json's limit).
-    pub fn value(&self) -> Option<&Value> {
+    pub(crate) fn value(&self) -> Option<&Value> {
         self.value.get_or_init(|| serde_json::from_str(self.raw).ok()).as_ref()
     }
 }

@@ -175,7 +175,7 @@ impl PinStore {
     /// this store last observed for it is skipped (observing the same definition again changes
     /// nothing), so a repeated list costs a comparison per tool. `None` when a tool to observe
     /// cannot be read as a JSON value; then nothing is observed.
-    pub fn observe_listed(&self, server: &str, tools: &[Listed<'_>]) -> Option<Vec<String>> {
+    pub(crate) fn observe_listed(&self, server: &str, tools: &[Listed<'_>]) -> Option<Vec<String>> {
         let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let known = seen.entry(server.to_owned()).or_default();
         let fresh: Vec<&Listed<'_>> = tools

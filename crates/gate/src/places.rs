@@ -12,7 +12,7 @@ use portcullis_config::config::ServerConfig;
 use portcullis_policy::Places;
 
 /// The places of a configured server.
-pub fn of_server(server: &ServerConfig) -> Places {
+pub(crate) fn of_server(server: &ServerConfig) -> Places {
     match server {
         ServerConfig::Stdio { args, env, cwd, .. } => {
             // Where the child starts: its own cwd, else the caller's when the AppImage moved

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use portcullis_config::config::Limits;
 
 #[derive(Default)]
-pub struct SessionCaps {
+pub(crate) struct SessionCaps {
     open: Mutex<Counts>,
 }
 
@@ -23,7 +23,7 @@ struct Counts {
 
 impl SessionCaps {
     /// Takes a slot for a new session of `server`, or says why not: the text the client gets.
-    pub fn take(&self, server: &str, limits: &Limits) -> Result<(), String> {
+    pub(crate) fn take(&self, server: &str, limits: &Limits) -> Result<(), String> {
         let mut open = self.lock();
         let of_server = open.per_server.get(server).copied().unwrap_or(0);
         if of_server >= limits.max_sessions_per_server {
@@ -45,7 +45,7 @@ impl SessionCaps {
     }
 
     /// Gives back a slot taken for `server`.
-    pub fn release(&self, server: &str) {
+    pub(crate) fn release(&self, server: &str) {
         let mut open = self.lock();
         if let Some(n) = open.per_server.get_mut(server) {
             *n = n.saturating_sub(1);
@@ -56,7 +56,8 @@ impl SessionCaps {
         }
     }
 
-    pub fn open(&self, server: &str) -> usize {
+    #[cfg(test)]
+    fn open(&self, server: &str) -> usize {
         self.lock().per_server.get(server).copied().unwrap_or(0)
     }
 

@@ -98,7 +98,7 @@ impl ToolCatalog {
     /// Records a `tools/list` page read from its bytes in `session` (pages add up; a changed
     /// list is forgotten first): a tool whose text is the one last learnt in that session is not
     /// read again. `None` when a tool to learn cannot be read as a JSON value.
-    pub fn learn_listed(&self, server: &str, session: &str, tools: &[Listed<'_>]) -> Option<()> {
+    pub(crate) fn learn_listed(&self, server: &str, session: &str, tools: &[Listed<'_>]) -> Option<()> {
         let scope = Scope::Session(server.to_owned(), session.to_owned());
         let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let known = seen.entry(scope.clone()).or_default();

@@ -10,7 +10,7 @@
 
 mod grants;
 mod in_process;
-pub mod live_sessions;
+pub(crate) mod live_sessions;
 pub mod standing;
 
 use std::collections::{BTreeMap, VecDeque};

@@ -4,14 +4,14 @@
 //! `Origin`, if sent, must be local (web pages), and the bearer token must match `gateway.json`.
 //! The control API further answers only the gateway's own user ([`peer_user`]).
 
-pub mod accept;
-pub mod conn_caps;
-pub mod control;
-pub mod control_policy;
-pub mod control_tools;
+pub(crate) mod accept;
+pub(crate) mod conn_caps;
+pub(crate) mod control;
+pub(crate) mod control_policy;
+pub(crate) mod control_tools;
 pub(crate) mod guard;
-pub mod mcp;
-pub mod peer_user;
+pub(crate) mod mcp;
+pub(crate) mod peer_user;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,9 +22,9 @@ use axum::Router;
 use crate::Keeper;
 
 /// Largest request body accepted.
-pub const MAX_BODY: usize = portcullis_wire::MAX_MESSAGE;
+pub(crate) const MAX_BODY: usize = portcullis_wire::MAX_MESSAGE;
 
-pub fn router(gateway: Arc<Keeper>) -> Router {
+pub(crate) fn router(gateway: Arc<Keeper>) -> Router {
     Router::new()
         .route("/mcp/{server}", post(mcp::post).get(mcp::get).delete(mcp::delete))
         .route("/health", get(mcp::health))
@@ -51,7 +51,7 @@ pub fn router(gateway: Arc<Keeper>) -> Router {
 /// Both ends of the TCP connection a request came on (the control API looks up who owns the
 /// client end).
 #[derive(Debug, Clone, Copy)]
-pub struct Conn {
+pub(crate) struct Conn {
     pub local: Option<SocketAddr>,
     pub peer: SocketAddr,
 }

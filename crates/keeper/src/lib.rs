@@ -18,7 +18,7 @@
 
 mod broker;
 pub mod choose;
-pub mod http;
+mod http;
 mod keeper;
 mod link_serve;
 mod local_accept;
@@ -28,8 +28,7 @@ mod local_accept;
 #[path = "../../gate/src/test_env.rs"]
 mod test_env;
 
-pub use broker::live_sessions;
 pub use broker::standing;
-pub use broker::{ApprovalBroker, ApproverGuard};
+pub use broker::ApproverGuard;
 pub use keeper::{running_gateway, GateExplanation, Health, Keeper, StartError};
 pub use portcullis_gate::AUDIT_FILE;

@@ -29,7 +29,7 @@ use super::Conn;
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// Serves `router` on `listener` until `stopping` is cancelled and the open connections finish.
-pub async fn serve(listener: TcpListener, router: Router, limits: Limits, stopping: CancellationToken) {
+pub(crate) async fn serve(listener: TcpListener, router: Router, limits: Limits, stopping: CancellationToken) {
     let caps = ConnCaps::new(limits);
     let lookup = OwnerLookup::start();
     let header_timeout = Duration::from_secs(limits.header_read_timeout_secs);

@@ -20,7 +20,7 @@ use super::peer_user;
 
 /// Whose end the client socket is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Owner {
+pub(crate) enum Owner {
     Own,
     /// Another user's uid, or `None`: not found.
     Foreign(Option<u32>),
@@ -38,7 +38,7 @@ impl Owner {
 /// Refusals closer together than this are one burst, logged once.
 const BURST_GAP: Duration = Duration::from_secs(10);
 
-pub struct ConnCaps {
+pub(crate) struct ConnCaps {
     limits: Limits,
     state: Mutex<State>,
 }
@@ -53,7 +53,7 @@ struct State {
 }
 
 /// An admitted connection's place; given back on drop.
-pub struct Admitted {
+pub(crate) struct Admitted {
     caps: Arc<ConnCaps>,
     owner: Owner,
 }
@@ -65,7 +65,7 @@ impl Drop for Admitted {
 }
 
 impl ConnCaps {
-    pub fn new(limits: Limits) -> Arc<Self> {
+    pub(crate) fn new(limits: Limits) -> Arc<Self> {
         Arc::new(Self {
             limits,
             state: Mutex::new(State::default()),
@@ -77,7 +77,7 @@ impl ConnCaps {
     }
 
     /// A place for a connection of `owner`, or `None`: close it.
-    pub fn admit(self: &Arc<Self>, owner: Owner) -> Option<Admitted> {
+    pub(crate) fn admit(self: &Arc<Self>, owner: Owner) -> Option<Admitted> {
         let mut s = self.lock();
         let refused = match owner {
             Owner::Own => (s.own >= self.limits.max_connections).then_some("limits.max_connections"),
@@ -126,7 +126,8 @@ impl ConnCaps {
     }
 
     /// Open connections: (own, foreign).
-    pub fn open(&self) -> (usize, usize) {
+    #[cfg(test)]
+    fn open(&self) -> (usize, usize) {
         let s = self.lock();
         (s.own, s.foreign)
     }
@@ -159,7 +160,7 @@ fn note_refusal(s: &mut State, owner: Owner, limit: &str) {
 /// under a flood of connections the lookups would otherwise cost a table read each (tens of ms
 /// with thousands of sockets) and starve the owner's own connections.
 #[derive(Clone)]
-pub struct OwnerLookup {
+pub(crate) struct OwnerLookup {
     tx: mpsc::UnboundedSender<Query>,
 }
 
@@ -170,7 +171,7 @@ const BATCH: usize = 4096;
 
 impl OwnerLookup {
     /// Starts the lookup task; it ends when the last handle is dropped.
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         // Unbounded, yet it cannot grow without bound: each query is sent by the task of one
         // accepted connection, which waits for its answer holding its socket, so the queue never
         // holds more than the descriptors the process may open. A bound here would have to
@@ -192,7 +193,7 @@ impl OwnerLookup {
     }
 
     /// Whose is the client end of the connection `peer` → `local`.
-    pub async fn owner(&self, local: SocketAddr, peer: SocketAddr) -> Owner {
+    pub(crate) async fn owner(&self, local: SocketAddr, peer: SocketAddr) -> Owner {
         let (answer, found) = oneshot::channel();
         if self.tx.send(((local, peer), answer)).is_err() {
             return Owner::Foreign(None);

@@ -32,18 +32,18 @@ use portcullis_gate::policy_store::NewRule;
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-pub async fn list(State(gw): State<Arc<Keeper>>) -> Response {
+pub(crate) async fn list(State(gw): State<Arc<Keeper>>) -> Response {
     Json(gw.pending_approvals()).into_response()
 }
 
 /// `GET /control/sessions`: the live client sessions, the keeper's own and every `connect`'s.
-pub async fn sessions(State(gw): State<Arc<Keeper>>) -> Response {
+pub(crate) async fn sessions(State(gw): State<Arc<Keeper>>) -> Response {
     Json(gw.live_sessions()).into_response()
 }
 
 /// What a person checks when calls are refused: whether the audit can be written, and which
 /// policy files were rejected (the last good policy, or none, in force instead).
-pub async fn status(State(gw): State<Arc<Keeper>>) -> Response {
+pub(crate) async fn status(State(gw): State<Arc<Keeper>>) -> Response {
     let health = gw.health();
     let audit = portcullis_gate::audit_log::health_json(health.audit.as_ref());
     Json(json!({ "audit": audit, "policies": health.policies, "policy_reload": health.policy_reload })).into_response()
@@ -56,7 +56,7 @@ pub async fn status(State(gw): State<Arc<Keeper>>) -> Response {
 /// (`"90s"`, `"15m"`, `"1h"`, `"restart"`) and narrowed to calls matching `when`.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct ApproveBody {
+pub(crate) struct ApproveBody {
     #[serde(default)]
     scope: Option<Scope>,
     #[serde(default, rename = "for")]
@@ -75,7 +75,7 @@ pub struct ApproveBody {
 /// (with `when`, a deny rule with that condition), with `for` makes an every-session deny grant.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct DenyBody {
+pub(crate) struct DenyBody {
     #[serde(default)]
     reason: Option<String>,
     #[serde(default)]
@@ -88,7 +88,7 @@ pub struct DenyBody {
     dry_run: bool,
 }
 
-pub async fn approve(
+pub(crate) async fn approve(
     State(gw): State<Arc<Keeper>>,
     Path(id): Path<String>,
     body: Option<Json<ApproveBody>>,
@@ -127,7 +127,7 @@ pub async fn approve(
     decide(&gw, &id, choice)
 }
 
-pub async fn deny(State(gw): State<Arc<Keeper>>, Path(id): Path<String>, body: Option<Json<DenyBody>>) -> Response {
+pub(crate) async fn deny(State(gw): State<Arc<Keeper>>, Path(id): Path<String>, body: Option<Json<DenyBody>>) -> Response {
     let Json(body) = body.unwrap_or_default();
     let choice = match grant_terms(body.for_.as_deref(), body.when) {
         Ok(None) => Choice::Deny {
@@ -180,7 +180,7 @@ async fn dry_run(gw: Arc<Keeper>, id: String, choice: Choice) -> Response {
 /// `POST /control/approvals/{id}/extend`: more time for a person to decide.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct ExtendBody {
+pub(crate) struct ExtendBody {
     /// Seconds to add to the deadline (default 60).
     #[serde(default)]
     by_secs: Option<u64>,
@@ -191,7 +191,7 @@ const DEFAULT_EXTEND_SECS: u64 = 60;
 
 /// Moves the held call's deadline (bounded by `approval.max_hold_secs` from when it was held);
 /// answers the new `expires_at`, which `GET /control/approvals` lists too.
-pub async fn extend(State(gw): State<Arc<Keeper>>, Path(id): Path<String>, body: Option<Json<ExtendBody>>) -> Response {
+pub(crate) async fn extend(State(gw): State<Arc<Keeper>>, Path(id): Path<String>, body: Option<Json<ExtendBody>>) -> Response {
     let Json(body) = body.unwrap_or_default();
     let by = body.by_secs.unwrap_or(DEFAULT_EXTEND_SECS);
     if by == 0 || by > 86_400 {
@@ -230,7 +230,7 @@ fn grant_terms(for_: Option<&str>, when: Option<Value>) -> Result<Option<GrantTe
 }
 
 /// `90s`, `15m`, `1h`, `2d` …; at least a second.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let duration = humantime::parse_duration(text.trim())
         .map_err(|e| format!("\"for\": {text:?} is not a duration like 90s, 15m, 1h or restart ({e})"))?;
     if duration < Duration::from_secs(1) {
@@ -280,13 +280,13 @@ fn choice_error(e: ChoiceError) -> Response {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct UndoBody {
+pub(crate) struct UndoBody {
     write_id: String,
 }
 
 /// `POST /control/policy/undo {"write_id": …}`: takes back the policy write an "always" decision
 /// made (its `policy_write.write_id`), within 30 s and only if the file was not changed since.
-pub async fn undo_policy_write(State(gw): State<Arc<Keeper>>, Json(body): Json<UndoBody>) -> Response {
+pub(crate) async fn undo_policy_write(State(gw): State<Arc<Keeper>>, Json(body): Json<UndoBody>) -> Response {
     use portcullis_gate::policy_store::UndoError;
     match gw.undo_policy_write(&body.write_id) {
         Ok(write) => Json(json!({ "undone": true, "policy_write": write })).into_response(),
@@ -298,12 +298,12 @@ pub async fn undo_policy_write(State(gw): State<Arc<Keeper>>, Json(body): Json<U
 }
 
 /// `GET /control/grants`: the standing grants in force.
-pub async fn grants(State(gw): State<Arc<Keeper>>) -> Response {
+pub(crate) async fn grants(State(gw): State<Arc<Keeper>>) -> Response {
     Json(gw.standing_grants()).into_response()
 }
 
 /// `POST /control/grants/{id}/revoke`.
-pub async fn revoke(State(gw): State<Arc<Keeper>>, Path(id): Path<String>) -> Response {
+pub(crate) async fn revoke(State(gw): State<Arc<Keeper>>, Path(id): Path<String>) -> Response {
     if gw.revoke_grant(&id) {
         tracing::info!(grant = id, "grant revoked");
         Json(json!({ "id": id, "revoked": true })).into_response()
@@ -313,7 +313,7 @@ pub async fn revoke(State(gw): State<Arc<Keeper>>, Path(id): Path<String>) -> Re
 }
 
 /// Every gateway event as SSE; the subscriber counts as an approver while connected.
-pub async fn events(State(gw): State<Arc<Keeper>>) -> Response {
+pub(crate) async fn events(State(gw): State<Arc<Keeper>>) -> Response {
     let guard = gw.attach_approver();
     let rx = gw.subscribe();
     let events = futures::stream::unfold((rx, guard), |(mut rx, guard)| async move {
@@ -348,7 +348,7 @@ pub async fn events(State(gw): State<Arc<Keeper>>) -> Response {
 const SERVERS_WAIT: Duration = Duration::from_secs(3);
 
 /// Each upstream's health (opening the monitor connections on first use).
-pub async fn servers(State(gw): State<Arc<Keeper>>) -> Response {
+pub(crate) async fn servers(State(gw): State<Arc<Keeper>>) -> Response {
     Json(gw.servers().reports(SERVERS_WAIT).await).into_response()
 }
 

@@ -16,7 +16,7 @@ use crate::Keeper;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExplainBody {
+pub(crate) struct ExplainBody {
     server: String,
     tool: String,
     #[serde(default)]
@@ -27,7 +27,7 @@ pub struct ExplainBody {
     client_version: Option<String>,
 }
 
-pub async fn explain(State(gw): State<Arc<Keeper>>, Json(body): Json<ExplainBody>) -> Response {
+pub(crate) async fn explain(State(gw): State<Arc<Keeper>>, Json(body): Json<ExplainBody>) -> Response {
     let mut facts = CallFacts::arguments(&body.arguments);
     facts.client_name = body.client_name.as_deref();
     facts.client_version = body.client_version.as_deref();

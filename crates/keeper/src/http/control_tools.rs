@@ -14,18 +14,18 @@ use crate::Keeper;
 use portcullis_gate::pins::PinError;
 
 /// `GET /control/tools`: every pin, with its pending change (`change`, else null).
-pub async fn list(State(gw): State<Arc<Keeper>>) -> Response {
+pub(crate) async fn list(State(gw): State<Arc<Keeper>>) -> Response {
     Json(gw.tool_pins()).into_response()
 }
 
 /// `GET /control/tools/changed`: only the tools whose calls are held for a change.
-pub async fn changed(State(gw): State<Arc<Keeper>>) -> Response {
+pub(crate) async fn changed(State(gw): State<Arc<Keeper>>) -> Response {
     Json(gw.changed_tools()).into_response()
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct AcceptBody {
+pub(crate) struct AcceptBody {
     /// The `new_digest` the person reviewed; when the tool changed again since, 409.
     #[serde(default)]
     digest: Option<String>,
@@ -33,7 +33,7 @@ pub struct AcceptBody {
 
 /// `POST /control/tools/{server}/{tool}/accept`: 404 unknown tool, 409 nothing to accept or the
 /// tool changed again since the given digest.
-pub async fn accept(
+pub(crate) async fn accept(
     State(gw): State<Arc<Keeper>>,
     Path((server, tool)): Path<(String, String)>,
     body: Option<Json<AcceptBody>>,

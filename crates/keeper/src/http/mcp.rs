@@ -19,16 +19,16 @@ use portcullis_gate::gate::Caller;
 use portcullis_gate::local_conn::RefusalCode;
 use portcullis_gate::session::{Reply, RequestContext, Session};
 
-pub const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 /// Sent by `portcullis connect`: the relay's agent session, and "open the stream now".
-pub const RELAY_HEADER: &str = "x-portcullis-relay";
+pub(crate) const RELAY_HEADER: &str = "x-portcullis-relay";
 
-pub async fn health() -> impl IntoResponse {
+pub(crate) async fn health() -> impl IntoResponse {
     axum::Json(serde_json::json!({ "status": "ok" }))
 }
 
-pub async fn post(
+pub(crate) async fn post(
     State(gw): State<Arc<Keeper>>,
     Path(server): Path<String>,
     headers: HeaderMap,
@@ -137,14 +137,14 @@ async fn send(session: &Session, msg: Message, caller: &Caller) -> Response {
 }
 
 /// The standalone SSE stream for server-initiated messages (legacy sessions).
-pub async fn get(State(gw): State<Arc<Keeper>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
+pub(crate) async fn get(State(gw): State<Arc<Keeper>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
     match existing_session(&gw, &server, &headers) {
         Ok(session) => render(Reply::Sse(session.open_event_stream())),
         Err(response) => *response,
     }
 }
 
-pub async fn delete(State(gw): State<Arc<Keeper>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
+pub(crate) async fn delete(State(gw): State<Arc<Keeper>>, Path(server): Path<String>, headers: HeaderMap) -> Response {
     match existing_session(&gw, &server, &headers) {
         Ok(session) => {
             gw.plane().end_session(&session.id).await;

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 /// The uid owning the client socket of the connection `peer` → `local`; `None` when it cannot
 /// be found (the caller refuses then).
 #[cfg(target_os = "linux")]
-pub fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
+pub(crate) fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
     let (local, peer) = (canonical(local), canonical(peer));
     let file = if peer.is_ipv4() {
         "/proc/net/tcp"
@@ -29,7 +29,7 @@ pub fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
 /// once: the accept loop classifies every new connection, and under a connection flood one read
 /// of a table with thousands of rows must answer all of them, not each pay for it.
 #[cfg(target_os = "linux")]
-pub fn peer_uids(pairs: &[(SocketAddr, SocketAddr)]) -> Vec<Option<u32>> {
+pub(crate) fn peer_uids(pairs: &[(SocketAddr, SocketAddr)]) -> Vec<Option<u32>> {
     use std::collections::HashMap;
     let mut found = vec![None; pairs.len()];
     for (file, v4) in [("/proc/net/tcp", true), ("/proc/net/tcp6", false)] {
@@ -74,7 +74,7 @@ pub fn peer_uid(_local: SocketAddr, _peer: SocketAddr) -> Option<u32> {
 }
 
 /// The user the gateway runs as.
-pub fn own_uid() -> u32 {
+pub(crate) fn own_uid() -> u32 {
     #[cfg(unix)]
     {
         nix::unistd::geteuid().as_raw()
