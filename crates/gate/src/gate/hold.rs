@@ -62,7 +62,7 @@ impl Hold {
         let changed = pin_change.as_ref().map(|change| change.fields.join(", "));
         let approval = gate.pending_approval(&call, &caller, &rule, timeout, pin_change);
         let question = Question {
-            digest: gate.digester.digest(&call.arguments),
+            digest: call.arguments_digest(&gate.digester).into_owned(),
             places: gate.places(&call.server),
             approval,
         };

@@ -103,12 +103,11 @@ async fn a_call_is_parsed_and_digested_once_from_the_session_to_its_audit_row() 
     gateway.stop().await;
 }
 
-/// A call that asks a person: besides the read's, the one digest is the held-call question's
-/// (`Question::digest`, which `gate/hold.rs` computes itself); the continuation, the re-attach
-/// key and the audit row use the read's. Refused at once when nobody could decide, or held and
-/// approved.
+/// A call that asks a person is read and digested once too: the held-call question
+/// (`Question::digest`), the continuation, the re-attach key and the audit row all use the read's
+/// digest. Refused at once when nobody could decide, or held and approved.
 #[tokio::test]
-async fn a_held_call_is_digested_again_only_for_its_question() {
+async fn a_held_call_is_digested_once() {
     let dir = tempfile::tempdir().unwrap();
     let gateway = gateway(dir.path());
     let stateless = gateway.plane().stateless_session("scripted").await.unwrap();
@@ -116,8 +115,8 @@ async fn a_held_call_is_digested_again_only_for_its_question() {
     assert!(text(&answer).contains("no approver"), "{}", text(&answer));
     assert_eq!(
         counts,
-        (2, 1),
-        "nobody to ask: the read's digest and the question's (digests, parses)"
+        (1, 1),
+        "nobody to ask: the read's digest only (digests, parses)"
     );
     let _approver = gateway.attach_approver();
     let approve = async {
@@ -136,8 +135,8 @@ async fn a_held_call_is_digested_again_only_for_its_question() {
     assert!(text(&answer).contains("chatty done"), "{}", text(&answer));
     assert_eq!(
         counts,
-        (2, 1),
-        "a held call: the read's digest and the question's (digests, parses)"
+        (1, 1),
+        "a held call: the read's digest only (digests, parses)"
     );
     gateway.stop().await;
 }
