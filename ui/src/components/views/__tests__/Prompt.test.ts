@@ -44,6 +44,18 @@ describe('Prompt', () => {
     expect(screen.getByTestId('countdown-value').textContent).toBe('44 s');
   });
 
+  it('says when a call was asked again after a restart, and only then', async () => {
+    const fresh = makeApproval({ id: 'a1', requested_at_ms: T0, expires_at_ms: T0 + 45_000 });
+    const again = makeApproval({ id: 'a2', tool: 'again', requested_at_ms: T0 + 1, expires_at_ms: T0 + 45_000, asked_before: true });
+    const backend = new MockBackend({ approvals: [fresh, again] });
+    const view = render(Prompt, { props: { backend, clock: () => T0 + 1000, tickMs: 0 } });
+    await shown();
+    expect(screen.queryByTestId('prompt-asked-before')).toBeNull();
+    queueOf(view).next();
+    await waitFor(() => expect(screen.getByTestId('prompt-tool').textContent).toBe('again'));
+    expect(screen.getByTestId('prompt-asked-before').textContent).toContain('Portcullis restarted while this call waited');
+  });
+
   it('focuses Deny by default', async () => {
     setup();
     await shown();
