@@ -82,6 +82,8 @@ describe('ServersView: who is connected', () => {
       sessions: [
         { session: 'a', server: 'fs', client: { name: 'claude-code', version: '2.1.0' }, via: 'connect', pid: 4242, since_ms: 0 },
         { session: 'b', server: 'fs', client: { name: null, version: null }, via: 'http', pid: 1, since_ms: 0 },
+        { session: 'c', server: 'fs', client: { name: 'cursor', version: '1.0' }, via: 'http', pid: 1, since_ms: 0 },
+        { session: 'd', server: 'fs', client: { name: 'cursor', version: '1.0' }, via: 'http', pid: 1, since_ms: 0 },
       ],
     };
     const idle: ServerStatus = { ...fs, name: 'git', sessions: [] };
@@ -89,11 +91,13 @@ describe('ServersView: who is connected', () => {
     render(ServersView, { props: { backend, pollMs: 0 } });
     await waitFor(() => expect(screen.getAllByTestId('server-card')).toHaveLength(2));
     const rows = screen.getByTestId('server-sessions').querySelectorAll('li');
-    expect(rows).toHaveLength(2);
+    expect(rows).toHaveLength(3);
     expect(rows[0].textContent).toContain('claude-code 2.1.0');
     expect(rows[0].textContent).toContain('portcullis connect, pid 4242');
     expect(rows[1].textContent).toContain('2026, stateless');
     expect(rows[1].textContent).toContain('HTTP');
+    expect(rows[2].textContent).toContain('cursor 1.0');
+    expect(rows[2].textContent).toContain('HTTP · 2 sessions');
     expect(screen.getByTestId('server-no-sessions').textContent).toContain('No client connected');
   });
 });
