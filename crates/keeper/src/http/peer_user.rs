@@ -63,13 +63,13 @@ pub(crate) fn peer_uids(pairs: &[(SocketAddr, SocketAddr)]) -> Vec<Option<u32>> 
 
 /// Non-Linux: every connection counts as the gateway's own user (see [`peer_uid`]).
 #[cfg(not(target_os = "linux"))]
-pub fn peer_uids(pairs: &[(SocketAddr, SocketAddr)]) -> Vec<Option<u32>> {
+pub(crate) fn peer_uids(pairs: &[(SocketAddr, SocketAddr)]) -> Vec<Option<u32>> {
     vec![Some(own_uid()); pairs.len()]
 }
 
 /// Non-Linux: no per-socket owner is looked up; the token is the only check.
 #[cfg(not(target_os = "linux"))]
-pub fn peer_uid(_local: SocketAddr, _peer: SocketAddr) -> Option<u32> {
+pub(crate) fn peer_uid(_local: SocketAddr, _peer: SocketAddr) -> Option<u32> {
     Some(own_uid())
 }
 
