@@ -68,6 +68,16 @@ impl Target {
         }
     }
 
+    /// The writer's connection: on a file, through [`crate::wal_batch`] where it is available
+    /// (each commit's log frames in one write), else as [`Target::open`].
+    fn open_writing(&self, flags: OpenFlags) -> rusqlite::Result<Connection> {
+        #[cfg(unix)]
+        if let (Target::File(path), Some(vfs)) = (self, crate::wal_batch::vfs()) {
+            return Connection::open_with_flags_and_vfs(sqlite_path(path), flags, vfs);
+        }
+        self.open(flags)
+    }
+
     fn open_error(&self) -> impl FnOnce(rusqlite::Error) -> AuditError + '_ {
         move |source| AuditError::Open {
             path: self.path(),
@@ -93,7 +103,7 @@ pub(crate) fn open_writer(target: &Target) -> Result<Connection, AuditError> {
         create_private(path);
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let mut conn = target.open(flags).map_err(target.open_error())?;
+    let mut conn = target.open_writing(flags).map_err(target.open_error())?;
     // SQLite silently falls back to read-only when the file's permissions forbid writing. Checked
     // before anything reads the file: the first read creates the `-wal` and `-shm` files, and on a
     // read-only database they would be created read-only too and outlive the fix of the main file.
@@ -210,9 +220,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.db");
         let writer = AuditWriter::open(&path).unwrap();
-        writer
-            .record_blocking(sample("s", "t", Decision::Allowed, 1))
-            .unwrap();
+        writer.record_blocking(sample("s", "t", Decision::Allowed, 1)).unwrap();
         drop(writer);
         assert_eq!(page_size(&path), NEW_PAGE_SIZE);
         // Opened again, it keeps them (and nothing tries to change them).
@@ -252,9 +260,7 @@ mod tests {
         let path = dir.path().join("audit.db");
         old_database(&path);
         let writer = AuditWriter::open(&path).unwrap();
-        let id = writer
-            .record_blocking(sample("s", "t", Decision::Denied, 2))
-            .unwrap();
+        let id = writer.record_blocking(sample("s", "t", Decision::Denied, 2)).unwrap();
         writer.complete_blocking(id, crate::Outcome::Ok, 3).unwrap();
         drop(writer);
         assert_eq!(page_size(&path), 4096, "an existing database's pages are left alone");
