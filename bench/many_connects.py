@@ -16,6 +16,15 @@ what the app's Servers view shows: one per `connect`), and how long a policy cha
 every data plane — the policy file is rewritten to deny `echo`, and each client calls `echo` back
 to back until it is refused; the time from the write to each client's first refusal (its p50 and
 max; the target is 1 s for all of them).
+
+Audit write waits: every `connect` of the measured round runs with PORTCULLIS_AUDIT_WAITS naming
+one file, so its audit writer appends a JSON line of its figures (`AuditWriter::write_waits`:
+records committed, commit wait from `record` to committed p50/p99/max, waits for another
+process's write lock) when it stops (`"final": true`) and whenever it goes idle (`"final": false`).
+Per process the last final line counts, else its last idle line (a process that exits without
+dropping its writer leaves only those). Reported across processes: how many reported and how many
+with a final line, the median and max of their commit p50 and p99, the max of their max, and the
+lock waits (total, processes with one, longest).
 """
 
 from __future__ import annotations
@@ -54,8 +63,8 @@ def memory(pid: int) -> dict[str, int]:
 
 
 class Client:
-    def __init__(self, argv: list[str], calls: int):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    def __init__(self, argv: list[str], calls: int, env: dict[str, str] | None = None):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self.calls = calls
         self.latencies: list[float] = []
         self.errors: list[str] = []
@@ -120,9 +129,11 @@ def reach_figures(reached: list[float | None]) -> list[float | None]:
     return [round(ordered[len(ordered) // 2], 3), round(ordered[-1], 3)]
 
 
-def run_round(argv: list[str], processes: int, calls: int) -> list[Client]:
-    """Starts `processes` clients together and waits (bounded) for their calls."""
-    clients = [Client(argv, calls) for _ in range(processes)]
+def run_round(argv: list[str], processes: int, calls: int, waits: Path | None = None) -> list[Client]:
+    """Starts `processes` clients together and waits (bounded) for their calls. With `waits`, each
+    connect's audit writer appends its write waits there (PORTCULLIS_AUDIT_WAITS)."""
+    env = None if waits is None else {**os.environ, "PORTCULLIS_AUDIT_WAITS": str(waits)}
+    clients = [Client(argv, calls, env) for _ in range(processes)]
     go = threading.Event()
     for c in clients:
         threading.Thread(target=c.run, args=(go,), daemon=True).start()
@@ -162,7 +173,8 @@ def main() -> None:
             close(run_round(argv, args.processes, args.calls))
             keeper_after.append(round(after_links_closed(keeper, info) / 1024, 1))
         started = time.monotonic()
-        clients = run_round(argv, args.processes, args.calls)
+        waits_file = tmp / "audit-waits.jsonl"
+        clients = run_round(argv, args.processes, args.calls, waits_file)
         took = time.monotonic() - started
         time.sleep(1.0)  # idle: every connect waits on its client
         mems = []
@@ -184,6 +196,7 @@ def main() -> None:
         for t in reach:
             t.join(timeout=60)
         close(clients)
+        waits = write_waits(waits_file, [c.proc.pid for c in clients])
         keeper_after.append(round(after_links_closed(keeper, info) / 1024, 1))
         keeper.stop()
     lat = sorted(x for c in clients for x in c.latencies)
@@ -205,12 +218,52 @@ def main() -> None:
         "keeper_vmrss_mib_before_and_after_each_round": keeper_after,
         "sessions_listed_by_keeper": sessions,
         "policy_reached_s_p50_max": reach_figures([c.reached_s for c in clients]),
+        "audit_write_waits": waits,
     }
     print(json.dumps(figures, indent=2))
     for e in errors[:5]:
         print("error:", e, file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
+
+
+def write_waits(path: Path, pids: list[int]) -> dict:
+    """The connects' audit write waits (PORTCULLIS_AUDIT_WAITS lines), across processes."""
+    last: dict[int, dict] = {}
+    final: set[int] = set()
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        w = json.loads(line)
+        pid = w["pid"]
+        if pid not in pids or (pid in final and not w["final"]):
+            continue
+        last[pid] = w
+        if w["final"]:
+            final.add(pid)
+    got = list(last.values())
+    if not got:
+        return {"processes": len(pids), "reported": 0, "with_final_line": 0}
+
+    def across(key: str) -> list[int]:
+        values = sorted(w[key] for w in got if w["rows"])
+        return [values[len(values) // 2], values[-1]] if values else [0, 0]
+
+    return {
+        "processes": len(pids),
+        "reported": len(got),
+        "with_final_line": len(final),
+        "rows": sum(w["rows"] for w in got),
+        "commit_p50_us_median_max": across("commit_p50_us"),
+        "commit_p99_us_median_max": across("commit_p99_us"),
+        "commit_max_us_median_max": across("commit_max_us"),
+        "lock_waits": sum(w["lock_waits"] for w in got),
+        "processes_with_a_lock_wait": sum(1 for w in got if w["lock_waits"]),
+        "lock_wait_max_us": max(w["lock_wait_max_us"] for w in got),
+        "lock_wait_total_ms": round(sum(w["lock_wait_total_us"] for w in got) / 1e3, 1),
+    }
 
 
 def after_links_closed(keeper, info: dict) -> int:
