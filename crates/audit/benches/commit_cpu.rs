@@ -89,10 +89,7 @@ fn calls(writer: &AuditWriter, next: &mut u64, n: u64) -> (Duration, Duration) {
 }
 
 fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 fn load() -> String {

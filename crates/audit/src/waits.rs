@@ -228,7 +228,21 @@ mod tests {
             assert_eq!(upper_bound(bucket(us)), us);
         }
         let mut last = 0;
-        for us in [16, 17, 31, 32, 33, 100, 999, 1_000, 4_095, 4_096, 65_537, 10_000_000, 1 << 39] {
+        for us in [
+            16,
+            17,
+            31,
+            32,
+            33,
+            100,
+            999,
+            1_000,
+            4_095,
+            4_096,
+            65_537,
+            10_000_000,
+            1 << 39,
+        ] {
             let b = bucket(us);
             assert!(b >= last, "buckets grow with the value");
             last = b;
@@ -254,7 +268,10 @@ mod tests {
         c.lock_waited(Duration::from_millis(3));
         c.lock_waited(Duration::from_millis(7));
         let w = c.snapshot();
-        assert_eq!((w.lock_waits, w.lock_wait_max_us, w.lock_wait_total_us), (2, 7_000, 10_000));
+        assert_eq!(
+            (w.lock_waits, w.lock_wait_max_us, w.lock_wait_total_us),
+            (2, 7_000, 10_000)
+        );
     }
 
     #[test]

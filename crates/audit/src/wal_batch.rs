@@ -182,7 +182,10 @@ unsafe extern "C" fn open(
     // SAFETY: SQLite gives `szOsFile` bytes at `file`, which `register` sized for a `File` and,
     // at `real_offset()`, the real VFS's object; `sqlite3_file` needs pointer alignment, which
     // SQLite's allocations give, and `real_offset` keeps.
-    #[allow(clippy::cast_ptr_alignment, reason = "real_offset() is a multiple of the File's alignment")]
+    #[allow(
+        clippy::cast_ptr_alignment,
+        reason = "real_offset() is a multiple of the File's alignment"
+    )]
     let real = unsafe { file.cast::<u8>().add(real_offset()).cast::<ffi::sqlite3_file>() };
     // SAFETY: `real_vfs` is the static `unix` VFS; its `xOpen` fills `real` (its own size).
     let rc = unsafe {
@@ -566,12 +569,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
         let writer = through_shim(&path);
-        writer.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);").unwrap();
+        writer
+            .execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);")
+            .unwrap();
         // A tiny cache: the transaction's pages are written to the log before it ends.
         writer.pragma_update(None, "cache_size", 10).unwrap();
         writer.execute_batch("BEGIN").unwrap();
         for _ in 0..300 {
-            writer.execute("INSERT INTO t (v) VALUES (?1)", ["x".repeat(3000)]).unwrap();
+            writer
+                .execute("INSERT INTO t (v) VALUES (?1)", ["x".repeat(3000)])
+                .unwrap();
         }
         writer.execute_batch("ROLLBACK").unwrap();
         writer.execute("INSERT INTO t (v) VALUES ('kept')", []).unwrap();
@@ -593,7 +600,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
         let writer = through_shim(&path);
-        writer.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);").unwrap();
+        writer
+            .execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);")
+            .unwrap();
         let big = "z".repeat(3 << 20);
         writer.execute("INSERT INTO t (v) VALUES (?1)", [&big]).unwrap();
         drop(writer);
@@ -618,7 +627,8 @@ mod tests {
                     // Small: the log is checkpointed and restarted many times meanwhile.
                     conn.pragma_update(None, "wal_autocheckpoint", 20).unwrap();
                     for i in 0..300 {
-                        conn.execute("INSERT INTO t (v) VALUES (?1)", [format!("{n}-{i}")]).unwrap();
+                        conn.execute("INSERT INTO t (v) VALUES (?1)", [format!("{n}-{i}")])
+                            .unwrap();
                     }
                 })
             })

@@ -5,10 +5,10 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::*;
-use crate::waits::{WaitsFile, WriteWaits};
 use crate::record::Decision;
 use crate::store::AuditFilter;
 use crate::tests::{sample, REPLY_TIMEOUT};
+use crate::waits::{WaitsFile, WriteWaits};
 
 /// Parks the writer thread until the returned sender is dropped or sent to, so that commands
 /// sent meanwhile are all queued when it resumes: a deterministic group.
@@ -509,7 +509,10 @@ fn records_committed_without_contention_count_their_commit_wait_and_no_lock_wait
     assert_eq!(waits.lock_waits, 0, "{waits:?}");
     assert!(waits.commit_p50_us <= waits.commit_p99_us, "{waits:?}");
     assert!(waits.commit_p99_us <= waits.commit_max_us, "{waits:?}");
-    assert!(waits.commit_max_us <= bound, "{waits:?}: longer than the whole loop ({bound} µs)");
+    assert!(
+        waits.commit_max_us <= bound,
+        "{waits:?}: longer than the whole loop ({bound} µs)"
+    );
 }
 
 #[test]
