@@ -262,8 +262,15 @@ impl AuditWriter {
             .name("portcullis-audit-writer".to_owned())
             .spawn(move || {
                 // Started on the writer thread so the checkpointer is stopped (and joined) by it.
+                // Callers may commit on their own threads before this runs (the idle fast
+                // path), and those commits found no checkpointer to tell: one checkpoint at start
+                // copies whatever they logged, instead of waiting for the next commit.
                 if let Target::File(path) = &thread_target {
-                    on_thread.lock_state().checkpointer = Checkpointer::start(path.clone());
+                    let checkpointer = Checkpointer::start(path.clone());
+                    if let Some(checkpointer) = &checkpointer {
+                        checkpointer.committed();
+                    }
+                    on_thread.lock_state().checkpointer = checkpointer;
                 }
                 let _closer = CloseOnExit(&on_thread);
                 run(&on_thread, &rx);
