@@ -171,7 +171,7 @@ impl Drop for Forwarded {
 
 /// The decision point. Its parts are its own: the rest of the gateway asks it for what it does
 /// (`gate/parts.rs`). What a person decides is not here: the gate asks ([`HeldCalls`]) and
-/// waits; the keeper's [`crate::choose`] answers.
+/// waits; the keeper (`crates/keeper/src/choose.rs`) answers.
 pub struct Gate {
     policies: Arc<PolicyStore>,
     rate_limits: RateLimits,

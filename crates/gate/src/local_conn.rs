@@ -4,7 +4,7 @@
 //! The connection opens with one line from the client, a hello naming the server and the token
 //! from gateway.json (`{"portcullis":1,"server":"everything","token":"…"}`); the gateway answers
 //! [`ACK`] or a one-line JSON-RPC error whose `data.code` says why ([`RefusalCode`]) and closes.
-//! Then the connection drives the same [`Session`] API as the HTTP entry ([`crate::http::mcp`]),
+//! Then the connection drives the same [`Session`] API as the keeper's HTTP entry (`crates/keeper/src/http/mcp.rs`),
 //! so no decision is made here:
 //! - `initialize` opens a legacy session owned by this connection (ended when it closes);
 //! - anything else without one goes to the server's stateless session, with the connection as

@@ -101,7 +101,7 @@ impl PersonSide {
 
     /// Pauses or resumes approvals: while paused, a call that would be held for a person is
     /// denied at once (decided by the gateway); calls already held keep waiting. Announced as
-    /// [`GatewayEvent::PauseChanged`] when it changes.
+    /// [`portcullis_gate::events::GatewayEvent::PauseChanged`] when it changes.
     pub fn set_paused(&self, paused: bool) {
         self.broker.set_paused(paused);
     }
@@ -205,7 +205,7 @@ impl PersonSide {
         })
     }
 
-    /// Takes back a policy write a decision made (see [`PolicyStore::undo`]).
+    /// Takes back a policy write a decision made (see [`portcullis_gate::policy_store::PolicyStore::undo`]).
     pub fn undo_policy_write(&self, write_id: &str) -> Result<portcullis_gate::policy_store::PolicyWrite, UndoError> {
         self.gate.policies().undo(write_id, Instant::now())
     }

@@ -6,7 +6,7 @@
 //! ended sessions. The keeper sends [`Down`]: the answer to each question (at once, or held
 //! under the keeper's id), then for each held call its deadline moves and its resolution.
 //!
-//! The keeper side (`crates/keeper/src/link_serve.rs`) asks its in-process [`HeldCalls`] (the broker), so a call asked
+//! The keeper side (`crates/keeper/src/link_serve.rs`) asks its in-process [`super::HeldCalls`] (the broker), so a call asked
 //! over the link is decided exactly as one of the keeper's own HTTP sessions: the same grants,
 //! pause, approvers, prompt and events. A data plane may end only the calls it asked about and
 //! withdraw only its own sessions; when the link closes, its calls still held are withdrawn.

@@ -127,7 +127,11 @@ pub(crate) async fn approve(
     decide(&gw, &id, choice)
 }
 
-pub(crate) async fn deny(State(gw): State<Arc<Keeper>>, Path(id): Path<String>, body: Option<Json<DenyBody>>) -> Response {
+pub(crate) async fn deny(
+    State(gw): State<Arc<Keeper>>,
+    Path(id): Path<String>,
+    body: Option<Json<DenyBody>>,
+) -> Response {
     let Json(body) = body.unwrap_or_default();
     let choice = match grant_terms(body.for_.as_deref(), body.when) {
         Ok(None) => Choice::Deny {
@@ -191,7 +195,11 @@ const DEFAULT_EXTEND_SECS: u64 = 60;
 
 /// Moves the held call's deadline (bounded by `approval.max_hold_secs` from when it was held);
 /// answers the new `expires_at`, which `GET /control/approvals` lists too.
-pub(crate) async fn extend(State(gw): State<Arc<Keeper>>, Path(id): Path<String>, body: Option<Json<ExtendBody>>) -> Response {
+pub(crate) async fn extend(
+    State(gw): State<Arc<Keeper>>,
+    Path(id): Path<String>,
+    body: Option<Json<ExtendBody>>,
+) -> Response {
     let Json(body) = body.unwrap_or_default();
     let by = body.by_secs.unwrap_or(DEFAULT_EXTEND_SECS);
     if by == 0 || by > 86_400 {

@@ -133,10 +133,6 @@ async fn a_held_call_is_digested_once() {
     };
     let (counts, answer) = counted(&stateless, call(5, "chatty", true), approve).await;
     assert!(text(&answer).contains("chatty done"), "{}", text(&answer));
-    assert_eq!(
-        counts,
-        (1, 1),
-        "a held call: the read's digest only (digests, parses)"
-    );
+    assert_eq!(counts, (1, 1), "a held call: the read's digest only (digests, parses)");
     gateway.stop().await;
 }
