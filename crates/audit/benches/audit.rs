@@ -29,29 +29,15 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use portcullis_audit::{AuditFilter, AuditStore, AuditWriter, DecidedBy, Decision, NewDecision, Outcome};
+use portcullis_audit::{AuditFilter, AuditStore, AuditWriter, Decision, NewDecision, Outcome};
 use serde_json::json;
 
+#[path = "common/rows.rs"]
+mod rows;
+
+/// A row with a secret among its arguments, so the writer's redaction runs as in use.
 fn new_decision(i: u64) -> NewDecision {
-    NewDecision {
-        time_ms: 1_780_000_000_000 + i as i64,
-        session: "bench-session-0001".into(),
-        client_name: Some("bench-client".into()),
-        client_version: Some("1.0.0".into()),
-        server: "everything".into(),
-        tool: "echo".into(),
-        arguments: json!({ "message": format!("m{i}"), "api_key": "sk-secret", "path": "/tmp/notes.txt" }),
-        arguments_digest: "sha256:3f0a4c1e9d2b7a65f0e1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b".into(),
-        decision: Decision::Allowed,
-        decided_by: DecidedBy::Policy,
-        rule: Some("tools.echo".into()),
-        reason: None,
-        wait_ms: None,
-        request_id: Some(i.to_string()),
-        arguments_text: None,
-        original_arguments: None,
-        extra_redact_keys: Vec::new(),
-    }
+    rows::allowed_echo(i, json!({ "message": format!("m{i}"), "api_key": "sk-secret", "path": "/tmp/notes.txt" }))
 }
 
 /// Figures for `bench/criterion_summary.py`: target/bench/audit.json, one key per measurement.

@@ -30,29 +30,15 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use portcullis_audit::{AuditWriter, DecidedBy, Decision, NewDecision, Outcome};
+use portcullis_audit::{AuditWriter, NewDecision, Outcome};
 use serde_json::json;
 
+#[path = "common/rows.rs"]
+mod rows;
+
+/// An allowed call with nothing to redact.
 fn row(i: u64) -> NewDecision {
-    NewDecision {
-        time_ms: 1_780_000_000_000 + i as i64,
-        session: "bench-session-0001".into(),
-        client_name: Some("bench-client".into()),
-        client_version: Some("1.0.0".into()),
-        server: "everything".into(),
-        tool: "echo".into(),
-        arguments: json!({ "message": format!("m{i}"), "path": "/tmp/notes.txt" }),
-        arguments_digest: "hmac-sha256:3f0a4c1e9d2b7a65f0e1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b".into(),
-        decision: Decision::Allowed,
-        decided_by: DecidedBy::Policy,
-        rule: Some("tools.echo".into()),
-        reason: None,
-        wait_ms: None,
-        request_id: Some(i.to_string()),
-        arguments_text: None,
-        original_arguments: None,
-        extra_redact_keys: Vec::new(),
-    }
+    rows::allowed_echo(i, json!({ "message": format!("m{i}"), "path": "/tmp/notes.txt" }))
 }
 
 /// The process's CPU time so far (user + system, all threads).
