@@ -37,7 +37,10 @@ mod rows;
 
 /// A row with a secret among its arguments, so the writer's redaction runs as in use.
 fn new_decision(i: u64) -> NewDecision {
-    rows::allowed_echo(i, json!({ "message": format!("m{i}"), "api_key": "sk-secret", "path": "/tmp/notes.txt" }))
+    rows::allowed_echo(
+        i,
+        json!({ "message": format!("m{i}"), "api_key": "sk-secret", "path": "/tmp/notes.txt" }),
+    )
 }
 
 /// Figures for `bench/criterion_summary.py`: target/bench/audit.json, one key per measurement.

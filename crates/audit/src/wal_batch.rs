@@ -528,6 +528,16 @@ mod tests {
         conn
     }
 
+    /// [`through_shim`] on a database with the tests' table `t` (and an index on `v`, which puts
+    /// a second page in every commit, when `indexed`).
+    fn shim_with_table(path: &Path, indexed: bool) -> Connection {
+        let conn = through_shim(path);
+        let index = if indexed { " CREATE INDEX t_v ON t (v);" } else { "" };
+        conn.execute_batch(&format!("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);{index}"))
+            .unwrap();
+        conn
+    }
+
     fn plain(path: &Path) -> Connection {
         Connection::open(path).unwrap()
     }
@@ -544,10 +554,7 @@ mod tests {
     fn a_commit_is_in_the_file_for_other_connections_when_it_returns() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
-        let writer = through_shim(&path);
-        writer
-            .execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); CREATE INDEX t_v ON t (v);")
-            .unwrap();
+        let writer = shim_with_table(&path, true);
         let reader = plain(&path);
         for i in 0..200 {
             writer
@@ -568,10 +575,7 @@ mod tests {
     fn a_large_transaction_spilled_to_the_log_and_rolled_back_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
-        let writer = through_shim(&path);
-        writer
-            .execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);")
-            .unwrap();
+        let writer = shim_with_table(&path, false);
         // A tiny cache: the transaction's pages are written to the log before it ends.
         writer.pragma_update(None, "cache_size", 10).unwrap();
         writer.execute_batch("BEGIN").unwrap();
@@ -599,10 +603,7 @@ mod tests {
     fn a_commit_of_many_megabytes_is_written_whole() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
-        let writer = through_shim(&path);
-        writer
-            .execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);")
-            .unwrap();
+        let writer = shim_with_table(&path, false);
         let big = "z".repeat(3 << 20);
         writer.execute("INSERT INTO t (v) VALUES (?1)", [&big]).unwrap();
         drop(writer);
@@ -616,9 +617,7 @@ mod tests {
     fn writers_through_it_and_checkpoints_interleave_safely() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
-        through_shim(&path)
-            .execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); CREATE INDEX t_v ON t (v);")
-            .unwrap();
+        drop(shim_with_table(&path, true));
         let threads: Vec<_> = (0..3)
             .map(|n| {
                 let path = path.clone();

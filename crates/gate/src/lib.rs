@@ -56,4 +56,4 @@ pub mod upstream;
 #[cfg(unix)]
 mod test_env;
 
-pub use plane::{event_channel, Plane, StartError, AUDIT_FILE};
+pub use plane::{event_channel, new_token, Plane, StartError, AUDIT_FILE};

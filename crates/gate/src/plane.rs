@@ -197,8 +197,8 @@ impl Plane {
     }
 }
 
-/// A new random id (sessions), 192 bits in hex.
-pub(crate) fn new_token() -> String {
+/// A new random id, 192 bits in hex: session ids here, the keeper's token.
+pub fn new_token() -> String {
     use rand::RngCore;
     let mut bytes = [0u8; 24];
     rand::rng().fill_bytes(&mut bytes);

@@ -11,7 +11,6 @@ use portcullis_gate::events::GatewayEvent;
 use portcullis_gate::held_calls::HeldCalls;
 use portcullis_gate::upstream::monitor::ServerMonitor;
 use portcullis_gate::{local_socket, Plane};
-use rand::RngCore;
 use tokio::sync::broadcast;
 
 use crate::broker::ApprovalBroker;
@@ -68,7 +67,7 @@ impl Keeper {
         Ok(Arc::new(Self {
             plane,
             person,
-            token: new_token(),
+            token: portcullis_gate::new_token(),
             local: Mutex::new(None),
         }))
     }
@@ -124,10 +123,4 @@ impl Keeper {
         });
         (self.person.broker().clone(), record)
     }
-}
-
-fn new_token() -> String {
-    let mut bytes = [0u8; 24];
-    rand::rng().fill_bytes(&mut bytes);
-    hex::encode(bytes)
 }
