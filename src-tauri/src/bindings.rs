@@ -6,10 +6,13 @@
 //!
 //! Regenerate: `PORTCULLIS_BLESS=1 cargo test -p portcullis-desktop --lib bindings`.
 
-use portcullis_audit::{AuditRow, DecidedBy, Decision, FaultKind, HistogramBucket, Outcome};
+use portcullis_audit::{
+    AnswerFinding, AnswerRecord, AuditRow, DecidedBy, Decision, FaultKind, FindingLocation, HistogramBucket, Method,
+    Outcome,
+};
 use portcullis_gate::events::GatewayEvent;
 use portcullis_gate::held_calls::pending::{ClientInfo, PendingApproval, RiskBasis, Scope};
-use portcullis_gate::held_calls::LiveSession;
+use portcullis_gate::held_calls::{Asks, LiveSession};
 use portcullis_gate::pins::{DiffEntry, DiffKind, PinChange};
 use portcullis_gate::policy_store::PolicyWrite;
 use portcullis_gate::upstream::monitor::ServerReport;
@@ -52,6 +55,7 @@ pub fn render() -> String {
         decl::<Risk>(&cfg),
         decl::<RiskBasis>(&cfg),
         decl::<ClientInfo>(&cfg),
+        decl::<Asks>(&cfg),
         decl::<PendingApproval>(&cfg),
         decl::<LiveSession>(&cfg),
         decl::<Effect>(&cfg),
@@ -64,9 +68,13 @@ pub fn render() -> String {
         // The audit log.
         decl::<Decision>(&cfg),
         decl::<DecidedBy>(&cfg),
+        decl::<Method>(&cfg),
         decl::<Outcome>(&cfg),
         decl::<FaultKind>(&cfg),
         decl::<AuditRow>(&cfg),
+        decl::<AnswerRecord>(&cfg),
+        decl::<AnswerFinding>(&cfg),
+        decl::<FindingLocation>(&cfg),
         // The commands' own arguments and results.
         decl::<IpcError>(&cfg),
         decl::<ChoiceArg>(&cfg),

@@ -13,7 +13,9 @@ mod other;
 
 use std::sync::{Arc, Mutex};
 
+use portcullis_audit::Method;
 use portcullis_gate::held_calls::pending::PendingApproval;
+use portcullis_gate::held_calls::{asks_of, Asks};
 
 #[cfg(target_os = "linux")]
 use linux as platform;
@@ -42,8 +44,19 @@ pub struct Text {
 /// body is markup to notification daemons (a subset of HTML), so every piece of it is escaped
 /// ([`neutralize::markup`]); the summary is plain text by the spec, so it only gets its control
 /// and bidi characters made visible.
+///
+/// A request at another door than `tools/call` is worded by [`asks_of`] (the words the prompt and
+/// the CLI show, already neutralized for a terminal): the summary asks the question of its kind,
+/// the body says what exactly is asked.
 pub fn text(a: &PendingApproval) -> Text {
     use portcullis_audit::neutralize;
+    if a.method != Method::ToolsCall {
+        let asks = asks_of(a);
+        return Text {
+            summary: question(a, &asks),
+            body: neutralize::markup(&asks.text),
+        };
+    }
     let agent = a.client.name.as_deref().unwrap_or("An agent");
     let what = a.title.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
     let mut args = a.arguments.to_string();
@@ -68,20 +81,55 @@ pub fn text(a: &PendingApproval) -> Text {
     }
 }
 
+/// The summary of a request at another door: its kind as a question. A URL to open leads with
+/// its host, as the words do.
+fn question(a: &PendingApproval, asks: &Asks) -> String {
+    let server = portcullis_audit::neutralize::terminal(&a.server);
+    match a.method {
+        Method::ToolsCall => format!(
+            "Approve {} on {server}?",
+            portcullis_audit::neutralize::terminal(&a.tool)
+        ),
+        Method::ResourcesRead => format!("Allow reading a resource from {server}?"),
+        Method::ResourcesSubscribe => format!("Allow watching a resource on {server}?"),
+        Method::PromptsGet => format!("Allow fetching a prompt from {server}?"),
+        Method::SamplingCreateMessage => format!("Let {server} use your model?"),
+        Method::ElicitationCreate => match &asks.host {
+            Some(host) => format!("{host}: open a link for {server}?"),
+            None => format!("{server} asks you something"),
+        },
+        Method::RootsList => format!("Let {server} see your folders?"),
+    }
+}
+
+/// One line of the several-calls notification: the tool and server for a tool call, the words
+/// (cut) for any other request.
+fn listed(a: &PendingApproval) -> String {
+    use portcullis_audit::neutralize::markup;
+    if a.method == Method::ToolsCall {
+        return format!("{} on {}", markup(&a.tool), markup(&a.server));
+    }
+    let mut words = asks_of(a).text;
+    if words.chars().count() > 100 {
+        words = words.chars().take(99).collect::<String>() + "…";
+    }
+    markup(&words)
+}
+
 /// The notification for several held calls: how many, and the first few by tool and server.
 pub fn count_text(pending: &[PendingApproval]) -> Text {
-    use portcullis_audit::neutralize;
     const LISTED: usize = 3;
-    let mut lines: Vec<String> = pending
-        .iter()
-        .take(LISTED)
-        .map(|a| format!("{} on {}", neutralize::markup(&a.tool), neutralize::markup(&a.server)))
-        .collect();
+    let mut lines: Vec<String> = pending.iter().take(LISTED).map(listed).collect();
     if pending.len() > LISTED {
         lines.push(format!("and {} more", pending.len() - LISTED));
     }
+    let what = if pending.iter().all(|a| a.method == Method::ToolsCall) {
+        "tool calls"
+    } else {
+        "requests"
+    };
     Text {
-        summary: format!("{} tool calls wait for your decision", pending.len()),
+        summary: format!("{} {what} wait for your decision", pending.len()),
         body: lines.join("\n"),
     }
 }
@@ -145,107 +193,4 @@ impl Notifier {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use portcullis_gate::held_calls::pending::ClientInfo;
-    use portcullis_policy::{Risk, RuleRef, ToolClass};
-
-    fn approval(tool: &str, client: &str, arguments: serde_json::Value) -> PendingApproval {
-        PendingApproval {
-            id: "1".into(),
-            server: "filesystem".into(),
-            tool: tool.into(),
-            title: Some("Write file".into()),
-            description: None,
-            annotations: None,
-            risk: ToolClass::Write,
-            risk_level: Risk::Medium,
-            risk_basis: portcullis_gate::held_calls::pending::RiskBasis::Guessed,
-            reason: None,
-            asked_by: "the default of fs.json (no entry names write_file)".into(),
-            input_schema: None,
-            arguments_json: arguments.to_string(),
-            arguments,
-            session: "s".into(),
-            client: ClientInfo {
-                name: Some(client.into()),
-                version: None,
-            },
-            rule: portcullis_gate::held_calls::pending::HeldBy::Policy(RuleRef::Default),
-            requested_at: String::new(),
-            requested_at_ms: 0,
-            expires_at: String::new(),
-            expires_at_ms: 0,
-            request_id: "1".into(),
-            pin_change: None,
-            asked_before: false,
-        }
-    }
-
-    #[test]
-    fn the_title_names_tool_and_server() {
-        let a = approval("write_file", "cursor", serde_json::json!({"path": "x".repeat(300)}));
-        let t = text(&a);
-        assert_eq!(t.summary, "Approve write_file on filesystem?");
-        assert!(
-            t.body.starts_with("cursor wants to call write_file (Write file)."),
-            "{}",
-            t.body
-        );
-        assert!(
-            t.body.ends_with('…') && t.body.len() < 250,
-            "long arguments are cut: {}",
-            t.body
-        );
-    }
-
-    #[test]
-    fn markup_and_controls_from_the_agent_are_escaped() {
-        let a = approval(
-            "<b>rm</b>\u{202e}",
-            "evil & <a href=\"https://x\">co</a>",
-            serde_json::json!({"q": "<img src=x>\u{1b}[2J"}),
-        );
-        let t = text(&a);
-        assert_eq!(t.summary, r"Approve <b>rm</b>\u{202e} on filesystem?");
-        assert!(
-            t.body.starts_with(
-                r"evil &amp; &lt;a href=&quot;https://x&quot;&gt;co&lt;/a&gt; wants to call &lt;b&gt;rm&lt;/b&gt;\u{202e} (Write file)."
-            ),
-            "{}",
-            t.body
-        );
-        assert!(t.body.contains(r"&lt;img src=x&gt;\u001b[2J"), "{}", t.body);
-        assert!(!t.body.contains(['<', '>', '\u{1b}', '\u{202e}']), "{}", t.body);
-    }
-
-    #[test]
-    fn one_notification_names_one_call_and_counts_several() {
-        assert_eq!(shown(&[]), None);
-        let mut a = approval("write_file", "cursor", serde_json::json!({"path": "/x"}));
-        a.expires_at_ms = 10;
-        let one = shown(std::slice::from_ref(&a)).unwrap();
-        assert!(one.decide, "a single call can be decided from the notification");
-        assert_eq!(one.text, text(&a));
-        let mut calls = vec![a];
-        for (i, tool) in ["read_file", "<b>x</b>", "move_file"].iter().enumerate() {
-            let mut b = approval(tool, "cursor", serde_json::json!({}));
-            b.id = format!("{}", i + 2);
-            b.requested_at_ms = i64::try_from(i).unwrap() + 1;
-            b.expires_at_ms = 50;
-            calls.push(b);
-        }
-        let four = shown(&calls).unwrap();
-        assert!(
-            !four.decide,
-            "with several waiting, only Open: which call would Approve decide?"
-        );
-        assert_eq!(four.id, "1", "Open shows the oldest call");
-        assert_eq!(four.expires_at_ms, 50, "kept until the last deadline");
-        assert_eq!(four.text.summary, "4 tool calls wait for your decision");
-        assert_eq!(
-            four.text.body,
-            "write_file on filesystem\nread_file on filesystem\n&lt;b&gt;x&lt;/b&gt; on filesystem\nand 1 more"
-        );
-    }
-}
+mod tests;

@@ -460,16 +460,19 @@ class Gateway:
             conn.close()
 
     def audit_rows_for(self, server: str, tool: str, marker: str, timeout: float = 10.0,
-                       count: int = 1, settled: bool = False) -> list[AuditRow]:
+                       count: int = 1, settled: bool = False, method: str | None = None) -> list[AuditRow]:
         """Wait (bounded) until at least `count` audit rows for server/tool carry `marker` in arguments.
 
         Rows come back oldest first, whatever order the CLI prints.
 
         With `settled`, also wait until each forwarded row (allowed/approved) has its outcome filled in.
+        With `method` (`resources/read`, `prompts/get`, `sampling/createMessage`, ...), only rows of that
+        method (`tool` is then the URI, the prompt name or `sampling`/`elicitation`/`roots`).
         """
+        by_method = ("--method", method) if method else ()
 
         def fetch() -> list[AuditRow] | None:
-            rows = [r for r in self.audit_cli("--server", server, "--tool", tool, "--limit", "1000")
+            rows = [r for r in self.audit_cli("--server", server, "--tool", tool, *by_method, "--limit", "1000")
                     if marker in json.dumps(r.get("arguments"))]
             rows.sort(key=lambda r: (r.get("time_ms") or 0, r.get("id") or 0))  # oldest first
             if len(rows) < count:

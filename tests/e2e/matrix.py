@@ -281,7 +281,12 @@ def start_world(root: Path, everything_http: Any, everything_sse: Any) -> World:
             "mrtr_http": {"url": urls["mrtr_http"]},
             "rmcp_stdio": rmcp_client.server_stdio(),
         }
-        allow = {"version": "1", "default": "allow"}
+        # Every door written out: the cells that exercise sampling, elicitation (legacy requests and
+        # MRTR input requests) and roots, and read resources or prompts, run under explicit entries
+        # rather than the default.
+        allow = {"version": "1", "default": "allow",
+                 "resources": {"*": {}}, "prompts": {"*": {}},
+                 "server_requests": {"sampling": {}, "elicitation": {}, "roots": {}}}
         config = harness.write_config(root / "gateway", servers, {name: allow for name in servers})
         gateway = harness.start_gateway(config, root / "data")
     except BaseException:

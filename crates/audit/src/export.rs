@@ -43,7 +43,7 @@ pub fn iso_time(time_ms: i64) -> String {
 }
 
 /// The columns whose cells are JSON values rather than text.
-const JSON_COLUMNS: [&str; 2] = ["arguments", "original_arguments"];
+const JSON_COLUMNS: [&str; 3] = ["arguments", "original_arguments", "findings"];
 
 /// One row as a CSV line (no newline): RFC 4180 quoting, NULL as an empty cell, the arguments
 /// as compact JSON ([`json_cell`]), text guarded against formulas ([`neutralize::csv_cell`]).
@@ -105,6 +105,7 @@ mod tests {
 
     fn row() -> AuditRow {
         AuditRow {
+            method: crate::Method::ToolsCall,
             id: 7,
             time_ms: 1_700_000_000_000,
             session: "s".into(),
@@ -123,6 +124,9 @@ mod tests {
             upstream_ms: None,
             request_id: Some("1".into()),
             original_arguments: None,
+            answer: None,
+            findings: None,
+            answer_bytes: None,
         }
     }
 
@@ -140,8 +144,8 @@ mod tests {
         );
         assert!(line.contains(r#""{""path"":"#), "arguments are quoted JSON: {line}");
         assert!(
-            line.ends_with("d,approved,user,default,,1200,,,1,"),
-            "{line} (no original_arguments)"
+            line.ends_with("d,approved,user,default,,1200,,,1,,tools/call,,,"),
+            "{line} (no original_arguments, then the method, then no answer)"
         );
         assert_eq!(csv(&[]), csv_header(), "no rows: the header alone");
     }

@@ -50,6 +50,7 @@ fn spec(time_ms: i64, server: &str, tool: &str, decision: Decision, arguments: V
     };
     Spec {
         decision: NewDecision {
+            method: crate::Method::ToolsCall,
             time_ms,
             session: "sess-7f3a".to_owned(),
             client_name: Some("claude-code".to_owned()),
@@ -228,6 +229,74 @@ fn data_set(name: &str) -> DataSet {
                 later: Vec::new(),
             }
         }
+        // One request at each door, a minute apart (ids in this order): what `tool` holds
+        // differs by kind (a tool, a URI, a prompt's name, the server request's kind).
+        "doors" => {
+            let plan = [
+                (
+                    crate::Method::ToolsCall,
+                    "filesystem",
+                    "write_file",
+                    Decision::Approved,
+                    json!({ "path": "/tmp/notes.txt" }),
+                ),
+                (
+                    crate::Method::ResourcesRead,
+                    "filesystem",
+                    "file:///home/me/.ssh/id_ed25519",
+                    Decision::Rejected,
+                    json!({ "uri": "file:///home/me/.ssh/id_ed25519" }),
+                ),
+                (
+                    crate::Method::ResourcesSubscribe,
+                    "filesystem",
+                    "file:///var/log/syslog",
+                    Decision::Allowed,
+                    json!({ "uri": "file:///var/log/syslog" }),
+                ),
+                (
+                    crate::Method::PromptsGet,
+                    "everything",
+                    "complex_prompt",
+                    Decision::Allowed,
+                    json!({ "temperature": "0.7" }),
+                ),
+                (
+                    crate::Method::SamplingCreateMessage,
+                    "everything",
+                    "sampling",
+                    Decision::Approved,
+                    json!({ "messages": [{ "role": "user", "content": { "type": "text", "text": "Summarize my notes" } }], "maxTokens": 500 }),
+                ),
+                (
+                    crate::Method::ElicitationCreate,
+                    "everything",
+                    "elicitation",
+                    Decision::Denied,
+                    json!({ "mode": "url", "url": "https://auth.example.com/login", "message": "Sign in" }),
+                ),
+                (
+                    crate::Method::RootsList,
+                    "everything",
+                    "roots",
+                    Decision::Allowed,
+                    json!({}),
+                ),
+            ];
+            let rows = plan
+                .into_iter()
+                .zip(0_i64..)
+                .map(|((method, server, tool, decision, arguments), i)| {
+                    let mut s = spec(NOW - (7 - i) * MINUTE, server, tool, decision, arguments);
+                    s.decision.method = method;
+                    s
+                })
+                .collect();
+            DataSet {
+                rows,
+                later: Vec::new(),
+            }
+        }
         other => panic!("no data set {other:?} in {GOLDEN_PATH}; the names are built in golden_tests.rs"),
     }
 }
@@ -236,6 +305,7 @@ fn data_set(name: &str) -> DataSet {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FilterArg {
+    method: Option<crate::Method>,
     server: Option<String>,
     tool: Option<String>,
     decision: Option<Decision>,
@@ -243,17 +313,21 @@ struct FilterArg {
     until_ms: Option<i64>,
     text: Option<String>,
     before: Option<(i64, i64)>,
+    #[serde(default)]
+    with_findings: bool,
 }
 
 impl From<FilterArg> for AuditFilter {
     fn from(f: FilterArg) -> Self {
         AuditFilter {
+            method: f.method,
             server: f.server,
             tool: f.tool,
             decision: f.decision,
             since_ms: f.since_ms,
             until_ms: f.until_ms,
             text: f.text,
+            with_findings: f.with_findings,
             before: f.before,
         }
     }

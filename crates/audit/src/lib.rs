@@ -126,6 +126,7 @@
 //! up, a read-only bind mount (root) or file mode (other users). A test whose precondition is
 //! missing fails under CI and says `skipped: <reason>` elsewhere (`test_env.rs`).
 
+mod answer;
 mod checkpoint;
 mod connection;
 mod error;
@@ -157,10 +158,11 @@ mod test_env;
 #[cfg(test)]
 mod tests;
 
+pub use answer::{AnswerFinding, AnswerRecord, FindingLocation};
 pub use error::AuditError;
 pub use health::{AuditFault, FaultKind, HealthListener};
 pub use histogram::{HistogramBucket, MAX_BUCKETS};
-pub use record::{AuditRow, DecidedBy, Decision, NewDecision, Outcome, UnknownValue};
+pub use record::{AuditRow, DecidedBy, Decision, Method, NewDecision, Outcome, UnknownValue};
 pub use redact::{is_secret_key, needs_redaction, redact, redacted_json, REDACTED, SECRET_WORDS};
 pub use store::{AuditFilter, AuditStore, RowHead};
 pub use waits::{WriteWaits, WAITS_ENV};

@@ -93,6 +93,36 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
             FROM decisions LEFT JOIN outcomes ON outcomes.id = decisions.id;
     ",
     },
+    Migration {
+        version: 4,
+        name: "the kind of request decided (method)",
+        // Additive with a default: a writer of the previous version (a `connect` started before
+        // the upgrade) inserts without naming the column and only ever records tool calls, which
+        // is what the default says. `calls` selects `decisions.*`, so it has the column too.
+        sql: "ALTER TABLE decisions ADD COLUMN method TEXT NOT NULL DEFAULT 'tools/call';",
+    },
+    Migration {
+        version: 5,
+        name: "what came back: answer excerpts and findings",
+        // A table of its own, written with the outcome: an answer arrives after its decision, and
+        // a row of the decisions table is never rewritten (migration 3). `findings` is a JSON
+        // array; `calls` gains the three columns, NULL for requests without a recorded answer.
+        sql: "
+        CREATE TABLE answers (
+            id       INTEGER PRIMARY KEY,
+            bytes    INTEGER NOT NULL,
+            excerpt  TEXT    NOT NULL,
+            findings TEXT    NOT NULL
+        ) STRICT;
+        DROP VIEW calls;
+        CREATE VIEW calls AS
+            SELECT decisions.*, outcomes.outcome, outcomes.upstream_ms,
+                   answers.excerpt AS answer, answers.findings AS findings, answers.bytes AS answer_bytes
+            FROM decisions
+            LEFT JOIN outcomes ON outcomes.id = decisions.id
+            LEFT JOIN answers ON answers.id = decisions.id;
+    ",
+    },
 ];
 
 /// The schema version this build writes and reads.
@@ -184,6 +214,32 @@ mod tests {
             .unwrap();
         assert_eq!(rows, 1, "a second migrate must not touch existing rows");
         check_current(&conn).unwrap();
+    }
+
+    /// A `connect` started before the upgrade keeps inserting without the column, and only ever
+    /// records tool calls: that is what its rows read as.
+    #[test]
+    fn rows_from_a_writer_that_predates_the_method_column_read_as_tool_calls() {
+        let mut conn = memory();
+        let tx = conn.transaction().unwrap();
+        for step in &MIGRATIONS[..3] {
+            tx.execute_batch(step.sql).unwrap();
+        }
+        tx.pragma_update(None, "user_version", 3).unwrap();
+        tx.commit().unwrap();
+        let old_insert = "INSERT INTO decisions (time_ms, session, server, tool, arguments, arguments_digest, decision, decided_by) \
+             VALUES (1, 's', 'srv', 't', '{}', 'd', 'allowed', 'policy')";
+        conn.execute_batch(old_insert).unwrap();
+        migrate(&mut conn).unwrap();
+        conn.execute_batch(old_insert).unwrap();
+        let methods: Vec<String> = conn
+            .prepare("SELECT method FROM calls ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(methods, ["tools/call", "tools/call"]);
     }
 
     #[test]

@@ -125,6 +125,34 @@ vocabulary! {
     }
 }
 
+vocabulary! {
+    /// Which kind of request was decided (the `method` column): the JSON-RPC method, a client's
+    /// request or the server's own. Rows written before the column existed read `tools/call`.
+    Method as "method" {
+        /// A tool call (the `tool` column names the tool).
+        #[serde(rename = "tools/call")]
+        ToolsCall => "tools/call",
+        /// A resource read (the `tool` column holds the URI).
+        #[serde(rename = "resources/read")]
+        ResourcesRead => "resources/read",
+        /// A resource subscription (the `tool` column holds the URI).
+        #[serde(rename = "resources/subscribe")]
+        ResourcesSubscribe => "resources/subscribe",
+        /// A prompt fetched (the `tool` column holds the prompt name).
+        #[serde(rename = "prompts/get")]
+        PromptsGet => "prompts/get",
+        /// The server asks the client's model to answer (sampling).
+        #[serde(rename = "sampling/createMessage")]
+        SamplingCreateMessage => "sampling/createMessage",
+        /// The server asks the person for data, or to open a URL.
+        #[serde(rename = "elicitation/create")]
+        ElicitationCreate => "elicitation/create",
+        /// The server asks for the client's roots (its folders).
+        #[serde(rename = "roots/list")]
+        RootsList => "roots/list",
+    }
+}
+
 /// A decision to record. Built by the gateway; the writer redacts `arguments` before anything
 /// reaches the disk.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,7 +167,10 @@ pub struct NewDecision {
     pub client_version: Option<String>,
     /// The upstream server name from the config.
     pub server: String,
-    /// The tool name from `tools/call`.
+    /// Which kind of request this is.
+    pub method: Method,
+    /// The tool name from `tools/call`; for the other methods the URI, the prompt name or the
+    /// kind of the server's request.
     pub tool: String,
     /// The call's arguments, UNREDACTED; the store redacts before writing.
     pub arguments: serde_json::Value,
@@ -198,6 +229,22 @@ pub struct AuditRow {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(type = "unknown", optional))]
     pub original_arguments: Option<serde_json::Value>,
+    /// The kind of request (`tools/call` for every row written before the column existed). After
+    /// the older columns, so the CSV's earlier columns keep their places.
+    pub method: Method,
+    /// What came back, redacted and cut short; `None` for a request whose answer was not
+    /// recorded (not forwarded, no answer yet, written before answers were kept).
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub answer: Option<String>,
+    /// What the gate found in the answer and what it did; `None` as for `answer`.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub findings: Option<Vec<crate::AnswerFinding>>,
+    /// The answer's size in bytes as the server sent it.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub answer_bytes: Option<i64>,
 }
 
 impl AuditRow {
@@ -221,6 +268,10 @@ impl AuditRow {
         "upstream_ms",
         "request_id",
         "original_arguments",
+        "method",
+        "answer",
+        "findings",
+        "answer_bytes",
     ];
 
     /// The keyset cursor for the page after this row: pass it as [`crate::AuditFilter::before`].

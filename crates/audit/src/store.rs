@@ -8,7 +8,7 @@ use rusqlite::{params_from_iter, Connection, Row};
 
 use crate::connection::{self, Target};
 use crate::error::AuditError;
-use crate::record::{AuditRow, Decision};
+use crate::record::{AuditRow, Decision, Method};
 use crate::search;
 
 /// Which rows to read. Every field narrows the result; the default matches everything.
@@ -16,8 +16,10 @@ use crate::search;
 pub struct AuditFilter {
     /// Exact server name.
     pub server: Option<String>,
-    /// Exact tool name.
+    /// Exact tool name (or URI, or prompt name, as the `tool` column holds).
     pub tool: Option<String>,
+    /// Exact kind of request.
+    pub method: Option<Method>,
     /// Exact decision.
     pub decision: Option<Decision>,
     /// Rows at or after this time (Unix ms, inclusive).
@@ -29,6 +31,8 @@ pub struct AuditFilter {
     /// arguments with every string decoded, whatever escapes the client used: `/home/u/.ssh`
     /// finds `"\u002fhome\u002fu\u002f.ssh"`, `say "hi"` finds `"say \"hi\""` (see `search`).
     pub text: Option<String>,
+    /// Only requests whose answer had findings.
+    pub with_findings: bool,
     /// Keyset cursor: only rows strictly older than this `(time_ms, id)`, i.e. after it in
     /// newest-first order. Pass the last row's [`AuditRow::cursor`] to get the next page.
     pub before: Option<(i64, i64)>,
@@ -54,10 +58,12 @@ pub struct RowHead {
     pub server: String,
     pub tool: String,
     pub decision: Decision,
+    pub method: Method,
 }
 
 const COLUMNS: &str = "id, time_ms, session, client_name, client_version, server, tool, arguments, \
-     arguments_digest, decision, decided_by, rule, reason, wait_ms, outcome, upstream_ms, request_id, original_arguments";
+     arguments_digest, decision, decided_by, rule, reason, wait_ms, outcome, upstream_ms, request_id, original_arguments, \
+     method, answer, findings, answer_bytes";
 
 impl AuditStore {
     /// Opens the database at `path` read-only. A missing file is [`AuditError::Missing`]; the
@@ -112,14 +118,16 @@ impl AuditStore {
     /// that follows the audit announces of rows other processes commit.
     pub fn heads_after(&self, after: i64, limit: usize) -> Result<Vec<RowHead>, AuditError> {
         let conn = self.lock();
-        let mut stmt =
-            conn.prepare_cached("SELECT id, server, tool, decision FROM decisions WHERE id > ?1 ORDER BY id LIMIT ?2")?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, server, tool, decision, method FROM decisions WHERE id > ?1 ORDER BY id LIMIT ?2",
+        )?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut rows = stmt.query(rusqlite::params![after, limit])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             let id: i64 = row.get(0)?;
             let decision: String = row.get(3)?;
+            let method: String = row.get(4)?;
             out.push(RowHead {
                 id,
                 server: row.get(1)?,
@@ -127,6 +135,7 @@ impl AuditStore {
                 decision: decision
                     .parse()
                     .map_err(|err| AuditError::invalid(id, "decision", &err))?,
+                method: method.parse().map_err(|err| AuditError::invalid(id, "method", &err))?,
             });
         }
         Ok(out)
@@ -195,6 +204,10 @@ fn select_sql(filter: &AuditFilter, limit: usize) -> (String, Vec<SqlValue>) {
 fn where_clause(filter: &AuditFilter) -> (String, Vec<SqlValue>) {
     let mut conditions: Vec<&str> = Vec::new();
     let mut params = Vec::new();
+    if let Some(method) = filter.method {
+        conditions.push("method = ?");
+        params.push(SqlValue::Text(method.as_str().to_owned()));
+    }
     if let Some(server) = &filter.server {
         conditions.push("server = ?");
         params.push(SqlValue::Text(server.clone()));
@@ -221,6 +234,9 @@ fn where_clause(filter: &AuditFilter) -> (String, Vec<SqlValue>) {
         params.push(SqlValue::Integer(time_ms));
         params.push(SqlValue::Integer(id));
     }
+    if filter.with_findings {
+        conditions.push("id IN (SELECT id FROM answers WHERE findings <> '[]')");
+    }
     if let Some(text) = &filter.text {
         conditions.push(search::CONDITION);
         params.push(SqlValue::Text(text.clone()));
@@ -239,6 +255,7 @@ fn decode(row: &Row<'_>) -> Result<AuditRow, AuditError> {
     let decision: String = row.get(9)?;
     let decided_by: String = row.get(10)?;
     let outcome: Option<String> = row.get(14)?;
+    let method: String = row.get(18)?;
     Ok(AuditRow {
         id,
         time_ms: row.get(1)?,
@@ -246,6 +263,7 @@ fn decode(row: &Row<'_>) -> Result<AuditRow, AuditError> {
         client_name: row.get(3)?,
         client_version: row.get(4)?,
         server: row.get(5)?,
+        method: method.parse().map_err(|err| AuditError::invalid(id, "method", &err))?,
         tool: row.get(6)?,
         arguments: serde_json::from_str(&arguments).map_err(|err| AuditError::InvalidRow {
             id,
@@ -268,16 +286,28 @@ fn decode(row: &Row<'_>) -> Result<AuditRow, AuditError> {
             .map_err(|err| AuditError::invalid(id, "outcome", &err))?,
         upstream_ms: row.get(15)?,
         request_id: row.get(16)?,
-        original_arguments: row
-            .get::<_, Option<String>>(17)?
-            .map(|text| serde_json::from_str(&text))
-            .transpose()
-            .map_err(|err| AuditError::InvalidRow {
-                id,
-                column: "original_arguments",
-                detail: err.to_string(),
-            })?,
+        original_arguments: json_column(row, 17, id, "original_arguments")?,
+        answer: row.get(19)?,
+        findings: json_column(row, 20, id, "findings")?,
+        answer_bytes: row.get(21)?,
     })
+}
+
+/// A nullable column holding JSON text, read into `T`.
+fn json_column<T: serde::de::DeserializeOwned>(
+    row: &Row<'_>,
+    index: usize,
+    id: i64,
+    column: &'static str,
+) -> Result<Option<T>, AuditError> {
+    row.get::<_, Option<String>>(index)?
+        .map(|text| serde_json::from_str(&text))
+        .transpose()
+        .map_err(|err| AuditError::InvalidRow {
+            id,
+            column,
+            detail: err.to_string(),
+        })
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub(crate) const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub(crate) fn sample(server: &str, tool: &str, decision: Decision, time_ms: i64) -> NewDecision {
     NewDecision {
+        method: crate::Method::ToolsCall,
         time_ms,
         session: "sess-1".to_owned(),
         client_name: Some("claude-code".to_owned()),
@@ -62,6 +63,7 @@ fn record_then_query_roundtrips_every_column_with_arguments_redacted() {
     let id = writer.record_blocking(row.clone()).unwrap();
 
     let expected = AuditRow {
+        method: crate::Method::ToolsCall,
         id,
         time_ms: row.time_ms,
         session: row.session.clone(),
@@ -80,6 +82,9 @@ fn record_then_query_roundtrips_every_column_with_arguments_redacted() {
         upstream_ms: None,
         request_id: Some("\"req-7\"".to_owned()),
         original_arguments: None,
+        answer: None,
+        findings: None,
+        answer_bytes: None,
     };
     assert_eq!(
         store.query(&AuditFilter::default(), 10).unwrap(),
@@ -212,12 +217,14 @@ fn filter_fixture() -> (AuditWriter, AuditStore, Vec<i64>) {
 #[case::no_match(AuditFilter { server: Some("nope".into()), ..Default::default() }, &[])]
 #[case::all_together(
     AuditFilter {
+        method: None,
         server: Some("github".into()),
         tool: Some("create_issue".into()),
         decision: Some(Decision::Denied),
         since_ms: Some(100),
         until_ms: Some(701),
         text: Some("create".into()),
+        with_findings: false,
         before: Some((700, i64::MAX)),
     },
     &[2]
@@ -588,16 +595,16 @@ fn a_writer_open_before_an_additive_migration_keeps_committing() {
     let newer = rusqlite::Connection::open(&path).unwrap();
     newer
         .execute_batch(&format!(
-            "BEGIN IMMEDIATE; ALTER TABLE decisions ADD COLUMN method TEXT NOT NULL DEFAULT 'tools/call'; \
-             CREATE TABLE answers (decision_id INTEGER PRIMARY KEY, excerpt TEXT); \
+            "BEGIN IMMEDIATE; ALTER TABLE decisions ADD COLUMN findings TEXT NOT NULL DEFAULT '[]'; \
+             CREATE TABLE notes (decision_id INTEGER PRIMARY KEY, note TEXT); \
              PRAGMA user_version = {next}; COMMIT;"
         ))
         .unwrap();
     let id = old.record_blocking(sample("s", "t", Decision::Denied, 11)).unwrap();
-    let method: String = newer
-        .query_row("SELECT method FROM decisions WHERE id = ?1", [id], |r| r.get(0))
+    let findings: String = newer
+        .query_row("SELECT findings FROM decisions WHERE id = ?1", [id], |r| r.get(0))
         .unwrap();
-    assert_eq!(method, "tools/call", "the old writer's row, read by the new schema");
+    assert_eq!(findings, "[]", "the old writer's row, read by the new schema");
     assert_eq!(user_version(&path), next);
     assert!(matches!(AuditWriter::open(&path), Err(AuditError::SchemaTooNew { .. })));
 }
@@ -749,4 +756,103 @@ fn handles_and_errors_cross_threads() {
     send_sync::<AuditStore>();
     send_sync::<AuditError>();
     send_sync::<AuditRow>();
+}
+
+/// "What did my agent read?": rows keep their kind of request, and a filter on it finds them.
+#[test]
+fn rows_keep_their_method_and_the_filter_finds_each_kind() {
+    let (writer, store) = memory();
+    writer
+        .record_blocking(sample("fs", "write_file", Decision::Allowed, 1))
+        .unwrap();
+    let read = NewDecision {
+        method: crate::Method::ResourcesRead,
+        tool: "file:///home/u/.ssh/id_ed25519".to_owned(),
+        ..sample("fs", "x", Decision::Denied, 2)
+    };
+    writer.record_blocking(read).unwrap();
+    let only = |method| AuditFilter {
+        method: Some(method),
+        ..AuditFilter::default()
+    };
+    let reads = store.query(&only(crate::Method::ResourcesRead), 10).unwrap();
+    assert_eq!(reads.len(), 1);
+    assert_eq!(
+        (reads[0].method, reads[0].tool.as_str()),
+        (crate::Method::ResourcesRead, "file:///home/u/.ssh/id_ed25519")
+    );
+    let calls = store.query(&only(crate::Method::ToolsCall), 10).unwrap();
+    assert_eq!(
+        calls.iter().map(|r| r.tool.as_str()).collect::<Vec<_>>(),
+        ["write_file"]
+    );
+    assert!(store.query(&only(crate::Method::PromptsGet), 10).unwrap().is_empty());
+    let line = crate::export::jsonl_row(&reads[0]);
+    assert!(line.contains(r#""method":"resources/read""#), "{line}");
+}
+
+/// What came back is kept beside the outcome, read back on the row (`answer`, `findings`,
+/// `answer_bytes`), and "answers with findings" selects only rows whose answer had some.
+#[test]
+fn an_answer_is_kept_with_the_outcome_and_filtered_on_its_findings() {
+    let (writer, store) = memory();
+    let clean = writer
+        .record_blocking(sample("s", "fetch", Decision::Allowed, 10))
+        .unwrap();
+    let found = writer
+        .record_blocking(sample("s", "fetch", Decision::Allowed, 20))
+        .unwrap();
+    let none = writer
+        .record_blocking(sample("s", "fetch", Decision::Allowed, 30))
+        .unwrap();
+    let finding = crate::AnswerFinding {
+        kind: "secret".into(),
+        action: "flag".into(),
+        location: crate::FindingLocation {
+            path: "/content/0/text".into(),
+            offset: 4,
+            len: 20,
+        },
+        what: "AWS access key".into(),
+        excerpt: "key [redacted]".into(),
+        mark: Some((4, 10)),
+    };
+    let record = |findings: Vec<crate::AnswerFinding>| crate::AnswerRecord {
+        bytes: 120,
+        excerpt: "key [redacted]".into(),
+        findings,
+    };
+    writer.complete_with_answer(clean, Outcome::Ok, 1, record(Vec::new()));
+    writer.complete_with_answer(found, Outcome::Ok, 2, record(vec![finding.clone()]));
+    writer.complete_blocking(none, Outcome::Ok, 3).unwrap();
+    let row = store.get(found).unwrap().unwrap();
+    assert_eq!(
+        (
+            row.answer.as_deref(),
+            row.findings.as_deref(),
+            row.answer_bytes,
+            row.outcome
+        ),
+        (
+            Some("key [redacted]"),
+            Some(&[finding][..]),
+            Some(120),
+            Some(Outcome::Ok)
+        )
+    );
+    let clean_row = store.get(clean).unwrap().unwrap();
+    assert_eq!(clean_row.findings.as_deref(), Some(&[][..]));
+    let none_row = store.get(none).unwrap().unwrap();
+    assert_eq!((none_row.answer, none_row.findings), (None, None));
+    let with = AuditFilter {
+        with_findings: true,
+        ..Default::default()
+    };
+    assert_eq!(ids(&store.query(&with, 10).unwrap()), vec![found]);
+    assert_eq!(store.count(&with).unwrap(), 1);
+    let line = crate::export::jsonl(&store.query(&with, 10).unwrap());
+    let json: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(json["findings"][0]["kind"], "secret");
+    assert_eq!(json["findings"][0]["location"]["path"], "/content/0/text");
+    assert_eq!(json["answer"], "key [redacted]");
 }

@@ -114,6 +114,8 @@ enum Write {
         id: i64,
         outcome: Outcome,
         upstream_ms: i64,
+        /// What came back, kept beside the outcome in the same transaction.
+        answer: Option<Box<crate::AnswerRecord>>,
         done: Option<CompleteDone>,
     },
 }
@@ -356,12 +358,28 @@ impl AuditWriter {
     /// failure is logged. With `done` it goes to the writer thread at once. A second completion
     /// of the same row fails with [`AuditError::AlreadyCompleted`] and leaves the first in place.
     pub fn complete(&self, id: i64, outcome: Outcome, upstream_ms: i64, done: Option<CompleteDone>) {
-        let write = Write::Complete {
+        self.post_complete(Write::Complete {
             id,
             outcome,
             upstream_ms,
+            answer: None,
             done,
-        };
+        });
+    }
+
+    /// [`complete`](Self::complete), fire-and-forget, with what came back: the `answers` row is
+    /// written in the outcome's transaction, so a row never has one without the other.
+    pub fn complete_with_answer(&self, id: i64, outcome: Outcome, upstream_ms: i64, answer: crate::AnswerRecord) {
+        self.post_complete(Write::Complete {
+            id,
+            outcome,
+            upstream_ms,
+            answer: Some(Box::new(answer)),
+            done: None,
+        });
+    }
+
+    fn post_complete(&self, write: Write) {
         if !write.can_wait() {
             return self.send_write(write);
         }

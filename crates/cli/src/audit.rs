@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use portcullis_audit::neutralize::terminal as clean;
-use portcullis_audit::{export, AuditFilter, AuditRow, AuditStore, Decision};
+use portcullis_audit::{export, AuditFilter, AuditRow, AuditStore, Decision, Method};
 use portcullis_gate::clock::{now_ms, rfc3339};
 
 use crate::exit::{Failure, Outcome};
@@ -14,8 +14,13 @@ use crate::text::write_stdout;
 pub(crate) struct Args {
     #[arg(long)]
     server: Option<String>,
+    /// The tool (or, for other kinds of request, the URI or prompt name)
     #[arg(long)]
     tool: Option<String>,
+    /// tools/call, resources/read, resources/subscribe, prompts/get, sampling/createMessage,
+    /// elicitation/create, roots/list
+    #[arg(long)]
+    method: Option<String>,
     /// allowed, denied, hidden, rate_limited, approved, rejected, timed_out, cancelled, failed
     #[arg(long)]
     decision: Option<String>,
@@ -72,6 +77,12 @@ fn filter(args: &Args) -> Result<AuditFilter, Failure> {
         .map(str::parse::<Decision>)
         .transpose()
         .map_err(Failure::user)?;
+    let method = args
+        .method
+        .as_deref()
+        .map(str::parse::<Method>)
+        .transpose()
+        .map_err(Failure::user)?;
     let since_ms = match &args.since {
         Some(text) => {
             let ago = humantime::parse_duration(text)
@@ -83,6 +94,7 @@ fn filter(args: &Args) -> Result<AuditFilter, Failure> {
     Ok(AuditFilter {
         server: args.server.clone(),
         tool: args.tool.clone(),
+        method,
         decision,
         since_ms,
         text: args.text.clone(),

@@ -29,7 +29,16 @@ pub(crate) struct Approval {
     #[serde(deserialize_with = "id_text")]
     pub id: String,
     pub server: String,
+    /// Which kind of request is held (`tools/call`, `resources/read`, …); absent from a gateway
+    /// that held only tool calls. Text, so a kind this build does not know still lists.
+    #[serde(default)]
+    pub method: Option<String>,
+    /// The tool; for the other kinds the resource URI, the prompt name or the server request's
+    /// kind.
     pub tool: String,
+    /// What is asked, in the gateway's words; empty from a gateway that predates them.
+    #[serde(default)]
+    pub asks: portcullis_gate::held_calls::Asks,
     #[serde(default)]
     pub title: Option<String>,
     #[serde(default)]
@@ -51,6 +60,10 @@ pub(crate) struct Approval {
     /// Set when the call is held because its tool changed since it was pinned.
     #[serde(default)]
     pub pin_change: Option<PinChange>,
+    /// Set when what is held is the call's answer (rule `results:hold`): what came back, with
+    /// its findings.
+    #[serde(default)]
+    pub answer: Option<portcullis_audit::AnswerRecord>,
 }
 
 /// A pinned tool, as `GET /control/tools` answers.

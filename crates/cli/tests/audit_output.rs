@@ -21,6 +21,7 @@ fn write_row(data: &Path) {
     let writer = AuditWriter::open(&data.join("audit.db")).expect("open audit");
     writer
         .record_blocking(NewDecision {
+            method: portcullis_audit::Method::ToolsCall,
             time_ms: 1_700_000_000_000,
             session: "s1".into(),
             client_name: Some(HOSTILE_CLIENT.into()),
@@ -143,6 +144,7 @@ fn write_spelled_rows(data: &Path) -> usize {
         let time_ms = 1_700_000_000_000 + i64::try_from(i).expect("small");
         writer
             .record_blocking(NewDecision {
+                method: portcullis_audit::Method::ToolsCall,
                 time_ms,
                 session: "s1".into(),
                 client_name: None,

@@ -434,6 +434,19 @@ mod tests {
         );
         let err = load(r#"{"limits": {"max_session": 3}}"#).unwrap_err().to_string();
         assert!(err.contains("unknown field"), "{err}");
+        assert_eq!(
+            cfg.limits.answer_excerpt_bytes, 4096,
+            "a few KiB of each answer by default"
+        );
+        let none = load(r#"{"limits": {"answer_excerpt_bytes": 0}}"#).unwrap();
+        assert_eq!(none.limits.answer_excerpt_bytes, 0, "only the findings");
+        let err = load(r#"{"limits": {"answer_excerpt_bytes": 1000000}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("$.limits.answer_excerpt_bytes") && err.contains("between 0 and 65536"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -241,6 +241,7 @@ fn parts<M: Measurement>(g: &mut BenchmarkGroup<'_, M>, m: &M) {
 
 fn row(call: &Call, digester: &Digester) -> portcullis_audit::NewDecision {
     portcullis_audit::NewDecision {
+        method: portcullis_audit::Method::ToolsCall,
         time_ms: 1,
         session: "relay:0123456789abcdef".into(),
         client_name: Some("gate-bench".into()),

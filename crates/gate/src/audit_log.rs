@@ -50,6 +50,17 @@ impl AuditLog {
         self.writer.complete(id, outcome, upstream_ms, None);
     }
 
+    /// [`complete`](Self::complete) with what came back ([`crate::answers`]), in one transaction.
+    pub fn complete_with_answer(
+        &self,
+        id: i64,
+        outcome: Outcome,
+        upstream_ms: i64,
+        answer: portcullis_audit::AnswerRecord,
+    ) {
+        self.writer.complete_with_answer(id, outcome, upstream_ms, answer);
+    }
+
     /// A reader on the same database (its own read-only connection).
     pub fn store(&self) -> Result<portcullis_audit::AuditStore, AuditError> {
         self.writer.store()

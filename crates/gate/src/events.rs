@@ -43,6 +43,8 @@ pub enum GatewayEvent {
         server: String,
         tool: String,
         decision: Decision,
+        /// Which kind of request the row records (the viewer's kind filter).
+        method: portcullis_audit::Method,
     },
     /// The audit database stopped or started accepting writes. While `ok` is false every
     /// `tools/call` is refused; `condition` says why (`locked`, `full`, `read_only` or `error`).

@@ -3,6 +3,8 @@
 
 mod asked;
 mod continuations;
+pub mod door;
+pub mod held_answer;
 pub(crate) mod hold;
 mod parts;
 mod pin_check;
@@ -19,7 +21,7 @@ mod test_gate;
 use std::sync::Arc;
 use std::time::Instant;
 
-use portcullis_audit::{DecidedBy, Decision, NewDecision, Outcome};
+use portcullis_audit::{DecidedBy, Decision, Method, NewDecision, Outcome};
 use portcullis_policy::{Action, Evaluation, Places};
 use portcullis_wire::{canonical, gate_result, Message, RequestId};
 use serde_json::Value;
@@ -36,6 +38,7 @@ use crate::tool_catalog::ToolCatalog;
 
 use crate::held_calls::HeldCalls;
 use continuations::{ContinuationKey, Continuations};
+pub use held_answer::{treat_unasked, AnswerVerdict, HeldAnswer, Inspected};
 pub use hold::{Hold, HoldEnd, ProgressSink};
 // The read-once tests' counters (Unix only, as those tests are; `crates/keeper`).
 #[cfg(feature = "test-support")]
@@ -68,6 +71,11 @@ impl Caller {
 #[derive(Debug, Clone)]
 pub struct Call {
     pub server: String,
+    /// Which kind of request this is: a `tools/call`, or a request at another door
+    /// (`gate/door.rs`) whose name rides in `tool`.
+    pub method: Method,
+    /// The tool's name; for the other methods the resource URI (in normal form), the prompt's
+    /// name, or the server request's kind (`sampling`, `elicitation`, `roots`).
     pub tool: String,
     pub arguments: Value,
     /// The text `arguments` was read from, exactly as the client wrote it (a slice of the
@@ -135,19 +143,75 @@ pub struct Forwarded {
     continuation: Option<(Arc<Continuations>, ContinuationKey)>,
     /// `finish` recorded the outcome: nothing left for `Drop`.
     finished: bool,
+    /// Who made a 2026-era tool call: its answer may carry MRTR `inputRequests`, which the gate
+    /// decides for that caller (`session/input_requests.rs`). `None` in the legacy era.
+    asker: Option<Box<Caller>>,
+    /// What was forwarded: the form a refusal of its answer takes.
+    method: Method,
+    /// How its answer is inspected before the agent reads it; `None` for a request whose answer
+    /// is no text for the model (a subscribe, a server's request).
+    answer_check: Option<crate::answers::AnswerCheck>,
+    /// What a person is shown should the answer hold; made only when the policy can hold it.
+    answer_question: Option<Box<PendingApproval>>,
+    /// What the audit keeps of an answer inspected ahead of [`Self::finish_answer`]
+    /// ([`Self::inspect`]).
+    inspected: Option<portcullis_audit::AnswerRecord>,
 }
 
 impl Forwarded {
     /// Records the upstream's answer on the decision row.
-    pub fn finish(mut self, response: &Message) {
+    pub fn finish(self, response: &Message) {
+        self.conclude(response, None);
+    }
+
+    /// The outcome (and what came back, if kept) on the row, and an `input_required` answer's
+    /// continuation granted: every answer ends here, inspected or not.
+    fn conclude(mut self, response: &Message, answer: Option<portcullis_audit::AnswerRecord>) {
         self.finished = true;
         let outcome = outcome_of(response);
-        self.audit.complete(self.row_id, outcome, elapsed_ms(self.started));
+        match answer {
+            Some(answer) => self
+                .audit
+                .complete_with_answer(self.row_id, outcome, elapsed_ms(self.started), answer),
+            None => self.audit.complete(self.row_id, outcome, elapsed_ms(self.started)),
+        }
         if let Some((continuations, key)) = self.continuation.take() {
             if let Some(state) = input_required_state(response) {
                 continuations.grant(key, state);
             }
         }
+    }
+
+    /// Records the upstream's answer on the decision row, inspected ([`crate::answers`]): here,
+    /// unless [`Self::inspect`] did it first (where a held answer is waited for). What the agent
+    /// gets back is the answer as treated, and the audit keeps what came.
+    pub fn finish_answer(mut self, response: Message) -> Message {
+        let message = match self.inspect(response) {
+            held_answer::Inspected::Ready(message) => message,
+            // Only a caller that can wait asks a person (`session/reply.rs`); here it cannot.
+            held_answer::Inspected::Held(held) => {
+                let why = AnswerVerdict::Refused("it could not be asked about here".into());
+                self.settle_held(held, &why)
+            }
+        };
+        let answer = self.inspected.take();
+        self.conclude(&message, answer);
+        message
+    }
+
+    /// How the answer is inspected, until it is ([`Self::inspect`]).
+    pub fn answer_check(&self) -> Option<crate::answers::AnswerCheck> {
+        self.answer_check
+    }
+
+    /// The decision row this token completes.
+    pub fn row_id(&self) -> i64 {
+        self.row_id
+    }
+
+    /// Who made the call, when its answer may carry MRTR `inputRequests` to decide.
+    pub fn asker(&self) -> Option<(&Caller, Method)> {
+        Some((self.asker.as_deref()?, self.method))
     }
 
     /// The client went away before the answer: recorded as `cancelled`, as any drop of an
@@ -196,6 +260,8 @@ pub struct Gate {
     digester: Digester,
     /// Where each server resolves paths ([`crate::places`]); unknown for a server not set.
     places: std::sync::RwLock<std::collections::HashMap<String, Arc<Places>>>,
+    /// How much of each answer the audit keeps, in bytes.
+    answer_excerpt_bytes: usize,
 }
 
 /// Where a gate asks about the calls a person must decide, and how long it holds them.
@@ -236,7 +302,15 @@ impl Gate {
             max_hold_secs,
             digester: digester.into(),
             places: std::sync::RwLock::default(),
+            answer_excerpt_bytes: crate::answers::EXCERPT_BYTES,
         }
+    }
+
+    /// How much of each answer the audit keeps (the config's `limits.answer_excerpt_bytes`).
+    #[must_use]
+    pub fn with_answer_excerpt(mut self, bytes: usize) -> Self {
+        self.answer_excerpt_bytes = bytes;
+        self
     }
 }
 
@@ -282,6 +356,17 @@ impl Gate {
         }
     }
 
+    /// [`Gate::decide`], waiting out a hold: for a server's request, which nobody can withdraw
+    /// but its deadline (the server waits for the answer anyway). `Ok`: forward it; `Err`: the
+    /// refusal.
+    pub async fn decide_to_the_end(self: &Arc<Self>, call: Call, caller: &Caller) -> Result<Forwarded, Value> {
+        match self.decide(call, caller).await {
+            Verdict::Forward(f) => Ok(f),
+            Verdict::Refuse(refusal) => Err(refusal),
+            Verdict::Hold(hold) => hold.wait(None, std::future::pending()).await.settled,
+        }
+    }
+
     /// What becomes of `call`, in the order of precedence: the policy in force (none, or broken:
     /// refused) → an argument of a type the tool does not take → a changed tool (`gate/pin_check.rs`)
     /// → `require_approval` → the policy's allow, deny or hide, with its rate limit.
@@ -298,12 +383,15 @@ impl Gate {
             }
         };
         let places = self.places(&call.server);
-        let eval = policy.evaluate_call(&call.tool, &caller.facts(&call.arguments, &places));
-        if let Some(ruling) = self.mistyped(&policy, call, &eval) {
-            return Step::Settle(ruling);
-        }
-        if let Some(change) = self.pending_change(call, &eval) {
-            return self.changed_step(call, caller, eval, change);
+        let eval = door::evaluate(&policy, call, caller, &places);
+        // Types and pins are a tool's: the other doors have no schema or definition to check.
+        if call.method == Method::ToolsCall {
+            if let Some(ruling) = self.mistyped(&policy, call, &eval) {
+                return Step::Settle(ruling);
+            }
+            if let Some(change) = self.pending_change(call, &eval) {
+                return self.changed_step(call, caller, eval, change);
+            }
         }
         if eval.action == Action::RequireApproval {
             return Step::Ask {
@@ -316,25 +404,34 @@ impl Gate {
     }
 
     fn rule(&self, call: &Call, caller: &Caller, eval: &Evaluation) -> Ruling {
-        let tool = &call.tool;
         let rule = eval.rule.to_string();
         match eval.action {
-            Action::Hide => refused(
-                Decision::Hidden,
-                DecidedBy::Policy,
-                Some(rule.clone()),
-                "hidden by policy".into(),
-                format!("tool {tool:?} is hidden by policy (rule {rule}) and cannot be called"),
-            ),
+            Action::Hide => {
+                let text = match call.method {
+                    Method::ToolsCall => format!(
+                        "tool {:?} is hidden by policy (rule {rule}) and cannot be called",
+                        call.tool
+                    ),
+                    _ => format!("{} refused: it is hidden by policy (rule {rule})", door::subject(call)),
+                };
+                refused(
+                    Decision::Hidden,
+                    DecidedBy::Policy,
+                    Some(rule.clone()),
+                    "hidden by policy".into(),
+                    text,
+                )
+            }
             Action::Deny => {
                 let reason = eval.reason.clone().unwrap_or_else(|| "denied by policy".into());
-                let text = format!("call to {tool:?} denied by policy rule {rule}: {reason}");
+                let text = format!("{} denied by policy rule {rule}: {reason}", door::subject(call));
                 refused(Decision::Denied, DecidedBy::Policy, Some(rule), reason, text)
             }
             // RequireApproval never gets here: `decide` routes it to `require_approval`.
             Action::Allow | Action::RequireApproval => match (eval.rate_limit, eval.entry()) {
                 (Some(limit), Some(entry)) => {
-                    match self.rate_limits.check(&call.server, entry, limit, &caller.session) {
+                    let quota = (door::door_of(call.method), entry);
+                    match self.rate_limits.check(&call.server, quota, limit, &caller.session) {
                         Ok(()) => allowed(rule),
                         Err(wait) => {
                             let retry = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
@@ -342,7 +439,8 @@ impl Gate {
                                 "rate limit of {} calls per {} s reached for this session",
                                 limit.max, limit.window_secs
                             );
-                            let text = format!("call to {tool:?} refused: {reason} (rule {rule}); retry in {retry} s");
+                            let subject = door::subject(call);
+                            let text = format!("{subject} refused: {reason} (rule {rule}); retry in {retry} s");
                             refused(Decision::RateLimited, DecidedBy::Policy, Some(rule), reason, text)
                         }
                     }
@@ -389,7 +487,16 @@ impl Gate {
         ruling: Ruling,
         wait_ms: Option<i64>,
     ) -> Result<Forwarded, Value> {
-        let (server, tool, modern) = (call.server.clone(), call.tool.clone(), call.modern);
+        let (server, tool, modern, method) = (call.server.clone(), call.tool.clone(), call.modern, call.method);
+        let answer_check = ruling
+            .message
+            .is_none()
+            .then(|| self.answer_check(method, &server, &tool))
+            .flatten();
+        // Made while the call is at hand, and only when the policy can hold what comes back.
+        let answer_question = answer_check
+            .filter(|check| check.results.may_hold())
+            .map(|_| self.answer_question(&call, caller));
         let row = self.row(call, caller, &ruling, wait_ms);
         let continuation = (ruling.decision == Decision::Approved).then(|| ContinuationKey {
             server: server.clone(),
@@ -399,7 +506,7 @@ impl Gate {
         });
         // Server and tool are the request's span's (`Session::request`); so is the decision from here.
         tracing::Span::current().record("decision", tracing::field::display(ruling.decision));
-        tracing::info!(rule = ?ruling.rule, "tools/call decided");
+        tracing::info!(rule = ?ruling.rule, "{method} decided");
         let recorded = if ruling.message.is_none() {
             self.audit.record_forward(row).await
         } else {
@@ -419,6 +526,7 @@ impl Gate {
             id: row_id,
             server,
             tool,
+            method,
             decision: ruling.decision,
         });
         match ruling.message {
@@ -431,9 +539,30 @@ impl Gate {
                     started: Instant::now(),
                     continuation,
                     finished: false,
+                    asker: (modern && door::client_door_or_call(method)).then(|| Box::new(caller.clone())),
+                    method,
+                    answer_check,
+                    answer_question,
+                    inspected: None,
                 })
             }
         }
+    }
+
+    /// How the answer to a forwarded request is inspected: for a tool call, a resource read and
+    /// a prompt fetch, as the policy in force says (the defaults without one).
+    fn answer_check(&self, method: Method, server: &str, name: &str) -> Option<crate::answers::AnswerCheck> {
+        if !matches!(method, Method::ToolsCall | Method::ResourcesRead | Method::PromptsGet) {
+            return None;
+        }
+        let results = match self.policies.get(server) {
+            Some(InForce::Policy(policy)) => policy.results_for(door::door_of(method), name),
+            _ => portcullis_policy::ResultActions::default(),
+        };
+        Some(crate::answers::AnswerCheck {
+            results,
+            excerpt_bytes: self.answer_excerpt_bytes,
+        })
     }
 
     fn note_announced(&self, id: i64) {
@@ -447,12 +576,17 @@ impl Gate {
     /// Records a held call whose gate went away without an answer (a data plane killed while the
     /// keeper held its call): `cancelled`, as the gate itself would have recorded it.
     pub async fn record_withdrawn(&self, p: PendingApproval, why: String) {
+        if p.rule == HeldBy::Answer {
+            // Its call was decided and recorded before it ran: the row is the data plane's.
+            return;
+        }
         let redact = match self.policies.get(&p.server) {
             Some(InForce::Policy(policy)) => policy.redact_keys().to_vec(),
             _ => Vec::new(),
         };
         let now = now_ms();
         let row = NewDecision {
+            method: portcullis_audit::Method::ToolsCall,
             time_ms: now,
             session: p.session,
             client_name: p.client.name,
@@ -482,6 +616,7 @@ impl Gate {
             _ => Vec::new(),
         };
         NewDecision {
+            method: call.method,
             time_ms: now_ms(),
             session: caller.session.clone(),
             client_name: caller.client_name.clone(),
@@ -539,6 +674,27 @@ struct ResultFlags {
 }
 
 /// ok / tool error / failure, from the upstream's response.
+/// The answer in place of one whose findings the policy holds for a person, which was not
+/// passed to the agent: `why` says what happened (the person refused it, nobody decided, …).
+fn withheld(treated: &crate::answers::Treated, method: Method, modern: bool, why: &str) -> Message {
+    let kinds: Vec<&str> = treated
+        .record
+        .findings
+        .iter()
+        .filter(|f| matches!(f.action.as_str(), "hold" | "refused"))
+        .map(|f| f.kind.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let text = format!(
+        "[portcullis] the answer was withheld: it holds {} that the policy keeps for a person \
+         (results: hold), and {why}",
+        kinds.join(", ")
+    );
+    let id = treated.message.id().cloned().unwrap_or_else(|| RequestId::number(0));
+    door::refusal_answer(method, &id, &gate_result::refusal(&text, modern))
+}
+
 fn outcome_of(response: &Message) -> Outcome {
     if matches!(response.kind(), portcullis_wire::Kind::Response { is_error: true, .. }) {
         return Outcome::Failure;

@@ -16,6 +16,7 @@ mod answer;
 pub mod link;
 pub mod pending;
 pub mod remote;
+mod words;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +26,7 @@ use portcullis_policy::Places;
 
 pub use answer::{move_deadline, timeout, DecideError, Extended, Resolution, Ticket};
 use pending::PendingApproval;
+pub use words::{answer_asks, asks, asks_of, Asks};
 
 /// What the gate asks about one held call.
 pub struct Question {

@@ -18,18 +18,31 @@
 //!    link `held_calls/remote.rs`) → audit row committed (`audit_log.rs`) → a `Forwarded` token,
 //!    or the refusal;
 //! 4. `session/reply.rs` → `upstream.rs` (a child process, Streamable HTTP or legacy SSE) — the
-//!    answer comes back through the session, and the token completes the audit row.
+//!    answer comes back through the session; `answers.rs` inspects it (hidden characters, escapes,
+//!    secrets, instruction markers, treated as the policy's `results` say; one the policy holds is
+//!    asked about by `gate/held_answer.rs`, as a held call is) and the token completes the audit
+//!    row with the outcome and what came back.
 //!
 //! The person's side of step 3 — the prompt, the broker, grants, a person's choice — is in
 //! `crates/keeper` (`broker.rs`, `choose.rs`). Every other file here serves one of those steps;
-//! `tools_filter.rs` is the one change made to a server's answer (hidden tools leave
-//! `tools/list`). No module imports one that imports it back (`scripts/check-module-cycles.py`).
+//! `tools_filter.rs` is the one change made to a server's lists (hidden tools, resources,
+//! templates and prompts leave them). No module imports one that imports it back
+//! (`scripts/check-module-cycles.py`).
 //!
-//! Invariants: nothing but `tools/call` and `tools/list` is inspected or changed; a call is
+//! The other doors take the same path from step 3 on, as a [`gate::Call`] whose `method` says what
+//! it is (`gate/door.rs` reads them): a client's `resources/read`, `resources/subscribe` and
+//! `prompts/get` from `session.rs`; the server's `sampling/createMessage`, `elicitation/create` and
+//! `roots/list` from `session/server_asks.rs` (legacy era, before the client sees them) and
+//! `session/input_requests.rs` (2026 era, MRTR input requests in a call's answer).
+//!
+//! Invariants: nothing but the decided requests, their answers and the lists is inspected or
+//! changed, and an answer only when the policy takes something out of it; a request is
 //! forwarded only after its decision row is committed; when in doubt (no policy, no audit, no
-//! keeper to ask) a call is refused with a `[portcullis]` tool error.
+//! keeper to ask) it is refused with a `[portcullis]` tool error (a JSON-RPC error for methods
+//! without one; for the server's requests, the answer a client saying no gives).
 
 pub mod allocator;
+pub mod answers;
 pub mod audit_log;
 pub mod clock;
 pub mod digest_key;

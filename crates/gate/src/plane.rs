@@ -98,14 +98,10 @@ impl Plane {
             approval_timeout_secs: config.approval_timeout_secs,
             max_hold_secs: config.max_hold_secs,
         };
-        let gate = Arc::new(Gate::new(
-            policies,
-            AuditLog::new(writer),
-            pins,
-            digester,
-            events.clone(),
-            holding,
-        ));
+        let gate = Arc::new(
+            Gate::new(policies, AuditLog::new(writer), pins, digester, events.clone(), holding)
+                .with_answer_excerpt(config.limits.answer_excerpt_bytes),
+        );
         for (name, server) in &config.servers {
             gate.set_places(name, crate::places::of_server(server));
         }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-use portcullis_policy::{Policy, PolicyError, Problem, RuleRef};
+use portcullis_policy::{Door, Policy, PolicyError, Problem, RuleRef};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
@@ -338,27 +338,48 @@ const POLICY_FILE: portcullis_atomic_file::Options =
     portcullis_atomic_file::Options::new(portcullis_atomic_file::Permissions::KeepOrShared);
 
 impl PolicyStore {
-    /// Sets `tools[tool]` in the server's policy file ("always allow" / "deny always"), changing
-    /// only that entry's lines, then reloads it. A server without a file gets one whose default
-    /// still asks a person. The file's lock is held from the read to the write, so two decisions
-    /// at the same moment both land. The write can be undone for [`UNDO_WINDOW`]
-    /// ([`PolicyStore::undo`]).
+    /// Sets `tools[tool]` in the server's policy file: [`PolicyStore::write_entry_at`] at
+    /// [`Door::Tools`].
     pub fn write_entry(&self, server: &str, tool: &str, entry: Value) -> Result<PolicyWrite, WriteError> {
-        let key = portcullis_policy::exact_key(tool);
+        self.write_entry_at(server, Door::Tools, tool, entry)
+    }
+
+    /// Sets the entry of `name` in `door`'s section of the server's policy file ("always allow" /
+    /// "deny always"): `tools[name]`, `resources[uri]` (the URI in normal form), `prompts[name]`,
+    /// or `server_requests.<kind>` (`name` not read), under the exact key
+    /// ([`portcullis_policy::exact_entry_key`]), changing only that entry's lines, then reloads
+    /// it. A server without a file gets one whose default still asks a person. The file's lock is
+    /// held from the read to the write, so two decisions at the same moment both land. The write
+    /// can be undone for [`UNDO_WINDOW`] ([`PolicyStore::undo`]).
+    pub fn write_entry_at(
+        &self,
+        server: &str,
+        door: Door,
+        name: &str,
+        entry: Value,
+    ) -> Result<PolicyWrite, WriteError> {
+        let path = self.path(server);
+        let key = entry_key(&path, door, name)?;
         self.write_with(server, |path, before| {
-            let text = edited(path, before, &key, &entry)?;
+            let text = edited(path, before, door, &key, &entry)?;
             Ok((text, key.clone(), entry.clone(), ()))
         })
         .map(|(write, ())| write)
     }
 
-    /// Adds an argument rule for `tool` ("always" with a condition, [`portcullis_policy::add_tool_rule`]):
-    /// read, placed and written under the file's lock like [`PolicyStore::write_entry`], and
-    /// undoable the same way. Returns the write and the rule as the evaluator will name it when
-    /// it decides.
-    pub fn write_rule(&self, server: &str, tool: &str, rule: &NewRule) -> Result<(PolicyWrite, RuleRef), WriteError> {
+    /// Adds a rule for `name` in `door`'s section ("always" with a condition,
+    /// [`portcullis_policy::add_rule`]): read, placed and written under the file's lock like
+    /// [`PolicyStore::write_entry_at`], and undoable the same way. Returns the write and the rule
+    /// as the evaluator will name it when it decides.
+    pub fn write_rule(
+        &self,
+        server: &str,
+        door: Door,
+        name: &str,
+        rule: &NewRule,
+    ) -> Result<(PolicyWrite, RuleRef), WriteError> {
         self.write_with(server, |path, before| {
-            let written = ruled(path, before, tool, rule)?;
+            let written = ruled(path, before, door, name, rule)?;
             Ok((written.text, written.key, written.entry, written.name))
         })
     }
@@ -367,12 +388,13 @@ impl PolicyStore {
     pub fn preview_rule(
         &self,
         server: &str,
-        tool: &str,
+        door: Door,
+        name: &str,
         rule: &NewRule,
     ) -> Result<portcullis_policy::RuleWrite, WriteError> {
         let path = self.path(server);
         let before = read_if_any(&path)?;
-        ruled(&path, before.as_deref(), tool, rule)
+        ruled(&path, before.as_deref(), door, name, rule)
     }
 
     /// Locks the server's file, lets `edit` turn its bytes into (text, key, entry, what else the
@@ -444,11 +466,12 @@ impl PolicyStore {
         self.writes.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The text [`PolicyStore::write_entry`] would write, without writing it (a dry run).
-    pub fn preview_entry(&self, server: &str, tool: &str, entry: Value) -> Result<String, WriteError> {
+    /// The text [`PolicyStore::write_entry_at`] would write, without writing it (a dry run).
+    pub fn preview_entry(&self, server: &str, door: Door, name: &str, entry: Value) -> Result<String, WriteError> {
         let path = self.path(server);
+        let key = entry_key(&path, door, name)?;
         let before = read_if_any(&path)?;
-        edited(&path, before.as_deref(), &portcullis_policy::exact_key(tool), &entry)
+        edited(&path, before.as_deref(), door, &key, &entry)
     }
 }
 
@@ -482,11 +505,12 @@ fn read_if_any(path: &Path) -> Result<Option<Vec<u8>>, WriteError> {
     }
 }
 
-/// `before` (the file's text, or a new file's) with `rule` added for `tool`.
+/// `before` (the file's text, or a new file's) with `rule` added for `name` at `door`.
 fn ruled(
     path: &Path,
     before: Option<&[u8]>,
-    tool: &str,
+    door: Door,
+    name: &str,
     rule: &NewRule,
 ) -> Result<portcullis_policy::RuleWrite, WriteError> {
     let invalid = |problems: String| WriteError::Invalid {
@@ -502,11 +526,21 @@ fn ruled(
         .reason
         .as_deref()
         .or((!rule.allow).then_some("denied always by the user"));
-    portcullis_policy::add_tool_rule(text, tool, &rule.when, rule.allow, reason).map_err(|e| invalid(e.to_string()))
+    portcullis_policy::add_rule(text, door, name, &rule.when, rule.allow, reason).map_err(|e| invalid(e.to_string()))
 }
 
-/// `before` (the file's bytes, `None` for no file) with `tools[key]` set to `entry`.
-fn edited(path: &Path, before: Option<&[u8]>, key: &str, entry: &Value) -> Result<String, WriteError> {
+/// The key that names `name` alone in `door`'s section: a tool called `get_*` must not become a
+/// pattern, and a resource is named by its URI in normal form.
+fn entry_key(path: &Path, door: Door, name: &str) -> Result<String, WriteError> {
+    portcullis_policy::exact_entry_key(door, name).map_err(|e| WriteError::Invalid {
+        path: path.to_owned(),
+        problems: e.to_string(),
+    })
+}
+
+/// `before` (the file's bytes, `None` for no file) with the entry `key` of `door`'s section set
+/// to `entry`.
+fn edited(path: &Path, before: Option<&[u8]>, door: Door, key: &str, entry: &Value) -> Result<String, WriteError> {
     let invalid = |problems: String| WriteError::Invalid {
         path: path.to_owned(),
         problems,
@@ -515,22 +549,31 @@ fn edited(path: &Path, before: Option<&[u8]>, key: &str, entry: &Value) -> Resul
         Some(bytes) => std::str::from_utf8(bytes).map_err(|_| invalid("the file is not UTF-8 text".into()))?,
         None => NEW_POLICY,
     };
-    // The key is the tool's exact name, escaped: a tool called `get_*` must not become a pattern.
-    portcullis_policy::add_tool_entry(text, key, entry.clone()).map_err(|e| invalid(e.to_string()))
+    portcullis_policy::add_entry(text, door, key, entry.clone()).map_err(|e| invalid(e.to_string()))
 }
 
 impl PolicyStore {
-    /// The entry "always allow" / "deny always" writes for a tool: the entry that asked — its
-    /// rules and rate limit kept, so a standing "yes" never loosens the author's deny rules —
-    /// with `action` set on it and on the rule that asked, if a rule did. `asked`: the part of the
-    /// policy that asked (`None`: not the policy, a changed tool; the entry starts empty).
-    pub fn standing_entry(&self, server: &str, asked: Option<&RuleRef>, action: &str, reason: Option<&str>) -> Value {
+    /// The entry "always allow" / "deny always" writes for a request at `door` (a tool call, a
+    /// resource read, a prompt, a server request): the entry that asked — its rules and rate
+    /// limit kept, so a standing "yes" never loosens the author's deny rules — with `action` set
+    /// on it and on the rule that asked, if a rule did. `asked`: the part of the policy that
+    /// asked (`None`: not the policy, a changed tool; the entry starts empty). The entry is read
+    /// from `door`'s section; a reference to another section's entry is not read.
+    pub fn standing_entry(
+        &self,
+        server: &str,
+        door: Door,
+        asked: Option<&RuleRef>,
+        action: &str,
+        reason: Option<&str>,
+    ) -> Value {
+        let asked = asked.filter(|asked| asked.door() == Some(door));
         let key = asked.and_then(RuleRef::entry_key);
         let rule_index = asked.and_then(RuleRef::rule_index);
         let current = key.and_then(|key| {
             let text = std::fs::read_to_string(self.path(server)).ok()?;
             let file: Value = serde_json::from_str(&text).ok()?;
-            file.get("tools")?.get(key).cloned()
+            file.get(door.section())?.get(key).cloned()
         });
         let mut entry = match current {
             Some(Value::Object(map)) => map,
@@ -669,7 +712,7 @@ mod tests {
             r#"{"version":"1","tools":{"probe":{"action":"require_approval","approval_timeout":9,
                 "rules":[{"when":{"arguments.m":{"regex":"^rm-"}},"action":"deny","reason":"no rm"}]}}}"#,
         );
-        let entry = store.standing_entry("s", Some(&entry_ref("probe")), "allow", None);
+        let entry = store.standing_entry("s", Door::Tools, Some(&entry_ref("probe")), "allow", None);
         assert!(entry.get("action").is_none(), "allow is the default action: {entry}");
         assert_eq!(
             entry["rules"][0]["action"], "deny",
@@ -687,14 +730,14 @@ mod tests {
             key: "q".into(),
             index: 0,
         };
-        let entry = store.standing_entry("s", Some(&asked), "allow", None);
+        let entry = store.standing_entry("s", Door::Tools, Some(&asked), "allow", None);
         assert_eq!(entry["rules"][0]["action"], "allow", "{entry}");
     }
 
     #[test]
     fn a_glob_or_default_match_gets_an_exact_entry() {
         let (_dir, store) = store_with(r#"{"version":"1","tools":{"vm_*":{"action":"require_approval"}}}"#);
-        let entry = store.standing_entry("s", Some(&RuleRef::Default), "deny", Some("never"));
+        let entry = store.standing_entry("s", Door::Tools, Some(&RuleRef::Default), "deny", Some("never"));
         assert_eq!(entry, json!({"action": "deny", "reason": "never"}));
     }
 
@@ -720,14 +763,17 @@ mod tests {
             (&asked, asked.to_string().as_str()),
             (&entry_ref("q.rules[0]"), "tools.q.rules[0]")
         );
-        let entry = store.standing_entry("s", Some(&asked), "allow", None);
+        let entry = store.standing_entry("s", Door::Tools, Some(&asked), "allow", None);
         assert_eq!(entry, json!({}), "a copy of the glob entry, allowing: {entry}");
     }
 
     #[test]
     fn always_on_a_changed_tool_starts_from_an_empty_entry() {
         let (_dir, store) = store_with(r#"{"version":"1","tools":{"probe":{"action":"require_approval"}}}"#);
-        assert_eq!(store.standing_entry("s", None, "deny", None), json!({"action": "deny"}));
+        assert_eq!(
+            store.standing_entry("s", Door::Tools, None, "deny", None),
+            json!({"action": "deny"})
+        );
     }
 
     const HAND: &str = "{\n    \"version\": \"1\",\n    \"default\":   \"require_approval\",\n    \"tools\": {\n        \"a\": {}\n    }\n}\n";
@@ -827,6 +873,140 @@ mod tests {
             text.starts_with("{\n    \"version\": \"1\",\n    \"default\":   \"require_approval\",\n"),
             "{text}"
         );
+    }
+
+    fn decides(store: &PolicyStore, door: Door, name: &str) -> portcullis_policy::Action {
+        let Some(InForce::Policy(policy)) = store.get("s") else {
+            panic!("the policy loads")
+        };
+        let facts = portcullis_policy::RequestFacts::new(portcullis_policy::CallFacts::arguments(&Value::Null));
+        if door == Door::Resources {
+            let uri = portcullis_policy::normalize_uri(name).unwrap();
+            return policy
+                .evaluate_resource(&uri, portcullis_policy::CallFacts::arguments(&Value::Null))
+                .action;
+        }
+        policy.evaluate_request(door, name, &facts).action
+    }
+
+    /// "Always allow" on a held resource read writes `resources[uri]`, not `tools[uri]`: the
+    /// entry is read from and written to the section of the request that asked.
+    #[test]
+    fn always_allow_of_a_resource_read_writes_the_resources_section() {
+        let (dir, store) = store_with(
+            r#"{"version":"1","tools":{"file:///x":{"action":"deny"}},
+                "resources":{"file:///*":{"action":"require_approval","rate_limit":{"max":3,"window":60}}}}"#,
+        );
+        let asked = RuleRef::entry(Door::Resources, "file:///*".into());
+        let entry = store.standing_entry("s", Door::Resources, Some(&asked), "allow", None);
+        assert_eq!(
+            entry,
+            json!({"rate_limit": {"max": 3, "window": 60}}),
+            "the glob entry that asked, allowing"
+        );
+        let write = store
+            .write_entry_at("s", Door::Resources, "FILE:///a/../x", entry)
+            .expect("writes");
+        assert_eq!(write.key, "file:///x", "the URI in normal form");
+        let text = std::fs::read_to_string(dir.path().join("s.json")).unwrap();
+        let file: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            file["tools"]["file:///x"],
+            json!({"action": "deny"}),
+            "the tool entry is untouched"
+        );
+        assert_eq!(
+            decides(&store, Door::Resources, "file:///x"),
+            portcullis_policy::Action::Allow
+        );
+        assert_eq!(
+            decides(&store, Door::Resources, "file:///y"),
+            portcullis_policy::Action::RequireApproval
+        );
+    }
+
+    #[test]
+    fn deny_always_of_a_prompt_and_of_sampling_write_their_sections() {
+        let (dir, store) = store_with(HAND);
+        let entry = store.standing_entry("s", Door::Prompts, Some(&RuleRef::Default), "deny", Some("no"));
+        store
+            .write_entry_at("s", Door::Prompts, "review", entry)
+            .expect("writes");
+        let asked = RuleRef::entry(Door::Sampling, "sampling".into());
+        let entry = store.standing_entry("s", Door::Sampling, Some(&asked), "deny", Some("costly"));
+        let write = store
+            .write_entry_at("s", Door::Sampling, "sampling", entry)
+            .expect("writes");
+        assert_eq!(write.key, "sampling");
+        let file: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
+        assert_eq!(file["prompts"]["review"], json!({"action": "deny", "reason": "no"}));
+        assert_eq!(
+            file["server_requests"]["sampling"],
+            json!({"action": "deny", "reason": "costly"})
+        );
+        assert_eq!(
+            decides(&store, Door::Prompts, "review"),
+            portcullis_policy::Action::Deny
+        );
+        assert_eq!(
+            decides(&store, Door::Sampling, "sampling"),
+            portcullis_policy::Action::Deny
+        );
+        assert_eq!(
+            decides(&store, Door::Tools, "review"),
+            portcullis_policy::Action::RequireApproval,
+            "a prompt's entry is not a tool's"
+        );
+    }
+
+    #[test]
+    fn always_from_a_server_request_rule_changes_that_rule() {
+        let (_dir, store) = store_with(
+            r#"{"version":"1","server_requests":{"elicitation":{"action":"deny",
+                "rules":[{"when":{"mode":{"eq":"url"}},"action":"require_approval"}]}}}"#,
+        );
+        let asked = RuleRef::rule(Door::Elicitation, "elicitation".into(), 0);
+        let entry = store.standing_entry("s", Door::Elicitation, Some(&asked), "allow", None);
+        assert_eq!(
+            entry,
+            json!({"rules": [{"when": {"mode": {"eq": "url"}}, "action": "allow"}]}),
+            "{entry}"
+        );
+        let tools_ref = RuleRef::Entry {
+            key: "elicitation".into(),
+        };
+        assert_eq!(
+            store.standing_entry("s", Door::Elicitation, Some(&tools_ref), "deny", None),
+            json!({"action": "deny"}),
+            "a reference into another section is not read"
+        );
+    }
+
+    #[test]
+    fn a_rule_for_a_resource_is_written_and_named_in_its_section() {
+        let (_dir, store) = store_with(HAND);
+        let rule = NewRule {
+            allow: false,
+            when: json!({"uri": {"path_under": "/etc"}}),
+            reason: None,
+        };
+        let preview = store
+            .preview_rule("s", Door::Resources, "file:///etc/passwd", &rule)
+            .expect("previews");
+        let (write, name) = store
+            .write_rule("s", Door::Resources, "file:///etc/passwd", &rule)
+            .expect("writes");
+        assert_eq!(name, preview.name);
+        assert_eq!(name.to_string(), "resources.file:///etc/passwd.rules[0]");
+        assert_eq!(write.key, "file:///etc/passwd");
+        assert_eq!(
+            decides(&store, Door::Resources, "file:///etc/passwd"),
+            portcullis_policy::Action::Deny
+        );
+        let text = store
+            .preview_entry("s", Door::Prompts, "p", json!({}))
+            .expect("a dry run");
+        assert!(text.contains("\"prompts\""), "{text}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Per-session rate limits: an exact sliding window.
 //!
 //! `rate_limit: {max, window}` means at most `max` calls in ANY interval of `window` seconds, per
-//! (server, policy entry, quota) and agent session. Each session keeps the times of the calls it
+//! (server, section, policy entry, quota) and agent session. Each session keeps the times of the calls it
 //! was let through within the last window, oldest first; a call is let through when fewer than
 //! `max` are still in the window, and counted. A call counts from the instant it was let through
 //! until exactly `window` later (half-open: a call at `t` no longer counts at `t + window`). A
@@ -26,10 +26,11 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use portcullis_policy::RateLimit;
+use portcullis_policy::{Door, RateLimit};
 
-/// (server, entry key, max, window seconds): a quota's counters.
-type Key = (Arc<str>, Arc<str>, NonZeroU32, u64);
+/// (server, section, entry key, max, window seconds): a quota's counters. The section keeps a
+/// tool and a prompt (or a resource) whose keys are the same text apart.
+type Key = (Arc<str>, Door, Arc<str>, NonZeroU32, u64);
 
 /// Per agent session, the times (ns since [`RateLimits::origin`]) of the calls still counted.
 type Sessions = HashMap<Arc<str>, VecDeque<u64>>;
@@ -59,7 +60,7 @@ impl RateLimits {
 
     /// Counts one call now; `Err(wait)` when the session is at the limit: the call is not counted,
     /// and `wait` is when the oldest counted call leaves the window.
-    pub fn check(&self, server: &str, entry: &str, limit: RateLimit, session: &str) -> Result<(), Duration> {
+    pub fn check(&self, server: &str, entry: (Door, &str), limit: RateLimit, session: &str) -> Result<(), Duration> {
         self.check_at(Instant::now(), server, entry, limit, session)
     }
 
@@ -68,13 +69,19 @@ impl RateLimits {
         &self,
         now: Instant,
         server: &str,
-        entry: &str,
+        (door, entry): (Door, &str),
         limit: RateLimit,
         session: &str,
     ) -> Result<(), Duration> {
         let now = self.since_origin(now);
         let window = window_ns(limit);
-        let key = (Arc::from(server), Arc::from(entry), limit.max, limit.window_secs.get());
+        let key = (
+            Arc::from(server),
+            door,
+            Arc::from(entry),
+            limit.max,
+            limit.window_secs.get(),
+        );
         let mut quotas = self.quotas.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let sessions = quotas.entry(key).or_default();
         let calls = match sessions.get_mut(session) {
@@ -103,7 +110,7 @@ impl RateLimits {
     fn prune_at(&self, now: Instant) {
         let now = self.since_origin(now);
         let mut quotas = self.quotas.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        quotas.retain(|(_, _, _, window_secs), sessions| {
+        quotas.retain(|(_, _, _, _, window_secs), sessions| {
             let window = Duration::from_secs(*window_secs).as_nanos();
             let window = u64::try_from(window).unwrap_or(u64::MAX);
             sessions.retain(|_, calls| {

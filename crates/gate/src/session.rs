@@ -16,22 +16,26 @@
 
 mod held;
 mod in_flight;
+mod input_requests;
 mod mirror;
 mod outlets;
 // Its server is a Python script: Unix only (the Windows build's tests run under Wine, with no Python).
 mod reattach;
 mod reply;
+mod server_asks;
+mod task_answers;
 mod tasks;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use portcullis_wire::message::ToolCallParams;
 use portcullis_wire::{error_code, method, Message, RequestId};
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::gate::{Caller, Gate, Verdict};
+use crate::gate::{door, Caller, Gate, Verdict};
 use crate::held_calls::pending::ClientInfo;
 use crate::queue;
 use crate::upstream::Upstream;
@@ -97,6 +101,12 @@ pub struct Session {
     /// The `session` span (server, session id): every request's span is its child, so a log line
     /// about the session or one of its calls need not name them.
     span: tracing::Span,
+    /// The server's requests passed to the client, until it answers ([`server_asks`]).
+    asks: server_asks::ServerAsks,
+    /// Refused MRTR input requests, answered in the retry ([`input_requests`]).
+    refused_inputs: input_requests::RefusedInputs,
+    /// How the results of the upstream's own tasks are inspected ([`task_answers`]).
+    task_answers: task_answers::TaskAnswers,
 }
 
 impl Session {
@@ -109,45 +119,51 @@ impl Session {
         mut events: queue::Receiver<Message>,
         call_timeout: Duration,
     ) -> Arc<Self> {
-        let outlets = Arc::new(Outlets::default());
-        let pump = outlets.clone();
-        let session_id = id.clone();
-        let (catalog_gate, catalog_server) = (gate.clone(), server.clone());
         let span = tracing::info_span!("session", server = %server, session = %id);
-        let pump_task = async move {
-            while let Some(msg) = events.recv().await {
-                if msg.method() == Some(method::TOOLS_LIST_CHANGED) {
-                    catalog_gate.forget_session_tools(&catalog_server, &session_id);
-                }
-                // A shared stateless connection has no streams of its own: what belongs to a
-                // request already rode on its response stream (see `upstream::correlator`).
-                if !stateless {
-                    pump.deliver(msg, &session_id);
-                }
-            }
-            // The session's upstream is gone: what it was told of the tools goes with it.
-            catalog_gate.forget_session_tools(&catalog_server, &session_id);
-        };
-        tokio::spawn(pump_task.instrument(span.clone()));
         if stateless {
             // Shared by 2026 requests, which never say who they are: listed with no client.
             gate.announce_session(&id, &server, ClientInfo::default());
         }
-        Arc::new(Self {
-            id,
-            server,
+        let session = Arc::new(Self {
+            id: id.clone(),
+            server: server.clone(),
             stateless,
             upstream,
-            gate,
+            gate: gate.clone(),
             client: Mutex::new((None, None)),
-            outlets,
+            outlets: Arc::default(),
             last_seen_ms: AtomicI64::new(crate::clock::now_ms()),
             in_flight: Arc::default(),
             call_timeout,
             tasks: tasks::TaskBoard::default(),
             reattach: reattach::Reattach::default(),
-            span,
-        })
+            span: span.clone(),
+            asks: server_asks::ServerAsks::default(),
+            refused_inputs: input_requests::RefusedInputs::default(),
+            task_answers: task_answers::TaskAnswers::default(),
+        });
+        // The pump holds the session weakly: its upstream's channel must not keep it alive.
+        let pump = Arc::downgrade(&session);
+        let pump_task = async move {
+            while let Some(msg) = events.recv().await {
+                if msg.method() == Some(method::TOOLS_LIST_CHANGED) {
+                    gate.forget_session_tools(&server, &id);
+                }
+                // A shared stateless connection has no streams of its own: what belongs to a
+                // request already rode on its response stream (see `upstream::correlator`).
+                if stateless {
+                    continue;
+                }
+                match pump.upgrade() {
+                    Some(session) => session.screen_event(msg),
+                    None => break,
+                }
+            }
+            // The session's upstream is gone: what it was told of the tools goes with it.
+            gate.forget_session_tools(&server, &id);
+        };
+        tokio::spawn(pump_task.instrument(span));
+        session
     }
 
     pub fn is_alive(&self) -> bool {
@@ -177,6 +193,7 @@ impl Session {
     /// A notification or a response from the client: pass it on. A cancel is the caller's own
     /// business only: it withdraws a held call or names a forwarded one by its wire id.
     pub async fn send(&self, msg: Message, caller: &Caller) -> Result<(), crate::upstream::UpstreamError> {
+        self.answered(&msg);
         if msg.method() == Some(method::CANCELLED) {
             return match self.route_cancel(msg, caller) {
                 Some(cancel) => self.upstream.send(cancel).await,
@@ -272,10 +289,24 @@ impl Session {
                 if let Some(task) = self.tasks.named_by(&msg) {
                     return self.answer_task(&task, name, &id, ticket).await;
                 }
+                if name == method::TASKS_RESULT {
+                    // An upstream task's result is its call's answer: inspected as that would be.
+                    let mut pending = PendingReply::new(self.clone(), id, ticket, None);
+                    pending.answer_check = self.task_answers.check_for(&msg);
+                    return pending.forward(msg, &ctx).await;
+                }
             }
             Some(method::TOOLS_LIST) => finish = Finish::FilterHidden,
+            Some(method::RESOURCES_LIST) => finish = Finish::FilterEntries(&crate::tools_filter::RESOURCES),
+            Some(method::RESOURCES_TEMPLATES_LIST) => finish = Finish::FilterEntries(&crate::tools_filter::TEMPLATES),
+            Some(method::PROMPTS_LIST) => finish = Finish::FilterEntries(&crate::tools_filter::PROMPTS),
             Some(method::INITIALIZE) => self.remember_client(&msg),
-            _ => {}
+            Some(name) => {
+                if let Some(door) = door::client_door(name) {
+                    return self.door_request(msg, door, id, ticket, ctx).await;
+                }
+            }
+            None => {}
         }
         let mut pending = PendingReply::new(self.clone(), id, ticket, None);
         pending.finish = finish;
@@ -300,6 +331,7 @@ impl Session {
             }
         };
         tracing::Span::current().record("tool", call.tool.as_str());
+        let msg = self.with_refused_inputs(msg, params.request_state.as_ref(), &ctx.caller);
         let reattach = self.reattach_key(&call, &params, &ctx.caller);
         let (msg, ticket) = match self.rejoin(msg, &id, ticket, &ctx, &params, reattach.as_ref()) {
             Ok(reply) => return reply,
@@ -313,6 +345,46 @@ impl Session {
             }
             Verdict::Hold(hold) => {
                 let call = held::HeldCall { msg, params, reattach };
+                return self.held(hold, call, id, ticket, &ctx).await;
+            }
+        };
+        PendingReply::new(self.clone(), id, ticket, Some(forwarded))
+            .forward(msg, &ctx)
+            .await
+    }
+
+    /// A `resources/read`, `resources/subscribe` or `prompts/get`: read once, decided by the gate
+    /// at its door, and forwarded, refused with a JSON-RPC error (these methods have no `isError`
+    /// result) or held like a tool call.
+    async fn door_request(
+        self: &Arc<Self>,
+        msg: Message,
+        method: portcullis_audit::Method,
+        id: RequestId,
+        ticket: Option<Ticket>,
+        ctx: RequestContext,
+    ) -> Reply {
+        let (call, read) = match self.gate.read_door(&self.server, method, &msg, &id) {
+            Ok(read) => read,
+            Err(e) => {
+                let text = format!("[portcullis] invalid {method} params: {e}");
+                return Reply::Json(Message::error_response(Some(&id), error_code::INVALID_PARAMS, &text));
+            }
+        };
+        tracing::Span::current().record("tool", call.tool.as_str());
+        let msg = self.with_refused_inputs(msg, read.request_state.as_ref(), &ctx.caller);
+        let forwarded = match self.gate.decide(call, &ctx.caller).await {
+            Verdict::Forward(f) => f,
+            Verdict::Refuse(result) => {
+                return Reply::answer(in_flight::answer(ticket, door::refusal_error(&id, &result)));
+            }
+            Verdict::Hold(hold) => {
+                let params = ToolCallParams::of_door(read.subject, read.meta);
+                let call = held::HeldCall {
+                    msg,
+                    params,
+                    reattach: None,
+                };
                 return self.held(hold, call, id, ticket, &ctx).await;
             }
         };

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use portcullis_policy::Policy;
+use portcullis_policy::{Door, Policy};
 use portcullis_wire::tools_page::ToolsPage;
 use portcullis_wire::{error_code, Message};
 
@@ -73,6 +73,69 @@ pub fn filter(response: Message, policy: Option<&Policy>, learn: &Learn<'_>) -> 
     }
     let kept = page.keeping(|i| !hidden[i]);
     Message::parse(kept).unwrap_or_else(|_| unreadable_tools_list(&response))
+}
+
+/// A list of another door ([`filter_entries`]): its section, its array's member in `result`,
+/// and the member that names each entry.
+pub struct ListKind {
+    pub door: Door,
+    pub member: &'static str,
+    pub key: &'static str,
+}
+
+/// `resources/list`: each resource by its `uri`.
+pub const RESOURCES: ListKind = ListKind {
+    door: Door::Resources,
+    member: "resources",
+    key: "uri",
+};
+/// `resources/templates/list`: each template by its `uriTemplate`, matched as a URI.
+pub const TEMPLATES: ListKind = ListKind {
+    door: Door::Resources,
+    member: "resourceTemplates",
+    key: "uriTemplate",
+};
+/// `prompts/list`: each prompt by its `name`.
+pub const PROMPTS: ListKind = ListKind {
+    door: Door::Prompts,
+    member: "prompts",
+    key: "name",
+};
+
+/// Removes from a resource, template or prompt list page the entries `policy` hides (an entry
+/// whose action is `hide`, a URI that cannot be normalized), read as a folding reader would
+/// ([`ToolsPage::read_list`]). Untouched bytes when nothing is hidden; an unreadable page is
+/// not passed on.
+pub fn filter_entries(response: Message, policy: Option<&Policy>, kind: &ListKind) -> Message {
+    let Some(policy) = policy else {
+        return response;
+    };
+    let page = match ToolsPage::read_list(response.bytes(), kind.member) {
+        Ok(Some(page)) => page,
+        Ok(None) => return response,
+        Err(_) => return unreadable_list(&response, kind.member),
+    };
+    let hidden: Vec<bool> = page
+        .tools()
+        .iter()
+        .map(|entry| {
+            let names = entry.names_of(kind.key);
+            names.iter().any(|(_, name)| policy.is_hidden_in(kind.door, name))
+        })
+        .collect();
+    if !hidden.contains(&true) {
+        return response;
+    }
+    let kept = page.keeping(|i| !hidden[i]);
+    Message::parse(kept).unwrap_or_else(|_| unreadable_list(&response, kind.member))
+}
+
+fn unreadable_list(response: &Message, member: &str) -> Message {
+    let text = format!(
+        "[portcullis] the server's list of {member} could not be read, so it cannot be checked for \
+         hidden entries and is not passed on"
+    );
+    Message::error_response(response.id(), error_code::INTERNAL_ERROR, &text)
 }
 
 fn unreadable_tools_list(response: &Message) -> Message {
@@ -188,5 +251,59 @@ mod tests {
         );
         let out = f.filter(&page(&deep), None);
         assert!(out.is_response() && std::str::from_utf8(out.bytes()).unwrap().contains("could not be read"));
+    }
+
+    fn sections(text: &str) -> Policy {
+        Policy::from_json_str(text, "t.json").unwrap()
+    }
+
+    #[test]
+    fn hidden_resources_templates_and_prompts_leave_their_lists() {
+        let policy = sections(
+            r#"{"version":"1","default":"allow",
+                "resources":{"file:///home/u/.ssh/*":{"action":"hide"},"file:///tmp/a":{}},
+                "prompts":{"secret_*":{"action":"hide"}}}"#,
+        );
+        let list = |member: &str, entries: &str| {
+            Message::parse(format!(
+                r#"{{"jsonrpc":"2.0","id":3,"result":{{"{member}":[{entries}],"nextCursor":"c"}}}}"#
+            ))
+            .unwrap()
+        };
+        // `URI` is `uri` to Go's encoding/json: the entry is read under it too, and the dot
+        // segments and case that a server reads alike are normalized first.
+        let resources = list(
+            "resources",
+            r#"{"uri":"file:///tmp/a","name":"a"},{"URI":"FILE:///home/u/x/../.ssh/id_ed25519","name":"k"},{"uri":"file:///home/u/.ssh/config"}"#,
+        );
+        let out = filter_entries(resources, Some(&policy), &RESOURCES);
+        let value: serde_json::Value = serde_json::from_slice(out.bytes()).unwrap();
+        assert_eq!(
+            value["result"]["resources"],
+            serde_json::json!([{"uri":"file:///tmp/a","name":"a"}])
+        );
+        assert_eq!(value["result"]["nextCursor"], "c");
+        let templates = list(
+            "resourceTemplates",
+            r#"{"uriTemplate":"file:///home/u/.ssh/{name}"},{"uriTemplate":"file:///tmp/{n}"}"#,
+        );
+        let out = filter_entries(templates, Some(&policy), &TEMPLATES);
+        let value: serde_json::Value = serde_json::from_slice(out.bytes()).unwrap();
+        assert_eq!(
+            value["result"]["resourceTemplates"],
+            serde_json::json!([{"uriTemplate":"file:///tmp/{n}"}])
+        );
+        let prompts = list("prompts", r#"{"name":"secret_plan"},{"name":"simple"}"#);
+        let out = filter_entries(prompts, Some(&policy), &PROMPTS);
+        let value: serde_json::Value = serde_json::from_slice(out.bytes()).unwrap();
+        assert_eq!(value["result"]["prompts"], serde_json::json!([{"name":"simple"}]));
+    }
+
+    #[test]
+    fn a_list_with_nothing_hidden_goes_on_as_its_bytes() {
+        let policy = sections(r#"{"version":"1","default":"allow","prompts":{"x":{"action":"hide"}}}"#);
+        let text = r#"{"jsonrpc":"2.0","id":3,"result":{"prompts":[ {"name" : "simple"} ]}}"#;
+        let out = filter_entries(Message::parse(text.to_owned()).unwrap(), Some(&policy), &PROMPTS);
+        assert_eq!(out.bytes(), text.as_bytes());
     }
 }

@@ -347,7 +347,9 @@ pub(crate) mod tests {
         PendingApproval {
             id: String::new(),
             server: "fs".into(),
+            method: portcullis_audit::Method::ToolsCall,
             tool: "write_file".into(),
+            asks: Default::default(),
             title: None,
             description: None,
             annotations: None,
@@ -371,6 +373,7 @@ pub(crate) mod tests {
             request_id: "7".into(),
             pin_change: None,
             asked_before: false,
+            answer: None,
         }
     }
 

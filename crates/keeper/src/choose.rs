@@ -11,12 +11,17 @@ use serde_json::Value;
 
 use crate::broker::ApprovalBroker;
 use portcullis_gate::clock::now_ms;
+use portcullis_gate::gate::door::door_of;
 use portcullis_gate::gate::Gate;
-use portcullis_gate::held_calls::pending::{PendingApproval, Scope};
+use portcullis_gate::held_calls::pending::{HeldBy, PendingApproval, Scope};
 use portcullis_gate::held_calls::{DecideError, Resolution};
 use portcullis_gate::pins::PinError;
 use portcullis_gate::policy_store::{InForce, UndoError, WriteError};
 
+#[cfg(test)]
+mod answer_tests;
+#[cfg(test)]
+mod door_tests;
 pub mod dry_run;
 #[cfg(test)]
 pub(crate) mod hold_tests;
@@ -110,9 +115,10 @@ impl PersonSide {
         self.broker.paused()
     }
 
-    /// The standing grant covering a call of `tool` on `server` from `session`.
+    /// The standing grant covering a request of `method` naming `tool` on `server` from `session`.
     fn find_standing(
         &self,
+        method: portcullis_audit::Method,
         server: &str,
         tool: &str,
         session: &str,
@@ -120,6 +126,7 @@ impl PersonSide {
     ) -> Option<portcullis_gate::held_calls::Found> {
         let digest = self.gate.digester().digest(facts.arguments);
         let asked = crate::broker::standing::Asked {
+            method,
             server,
             tool,
             session,
@@ -143,6 +150,9 @@ impl PersonSide {
     /// policy file first, so the rule is in force before the call goes on.
     pub fn choose(&self, id: &str, choice: Choice) -> Result<Decided, ChoiceError> {
         let pending = self.broker.get(id);
+        if let Some(p) = pending.as_ref().filter(|p| p.rule == HeldBy::Answer) {
+            check_answer_choice(p, &choice)?;
+        }
         if let (Choice::Edit { arguments }, Some(p)) = (&choice, &pending) {
             self.check_edit(p, arguments)?;
         }
@@ -165,29 +175,34 @@ impl PersonSide {
                 (Choice::Approve(Scope::Session), Some(change)) => {
                     let grants = &self.broker.grants;
                     grants.grant_changed_tool(&p.server, &p.tool, &p.session, &change.new_digest);
-                    grants.grant_session(&p.server, &p.tool, &p.session);
+                    grants.grant_session(p.method, &p.server, &p.tool, &p.session);
                 }
+                // "Always" writes into the section of the request that asked: `tools`,
+                // `resources`, `prompts` or `server_requests`.
                 (Choice::Approve(Scope::Always), None) => {
-                    let entry = self
-                        .gate
-                        .policies()
-                        .standing_entry(&p.server, p.rule.policy_rule(), "allow", None);
-                    policy_write = Some(self.gate.policies().write_entry(&p.server, &p.tool, entry)?);
+                    let policies = self.gate.policies();
+                    let door = door_of(p.method);
+                    let entry = policies.standing_entry(&p.server, door, p.rule.policy_rule(), "allow", None);
+                    policy_write = Some(policies.write_entry_at(&p.server, door, &p.tool, entry)?);
                 }
                 (Choice::Deny { reason, always: true }, _) => {
                     let reason = reason.as_deref().unwrap_or("denied always by the user");
-                    let entry =
-                        self.gate
-                            .policies()
-                            .standing_entry(&p.server, p.rule.policy_rule(), "deny", Some(reason));
-                    policy_write = Some(self.gate.policies().write_entry(&p.server, &p.tool, entry)?);
+                    let policies = self.gate.policies();
+                    let door = door_of(p.method);
+                    let entry = policies.standing_entry(&p.server, door, p.rule.policy_rule(), "deny", Some(reason));
+                    policy_write = Some(policies.write_entry_at(&p.server, door, &p.tool, entry)?);
                 }
                 (Choice::Approve(Scope::Session), None) => {
-                    grant = Some(self.broker.grants.grant_session(&p.server, &p.tool, &p.session));
+                    grant = Some(
+                        self.broker
+                            .grants
+                            .grant_session(p.method, &p.server, &p.tool, &p.session),
+                    );
                 }
                 (Choice::Grant(g), _) => grant = Some(self.add_grant(p, g)?),
                 (Choice::Rule(rule), _) => {
-                    let (write, name) = self.gate.policies().write_rule(&p.server, &p.tool, rule)?;
+                    let door = door_of(p.method);
+                    let (write, name) = self.gate.policies().write_rule(&p.server, door, &p.tool, rule)?;
                     tracing::info!(server = %p.server, tool = %p.tool, rule = %name, "conditional rule written");
                     policy_write = Some(write);
                     written_rule = Some(name);
@@ -213,6 +228,13 @@ impl PersonSide {
     /// Edited arguments may only make a call the policy would still hold or allow: an edit that the
     /// policy (or a standing deny) refuses is refused here, and the call keeps waiting.
     fn check_edit(&self, p: &PendingApproval, arguments: &Value) -> Result<(), ChoiceError> {
+        if p.method != portcullis_audit::Method::ToolsCall {
+            // A resource's URI, a prompt's or a server's request are approved or denied as asked.
+            return Err(ChoiceError::Invalid(format!(
+                "only a tool call's arguments can be edited; approve or deny this {} as it was asked",
+                p.method
+            )));
+        }
         if !arguments.is_object() {
             return Err(ChoiceError::Invalid("edited arguments must be a JSON object".into()));
         }
@@ -280,7 +302,7 @@ impl PersonSide {
             which,
             expires_at_ms,
         };
-        Ok(self.broker.grants.standing.add(grant, now))
+        Ok(self.broker.grants.standing.add_for(p.method, grant, now))
     }
 
     /// Every other held call the choice covers is decided the same way, at once (DESIGN §5):
@@ -293,7 +315,16 @@ impl PersonSide {
         resolution: &Resolution,
         written_rule: Option<&portcullis_policy::RuleRef>,
     ) -> Vec<String> {
-        let same_tool = |p: &PendingApproval| p.server == decided.server && p.tool == decided.tool;
+        // The same name at another door (the prompt `x` beside the tool `x`) is another request;
+        // a held answer is decided only by itself, and decides no held call.
+        let is_answer = |p: &PendingApproval| p.rule == HeldBy::Answer;
+        let same_tool = |p: &PendingApproval| {
+            p.server == decided.server
+                && p.tool == decided.tool
+                && p.method == decided.method
+                && !is_answer(p)
+                && !is_answer(decided)
+        };
         let mut settled = Vec::new();
         for p in self.broker.pending().into_iter().filter(same_tool) {
             let outcome = match choice {
@@ -321,7 +352,13 @@ impl PersonSide {
 
     fn standing_grant_for(&self, p: &PendingApproval) -> Option<portcullis_gate::held_calls::Found> {
         let places = self.gate.places(&p.server);
-        self.find_standing(&p.server, &p.tool, &p.session, p.client.facts(&p.arguments, &places))
+        self.find_standing(
+            p.method,
+            &p.server,
+            &p.tool,
+            &p.session,
+            p.client.facts(&p.arguments, &places),
+        )
     }
 
     /// What the policy in force says of a held call now that a rule was written: settled when it
@@ -337,7 +374,7 @@ impl PersonSide {
         };
         let places = self.gate.places(&p.server);
         let facts = p.client.facts(&p.arguments, &places);
-        let eval = policy.evaluate_call(&p.tool, &facts);
+        let eval = portcullis_gate::gate::door::evaluate_at(&policy, p.method, &p.tool, facts);
         if by_rule.is_some_and(|rule| *rule != eval.rule) {
             return None;
         }
@@ -349,6 +386,19 @@ impl PersonSide {
             }),
             portcullis_policy::Action::RequireApproval => None,
         }
+    }
+}
+
+/// A held answer is passed or refused once: no grant, no "always", no edit covers what a server
+/// answers, since the next answer is another text.
+fn check_answer_choice(p: &PendingApproval, choice: &Choice) -> Result<(), ChoiceError> {
+    match choice {
+        Choice::Approve(Scope::Once) | Choice::Deny { always: false, .. } => Ok(()),
+        _ => Err(ChoiceError::Invalid(format!(
+            "this is the answer of {} from {}, held for what it holds: it can only be passed once or \
+             refused (approve once, or deny without \"always\")",
+            p.tool, p.server
+        ))),
     }
 }
 

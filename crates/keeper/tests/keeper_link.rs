@@ -32,7 +32,9 @@ fn question() -> Question {
     let approval = PendingApproval {
         id: String::new(),
         server: "known".into(),
+        method: portcullis_audit::Method::ToolsCall,
         tool: "write_file".into(),
+        asks: Default::default(),
         title: None,
         description: Some("Writes a file".into()),
         annotations: None,
@@ -54,6 +56,7 @@ fn question() -> Question {
         request_id: "7".into(),
         pin_change: None,
         asked_before: false,
+        answer: None,
     };
     Question {
         approval,

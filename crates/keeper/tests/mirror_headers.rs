@@ -47,6 +47,10 @@ async fn start_upstream() -> (String, Calls) {
                         record.lock().unwrap().push((headers, body.clone()));
                         json!({ "content": [{ "type": "text", "text": "ran" }] })
                     }
+                    Some("resources/read") => {
+                        record.lock().unwrap().push((headers, body.clone()));
+                        json!({ "contents": [{ "uri": body["params"]["uri"], "text": "read" }] })
+                    }
                     _ => return StatusCode::ACCEPTED.into_response(),
                 };
                 Json(json!({ "jsonrpc": "2.0", "id": body["id"], "result": result })).into_response()
@@ -208,6 +212,37 @@ async fn param_headers_that_disagree_with_the_body_are_refused_in_both_eras() {
             calls.lock().unwrap().is_empty(),
             "{era}: no refused call reached the upstream"
         );
+    }
+}
+
+#[tokio::test]
+async fn an_mcp_name_that_disagrees_with_a_resource_uri_is_refused_in_both_eras() {
+    // `Mcp-Name` mirrors `params.uri` of resources/read: a server that routes on the header must
+    // not read another resource than the one the gate decided on.
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, calls) = start_upstream().await;
+    let (url, token) = start_gateway(dir.path(), &upstream).await;
+    for era in [MODERN, LEGACY] {
+        let c = client(&url, &token, era).await;
+        let read = |id: u64| request(era, id, "resources/read", json!({ "uri": "file:///tmp/notes.txt" }));
+        let (status, reply) = c.post(&[("mcp-name", "file:///etc/shadow")], &read(30)).await;
+        assert_refused(status, &reply, "Mcp-Name");
+        assert!(
+            calls.lock().unwrap().is_empty(),
+            "{era}: the refused read reached the upstream"
+        );
+        let (status, reply) = c.post(&[("mcp-name", "file:///tmp/notes.txt")], &read(31)).await;
+        assert_eq!(status, StatusCode::OK, "{reply}");
+        assert_eq!(reply["result"]["contents"][0]["text"], "read", "{reply}");
+        let recorded = calls.lock().unwrap();
+        assert_eq!(recorded.len(), 1, "{era}: the read was forwarded once");
+        let (headers, body) = recorded.last().unwrap();
+        assert_eq!(body["params"]["uri"], "file:///tmp/notes.txt");
+        if era == MODERN {
+            assert_eq!(headers["mcp-name"], "file:///tmp/notes.txt", "written from the body");
+        }
+        drop(recorded);
+        calls.lock().unwrap().clear();
     }
 }
 

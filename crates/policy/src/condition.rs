@@ -1,7 +1,9 @@
 //! Conditions on a call: the `when` of a rule.
 //!
-//! A condition names what it reads — a path into the arguments, or the client's self-reported
-//! `client.name` / `client.version` — and a list of operator tests, all of which must hold.
+//! A condition names what it reads — a path into the arguments, the client's self-reported
+//! `client.name` / `client.version`, or a fact of a request other than a tool call ([`Fact`]:
+//! a resource's `uri`, a sampling request's `max_tokens`, …) — and a list of operator tests, all
+//! of which must hold. Which keys a `when` may name depends on the section ([`Door`]).
 //!
 //! A condition decides on what the server will read, not on the JSON as sent (DESIGN §4): the
 //! value at its path has the readings mainstream server SDKs make of it ([`crate::reading`]),
@@ -25,6 +27,8 @@ use serde_json::Value;
 use crate::number::Num;
 use crate::path_under::Places;
 use crate::reading::{self, How, Reading, Verdict, Want};
+use crate::uri::{normalize_uri, NormalUri};
+use crate::Door;
 
 /// Prefix every condition path starts with; the rest addresses into the call's arguments.
 pub(crate) const ARGUMENTS_PREFIX: &str = "arguments.";
@@ -85,6 +89,183 @@ impl<'a> CallFacts<'a> {
     }
 }
 
+/// A fact of a request other than its arguments and client, as a `when` key names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fact {
+    /// A resource's URI in normal form.
+    Uri,
+    /// A sampling request's `systemPrompt`.
+    SystemPrompt,
+    /// A sampling request's `maxTokens`.
+    MaxTokens,
+    /// An elicitation's `mode`: "form" (also when absent) or "url".
+    Mode,
+    /// A URL-mode elicitation's `url`, in normal form.
+    Url,
+    /// That URL's host.
+    UrlHost,
+    /// The names of the fields a form-mode elicitation's `requestedSchema` asks for.
+    SchemaFields,
+    /// An elicitation's `message`.
+    Message,
+}
+
+impl Fact {
+    /// Every fact with its `when` key.
+    const ALL: [(&'static str, Fact); 8] = [
+        ("uri", Fact::Uri),
+        ("system_prompt", Fact::SystemPrompt),
+        ("max_tokens", Fact::MaxTokens),
+        ("mode", Fact::Mode),
+        ("url", Fact::Url),
+        ("url.host", Fact::UrlHost),
+        ("schema.fields", Fact::SchemaFields),
+        ("message", Fact::Message),
+    ];
+
+    fn key(self) -> &'static str {
+        Fact::ALL.iter().find(|(_, f)| *f == self).map_or("", |(k, _)| k)
+    }
+
+    /// The facts a `when` in `door`'s section may read (beyond `client.*`, which every section
+    /// reads, and `arguments.*`, which tools and prompts read).
+    fn of(door: Door) -> &'static [Fact] {
+        match door {
+            Door::Tools | Door::Prompts | Door::Roots => &[],
+            Door::Resources => &[Fact::Uri],
+            Door::Sampling => &[Fact::SystemPrompt, Fact::MaxTokens],
+            Door::Elicitation => &[Fact::Mode, Fact::Url, Fact::UrlHost, Fact::SchemaFields, Fact::Message],
+        }
+    }
+}
+
+/// A fact's value for one request.
+#[derive(Debug, Clone, PartialEq)]
+enum FactValue {
+    Known(Value),
+    /// The request holds it, but not in a form every server reads alike (a URL that cannot be
+    /// normalized): it matches every deny rule and no allow rule.
+    Unknown,
+}
+
+/// What a decision may read about a request through any door: what a tool call offers
+/// ([`CallFacts`]: arguments, client, places) and the request's own facts, looked up by their
+/// `when` key ([`RequestFacts::subject`]). Build it with the constructor of the door.
+#[derive(Debug, Clone)]
+pub struct RequestFacts<'a> {
+    /// Arguments (a prompt's; `Value::Null` for requests without), client identity, places.
+    pub call: CallFacts<'a>,
+    facts: Vec<(Fact, FactValue)>,
+    /// For a `file:` resource URI, its decoded path: what `path_under` on `uri` reads.
+    file_path: Option<String>,
+}
+
+impl<'a> RequestFacts<'a> {
+    /// A request with nothing beyond `call`: a tool call, a `prompts/get` (its arguments in
+    /// `call.arguments`), a `roots/list`.
+    pub fn new(call: CallFacts<'a>) -> Self {
+        RequestFacts {
+            call,
+            facts: Vec::new(),
+            file_path: None,
+        }
+    }
+
+    /// A `resources/read` or `resources/subscribe` of `uri`.
+    pub fn resource(uri: &NormalUri, call: CallFacts<'a>) -> Self {
+        RequestFacts {
+            call,
+            facts: vec![(Fact::Uri, FactValue::Known(Value::String(uri.as_str().to_owned())))],
+            file_path: uri.file_path().map(str::to_owned),
+        }
+    }
+
+    /// A `sampling/createMessage` with these `params` (`systemPrompt`, `maxTokens`).
+    pub fn sampling(params: &Value, call: CallFacts<'a>) -> Self {
+        let mut facts = RequestFacts::new(call);
+        facts.copy(params, "systemPrompt", Fact::SystemPrompt);
+        facts.copy(params, "maxTokens", Fact::MaxTokens);
+        facts
+    }
+
+    /// An `elicitation/create` with these `params` (`mode`, `message`, `url`, `requestedSchema`).
+    /// A `url` that cannot be normalized ([`normalize_uri`]) makes `url` and `url.host` unknown:
+    /// they match every deny rule and no allow rule.
+    pub fn elicitation(params: &Value, call: CallFacts<'a>) -> Self {
+        let mut facts = RequestFacts::new(call);
+        // The spec's default: an elicitation without `mode` is a form.
+        let mode = params
+            .get("mode")
+            .cloned()
+            .unwrap_or_else(|| Value::String("form".to_owned()));
+        facts.facts.push((Fact::Mode, FactValue::Known(mode)));
+        facts.copy(params, "message", Fact::Message);
+        if let Some(url) = params.get("url") {
+            facts.push_url(url);
+        }
+        let fields = params
+            .pointer("/requestedSchema/properties")
+            .and_then(Value::as_object)
+            .map(|properties| properties.keys().cloned().map(Value::String).collect());
+        if let Some(fields) = fields {
+            facts
+                .facts
+                .push((Fact::SchemaFields, FactValue::Known(Value::Array(fields))));
+        }
+        facts
+    }
+
+    /// The value a `when` key reads: `arguments.*` from the arguments, `client.*`, or a fact of
+    /// the request; `None` when missing, or unknown (see [`RequestFacts::elicitation`]).
+    pub fn subject(&self, key: &str) -> Option<Value> {
+        if let Some(fact) = Fact::ALL.iter().find(|(k, _)| *k == key).map(|(_, f)| *f) {
+            return match self.fact(fact)? {
+                FactValue::Known(value) => Some(value.clone()),
+                FactValue::Unknown => None,
+            };
+        }
+        match key {
+            CLIENT_NAME => self.call.client_name.map(|t| Value::String(t.to_owned())),
+            CLIENT_VERSION => self.call.client_version.map(|t| Value::String(t.to_owned())),
+            _ => {
+                let path = ArgumentPath::parse(key).ok()?;
+                let mut found = None;
+                let _ = path.reach(self.call.arguments, 0, &mut |value| {
+                    found = value.cloned();
+                    ControlFlow::Break(())
+                });
+                found
+            }
+        }
+    }
+
+    fn fact(&self, fact: Fact) -> Option<&FactValue> {
+        self.facts.iter().find(|(f, _)| *f == fact).map(|(_, v)| v)
+    }
+
+    /// `params[field]` as `fact`, when present.
+    fn copy(&mut self, params: &Value, field: &str, fact: Fact) {
+        if let Some(value) = params.get(field) {
+            self.facts.push((fact, FactValue::Known(value.clone())));
+        }
+    }
+
+    /// A URL and its host, in normal form; unknown when not normalizable.
+    fn push_url(&mut self, url: &Value) {
+        let normal = url.as_str().map(normalize_uri);
+        let (url, host) = match normal {
+            Some(Ok(uri)) => (
+                FactValue::Known(Value::String(uri.as_str().to_owned())),
+                uri.host()
+                    .map_or(FactValue::Unknown, |h| FactValue::Known(Value::String(h.to_owned()))),
+            ),
+            _ => (FactValue::Unknown, FactValue::Unknown),
+        };
+        self.facts.push((Fact::Url, url));
+        self.facts.push((Fact::UrlHost, host));
+    }
+}
+
 /// Which readings a rule asks about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Quantifier {
@@ -135,17 +316,41 @@ pub(crate) enum Subject {
     Argument(ArgumentPath),
     ClientName,
     ClientVersion,
+    Fact(Fact),
 }
 
 impl Subject {
-    /// Parses a `when` key; the message says what was expected.
-    pub(crate) fn parse(text: &str) -> Result<Subject, String> {
+    /// Parses a `when` key of `door`'s section; the message says what was expected.
+    pub(crate) fn parse(text: &str, door: Door) -> Result<Subject, String> {
         match text {
-            CLIENT_NAME => Ok(Subject::ClientName),
-            CLIENT_VERSION => Ok(Subject::ClientVersion),
-            _ => ArgumentPath::parse(text).map(Subject::Argument),
+            CLIENT_NAME => return Ok(Subject::ClientName),
+            CLIENT_VERSION => return Ok(Subject::ClientVersion),
+            _ => {}
+        }
+        if let Some(&fact) = Fact::of(door).iter().find(|f| f.key() == text) {
+            return Ok(Subject::Fact(fact));
+        }
+        match door {
+            // The tools message is the one authors have always seen.
+            Door::Tools => ArgumentPath::parse(text).map(Subject::Argument),
+            Door::Prompts if text.starts_with(ARGUMENTS_PREFIX) => ArgumentPath::parse(text).map(Subject::Argument),
+            _ => Err(format!(
+                "a rule in {door} cannot read {text:?}, expected one of {}",
+                allowed_keys(door)
+            )),
         }
     }
+}
+
+/// The `when` keys `door`'s section allows, for messages.
+fn allowed_keys(door: Door) -> String {
+    let mut keys: Vec<&str> = Vec::new();
+    if matches!(door, Door::Tools | Door::Prompts) {
+        keys.push("arguments.<path>");
+    }
+    keys.extend(Fact::of(door).iter().map(|f| f.key()));
+    keys.extend([CLIENT_NAME, CLIENT_VERSION]);
+    quoted_list(&keys)
 }
 
 impl Condition {
@@ -163,8 +368,8 @@ impl Condition {
         }
     }
 
-    /// Whether the condition holds for the call under `quantifier`.
-    pub(crate) fn holds(&self, facts: &CallFacts<'_>, quantifier: Quantifier) -> bool {
+    /// Whether the condition holds for the request under `quantifier`.
+    pub(crate) fn holds(&self, facts: &RequestFacts<'_>, quantifier: Quantifier) -> bool {
         quantifier.pick(self.verdict(facts, quantifier, &mut |_, _, _| {}))
     }
 
@@ -173,38 +378,53 @@ impl Condition {
     /// the verdict may be incomplete.
     pub(crate) fn verdict(
         &self,
-        facts: &CallFacts<'_>,
+        facts: &RequestFacts<'_>,
         quantifier: Quantifier,
         seen: &mut dyn FnMut(Reading<'_>, How, Verdict),
     ) -> Verdict {
         let mut total = Verdict::EMPTY;
         let mut one = |value: Option<&Value>| -> ControlFlow<()> {
             let Some(value) = value else {
-                let verdict = self.on_reading(Reading::Missing, None, How::AsSent, facts.places);
+                let verdict = self.on_reading(Reading::Missing, None, How::AsSent, facts);
                 seen(Reading::Missing, How::AsSent, verdict);
                 total = total.add_reading(verdict);
                 return stop(quantifier, total);
             };
             reading::each(value, self.want, &mut |r, how| {
-                let verdict = self.on_reading(r, Some(value), how, facts.places);
+                let verdict = self.on_reading(r, Some(value), how, facts);
                 seen(r, how, verdict);
                 total = total.add_reading(verdict);
                 stop(quantifier, total)
             })
         };
+        let call = &facts.call;
         let _ = match &self.subject {
-            Subject::Argument(path) => path.reach(facts.arguments, 0, &mut one),
-            Subject::ClientName => one(facts.client_name.map(|t| Value::String(t.to_owned())).as_ref()),
-            Subject::ClientVersion => one(facts.client_version.map(|t| Value::String(t.to_owned())).as_ref()),
+            Subject::Argument(path) => path.reach(call.arguments, 0, &mut one),
+            Subject::ClientName => one(call.client_name.map(|t| Value::String(t.to_owned())).as_ref()),
+            Subject::ClientVersion => one(call.client_version.map(|t| Value::String(t.to_owned())).as_ref()),
+            Subject::Fact(fact) => match facts.fact(*fact) {
+                Some(FactValue::Known(value)) => one(Some(value)),
+                None => one(None),
+                Some(FactValue::Unknown) => {
+                    // Nothing every server reads alike: the stricter decision either way.
+                    seen(Reading::Missing, How::AsSent, Verdict::OPEN);
+                    total = total.add_reading(Verdict::OPEN);
+                    ControlFlow::Continue(())
+                }
+            },
         };
         total
     }
 
     /// Every test on one reading of `origin` (the value reached; `None` when missing).
-    fn on_reading(&self, r: Reading<'_>, origin: Option<&Value>, how: How, places: &Places) -> Verdict {
+    fn on_reading(&self, r: Reading<'_>, origin: Option<&Value>, how: How, facts: &RequestFacts<'_>) -> Verdict {
         let mut verdict = Verdict::TRUE;
         for test in &self.tests {
-            verdict = verdict.and(test.verdict(r, origin, how, places));
+            let one = match (test, &self.subject) {
+                (Test::PathUnder(base), Subject::Fact(Fact::Uri)) => uri_under(base, facts),
+                _ => test.verdict(r, origin, how, facts.call.places),
+            };
+            verdict = verdict.and(one);
             if verdict == Verdict::FALSE {
                 break;
             }
@@ -217,7 +437,7 @@ impl Condition {
     pub(crate) fn shadowed_key(&self, arguments: &Value) -> Option<(String, String)> {
         match &self.subject {
             Subject::Argument(path) => path.shadowed_key(arguments, 0),
-            Subject::ClientName | Subject::ClientVersion => None,
+            Subject::ClientName | Subject::ClientVersion | Subject::Fact(_) => None,
         }
     }
 
@@ -230,13 +450,14 @@ impl Condition {
             }
             Subject::ClientName => CLIENT_NAME.to_owned(),
             Subject::ClientVersion => CLIENT_VERSION.to_owned(),
+            Subject::Fact(fact) => fact.key().to_owned(),
         }
     }
 
     /// When this condition's answer under `quantifier` rests on a reading other than the value
     /// as sent, which one: for `Some`, the reading that matched; for `Every`, the one that did
     /// not. `None` when the value as sent decides by itself.
-    pub(crate) fn reading_note(&self, facts: &CallFacts<'_>, quantifier: Quantifier) -> Option<String> {
+    pub(crate) fn reading_note(&self, facts: &RequestFacts<'_>, quantifier: Quantifier) -> Option<String> {
         let mut note = None;
         let mut decided = false;
         self.verdict(facts, quantifier, &mut |r, how, verdict| {
@@ -280,8 +501,17 @@ impl Condition {
     pub(crate) fn argument_segments(&self) -> Option<impl Iterator<Item = &str> + Clone> {
         match &self.subject {
             Subject::Argument(path) => Some(path.segments.iter().map(|s| &*s.key)),
-            Subject::ClientName | Subject::ClientVersion => None,
+            Subject::ClientName | Subject::ClientVersion | Subject::Fact(_) => None,
         }
+    }
+}
+
+/// `path_under` on a resource URI reads the path a `file:` URI names, decoded; a URI of another
+/// scheme names no path, so it is under no directory.
+fn uri_under(base: &crate::path_under::BasePath, facts: &RequestFacts<'_>) -> Verdict {
+    match &facts.file_path {
+        Some(path) => base.verdict(path, facts.call.places),
+        None => Verdict::FALSE,
     }
 }
 

@@ -1,5 +1,7 @@
-//! Changing a policy file's text: what "always allow" and "deny always" write, with or
-//! without a condition ([`add_tool_rule`]).
+//! Changing a policy file's text: what "always allow" and "deny always" write ([`add_entry`]),
+//! with or without a condition ([`add_rule`]), in the section of the request's [`Door`]:
+//! `tools[key]`, `resources[key]`, `prompts[key]`, or `server_requests.<kind>` (one entry, no
+//! key). [`exact_entry_key`] is the key that names one tool, resource or prompt and nothing else.
 //!
 //! The edit is a splice: only the bytes of the one entry change (or, when it is new, the lines
 //! that add it), so a hand-formatted file keeps its indentation, key order, line endings and
@@ -14,37 +16,74 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::load::parse_document;
-use crate::{Policy, PolicyError, Problem};
+use crate::{exact_key, normalize_uri, Door, Policy, PolicyError, Problem};
 
-pub use rule::{add_tool_rule, RuleWrite};
+pub use rule::{add_rule, add_tool_rule, RuleWrite};
 use scan::{object_at, Object};
 
-/// Source name used in problems about the text passed to [`add_tool_entry`].
+/// Source name used in problems about the text passed to [`add_entry`].
 const EDITED_SOURCE: &str = "policy";
 
-/// Returns `policy_text` with `tools[key]` set to `entry`: an existing entry of that key is
-/// replaced in place, a new one goes last (and a missing `tools` object is added last). Every
+/// The key of `door`'s section that names exactly `name` and nothing else, as "always" writes it:
+///
+/// - a tool or a prompt: its name with the glob characters escaped ([`exact_key`]: a tool called
+///   `get_*` must not become a pattern);
+/// - a resource: its URI in normal form ([`normalize_uri`]; the loader compares exact resource keys
+///   so), escaped the same way (`?` starts a URI's query and `[` an IPv6 host, and both would be
+///   glob syntax in a key). A URI that cannot be normalized has no key: the problem says why;
+/// - a server request: its field in `server_requests` (`sampling`, `elicitation`, `roots`);
+///   `name` is not read.
+pub fn exact_entry_key(door: Door, name: &str) -> Result<String, PolicyError> {
+    if let Some(kind) = door.server_request() {
+        return Ok(kind.to_owned());
+    }
+    if door == Door::Resources {
+        let uri = normalize_uri(name).map_err(|problem| {
+            fail(
+                "$.resources",
+                format!("cannot name the resource {name:?} in a policy: it {problem}"),
+            )
+        })?;
+        return Ok(exact_key(uri.as_str()));
+    }
+    Ok(exact_key(name))
+}
+
+/// Returns `policy_text` with `tools[key]` set to `entry`: [`add_entry`] at [`Door::Tools`].
+pub fn add_tool_entry(policy_text: &str, key: &str, entry: Value) -> Result<String, PolicyError> {
+    add_entry(policy_text, Door::Tools, key, entry)
+}
+
+/// Returns `policy_text` with the entry `key` of `door`'s section set to `entry` (for a server
+/// request, `server_requests.<kind>`; `key` is not read): an existing entry of that key is
+/// replaced in place, a new one goes last (and a missing section object is added last). Every
 /// other byte of the text stays as it was; the new lines follow the file's indentation and line
-/// endings (a one-line file stays on one line).
+/// endings (a one-line file stays on one line). `key` is written as given: pass
+/// [`exact_entry_key`] to name one tool, resource or prompt.
 ///
 /// The result is validated before it is returned, so a caller never writes a file the
 /// gateway would refuse: a text that was already invalid, an `entry` that is not a valid
 /// entry, or a text the splice could not edit safely gives the problems instead.
-pub fn add_tool_entry(policy_text: &str, key: &str, entry: Value) -> Result<String, PolicyError> {
+pub fn add_entry(policy_text: &str, door: Door, key: &str, entry: Value) -> Result<String, PolicyError> {
+    let section = door.section();
+    let key = door.server_request().unwrap_or(key);
     let mut document = parse_document(policy_text).map_err(|err| fail("$", format!("invalid JSON: {err}")))?;
     let Value::Object(root) = &mut document else {
         return Err(fail("$", "expected a policy object".to_owned()));
     };
-    let tools = root.entry("tools").or_insert_with(|| Value::Object(Map::new()));
-    let Value::Object(tools) = tools else {
-        return Err(fail("$.tools", "expected an object of tool entries".to_owned()));
+    let entries = root.entry(section).or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(entries) = entries else {
+        return Err(fail(
+            &format!("$.{section}"),
+            format!("expected an object of {section} entries"),
+        ));
     };
-    tools.insert(key.to_owned(), entry.clone());
+    entries.insert(key.to_owned(), entry.clone());
     // The expected document must be a valid policy before any text is made.
     let expected = serde_json::to_string(&document).map_err(|err| fail("$", format!("cannot write: {err}")))?;
     Policy::from_json_str(&expected, EDITED_SOURCE)?;
 
-    let text = splice(policy_text, key, &entry).map_err(|err| {
+    let text = splice(policy_text, section, key, &entry).map_err(|err| {
         fail(
             "$",
             format!("cannot edit this file's text safely ({err}); it was not changed"),
@@ -113,23 +152,25 @@ fn line_indent(text: &str, at: usize) -> Option<&str> {
     before.bytes().all(|b| b == b' ' || b == b'\t').then_some(before)
 }
 
-fn splice(text: &str, key: &str, entry: &Value) -> Result<String, String> {
+/// `text` with `section[key]` set to `entry`.
+fn splice(text: &str, section: &str, key: &str, entry: &Value) -> Result<String, String> {
     let err = |e: scan::ScanError| e.to_string();
     let root = object_at(text, 0).map_err(err)?;
     let style = Style::of(text, &root);
     let key_text = serde_json::to_string(key).map_err(|e| e.to_string())?;
-    let Some(tools_member) = root.member("tools") else {
-        let mut tools = Map::new();
-        tools.insert(key.to_owned(), entry.clone());
-        return insert_member(text, &root, &style, "\"tools\"", &Value::Object(tools));
+    let Some(section_member) = root.member(section) else {
+        let mut entries = Map::new();
+        entries.insert(key.to_owned(), entry.clone());
+        let section_text = serde_json::to_string(section).map_err(|e| e.to_string())?;
+        return insert_member(text, &root, &style, &section_text, &Value::Object(entries));
     };
-    let tools = object_at(text, tools_member.value.start).map_err(err)?;
-    if let Some(existing) = tools.member(key) {
+    let entries = object_at(text, section_member.value.start).map_err(err)?;
+    if let Some(existing) = entries.member(key) {
         let indent = line_indent(text, existing.key_span.start);
         let value = style.value(entry, indent)?;
         return Ok(replace(text, existing.value.clone(), &value));
     }
-    insert_member(text, &tools, &style, &key_text, entry)
+    insert_member(text, &entries, &style, &key_text, entry)
 }
 
 /// `text` with `key: value` added as the last member of `object`.

@@ -9,14 +9,20 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::condition::CallFacts;
-use crate::eval::{Compiled, Lookup, Step};
-use crate::{Action, Evaluation};
+use crate::condition::RequestFacts;
+use crate::eval::{Compiled, Entry, Lookup, Step, Table};
+use crate::uri::normalize_uri;
+use crate::{Action, Door, Evaluation};
 
 /// How a call is decided, step by step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explanation {
-    /// The tool asked about.
+    /// The section asked about; left out of the JSON for tools, as explanations were before
+    /// there were other sections.
+    #[serde(skip_serializing_if = "Door::is_tools")]
+    pub door: Door,
+    /// The tool asked about (at other doors: the resource URI as asked, the prompt name, or for a
+    /// server request the name the caller passed, which nothing reads).
     pub tool: String,
     /// The decision itself, exactly as [`crate::Policy::evaluate_call`] returns it.
     pub evaluation: Evaluation,
@@ -39,7 +45,8 @@ pub struct Explanation {
 pub enum Matched {
     /// A `hide` pattern: hiding wins over every entry.
     Hidden { pattern: String },
-    /// The `tools` key equal to the tool's name; `globs` also matched and lost to it.
+    /// The key equal to the name (a resource's in normal form; for a server request, its one
+    /// entry); `globs` also matched and lost to it.
     Exact { key: String, beaten: Vec<GlobKey> },
     /// The most specific matching glob key; `beaten` also matched, in precedence order.
     Glob { key: GlobKey, beaten: Vec<GlobKey> },
@@ -60,7 +67,8 @@ pub struct GlobKey {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RuleTried {
     pub index: usize,
-    /// [`crate::RuleRef::Rule`]: serialized as `tools.<key>.rules[<i>]`.
+    /// [`crate::RuleRef::Rule`] (`tools.<key>.rules[<i>]`) or [`crate::RuleRef::SectionRule`]
+    /// (`resources.<key>.rules[<i>]`, …), serialized as its text.
     pub name: crate::RuleRef,
     /// The `when` object as written.
     pub when: Value,
@@ -74,17 +82,60 @@ pub struct RuleTried {
 }
 
 impl Compiled {
-    pub(crate) fn explain(&self, tool: &str, facts: &CallFacts<'_>) -> Explanation {
-        let lookup = self.lookup(tool);
+    /// Explains `name` at `door`; a resource URI is looked up in normal form, as it is decided.
+    pub(crate) fn explain(&self, door: Door, name: &str, facts: &RequestFacts<'_>) -> Explanation {
+        let normal = (door == Door::Resources).then(|| normalize_uri(name));
+        let (lookup, looked_up) = match &normal {
+            Some(Ok(uri)) => (self.lookup_in(door, uri.as_str()), uri.as_str()),
+            // Refused before any lookup: the evaluator says why, by the default's name.
+            Some(Err(_)) => (Lookup::Default, name),
+            None => (self.lookup_in(door, name), name),
+        };
         let mut steps = Vec::new();
-        let evaluation = self.conclude(lookup, facts, &mut |step| steps.push(step));
+        let evaluation = match normal {
+            Some(Err(_)) => self.evaluate_in(door, name, facts),
+            _ => self.conclude(lookup, facts, &mut |step| steps.push(step)),
+        };
+        let (matched, entry) = self.matched(lookup, self.table(door), looked_up);
+        let mut shadowed = false;
+        let mut rules = Vec::new();
+        for step in steps {
+            match step {
+                Step::Shadowed => shadowed = true,
+                Step::Rule { index, held } => {
+                    if let Some(rule) = entry.and_then(|e| e.rules.get(index)) {
+                        rules.push(RuleTried {
+                            index,
+                            name: rule.name.clone(),
+                            when: rule.when.clone(),
+                            action: rule.action,
+                            held,
+                            reading: rule.reading_note(facts, held),
+                        });
+                    }
+                }
+            }
+        }
+        Explanation {
+            door,
+            tool: name.to_owned(),
+            evaluation,
+            matched,
+            rules,
+            entry_action: entry.map(|e| e.action),
+            entry_reason: entry.and_then(|e| e.reason.clone()),
+            shadowed,
+        }
+    }
+
+    /// What `lookup` found for `name` in `table` (`None` for server requests), with the globs
+    /// that matched too and lost.
+    fn matched<'c>(&'c self, lookup: Lookup<'c>, table: Option<&Table>, name: &str) -> (Matched, Option<&'c Entry>) {
         let glob_key = |index: usize| {
-            let entry = self
-                .tools
-                .glob_entries
-                .get(index)
-                .and_then(|&e| self.tools.entries.get(e));
-            let pattern = self.tools.globs.get(index);
+            let entry = table
+                .and_then(|t| t.glob_entries.get(index))
+                .and_then(|&e| table.and_then(|t| t.entries.get(e)));
+            let pattern = table.and_then(|t| t.globs.get(index));
             GlobKey {
                 key: entry.map(|e| e.key.clone()).unwrap_or_default(),
                 literals: pattern.map_or(0, |p| p.literals),
@@ -92,15 +143,15 @@ impl Compiled {
             }
         };
         let other_globs = |winner: Option<usize>| -> Vec<GlobKey> {
-            self.tools
-                .globs
-                .all_matches(tool)
+            table
+                .into_iter()
+                .flat_map(|t| t.globs.all_matches(name))
                 .map(|(index, _)| index)
                 .filter(|index| Some(*index) != winner)
                 .map(glob_key)
                 .collect()
         };
-        let (matched, entry) = match lookup {
+        match lookup {
             Lookup::Hidden(index) => {
                 let pattern = self.hide.patterns.get(index).cloned().unwrap_or_default();
                 (Matched::Hidden { pattern }, None)
@@ -123,34 +174,6 @@ impl Compiled {
                 Some(entry),
             ),
             Lookup::Default => (Matched::Default, None),
-        };
-        let mut shadowed = false;
-        let mut rules = Vec::new();
-        for step in steps {
-            match step {
-                Step::Shadowed => shadowed = true,
-                Step::Rule { index, held } => {
-                    if let Some(rule) = entry.and_then(|e| e.rules.get(index)) {
-                        rules.push(RuleTried {
-                            index,
-                            name: rule.name.clone(),
-                            when: rule.when.clone(),
-                            action: rule.action,
-                            held,
-                            reading: rule.reading_note(facts, held),
-                        });
-                    }
-                }
-            }
-        }
-        Explanation {
-            tool: tool.to_owned(),
-            evaluation,
-            matched,
-            rules,
-            entry_action: entry.map(|e| e.action),
-            entry_reason: entry.and_then(|e| e.reason.clone()),
-            shadowed,
         }
     }
 }
@@ -167,15 +190,21 @@ impl Explanation {
                 ));
             }
             Matched::Exact { key, beaten } => {
-                lines.push(format!("entry: tools[{key:?}], the exact name"));
+                lines.push(match self.door.server_request() {
+                    Some(_) => format!("entry: {}", self.door),
+                    None => format!("entry: {}[{key:?}], the exact name", self.door),
+                });
                 for glob in beaten {
-                    lines.push(format!("  also matched, lost to the exact name: {}", glob_text(glob)));
+                    lines.push(format!(
+                        "  also matched, lost to the exact name: {}",
+                        glob_text(self.door, glob)
+                    ));
                 }
             }
             Matched::Glob { key, beaten } => {
                 lines.push(format!(
-                    "entry: tools[{:?}], the most specific matching glob ({} literal characters, {} wildcards)",
-                    key.key, key.literals, key.wildcards
+                    "entry: {}[{:?}], the most specific matching glob ({} literal characters, {} wildcards)",
+                    self.door, key.key, key.literals, key.wildcards
                 ));
                 for glob in beaten {
                     let why = if (glob.literals, glob.wildcards) == (key.literals, key.wildcards) {
@@ -183,12 +212,16 @@ impl Explanation {
                     } else {
                         "less specific"
                     };
-                    lines.push(format!("  also matched, {why}: {}", glob_text(glob)));
+                    lines.push(format!("  also matched, {why}: {}", glob_text(self.door, glob)));
                 }
             }
             Matched::Default => {
+                let none = match self.door.server_request() {
+                    Some(name) => format!("server_requests has no {name} entry"),
+                    None => format!("no entry in {} matches", self.door),
+                };
                 lines.push(format!(
-                    "no entry in tools matches: the {} decides ({})",
+                    "{none}: the {} decides ({})",
                     if e.rule == crate::RuleRef::NoPolicyFile {
                         "gateway (no policy file)"
                     } else {
@@ -242,9 +275,9 @@ impl Explanation {
     }
 }
 
-fn glob_text(glob: &GlobKey) -> String {
+fn glob_text(door: Door, glob: &GlobKey) -> String {
     format!(
-        "tools[{:?}] ({} literal characters, {} wildcards)",
+        "{door}[{:?}] ({} literal characters, {} wildcards)",
         glob.key, glob.literals, glob.wildcards
     )
 }

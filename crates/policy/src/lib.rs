@@ -1,9 +1,10 @@
-//! Portcullis policies: the per-server rules that decide every MCP `tools/call`.
+//! Portcullis policies: the per-server rules that decide every MCP `tools/call`, and the other
+//! requests that pass through the gateway (resource reads, prompts, the server's own requests).
 //!
 //! This crate is pure data and pure functions — no I/O beyond [`Policy::load_file`], no async
 //! runtime, no storage. The gateway loads a [`Policy`] per upstream server and asks it
-//! [`Policy::evaluate`] for each call; it holds rate-limit counters, approvals and the audit
-//! log itself.
+//! [`Policy::evaluate`] for each call ([`Policy::evaluate_request`] for the other [`Door`]s); it
+//! holds rate-limit counters, approvals and the audit log itself.
 //!
 //! # Main types
 //!
@@ -15,8 +16,10 @@
 //!   ([`RuleRef`]: the hide pattern, the `tools` entry or one of its rules, the default), the
 //!   reason, the rate limit and the approval timeout that go with it.
 //! - [`guess::tool_class`]: a tool's [`ToolClass`] guessed from its name, description and
-//!   annotations, for tools the policy does not classify; [`starter::starter_policy`]: the file
-//!   `portcullis policy init` writes from a server's tool list.
+//!   annotations, for tools the policy does not classify; [`starter::starter_policy_for`]: the
+//!   file `portcullis policy init` writes from a server's lists, a section for every door.
+//! - [`add_entry`] / [`add_rule`]: what "always" writes into a file's text, in the section of
+//!   the request's [`Door`], changing only the entry's bytes.
 //! - [`PolicyError`]: every [`Problem`] found in a file, each with file, JSON path and what
 //!   was expected.
 //!
@@ -39,6 +42,35 @@
 //! 5. **Approval timeout**: reported only when the final action is `RequireApproval`: the
 //!    entry's `approval_timeout`, else the file's, else `None` (the gateway's default).
 //!
+//! # Other doors
+//!
+//! [`Policy::evaluate_request`] decides a request at a [`Door`] by the same steps, in its own
+//! section of the file: `resources` (keyed by URI) for `resources/read` and `resources/subscribe`,
+//! `prompts` (keyed by name) for `prompts/get`, and `server_requests.sampling`, `.elicitation`,
+//! `.roots` (one entry each, no keys) for what the server asks of the client. The differences:
+//!
+//! - **No `hide` list**: an entry's own action may be `hide` ([`Action::Hide`]; such an entry has
+//!   no rules, and no rule's action is `hide`). [`Policy::is_hidden_in`] filters the lists by it.
+//!   The top-level `hide` list hides tools only.
+//! - **Resource URIs are compared in normal form** ([`normalize_uri`]): exact keys are normalized
+//!   at load (a key that cannot be is a problem), glob keys must be written in normal form, and a
+//!   requested URI that cannot be normalized ([`UriProblem`]) is denied, by the default's name,
+//!   with the problem as reason — and hidden from lists.
+//! - **Conditions read the section's facts** ([`RequestFacts`]): `uri` in `resources`
+//!   (`path_under` reads a `file:` URI's decoded path), `arguments.*` in `prompts`,
+//!   `system_prompt` and `max_tokens` in `sampling`; `mode`, `url`, `url.host`, `schema.fields`
+//!   and `message` in `elicitation`; `client.*` everywhere. A key a section does not read is a
+//!   load problem. A fact present but not readable alike by every server (an elicitation URL that
+//!   cannot be normalized) matches every deny rule and no allow rule.
+//! - **Defaults**: a request a section does not name, or whose section is absent, gets the file's
+//!   `default` ([`RuleRef::Default`]; itself `require_approval` when absent), in every section.
+//!   A gate lets nothing through because a section was forgotten, and a tools-only file decides
+//!   tools exactly as before.
+//! - **Names**: [`RuleRef::SectionEntry`] / [`RuleRef::SectionRule`], whose text puts the section
+//!   first (`resources.<key>`, `prompts.<key>.rules[<i>]`, `server_requests.sampling`); tools keep
+//!   [`RuleRef::Entry`] / [`RuleRef::Rule`] and their texts. Rate limits count per session, door
+//!   and entry key ([`Evaluation::door`], [`Evaluation::entry`]).
+//!
 //! # Conditions
 //!
 //! A rule's `when` maps argument paths (`arguments.a.b`, array elements by index:
@@ -56,7 +88,8 @@
 //! # Invariants
 //!
 //! - A [`Policy`] only exists for a file with no problems: loading is all or nothing.
-//! - Evaluation is deterministic and total: every tool name gets exactly one decision.
+//! - Evaluation is deterministic and total: every tool name (and every request at every door)
+//!   gets exactly one decision.
 //! - Evaluation does not allocate beyond the strings it returns (and, for a tool name that is not
 //!   ASCII, its characters for glob matching) for values with no other reading than as sent (a
 //!   plain word or path, an object, a number read by a numeric operator). Values with other
@@ -76,23 +109,27 @@ mod number;
 mod path_under;
 mod pattern;
 mod reading;
+mod results;
 mod rule_ref;
 mod schema;
 pub mod starter;
+mod uri;
 
 use std::fmt;
 use std::num::{NonZeroU32, NonZeroU64};
 use std::path::Path;
 use std::sync::Arc;
 
-pub use condition::CallFacts;
-pub use edit::{add_tool_entry, add_tool_rule, RuleWrite};
+pub use condition::{CallFacts, RequestFacts};
+pub use edit::{add_entry, add_rule, add_tool_entry, add_tool_rule, exact_entry_key, RuleWrite};
 pub use explain::{Explanation, GlobKey, Matched, RuleTried};
 pub use model::{Risk, ToolClass};
 pub use path_under::Places;
 pub use pattern::exact_key;
-pub use rule_ref::RuleRef;
+pub use results::{ResultActions, Treatment};
+pub use rule_ref::{Door, RuleRef};
 pub use schema::json_schema;
+pub use uri::{normalize_uri, NormalUri, UriProblem};
 
 /// A validated, compiled policy for one server.
 #[derive(Debug, Clone)]
@@ -126,6 +163,13 @@ impl Policy {
         }
     }
 
+    /// What is done with findings in the answer to a request for `name` at `door` (a tool, a
+    /// resource URI, a prompt): the entry's `results` fields, then the file's, then the
+    /// defaults ([`ResultActions::default`]).
+    pub fn results_for(&self, door: Door, name: &str) -> ResultActions {
+        self.compiled.results_in(door, name)
+    }
+
     /// The policy for a server without a policy file: every call requires approval, reported
     /// as [`RuleRef::NoPolicyFile`].
     pub fn require_approval_for_all() -> Policy {
@@ -140,20 +184,44 @@ impl Policy {
     /// Decides a call of `tool` with `arguments` (the `tools/call` params' `arguments`;
     /// pass `Value::Null` when there are none).
     pub fn evaluate(&self, tool: &str, arguments: &serde_json::Value) -> Evaluation {
-        self.compiled.evaluate(tool, &CallFacts::arguments(arguments))
+        self.evaluate_call(tool, &CallFacts::arguments(arguments))
     }
 
     /// Decides a call from everything a policy may read about it (arguments and the client's
     /// self-reported identity, for `client.name` / `client.version` conditions).
     pub fn evaluate_call(&self, tool: &str, facts: &CallFacts<'_>) -> Evaluation {
-        self.compiled.evaluate(tool, facts)
+        self.compiled.evaluate(tool, &RequestFacts::new(*facts))
+    }
+
+    /// Decides a request at `door`: for [`Door::Tools`] as [`Policy::evaluate_call`]; for
+    /// [`Door::Resources`] `name` is the resource URI (brought to its normal form here too; a
+    /// URI that cannot be normalized is denied, reported as the default, with the
+    /// [`UriProblem`] as reason); for [`Door::Prompts`] the prompt name; for a server request
+    /// it is not read. `facts` carries what the section's rules read: build it with
+    /// [`RequestFacts::resource`], [`RequestFacts::sampling`], [`RequestFacts::elicitation`] or
+    /// [`RequestFacts::new`]. A section the file does not have, or an entry it does not name,
+    /// gets the file's `default`.
+    pub fn evaluate_request(&self, door: Door, name: &str, facts: &RequestFacts<'_>) -> Evaluation {
+        self.compiled.evaluate_in(door, name, facts)
+    }
+
+    /// Decides a `resources/read` or `resources/subscribe` of `uri`, with the `uri` fact set
+    /// from it: [`Policy::evaluate_request`] for [`Door::Resources`].
+    pub fn evaluate_resource(&self, uri: &NormalUri, call: CallFacts<'_>) -> Evaluation {
+        self.compiled
+            .evaluate_in(Door::Resources, uri.as_str(), &RequestFacts::resource(uri, call))
     }
 
     /// Why a call is decided as [`Policy::evaluate_call`] decides it: the hide pattern, the
     /// exact key or the winning glob (and the globs it beat), each rule tried, or the default.
     /// The decision in it is the evaluator's own, made by the same code.
     pub fn explain(&self, tool: &str, facts: &CallFacts<'_>) -> Explanation {
-        self.compiled.explain(tool, facts)
+        self.compiled.explain(Door::Tools, tool, &RequestFacts::new(*facts))
+    }
+
+    /// Why a request is decided as [`Policy::evaluate_request`] decides it.
+    pub fn explain_request(&self, door: Door, name: &str, facts: &RequestFacts<'_>) -> Explanation {
+        self.compiled.explain(door, name, facts)
     }
 
     /// Where `tool`'s pinned `input_schema` declares a `type` for an argument a rule of the
@@ -178,6 +246,15 @@ impl Policy {
         self.compiled.hidden_by(tool).is_some()
     }
 
+    /// Whether `name` is left out of `door`'s list: for tools as [`Policy::is_hidden`]; for a
+    /// resource (its `uri`, or a template's `uriTemplate`, matched as a URI in normal form) or a
+    /// prompt, whether the entry that decides it has the action "hide" (lists carry no
+    /// arguments, so rules are not tried). A resource URI that cannot be normalized is hidden
+    /// too: reading it would be refused.
+    pub fn is_hidden_in(&self, door: Door, name: &str) -> bool {
+        self.compiled.is_hidden_in(door, name)
+    }
+
     /// Argument key names to redact in the audit log in addition to the built-in ones,
     /// lowercased (the comparison is case-insensitive).
     pub fn redact_keys(&self) -> &[String] {
@@ -189,6 +266,15 @@ impl Policy {
     pub fn annotations(&self, entry: &str) -> Annotations {
         self.compiled
             .entry_by_key(entry)
+            .map(eval::Entry::annotations)
+            .unwrap_or_default()
+    }
+
+    /// The `class` and `risk` annotations of the entry of `door`'s section whose key is `entry`
+    /// (as in [`Evaluation::entry`]); empty for an unknown key.
+    pub fn annotations_in(&self, door: Door, entry: &str) -> Annotations {
+        self.compiled
+            .entry_in(door, entry)
             .map(eval::Entry::annotations)
             .unwrap_or_default()
     }
@@ -215,9 +301,10 @@ impl When {
     /// Whether every condition holds for the call, on every reading a server may make of the
     /// values it reads (a grant allows calls, so it is read as an allow rule is).
     pub fn holds(&self, facts: &CallFacts<'_>) -> bool {
+        let request = RequestFacts::new(*facts);
         self.conditions
             .iter()
-            .all(|c| c.holds(facts, condition::Quantifier::Every) && c.shadowed_key(facts.arguments).is_none())
+            .all(|c| c.holds(&request, condition::Quantifier::Every) && c.shadowed_key(facts.arguments).is_none())
     }
 
     /// The object as written.
@@ -234,7 +321,7 @@ pub enum Action {
     Allow,
     /// Refuse the call.
     Deny,
-    /// The tool is hidden: leave it out of `tools/list`, refuse calls to it.
+    /// The tool (resource, prompt) is hidden: leave it out of its list, refuse requests for it.
     Hide,
     /// Hold the call until a person decides.
     RequireApproval,
@@ -246,7 +333,8 @@ pub enum Action {
 pub struct Evaluation {
     pub action: Action,
     /// What decided; its text (`"tools.<key>"`, `"tools.<key>.rules[<i>]"`, `"hide: <pattern>"`,
-    /// `"default"`, `"no policy file"`) is stable for logs and the audit record.
+    /// `"default"`, `"no policy file"`, `"resources.<key>"`, `"prompts.<key>.rules[<i>]"`,
+    /// `"server_requests.sampling"`, …) is stable for logs and the audit record.
     pub rule: RuleRef,
     /// The reason from the deciding rule or entry, for the agent.
     pub reason: Option<String>,
@@ -258,9 +346,15 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
-    /// The `tools` key that matched (the rate-limit counter key); `None` for hide and default.
+    /// The key that matched; `None` for hide and default. With [`Evaluation::door`], the
+    /// rate-limit counter key (a tool entry and a resource entry may share a key text).
     pub fn entry(&self) -> Option<&str> {
         self.rule.entry_key()
+    }
+
+    /// The section whose entry (or hide pattern) decided; `None` for the default.
+    pub fn door(&self) -> Option<Door> {
+        self.rule.door()
     }
 }
 

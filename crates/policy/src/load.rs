@@ -13,7 +13,6 @@
 //! `raw_types_agree_with_loader_*` in `tests/schema.rs`.
 
 use std::cmp::Reverse;
-use std::collections::HashMap;
 use std::fmt;
 use std::num::{NonZeroU32, NonZeroU64};
 
@@ -21,16 +20,30 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
 use crate::condition::{describe, quoted_list, Condition, Subject, Test};
-use crate::eval::{Compiled, Entry, HideList, Rule, ToolTable};
-use crate::model::{RawAction, Risk, ToolClass};
+use crate::eval::{Compiled, Entry, HideList, Rule, ServerRequests, Table};
+use crate::model::{RawAction, RawSectionAction, Risk, ToolClass};
 use crate::pattern::{Pattern, PatternSet};
-use crate::RuleRef;
-use crate::{Action, Problem, RateLimit};
+use crate::results::{PartialResults, RESULTS_FIELDS};
+use crate::uri::normalize_uri;
+use crate::{Action, Door, Problem, RateLimit, RuleRef};
 
 /// Top-level fields of a policy file, in documentation order.
-pub(crate) const POLICY_FIELDS: [&str; 6] = ["version", "default", "hide", "approval_timeout", "redact", "tools"];
-/// Fields of a `tools` entry.
-pub(crate) const ENTRY_FIELDS: [&str; 7] = [
+pub(crate) const POLICY_FIELDS: [&str; 10] = [
+    "version",
+    "default",
+    "hide",
+    "approval_timeout",
+    "redact",
+    "results",
+    "tools",
+    "resources",
+    "prompts",
+    "server_requests",
+];
+/// Fields of `server_requests`, one entry each.
+pub(crate) const SERVER_REQUEST_FIELDS: [&str; 3] = ["sampling", "elicitation", "roots"];
+/// Fields of an entry, in every section.
+pub(crate) const ENTRY_FIELDS: [&str; 8] = [
     "action",
     "reason",
     "rate_limit",
@@ -38,6 +51,7 @@ pub(crate) const ENTRY_FIELDS: [&str; 7] = [
     "rules",
     "class",
     "risk",
+    "results",
 ];
 /// Fields of a `rate_limit`.
 pub(crate) const RATE_LIMIT_FIELDS: [&str; 2] = ["max", "window"];
@@ -75,7 +89,7 @@ pub(crate) fn compile_when(value: &Value, source: &str) -> Result<Vec<Condition>
         file: source,
         problems: Vec::new(),
     };
-    let conditions = loader.when(value, "$");
+    let conditions = loader.when(value, "$", Door::Tools);
     if loader.problems.is_empty() {
         Ok(conditions)
     } else {
@@ -291,6 +305,14 @@ impl Loader<'_> {
         self.choice(value, path, &RawAction::ALL).map(Action::from)
     }
 
+    /// An entry's own action: "hide" too, outside `tools` (where the top-level `hide` list hides).
+    fn entry_action(&mut self, value: &Value, path: &str, door: Door) -> Option<Action> {
+        match door {
+            Door::Tools => self.action(value, path),
+            _ => self.choice(value, path, &RawSectionAction::ALL).map(Action::from),
+        }
+    }
+
     fn policy(&mut self, value: &Value) -> Compiled {
         let mut compiled = Compiled::only_default(Action::RequireApproval, RuleRef::Default);
         let Some(map) = self.object(value, "$", "a policy object") else {
@@ -312,7 +334,11 @@ impl Loader<'_> {
                 "hide" => compiled.hide = self.hide(value),
                 "approval_timeout" => compiled.approval_timeout = self.seconds(value, &path),
                 "redact" => compiled.redact = self.redact(value),
-                "tools" => compiled.tools = self.tools(value),
+                "results" => compiled.results = self.results(value, &path),
+                "tools" => compiled.tools = self.table(value, Door::Tools),
+                "resources" => compiled.resources = self.table(value, Door::Resources),
+                "prompts" => compiled.prompts = self.table(value, Door::Prompts),
+                "server_requests" => compiled.server_requests = self.server_requests(value),
                 _ => self.unknown_field("$", name, &POLICY_FIELDS),
             }
         }
@@ -355,30 +381,32 @@ impl Loader<'_> {
         keys
     }
 
-    fn tools(&mut self, value: &Value) -> ToolTable {
-        let mut table = ToolTable {
-            entries: Vec::new(),
-            exact: HashMap::new(),
-            globs: PatternSet::empty(),
-            glob_entries: Vec::new(),
-        };
-        let Some(map) = self.object(value, "$.tools", "an object of tool entries") else {
+    /// A keyed section: `tools`, `resources` or `prompts`.
+    fn table(&mut self, value: &Value, door: Door) -> Table {
+        let mut table = Table::empty();
+        let root = format!("$.{}", door.section());
+        let noun = noun(door);
+        let Some(map) = self.object(value, &root, &format!("an object of {noun} entries")) else {
             return table;
         };
         let mut globs: Vec<(Pattern, usize)> = Vec::new();
         for (name, value) in map {
-            let path = key("$.tools", name);
+            let path = key(&root, name);
             let pattern = Pattern::parse(name).map_err(|message| self.report(&path, message));
-            let entry = self.entry(name, value, &path);
+            let entry = self.entry(name, value, &path, door);
             let (Ok(pattern), Some(entry)) = (pattern, entry) else {
+                continue;
+            };
+            let exact = pattern.exact_name().filter(|_| pattern.is_exact());
+            let Some(exact) = self.key_name(door, name, exact, &path) else {
                 continue;
             };
             let at = table.entries.len();
             table.entries.push(entry);
-            if let Some(exact) = pattern.exact_name().filter(|_| pattern.is_exact()) {
+            if let Some(exact) = exact {
                 if let Some(&earlier) = table.exact.get(&exact) {
                     let other = &table.entries[earlier].key;
-                    self.report(&path, format!("names the same tool {exact:?} as the key {other:?}"));
+                    self.report(&path, format!("names the same {noun} {exact:?} as the key {other:?}"));
                     continue;
                 }
                 table.exact.insert(exact, at);
@@ -394,10 +422,79 @@ impl Loader<'_> {
         table
     }
 
-    fn entry(&mut self, name: &str, value: &Value, path: &str) -> Option<Entry> {
+    /// What a key names: `Some(Some(name))` for an exact key (a resource's in normal form),
+    /// `Some(None)` for a glob; `None` after reporting a key that cannot name anything.
+    ///
+    /// Resource URIs are compared in normal form, so an exact resource key is normalized here,
+    /// and a glob key must already be written in normal form where it parses as a URI (a glob
+    /// `FILE:///tmp/*` would never meet the lowercase scheme of a normalized URI).
+    #[allow(clippy::option_option)]
+    fn key_name(&mut self, door: Door, name: &str, exact: Option<String>, path: &str) -> Option<Option<String>> {
+        if door != Door::Resources {
+            return Some(exact);
+        }
+        match (exact, normalize_uri(name)) {
+            (Some(exact), _) => match normalize_uri(&exact) {
+                Ok(uri) => Some(Some(uri.as_str().to_owned())),
+                Err(problem) => {
+                    self.report(
+                        path,
+                        format!("expected a resource URI every server reads alike, but it {problem}"),
+                    );
+                    None
+                }
+            },
+            (None, Ok(uri)) if uri.as_str() != name => {
+                self.report(
+                    path,
+                    format!(
+                        "resource keys are matched against URIs in normal form; write this glob as {:?}",
+                        uri.as_str()
+                    ),
+                );
+                None
+            }
+            (None, _) => Some(None),
+        }
+    }
+
+    /// `server_requests`: one entry per field.
+    fn server_requests(&mut self, value: &Value) -> ServerRequests {
+        let mut requests = ServerRequests::default();
+        let path = "$.server_requests";
+        let Some(map) = self.object(value, path, "an object with \"sampling\", \"elicitation\" or \"roots\"") else {
+            return requests;
+        };
+        for (name, value) in map {
+            let field_path = field(path, name);
+            let door = match name.as_str() {
+                "sampling" => Door::Sampling,
+                "elicitation" => Door::Elicitation,
+                "roots" => Door::Roots,
+                _ => {
+                    self.unknown_field(path, name, &SERVER_REQUEST_FIELDS);
+                    continue;
+                }
+            };
+            let entry = self.entry(name, value, &field_path, door);
+            match door {
+                Door::Sampling => requests.sampling = entry,
+                Door::Elicitation => requests.elicitation = entry,
+                _ => requests.roots = entry,
+            }
+        }
+        requests
+    }
+
+    fn entry(&mut self, name: &str, value: &Value, path: &str, door: Door) -> Option<Entry> {
+        let what = match door {
+            Door::Tools => "a tool entry object (use {} to allow the tool)",
+            _ => "an entry object (use {} to allow)",
+        };
         let (entry, clean) = self.clean(|this| {
-            let map = this.object(value, path, "a tool entry object (use {} to allow the tool)")?;
+            let map = this.object(value, path, what)?;
             let mut entry = Entry {
+                door,
                 key: name.to_owned(),
                 // `{}` allows: the meaning of the seed policy files.
                 action: Action::Allow,
@@ -407,27 +504,58 @@ impl Loader<'_> {
                 rules: Vec::new(),
                 class: None,
                 risk: None,
+                results: PartialResults::default(),
             };
             for (field_name, value) in map {
                 let field_path = field(path, field_name);
                 match field_name.as_str() {
                     "action" => {
-                        if let Some(action) = this.action(value, &field_path) {
+                        if let Some(action) = this.entry_action(value, &field_path, door) {
                             entry.action = action;
                         }
                     }
                     "reason" => entry.reason = this.string(value, &field_path),
                     "rate_limit" => entry.rate_limit = this.rate_limit(value, &field_path),
                     "approval_timeout" => entry.approval_timeout = this.seconds(value, &field_path),
-                    "rules" => entry.rules = this.rules(value, &field_path, name),
+                    "rules" => entry.rules = this.rules(value, &field_path, name, door),
                     "class" => entry.class = this.choice(value, &field_path, &ToolClass::ALL),
                     "risk" => entry.risk = this.choice(value, &field_path, &Risk::ALL),
+                    "results" => entry.results = this.results(value, &field_path),
                     _ => this.unknown_field(path, field_name, &ENTRY_FIELDS),
                 }
+            }
+            let has_rules = map.get("rules").and_then(Value::as_array).is_some_and(|r| !r.is_empty());
+            if entry.action == Action::Hide && has_rules {
+                // Lists carry no arguments to try rules on, and a hidden entry is refused whatever
+                // they say.
+                this.report(
+                    &field(path, "rules"),
+                    "an entry whose action is \"hide\" is hidden whatever its rules say; remove the rules or choose another action",
+                );
             }
             Some(entry)
         });
         entry.filter(|_| clean)
+    }
+
+    /// A `results` object: each field one of its own choices ([`RESULTS_FIELDS`]).
+    fn results(&mut self, value: &Value, path: &str) -> PartialResults {
+        let mut results = PartialResults::default();
+        let Some(map) = self.object(value, path, r#"an object like {"secrets": "redact"}"#) else {
+            return results;
+        };
+        let names: Vec<&str> = RESULTS_FIELDS.iter().map(|(name, _)| *name).collect();
+        for (name, value) in map {
+            match RESULTS_FIELDS.iter().find(|(field_name, _)| field_name == name) {
+                Some((_, choices)) => {
+                    if let Some(treatment) = self.choice(value, &field(path, name), choices) {
+                        results.set(name, treatment);
+                    }
+                }
+                None => self.unknown_field(path, name, &names),
+            }
+        }
+        results
     }
 
     fn rate_limit(&mut self, value: &Value, path: &str) -> Option<RateLimit> {
@@ -454,25 +582,22 @@ impl Loader<'_> {
         })
     }
 
-    fn rules(&mut self, value: &Value, path: &str, key: &str) -> Vec<Rule> {
+    fn rules(&mut self, value: &Value, path: &str, key: &str, door: Door) -> Vec<Rule> {
         let Value::Array(items) = value else {
             self.report(path, format!("expected an array of rules, found {}", describe(value)));
             return Vec::new();
         };
         let mut rules = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let name = RuleRef::Rule {
-                key: key.to_owned(),
-                index: i,
-            };
-            if let (Some(rule), true) = self.clean(|this| this.rule(item, &index(path, i), name)) {
+            let name = RuleRef::rule(door, key.to_owned(), i);
+            if let (Some(rule), true) = self.clean(|this| this.rule(item, &index(path, i), name, door)) {
                 rules.push(rule);
             }
         }
         rules
     }
 
-    fn rule(&mut self, value: &Value, path: &str, name: RuleRef) -> Option<Rule> {
+    fn rule(&mut self, value: &Value, path: &str, name: RuleRef, door: Door) -> Option<Rule> {
         let map = self.object(
             value,
             path,
@@ -484,7 +609,7 @@ impl Loader<'_> {
         for (field_name, value) in map {
             let field_path = field(path, field_name);
             match field_name.as_str() {
-                "when" => conditions = Some(self.when(value, &field_path)),
+                "when" => conditions = Some(self.when(value, &field_path, door)),
                 "action" => action = Some(self.action(value, &field_path)),
                 "reason" => reason = self.string(value, &field_path),
                 _ => self.unknown_field(path, field_name, &RULE_FIELDS),
@@ -511,7 +636,7 @@ impl Loader<'_> {
         })
     }
 
-    fn when(&mut self, value: &Value, path: &str) -> Vec<Condition> {
+    fn when(&mut self, value: &Value, path: &str, door: Door) -> Vec<Condition> {
         let Some(map) = self.object(
             value,
             path,
@@ -525,7 +650,7 @@ impl Loader<'_> {
         let mut conditions = Vec::new();
         for (text, value) in map {
             let cpath = key(path, text);
-            let subject = Subject::parse(text).map_err(|message| self.report(&cpath, message));
+            let subject = Subject::parse(text, door).map_err(|message| self.report(&cpath, message));
             let tests = self.tests(value, &cpath);
             if let (Ok(subject), Some(tests)) = (subject, tests) {
                 conditions.push(Condition::new(subject, tests));
@@ -561,6 +686,27 @@ impl Loader<'_> {
     }
 }
 
+/// What one entry of `door`'s section decides about, for messages.
+fn noun(door: Door) -> &'static str {
+    match door {
+        Door::Tools => "tool",
+        Door::Resources => "resource",
+        Door::Prompts => "prompt",
+        Door::Sampling | Door::Elicitation | Door::Roots => "server request",
+    }
+}
+
+impl From<RawSectionAction> for Action {
+    fn from(action: RawSectionAction) -> Action {
+        match action {
+            RawSectionAction::Allow => Action::Allow,
+            RawSectionAction::Deny => Action::Deny,
+            RawSectionAction::RequireApproval => Action::RequireApproval,
+            RawSectionAction::Hide => Action::Hide,
+        }
+    }
+}
+
 impl From<RawAction> for Action {
     fn from(action: RawAction) -> Action {
         match action {
@@ -575,7 +721,7 @@ impl From<RawAction> for Action {
 mod tests {
     use serde_json::Value;
 
-    use super::{ENTRY_FIELDS, POLICY_FIELDS, RATE_LIMIT_FIELDS, RULE_FIELDS};
+    use super::{ENTRY_FIELDS, POLICY_FIELDS, RATE_LIMIT_FIELDS, RULE_FIELDS, SERVER_REQUEST_FIELDS};
     use crate::condition::OPERATORS;
 
     fn schema_properties(pointer: &str) -> Vec<String> {
@@ -595,8 +741,16 @@ mod tests {
             ("/$defs/RawRateLimit", &RATE_LIMIT_FIELDS[..]),
             ("/$defs/RawRule", &RULE_FIELDS[..]),
             ("/$defs/RawCondition", &OPERATORS[..]),
+            ("/$defs/RawServerRequests", &SERVER_REQUEST_FIELDS[..]),
         ] {
             assert_eq!(schema_properties(pointer), fields, "fields of {pointer:?}");
+        }
+        // Every section's entry and rule have the shape of a tool entry and rule.
+        for section in ["Resource", "Prompt", "Sampling", "Elicitation", "Roots"] {
+            for (kind, fields) in [("Entry", &ENTRY_FIELDS[..]), ("Rule", &RULE_FIELDS[..])] {
+                let pointer = format!("/$defs/Raw{section}{kind}");
+                assert_eq!(schema_properties(&pointer), fields, "fields of {pointer:?}");
+            }
         }
     }
 }

@@ -16,7 +16,9 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 
-/// A Portcullis policy: decides every `tools/call` sent to one MCP server.
+/// A Portcullis policy: decides every `tools/call` sent to one MCP server, and with the optional
+/// `resources`, `prompts` and `server_requests` sections the other requests that reach through
+/// it.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "Portcullis policy, format version 1")]
@@ -48,12 +50,40 @@ pub struct RawPolicy {
     #[serde(default)]
     pub redact: Vec<String>,
 
+    /// What is done with what the gate finds in an answer before the agent reads it (hidden
+    /// characters, terminal escapes, secrets, instruction-like text), for every entry that does
+    /// not say otherwise. Absent fields take the defaults: invisible and escapes "strip",
+    /// secrets and instructions "flag".
+    #[serde(default)]
+    pub results: Option<RawResults>,
+
     /// Per-tool entries, keyed by exact tool name or by glob pattern (`*`, `?`, `[...]`).
     /// An exact name wins over any glob; among globs the most specific wins (see the policy
     /// README). A tool that matches no key gets `default`.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, RawToolEntry>")]
     pub tools: OrderedMap<RawToolEntry>,
+
+    /// Per-resource entries deciding `resources/read` and `resources/subscribe`, keyed by
+    /// resource URI or glob pattern, matched against the URI in its normal form (scheme and host
+    /// lowercase, dot segments removed; see the policy README). An entry with action "hide" is
+    /// also left out of `resources/list` and `resources/templates/list`. A resource that matches
+    /// no key gets `default`.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawResourceEntry>")]
+    pub resources: OrderedMap<RawResourceEntry>,
+
+    /// Per-prompt entries deciding `prompts/get`, keyed by prompt name or glob pattern. An entry
+    /// with action "hide" is also left out of `prompts/list`. A prompt that matches no key gets
+    /// `default`.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawPromptEntry>")]
+    pub prompts: OrderedMap<RawPromptEntry>,
+
+    /// What the server may ask of the client: `sampling`, `elicitation`, `roots`. A request with
+    /// no entry here gets `default`.
+    #[serde(default)]
+    pub server_requests: Option<RawServerRequests>,
 }
 
 /// The only format version there is.
@@ -82,6 +112,32 @@ impl RawAction {
         ("allow", RawAction::Allow),
         ("deny", RawAction::Deny),
         ("require_approval", RawAction::RequireApproval),
+    ];
+}
+
+/// A decision an entry of `resources`, `prompts` or `server_requests` can ask for: the actions of
+/// a tool entry, and "hide".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RawSectionAction {
+    /// Forward the request.
+    Allow,
+    /// Refuse the request; the agent is told `reason`.
+    Deny,
+    /// Hold the request until a person approves or denies it.
+    RequireApproval,
+    /// Leave the resource or prompt out of the server's lists, and refuse it if requested
+    /// anyway (for a server request: refuse it, as "deny").
+    Hide,
+}
+
+impl RawSectionAction {
+    /// Every action with its spelling in a policy file, in documentation order.
+    pub const ALL: [(&'static str, RawSectionAction); 4] = [
+        ("allow", RawSectionAction::Allow),
+        ("deny", RawSectionAction::Deny),
+        ("require_approval", RawSectionAction::RequireApproval),
+        ("hide", RawSectionAction::Hide),
     ];
 }
 
@@ -180,6 +236,206 @@ pub struct RawToolEntry {
     /// the audit log; does not affect the decision.
     #[serde(default)]
     pub risk: Option<Risk>,
+
+    /// What is done with findings in this tool's answers; each field named here wins over the
+    /// file's `results`.
+    #[serde(default)]
+    pub results: Option<RawResults>,
+}
+
+/// What is done with each kind of finding in an answer. "strip" removes it, "redact" replaces
+/// it with "[redacted]", "flag" passes it and records it in the audit log, "hold" keeps the
+/// answer from the agent until a person decides.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawResults {
+    /// Characters a person does not see (Unicode tag characters, zero-width and bidi controls)
+    /// where real text does not need them: "strip" (the default), "flag" or "hold".
+    #[serde(default)]
+    #[schemars(extend("default" = "strip"))]
+    pub invisible: Option<RawStripFlagHold>,
+    /// Terminal escape sequences and control characters: "strip" (the default), "flag" or "hold".
+    #[serde(default)]
+    #[schemars(extend("default" = "strip"))]
+    pub escapes: Option<RawStripFlagHold>,
+    /// Private keys, cloud keys, tokens, passwords in URLs: "flag" (the default), "redact" or "hold".
+    #[serde(default)]
+    #[schemars(extend("default" = "flag"))]
+    pub secrets: Option<RawRedactFlagHold>,
+    /// Text shaped as instructions to the model ("ignore previous instructions", chat template
+    /// tokens): "flag" (the default) or "hold".
+    #[serde(default)]
+    #[schemars(extend("default" = "flag"))]
+    pub instructions: Option<RawFlagHold>,
+}
+
+/// "strip", "flag" or "hold".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RawStripFlagHold {
+    Strip,
+    Flag,
+    Hold,
+}
+
+/// "redact", "flag" or "hold".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RawRedactFlagHold {
+    Redact,
+    Flag,
+    Hold,
+}
+
+/// "flag" or "hold".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RawFlagHold {
+    Flag,
+    Hold,
+}
+
+/// Defines the entry and rule types of a section other than `tools`: the shape of a tool entry,
+/// with "hide" among the entry's actions and the section's own `when` keys.
+macro_rules! section_types {
+    (
+        $(#[$entry_doc:meta])* $entry:ident,
+        $(#[$rule_doc:meta])* $rule:ident,
+        $(#[$when_doc:meta])* when = $pattern:literal
+    ) => {
+        $(#[$entry_doc])*
+        #[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $entry {
+            /// The decision when no rule in `rules` matches: "allow" (the default), "deny",
+            /// "require_approval" or "hide".
+            #[serde(default)]
+            #[schemars(extend("default" = "allow"))]
+            pub action: Option<RawSectionAction>,
+
+            /// Why; shown to the agent when the request is refused, and to the person asked to
+            /// approve.
+            #[serde(default)]
+            pub reason: Option<String>,
+
+            /// Allow at most `max` requests per `window` seconds, counted per agent session and
+            /// per entry. Applies whenever the decision for this entry is "allow".
+            #[serde(default)]
+            pub rate_limit: Option<RawRateLimit>,
+
+            /// Seconds a "require_approval" decision from this entry waits for a person before
+            /// the request is denied. Overrides the file-level `approval_timeout`.
+            #[serde(default)]
+            #[schemars(range(min = 1))]
+            pub approval_timeout: Option<u64>,
+
+            /// Rules, tried in order; the first whose `when` matches decides. When none matches,
+            /// the entry's own `action` applies.
+            #[serde(default)]
+            pub rules: Vec<$rule>,
+
+            /// What the request does: "read", "write", "execute", "delete" or "unknown".
+            /// Recorded in the audit log; does not affect the decision.
+            #[serde(default)]
+            pub class: Option<ToolClass>,
+
+            /// How much harm the request could do: "low", "medium", "high" or "critical".
+            /// Recorded in the audit log; does not affect the decision.
+            #[serde(default)]
+            pub risk: Option<Risk>,
+
+            /// What is done with findings in the answers to these requests; each field named
+            /// here wins over the file's `results`.
+            #[serde(default)]
+            pub results: Option<RawResults>,
+        }
+
+        $(#[$rule_doc])*
+        #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $rule {
+            $(#[$when_doc])*
+            #[schemars(with = "BTreeMap<String, RawCondition>")]
+            #[schemars(extend("minProperties" = 1, "propertyNames" = { "pattern": $pattern }))]
+            pub when: OrderedMap<RawCondition>,
+
+            /// The decision when `when` matches: "allow", "deny" or "require_approval".
+            pub action: RawAction,
+
+            /// Why; shown to the agent when this rule refuses the request, and to the person
+            /// asked to approve.
+            #[serde(default)]
+            pub reason: Option<String>,
+        }
+    };
+}
+
+section_types!(
+    /// How reading or subscribing to the matching resources is decided. `{}` allows them.
+    RawResourceEntry,
+    /// A decision that applies when the request satisfies `when`.
+    RawResourceRule,
+    /// Conditions on the request, all of which must hold: `uri` (the resource URI in normal
+    /// form; `path_under` reads the path of a `file:` URI) and `client.name` / `client.version`.
+    when = "^(uri|client\\.(name|version))$"
+);
+
+section_types!(
+    /// How getting the matching prompts is decided. `{}` allows them.
+    RawPromptEntry,
+    /// A decision that applies when the request satisfies `when`.
+    RawPromptRule,
+    /// Conditions on the request, all of which must hold: paths into the prompt's arguments
+    /// (`arguments.topic`) and `client.name` / `client.version`.
+    when = "^(arguments(\\.[^.]+)+|client\\.(name|version))$"
+);
+
+section_types!(
+    /// How the server's `sampling/createMessage` requests are decided. `{}` allows them.
+    RawSamplingEntry,
+    /// A decision that applies when the request satisfies `when`.
+    RawSamplingRule,
+    /// Conditions on the request, all of which must hold: `system_prompt`, `max_tokens` and
+    /// `client.name` / `client.version`.
+    when = "^(system_prompt|max_tokens|client\\.(name|version))$"
+);
+
+section_types!(
+    /// How the server's `elicitation/create` requests are decided. `{}` allows them.
+    RawElicitationEntry,
+    /// A decision that applies when the request satisfies `when`.
+    RawElicitationRule,
+    /// Conditions on the request, all of which must hold: `mode` ("form" or "url"), `url`,
+    /// `url.host`, `schema.fields` (the names of the requested fields, an array), `message` and
+    /// `client.name` / `client.version`.
+    when = "^(mode|url|url\\.host|schema\\.fields|message|client\\.(name|version))$"
+);
+
+section_types!(
+    /// How the server's `roots/list` requests are decided. `{}` allows them.
+    RawRootsEntry,
+    /// A decision that applies when the request satisfies `when`.
+    RawRootsRule,
+    /// Conditions on the request, all of which must hold: `client.name` / `client.version`.
+    when = "^client\\.(name|version)$"
+);
+
+/// What the server may ask of the client (legacy-era server requests, and their 2026 MRTR
+/// `inputRequests`). Each field is one entry; a request without one gets the file's `default`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawServerRequests {
+    /// `sampling/createMessage`: the server asks the client's model to generate text.
+    #[serde(default)]
+    pub sampling: Option<RawSamplingEntry>,
+
+    /// `elicitation/create`: the server asks the user for input, in a form or at a URL.
+    #[serde(default)]
+    pub elicitation: Option<RawElicitationEntry>,
+
+    /// `roots/list`: the server asks which directories the client exposes.
+    #[serde(default)]
+    pub roots: Option<RawRootsEntry>,
 }
 
 /// A budget of calls per time window.

@@ -52,6 +52,8 @@ fn readme_mentions_every_field() {
         "/$defs/RawRateLimit",
         "/$defs/RawRule",
         "/$defs/RawCondition",
+        "/$defs/RawServerRequests",
+        "/$defs/RawResourceEntry",
     ] {
         for name in properties(&schema, pointer) {
             assert!(
@@ -89,6 +91,30 @@ fn raw_types_agree_with_loader_on_valid_files() {
                 }
             }
         }),
+        json!({
+            "version": "1",
+            "default": "deny",
+            "resources": {
+                "file:///home/me/*": { "rate_limit": { "max": 1, "window": 1 }, "class": "read", "risk": "low" },
+                "file:///home/me/.ssh/*": { "action": "hide", "reason": "keys" },
+                "https://example.com/x": {
+                    "action": "require_approval",
+                    "approval_timeout": 5,
+                    "rules": [ { "when": { "uri": { "prefix": "https://" }, "client.name": { "eq": "c" } }, "action": "allow", "reason": "r" } ]
+                }
+            },
+            "prompts": {
+                "review": {},
+                "secret_*": { "action": "hide" },
+                "summarize": { "rules": [ { "when": { "arguments.style": { "in": ["a"] }, "client.version": { "exists": true } }, "action": "deny" } ] }
+            },
+            "server_requests": {
+                "sampling": { "action": "require_approval", "rules": [ { "when": { "max_tokens": { "gt": 1 }, "system_prompt": { "regex": "x" } }, "action": "deny" } ] },
+                "elicitation": { "rules": [ { "when": { "mode": { "eq": "url" }, "url": { "prefix": "https://" }, "url.host": { "eq": "h" }, "schema.fields": { "contains": "p" }, "message": { "glob": "*" } }, "action": "allow" } ] },
+                "roots": { "action": "hide", "rules": [] }
+            }
+        }),
+        json!({"version": "1", "server_requests": {}}),
     ];
     for document in documents {
         portcullis_policy::Policy::from_json_str(&document.to_string(), "doc.json")
@@ -118,6 +144,13 @@ fn raw_types_agree_with_loader_on_invalid_files() {
         json!({"version": "1", "tools": {"a": {"rules": [{"action": "deny"}]}}}),
         json!({"version": "1", "tools": {"a": {"rules": [{"when": {"arguments.x": {"equals": 1}}, "action": "deny"}]}}}),
         json!({"version": "1", "tools": {"a": {"class": "destroy"}}}),
+        json!({"version": "1", "tools": {"a": {"action": "hide"}}}),
+        json!({"version": "1", "resources": {"file:///x": {"acton": "deny"}}}),
+        json!({"version": "1", "resources": {"file:///x": {"rules": [{"when": {"client.name": {"eq": 1}}, "action": "hide"}]}}}),
+        json!({"version": "1", "prompts": {"p": {"action": "conceal"}}}),
+        json!({"version": "1", "prompts": "p"}),
+        json!({"version": "1", "server_requests": {"ping": {}}}),
+        json!({"version": "1", "server_requests": {"sampling": {"rate_limit": {"window": 1}}}}),
     ];
     for document in documents {
         assert!(
@@ -128,5 +161,66 @@ fn raw_types_agree_with_loader_on_invalid_files() {
             portcullis_policy::Policy::from_json_str(&document.to_string(), "doc.json").is_err(),
             "the loader refuses {document}"
         );
+    }
+}
+
+/// Each section's `when` keys, as the schema's `propertyNames` pattern admits them, are the
+/// keys the loader accepts there.
+#[test]
+fn when_key_patterns_agree_with_the_loader() {
+    let schema = portcullis_policy::json_schema();
+    let keys = [
+        "arguments.a",
+        "arguments.a.0.b",
+        "arguments",
+        "arguments.",
+        "client.name",
+        "client.version",
+        "client.os",
+        "uri",
+        "uri.host",
+        "system_prompt",
+        "max_tokens",
+        "mode",
+        "url",
+        "url.host",
+        "schema.fields",
+        "message",
+        "schema",
+        "Message",
+    ];
+    let sections: [(&str, Value); 6] = [
+        ("RawRule", json!({"tools": {"k": {"rules": "RULES"}}})),
+        (
+            "RawResourceRule",
+            json!({"resources": {"file:///k": {"rules": "RULES"}}}),
+        ),
+        ("RawPromptRule", json!({"prompts": {"k": {"rules": "RULES"}}})),
+        (
+            "RawSamplingRule",
+            json!({"server_requests": {"sampling": {"rules": "RULES"}}}),
+        ),
+        (
+            "RawElicitationRule",
+            json!({"server_requests": {"elicitation": {"rules": "RULES"}}}),
+        ),
+        (
+            "RawRootsRule",
+            json!({"server_requests": {"roots": {"rules": "RULES"}}}),
+        ),
+    ];
+    for (definition, shape) in sections {
+        let pattern = schema
+            .pointer(&format!("/$defs/{definition}/properties/when/propertyNames/pattern"))
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("{definition} has a when pattern"));
+        let pattern = regex::Regex::new(pattern).expect("the pattern compiles");
+        for key in keys {
+            let rules = json!([{ "when": { key: { "exists": true } }, "action": "deny" }]);
+            let mut text = shape.to_string().replace("\"RULES\"", &rules.to_string());
+            text.insert_str(1, "\"version\": \"1\", ");
+            let loads = portcullis_policy::Policy::from_json_str(&text, "doc.json").is_ok();
+            assert_eq!(pattern.is_match(key), loads, "{definition}: {key}");
+        }
     }
 }

@@ -44,4 +44,7 @@ pub mod error_code {
     pub const INTERNAL_ERROR: i64 = -32603;
     /// 2026-07-28: an HTTP header disagrees with the body it accompanies.
     pub const HEADER_MISMATCH: i64 = -32020;
+    /// Portcullis refused a request that has no `isError` result form (a resource read, a prompt
+    /// fetch, a server's request): its message starts `[portcullis]` and says why.
+    pub const REFUSED: i64 = -32001;
 }

@@ -120,13 +120,30 @@ fn check_call_shape(env: &strict::Envelope, method: &str) -> Result<(), ParseErr
             "a request or notification carrying a result or an error".into(),
         ));
     }
-    if method == crate::method::TOOLS_CALL {
-        let info = &env.params_info;
-        if let Some(key) = info.near_misses.first() {
-            return Err(ParseError::Ambiguous(format!(
-                "tools/call params key {key:?} differs only by case from a member the gate reads; some readers take it for that member"
-            )));
+    let info = &env.params_info;
+    let members: &[&str] = match method {
+        crate::method::TOOLS_CALL => &strict::TOOL_CALL_PARAMS,
+        crate::method::RESOURCES_READ | crate::method::RESOURCES_SUBSCRIBE => &strict::RESOURCE_PARAMS,
+        crate::method::PROMPTS_GET => &strict::PROMPT_PARAMS,
+        _ => &[],
+    };
+    if let Some((key, _)) = info.near_misses.iter().find(|(_, member)| members.contains(member)) {
+        return Err(ParseError::Ambiguous(format!(
+            "{method} params key {key:?} differs only by case from a member the gate reads; some readers take it for that member"
+        )));
+    }
+    if members == strict::RESOURCE_PARAMS && (env.params != Some(Shape::Object) || info.uri != Some(Shape::String)) {
+        return Err(ParseError::Door("params.uri of a resources request must be a string"));
+    }
+    if members == strict::PROMPT_PARAMS {
+        if env.params != Some(Shape::Object) || info.name != Some(Shape::String) {
+            return Err(ParseError::Door("params.name of prompts/get must be a string"));
         }
+        if matches!(info.arguments, Some(Shape::Other | Shape::String)) {
+            return Err(ParseError::Door("params.arguments of prompts/get must be an object"));
+        }
+    }
+    if method == crate::method::TOOLS_CALL {
         if env.params != Some(Shape::Object) || info.name != Some(Shape::String) {
             return Err(ParseError::ToolCall("params.name must be a string"));
         }
@@ -368,6 +385,48 @@ impl Message {
         })
     }
 
+    /// A `resources/read`, `resources/subscribe` or `prompts/get` read for what the gate decides
+    /// on: the URI or the prompt's name, its `_meta`, and a prompt's `arguments` exactly as
+    /// written. The strict parse checked the shapes ([`Message::parse`]).
+    pub fn door_request(&self) -> Result<DoorRead, ParseError> {
+        #[derive(Deserialize)]
+        struct Read<'a> {
+            #[serde(default)]
+            uri: Option<String>,
+            #[serde(default)]
+            name: Option<String>,
+            #[serde(default, rename = "_meta")]
+            meta: Option<serde_json::Map<String, Value>>,
+            #[serde(default, borrow)]
+            arguments: Option<&'a serde_json::value::RawValue>,
+            #[serde(default, rename = "requestState")]
+            request_state: Option<Value>,
+        }
+        #[derive(Deserialize)]
+        struct P<'a> {
+            #[serde(borrow)]
+            params: Read<'a>,
+        }
+        let p: P<'_> = serde_json::from_slice(&self.raw).map_err(|e| ParseError::Json(e.to_string()))?;
+        let subject = match self.method() {
+            Some(crate::method::PROMPTS_GET) => p.params.name,
+            _ => p.params.uri,
+        };
+        let subject = subject.ok_or(ParseError::Door("the request names no URI or prompt"))?;
+        let arguments = match (self.method(), p.params.arguments) {
+            (Some(crate::method::PROMPTS_GET), Some(text)) if text.get() != "null" => {
+                Some(self.raw.slice_ref(text.get().as_bytes()))
+            }
+            _ => None,
+        };
+        Ok(DoorRead {
+            subject,
+            meta: p.params.meta,
+            arguments,
+            request_state: p.params.request_state,
+        })
+    }
+
     /// `params.arguments` exactly as written (every digit of a number, every escape), when
     /// present and not `null`: a slice of the message's bytes, not a copy. The strict parse
     /// checked it is an object with no two keys a reader could confuse.
@@ -448,6 +507,27 @@ pub struct ToolCallRead {
     pub arguments: Option<Bytes>,
 }
 
+/// A client's request at another door read once ([`Message::door_request`]).
+#[derive(Debug, Clone)]
+pub struct DoorRead {
+    /// The resource URI as sent, or the prompt's name.
+    pub subject: String,
+    pub meta: Option<serde_json::Map<String, Value>>,
+    /// A prompt's `arguments` exactly as written, when present and not `null`.
+    pub arguments: Option<Bytes>,
+    /// 2026-07-28 MRTR: the state a retry carries (a read or a prompt may need input too).
+    pub request_state: Option<Value>,
+}
+
+impl DoorRead {
+    /// A 2026-07-28 request: it names its protocol version in `_meta`.
+    pub fn is_modern(&self) -> bool {
+        self.meta
+            .as_ref()
+            .is_some_and(|m| m.contains_key(crate::method::META_PROTOCOL_VERSION))
+    }
+}
+
 /// Which tasks flavour a `tools/call` asked for, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskAsk {
@@ -459,6 +539,17 @@ pub enum TaskAsk {
 }
 
 impl ToolCallParams {
+    /// What a held request at another door shares with a held tool call: its name (the URI or
+    /// the prompt) and its `_meta` (a progress token). It asks for no task and carries no state.
+    pub fn of_door(name: String, meta: Option<serde_json::Map<String, Value>>) -> Self {
+        Self {
+            name,
+            meta,
+            request_state: None,
+            task: None,
+        }
+    }
+
     pub fn progress_token(&self) -> Option<&Value> {
         self.meta.as_ref()?.get("progressToken")
     }
@@ -686,12 +777,59 @@ mod tests {
     }
 
     #[test]
-    fn a_near_miss_of_a_tool_call_member_is_only_refused_on_tools_call() {
-        // `Name` in prompts/get is the server's business; the gate reads only tools/call.
-        let text = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"a","Names":1}}"#;
-        assert!(Message::parse(text).is_ok());
-        let text = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"Name":"a"}}"#;
-        assert!(Message::parse(text).is_ok());
+    fn a_near_miss_of_a_member_is_refused_only_on_the_methods_the_gate_reads() {
+        // The gate reads `name` of prompts/get and `uri` of resources/read: `Name` or `URI`
+        // alone is that member to Go's encoding/json, so it is refused there.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"Name":"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a","URI":"file:///b"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"Uri":"file:///b"}}"#,
+        ] {
+            assert!(matches!(refused(text), ParseError::Ambiguous(_)), "{text}");
+        }
+        // A method the gate does not read is the server's business; and `uri` is not a member
+        // of prompts/get.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"x/get","params":{"Name":"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"a","Names":1,"URI":2}}"#,
+        ] {
+            assert!(Message::parse(text).is_ok(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_door_request_names_what_it_reads() {
+        let read =
+            Message::parse(r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a%2Fb"}}"#)
+                .unwrap()
+                .door_request()
+                .unwrap();
+        assert_eq!(read.subject, "file:///a%2Fb");
+        assert!(read.arguments.is_none());
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","arguments":{"n": 1.50}}}"#;
+        let read = Message::parse(text).unwrap().door_request().unwrap();
+        assert_eq!(read.subject, "p");
+        assert_eq!(read.arguments.as_deref(), Some(&br#"{"n": 1.50}"#[..]));
+        for (text, why) in [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}"#,
+                "params.uri of a resources request must be a string",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":7}}"#,
+                "params.uri of a resources request must be a string",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":["p"]}}"#,
+                "params.name of prompts/get must be a string",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","arguments":"{}"}}"#,
+                "params.arguments of prompts/get must be an object",
+            ),
+        ] {
+            assert_eq!(refused(text), ParseError::Door(why), "{text}");
+        }
     }
 
     #[test]

@@ -9,6 +9,18 @@ pub const CANCELLED: &str = "notifications/cancelled";
 pub const PROGRESS: &str = "notifications/progress";
 pub const PING: &str = "ping";
 
+// The other doors the gate decides (issue 32): a client's reads and fetches, and what the
+// server asks of the client.
+pub const RESOURCES_READ: &str = "resources/read";
+pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+pub const RESOURCES_LIST: &str = "resources/list";
+pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
+pub const PROMPTS_GET: &str = "prompts/get";
+pub const PROMPTS_LIST: &str = "prompts/list";
+pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+pub const ELICITATION_CREATE: &str = "elicitation/create";
+pub const ROOTS_LIST: &str = "roots/list";
+
 /// `_meta` key that marks a 2026-07-28 (stateless) request.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key carrying the client's self-reported identity on stateless requests.

@@ -24,6 +24,8 @@ pub enum ParseError {
     Params,
     #[error("invalid tools/call: {0}")]
     ToolCall(&'static str),
+    #[error("invalid request: {0}")]
+    Door(&'static str),
     #[error("a response cannot carry both a result and an error")]
     ResultAndError,
     #[error("ambiguous message, refused: {0}")]

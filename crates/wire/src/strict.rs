@@ -56,6 +56,13 @@ pub fn same_under_folding(a: &str, b: &str) -> bool {
 const ENVELOPE: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
 /// The `tools/call` params the gate reads.
 pub(crate) const TOOL_CALL_PARAMS: [&str; 4] = ["name", "arguments", "_meta", "requestState"];
+/// The `resources/read` and `resources/subscribe` params the gate reads.
+pub(crate) const RESOURCE_PARAMS: [&str; 2] = ["uri", "_meta"];
+/// The `prompts/get` params the gate reads.
+pub(crate) const PROMPT_PARAMS: [&str; 3] = ["name", "arguments", "_meta"];
+/// Every `params` member the gate reads of a request it decides: a `tools/call`'s, and `uri`
+/// (`resources/read`, `resources/subscribe`). `prompts/get` reads `name` and `arguments`.
+const DECIDED_PARAMS: [&str; 5] = ["name", "arguments", "_meta", "requestState", "uri"];
 
 /// What the strict reading found in the envelope.
 #[derive(Debug, Default)]
@@ -85,9 +92,11 @@ pub(crate) enum Shape {
 /// The top level of `params`, as far as a `tools/call` is concerned.
 #[derive(Debug, Default)]
 pub(crate) struct ParamsInfo {
-    /// Keys that are near-misses of a `tools/call` member (`"Name"` …).
-    pub(crate) near_misses: Vec<String>,
+    /// Keys that are near-misses of a member the gate reads (`"Name"` …), each with the member
+    /// it shadows.
+    pub(crate) near_misses: Vec<(String, &'static str)>,
     pub(crate) name: Option<Shape>,
+    pub(crate) uri: Option<Shape>,
     pub(crate) arguments: Option<Shape>,
     pub(crate) meta: Option<Shape>,
 }
@@ -254,11 +263,12 @@ impl<'de> Visitor<'de> for WalkVisitor<'_> {
                 map.next_value_seed(self.walk.below())?;
                 continue;
             };
-            if is_near_miss(&key, &TOOL_CALL_PARAMS) {
-                info.near_misses.push(key.to_string());
+            if let Some(member) = near_miss_of(&key, &DECIDED_PARAMS) {
+                info.near_misses.push((key.to_string(), member));
             }
             let member = match &*key {
                 "name" => Some(&mut info.name),
+                "uri" => Some(&mut info.uri),
                 "arguments" => Some(&mut info.arguments),
                 "_meta" => Some(&mut info.meta),
                 _ => None,
@@ -311,6 +321,14 @@ impl<'de> DeserializeSeed<'de> for Params<'_> {
 /// `key` folds to one of `members` without being it.
 fn is_near_miss(key: &str, members: &[&str]) -> bool {
     members.iter().any(|m| *m != key && same_under_folding(m, key))
+}
+
+/// The member of `members` that `key` folds to without being it.
+fn near_miss_of(key: &str, members: &[&'static str]) -> Option<&'static str> {
+    members
+        .iter()
+        .copied()
+        .find(|m| *m != key && same_under_folding(m, key))
 }
 
 /// How a response's `result` / `error` is walked.

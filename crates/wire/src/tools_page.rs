@@ -33,8 +33,14 @@ impl<'a> ListedTool<'a> {
     /// folds to `name` (`"Name"` alone is `name` to Go's encoding/json), with whether the key is
     /// exactly `name`. None for a tool that is not an object.
     pub fn names(&self) -> Vec<(bool, Cow<'a, str>)> {
+        self.names_of("name")
+    }
+
+    /// The string value of every member whose key folds to `key` (`uri` of a listed resource,
+    /// `uriTemplate` of a template), with whether the key is exactly `key`.
+    pub fn names_of(&self, key: &'static str) -> Vec<(bool, Cow<'a, str>)> {
         let mut de = serde_json::Deserializer::from_str(self.raw);
-        de.deserialize_any(NamesVisitor).unwrap_or_default()
+        de.deserialize_any(NamesVisitor(key)).unwrap_or_default()
     }
 
     /// The value of the exact `name` member, if it is a string.
@@ -56,10 +62,16 @@ impl<'a> ToolsPage<'a> {
     /// message has no `result` object with a `tools` array (an error, another shape): there is
     /// nothing to filter.
     pub fn read(raw: &'a [u8]) -> Result<Option<Self>, ParseError> {
+        Self::read_list(raw, "tools")
+    }
+
+    /// Reads the list page in `raw` whose entries are `result[member]` (`resources`,
+    /// `resourceTemplates`, `prompts`), as [`ToolsPage::read`] reads `tools`.
+    pub fn read_list(raw: &'a [u8], member: &'static str) -> Result<Option<Self>, ParseError> {
         let base = raw.as_ptr() as usize;
         let mut de = serde_json::Deserializer::from_slice(raw);
         let found = de
-            .deserialize_map(TopVisitor)
+            .deserialize_map(TopVisitor(member))
             .map_err(|e| ParseError::Json(e.to_string()))?;
         let Some(array) = found else {
             return Ok(None);
@@ -115,8 +127,8 @@ impl<'a> ToolsPage<'a> {
     }
 }
 
-/// The message: finds `result` and in it the `tools` array, skipping everything else.
-struct TopVisitor;
+/// The message: finds `result` and in it the list's array (`tools`), skipping everything else.
+struct TopVisitor(&'static str);
 
 impl<'de> Visitor<'de> for TopVisitor {
     type Value = Option<&'de RawValue>;
@@ -127,7 +139,7 @@ impl<'de> Visitor<'de> for TopVisitor {
         let mut found = None;
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             if key == "result" {
-                found = map.next_value_seed(ResultSeed)?;
+                found = map.next_value_seed(ResultSeed(self.0))?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -136,16 +148,16 @@ impl<'de> Visitor<'de> for TopVisitor {
     }
 }
 
-struct ResultSeed;
+struct ResultSeed(&'static str);
 
 impl<'de> DeserializeSeed<'de> for ResultSeed {
     type Value = Option<&'de RawValue>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(ResultVisitor)
+        d.deserialize_any(ResultVisitor(self.0))
     }
 }
 
-struct ResultVisitor;
+struct ResultVisitor(&'static str);
 
 impl<'de> Visitor<'de> for ResultVisitor {
     type Value = Option<&'de RawValue>;
@@ -155,7 +167,7 @@ impl<'de> Visitor<'de> for ResultVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut found = None;
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            if same_under_folding(&key, "tools") {
+            if same_under_folding(&key, self.0) {
                 found = Some(map.next_value::<&'de RawValue>()?);
             } else {
                 map.next_value::<IgnoredAny>()?;
@@ -187,8 +199,8 @@ impl<'de> Visitor<'de> for ResultVisitor {
     }
 }
 
-/// One tool: the string values of the members that fold to `name`.
-struct NamesVisitor;
+/// One entry: the string values of the members that fold to its key (`name`).
+struct NamesVisitor(&'static str);
 
 impl<'de> Visitor<'de> for NamesVisitor {
     type Value = Vec<(bool, Cow<'de, str>)>;
@@ -198,9 +210,9 @@ impl<'de> Visitor<'de> for NamesVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut names = Vec::with_capacity(1);
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            if same_under_folding(&key, "name") {
+            if same_under_folding(&key, self.0) {
                 if let NameValue(Some(name)) = map.next_value()? {
-                    names.push((key == "name", name));
+                    names.push((key == self.0, name));
                 }
             } else {
                 map.next_value::<IgnoredAny>()?;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use portcullis_audit::{AuditFilter, AuditRow, AuditStore, Decision, HistogramBucket};
+use portcullis_audit::{AuditFilter, AuditRow, AuditStore, Decision, HistogramBucket, Method};
 use serde::Deserialize;
 use tauri::State;
 
@@ -22,12 +22,20 @@ const EXPORT_MAX: usize = 500_000;
 #[serde(deny_unknown_fields)]
 #[ts(rename = "AuditFilter", optional_fields)]
 pub struct FilterArg {
+    /// Which kind of request (`tools/call`, `resources/read`, …); every kind when absent.
+    method: Option<Method>,
     server: Option<String>,
     tool: Option<String>,
     decision: Option<Decision>,
     since_ms: Option<i64>,
     until_ms: Option<i64>,
     text: Option<String>,
+    /// Only requests whose answer had findings; every request when absent or false.
+    #[serde(default)]
+    // `with_findings?: boolean`: the UI leaves it out unless it is set (`nullable` keeps the
+    // type as it is, here `bool`, rather than asking for an `Option`).
+    #[ts(optional = nullable)]
+    with_findings: bool,
     before: Option<(i64, i64)>,
 }
 
@@ -35,12 +43,14 @@ impl From<FilterArg> for AuditFilter {
     fn from(f: FilterArg) -> Self {
         let nonempty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
         AuditFilter {
+            method: f.method,
             server: nonempty(f.server),
             tool: nonempty(f.tool),
             decision: f.decision,
             since_ms: f.since_ms,
             until_ms: f.until_ms,
             text: nonempty(f.text),
+            with_findings: f.with_findings,
             before: f.before,
         }
     }
@@ -135,5 +145,26 @@ mod tests {
         assert_eq!(f.text, None, "blank text is no filter");
         assert_eq!(f.before, Some((10, 3)));
         assert!(serde_json::from_value::<FilterArg>(serde_json::json!({"decision": "allow"})).is_err());
+    }
+
+    #[test]
+    fn the_ui_filter_reaches_the_store_by_kind() {
+        let f: FilterArg = serde_json::from_value(serde_json::json!({"method": "resources/read"})).unwrap();
+        assert_eq!(AuditFilter::from(f).method, Some(Method::ResourcesRead));
+        let all: FilterArg = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert_eq!(AuditFilter::from(all).method, None, "no kind is every kind");
+        assert!(
+            serde_json::from_value::<FilterArg>(serde_json::json!({"method": "resources"})).is_err(),
+            "a kind is one of the audit's methods"
+        );
+    }
+
+    #[test]
+    fn the_ui_filter_asks_for_answers_with_findings() {
+        let f: FilterArg = serde_json::from_value(serde_json::json!({"with_findings": true})).unwrap();
+        assert!(AuditFilter::from(f).with_findings);
+        let all: FilterArg = serde_json::from_value(serde_json::json!({"server": "fs"})).unwrap();
+        assert!(!AuditFilter::from(all).with_findings, "absent is every request");
+        assert!(serde_json::from_value::<FilterArg>(serde_json::json!({"with_findings": "yes"})).is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! `generate_policy`: "Generate starter policy" in the Policies view, the app's side of
-//! `portcullis policy init`. Lists the server's tools over a connection of its own
-//! (`portcullis_gate::upstream::list_tools`), classifies them (`starter_policy`) and returns the text
+//! `portcullis policy init`. Lists what the server offers (tools, and the resources, templates and
+//! prompts it declares) over a connection of its own (`portcullis_gate::upstream::list_tools`),
+//! classifies them (`starter_policy_for`) and returns the text
 //! for the person to review in the editor. It writes nothing: Save goes through `save_policy`.
 //! A server that already has a policy file is refused, so a generated policy never replaces a
 //! hand-written one unseen.
@@ -9,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use portcullis_config::config::ServerConfig;
-use portcullis_gate::upstream::list_tools::list_tools;
-use portcullis_policy::starter::{starter_policy, ClassifiedTool};
+use portcullis_gate::upstream::list_tools::list_offered;
+use portcullis_policy::starter::{starter_policy_for, ClassifiedTool};
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
@@ -89,7 +90,7 @@ pub async fn generate_policy(host: State<'_, Arc<Host>>, server: String) -> IpcR
 /// `policy init`, used by "Generate starter policy" and by a client's install. On failure, why
 /// (with the last line the server wrote on stderr).
 pub(crate) async fn starter_for(server: &str, config: &ServerConfig) -> Result<StarterPolicyText, String> {
-    let tools = list_tools(server, config, CLIENT_NAME, LIST_DEADLINE)
+    let listing = list_offered(server, config, CLIENT_NAME, LIST_DEADLINE)
         .await
         .map_err(|e| {
             let mut message = format!("cannot list the tools of {server:?}: {}", e.message);
@@ -98,7 +99,7 @@ pub(crate) async fn starter_for(server: &str, config: &ServerConfig) -> Result<S
             }
             message
         })?;
-    let starter = starter_policy(&tools).map_err(|e| format!("the generated policy is invalid: {e}"))?;
+    let starter = starter_policy_for(&listing.offered).map_err(|e| format!("the generated policy is invalid: {e}"))?;
     Ok(StarterPolicyText {
         text: starter.text,
         tools: starter.tools.iter().map(starter_tool).collect(),

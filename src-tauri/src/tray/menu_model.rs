@@ -184,7 +184,9 @@ mod tests {
         PendingApproval {
             id: id.into(),
             server: "fs".into(),
+            method: portcullis_audit::Method::ToolsCall,
             tool: tool.into(),
+            asks: Default::default(),
             title: None,
             description: None,
             annotations: None,
@@ -209,6 +211,7 @@ mod tests {
             request_id: "1".into(),
             pin_change: None,
             asked_before: false,
+            answer: None,
         }
     }
 

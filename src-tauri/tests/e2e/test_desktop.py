@@ -13,6 +13,7 @@ import time
 import uuid
 
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 
 from conftest import CLI_BIN, EVERYTHING, MAIN_TITLE, PROMPT_TITLE, App, result_text, wait_until, x_window_id
 
@@ -131,10 +132,20 @@ def test_the_policy_editor_writes_the_file_and_changes_the_next_decision(app: Ap
     app.click("tab-policies")
     app.click("policy-server-everything")
     app.choose("state-echo-allow", timeout=40)  # the tool list comes from the server itself
+    # What comes back (issue 33): the file's `results`, chosen in the same editor and saved with it.
+    app.click("results-summary")  # folded by default
+    escapes = app.wait_testid("results-escapes")
+    assert escapes.get_attribute("value") == "", "unset: the default"
+    # Chosen as a change event, as a person's pick fires it (WebKitWebDriver clicks no <option>).
+    app.driver.execute_script(
+        "arguments[0].value = 'flag'; arguments[0].dispatchEvent(new Event('change', {bubbles: true}));", escapes)
+    wait_until(lambda: "reaches the agent as it came" in app.find("results-escapes-help").text, 10,
+               "the panel to say what flag does")
     app.click("policy-save")
     policy = app.policies / "everything.json"
     wait_until(lambda: json.loads(policy.read_text())["tools"]["echo"].get("action", "allow") == "allow", 10,
                "the policy file to allow echo")
+    assert json.loads(policy.read_text()).get("results") == {"escapes": "flag"}, policy.read_text()
     app.wait_testid("policy-message")
     app.screenshot("policy-editor", MAIN_TITLE)
     # The raw editor: a long line wraps, and the coloured copy under the textarea wraps with it
@@ -262,6 +273,47 @@ def test_the_audit_view_lists_the_decisions(app: App) -> None:
     app.screenshot("servers", MAIN_TITLE)
 
 
+def test_the_audit_detail_shows_what_came_back_with_its_findings_marked(app: App) -> None:
+    """Issue 33 in the real app: an echo whose answer carries a zero-width space and an AWS key
+    reaches the client without the hidden character; its row's detail shows
+    the answer's excerpt with both findings marked and listed, the key redacted."""
+    client = app.client()
+    m = marker()
+    key = "AKIAIOSFODNN7EXAMPLE"
+    pending = app.call_async(client, "echo", {"message": f"{m} zero\u200bwidth {key}"})
+    data = ["--data-dir", str(app.data_dir)]
+
+    def held() -> list[dict]:
+        listed = subprocess.run([str(CLI_BIN), "approvals", "list", "--json", *data], capture_output=True,
+                                text=True, check=True, timeout=20)
+        return [a for a in json.loads(listed.stdout) if m in json.dumps(a["arguments"])]
+
+    # Echo is allowed once the policy editor's test ran; alone, this test finds it held.
+    state = wait_until(lambda: (pending.done() and "ran") or (held() and "held"), 15, "the echo to run or be held")
+    if state == "held":
+        (call,) = held()
+        subprocess.run([str(CLI_BIN), "approvals", "approve", call["id"], *data], check=True, timeout=20,
+                       stdout=subprocess.DEVNULL)
+    result = pending.result(timeout=30)
+    assert result_text(result) == f"Echo: {m} zerowidth {key}", result
+    wait_until(lambda: not app.prompt_viewable(), 10, "the prompt to close")
+    app.window("main")
+    app.click("tab-audit")
+    app.click("audit-filter-findings")
+    app.click("filter-apply")
+    rows = wait_until(lambda: app.find_all("audit-row"), 15, "a row whose answer had findings")
+    rows[0].find_element(By.CSS_SELECTOR, "[role=gridcell]").click()
+    answer = app.wait_testid("audit-answer")
+    marks = wait_until(lambda: [e.text for e in app.find_all("answer-mark")], 15, "the marked findings")
+    assert "\\u{200B}" in marks and "[redacted]" in marks, marks
+    assert key not in answer.text, "the key is redacted in the audit"
+    assert len(app.find_all("answer-finding")) >= 2, answer.text
+    app.driver.execute_script("arguments[0].scrollIntoView({block: 'end'})", answer)
+    app.screenshot("audit-answer", MAIN_TITLE)
+    app.click("audit-filter-findings")
+    app.click("filter-apply")
+
+
 def test_the_audit_export_asks_where_and_before_replacing(app: App) -> None:
     app.window("main")
     app.click("tab-audit")
@@ -291,8 +343,7 @@ def test_the_audit_export_asks_where_and_before_replacing(app: App) -> None:
 
 
 def test_a_theme_chosen_in_settings_applies_to_the_open_prompt(app: App) -> None:
-    from selenium.webdriver.support.ui import Select
-
+    
     client = app.client()
     m = int(uuid.uuid4().int % 10**9)  # echo is allowed by now (the policy editor test): get-sum is held
     pending = app.call_async(client, "get-sum", {"a": m, "b": 1})

@@ -39,8 +39,13 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     config = write_config(scratch)
     policy = scratch / "policies" / "everything.json"
     doc = json.loads(policy.read_text())
-    doc["tools"]["echo"] = {"action": "require_approval", "approval_timeout": HOLD_SECS}
+    # What comes back (issue 33): an echo that answers a secret is held again, for its answer.
+    doc["tools"]["echo"] = {"action": "require_approval", "approval_timeout": HOLD_SECS,
+                            "results": {"secrets": "hold"}}
     doc["tools"]["get-sum"] = {"action": "require_approval", "approval_timeout": SHORT_HOLD_SECS}
+    # Another door (issue 32): reading the server's docs asks first.
+    doc.setdefault("resources", {})["demo://resource/static/document/*"] = {
+        "action": "require_approval", "approval_timeout": HOLD_SECS, "class": "read", "risk": "medium"}
     policy.write_text(json.dumps(doc, indent=2) + "\n")
     with launch(scratch, config) as the_app:
         yield the_app
@@ -171,6 +176,31 @@ def test_deny_with_a_reason_reaches_the_agent(app: App) -> None:
     wait_until(lambda: not app.prompt_viewable(), 10, "the prompt to hide")
 
 
+def test_a_held_resource_read_is_asked_in_words_and_approved_reaches_the_agent(app: App) -> None:
+    """A `resources/read` held by the `resources` section gets the same prompt, worded for what it
+    is (the agent wants to read the URI), without the tool-only parts; approved once, the agent gets
+    the document, and the audit's row says `resources/read`."""
+    uri = "demo://resource/static/document/features.md"
+    client = app.client()
+    pending = app.pool.submit(client.request, "resources/read", {"uri": uri})
+    wait_until(app.prompt_viewable, 15, "the prompt window on screen")
+    app.window("prompt")
+    wait_until(lambda: uri in app.find("prompt-asks").text, 15, "the prompt to word the read")
+    asks = app.find("prompt-asks").text
+    assert "wants to read" in asks and "everything" in asks, asks
+    assert app.find("request-uri").text == uri
+    assert app.find_all("edit-arguments") == [], "a resource read is approved or denied as asked, never edited"
+    app.screenshot("prompt-resource-read", PROMPT_TITLE)
+    app.decide("approve-once")
+    reply = pending.result(timeout=30)
+    assert reply["result"]["contents"][0]["uri"] == uri, reply
+    out = subprocess.run([str(CLI_BIN), "audit", "--method", "resources/read", "--format", "jsonl", "--limit", "5",
+                          "--data-dir", str(app.data_dir)], capture_output=True, text=True, timeout=30, check=True)
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    assert rows and rows[0]["tool"] == uri and rows[0]["decision"] == "approved", rows
+    wait_until(lambda: not app.prompt_viewable(), 10, "the prompt to hide")
+
+
 def last_audit_row(app: App, m: str) -> dict[str, Any]:
     out = subprocess.run([str(CLI_BIN), "audit", "--tool", "echo", "--format", "jsonl", "--limit", "20",
                           "--data-dir", str(app.data_dir)], capture_output=True, text=True, check=True, timeout=20)
@@ -298,6 +328,46 @@ def test_a_waiting_prompt_costs_almost_no_cpu(app: App) -> None:
           f"{used * 100:.1f}% while a prompt waits")
     assert used < 0.15, f"a waiting prompt must be near idle, used {used * 100:.1f}% of a core"
     deny_and_wait(app, pending)
+
+
+def test_a_held_answer_shows_what_came_back_and_is_passed_or_refused(app: App) -> None:
+    """Issue 33: echo's entry holds answers that carry a secret. The call is approved; its answer,
+    which carries an AWS key, is then held in the same prompt, worded as an answer, the key's
+    finding marked (redacted), with only "Pass to the agent" and "Refuse". Passed, the agent gets
+    the answer; refused, the agent is told why and gets nothing of it.
+
+    After the idle-CPU test: for some seconds after a held answer is decided, a web process of the
+    app stays busy (about a quarter of a core measured 10 s later, idle 25 s later; not explained
+    yet), which that test would count."""
+    key = "AKIAIOSFODNN7EXAMPLE"
+    client = app.client()
+    for choice in ("approve-once", "deny"):
+        m = marker()
+        pending = app.call_async(client, "echo", {"message": f"{m} deploy with {key}"})
+        show(app, m)
+        app.decide("approve-once")
+        wait_until(app.prompt_viewable, 15, "the prompt window on screen for the answer")
+        app.window("prompt")
+        asks = wait_until(lambda: next((e.text for e in app.find_all("prompt-asks") if "holds" in e.text), None),
+                          15, "the prompt to ask about the answer")
+        assert asks.startswith("The answer of echo from everything holds AWS access key: pass it to"), asks
+        marks = wait_until(lambda: [e.text for e in app.find_all("answer-mark")], 15, "the finding marked")
+        assert "[redacted]" in marks, marks
+        assert key not in app.find("answer-excerpt").text, "the prompt shows the answer as the audit keeps it"
+        actions = [e.get_attribute("data-action") for e in app.find_all("answer-finding")]
+        assert actions == ["hold"], actions
+        assert app.find_all("approve-session") == [] and app.find_all("edit-arguments") == [], \
+            "an answer is passed once or refused, nothing more"
+        if choice == "approve-once":
+            app.screenshot("prompt-held-answer", PROMPT_TITLE)
+        app.decide(choice)
+        result = pending.result(timeout=30)
+        if choice == "approve-once":
+            assert result_text(result) == f"Echo: {m} deploy with {key}", result
+        else:
+            text = result_text(result)
+            assert result.get("isError") is True and "withheld" in text and key not in text, result
+    wait_until(lambda: not app.prompt_viewable(), 10, "the prompt to hide")
 
 
 def test_a_call_nobody_decides_says_timed_out_before_the_prompt_closes(app: App) -> None:

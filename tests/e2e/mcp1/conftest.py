@@ -8,6 +8,9 @@ Upstreams (config names):
   git              mcp-server-git on a scratch repository with one staged change
   slow             tests/e2e/peers/slow_server.py (records cancellation to a file)
   unpoliced        server-everything over stdio with NO policy file (every call needs approval)
+  everything_doors       server-everything over stdio with DOORS_POLICY (resources, prompts,
+                         server_requests sections: tests/e2e/mcp1/test_doors_mcp1.py)
+  everything_doors_http  the Streamable HTTP server-everything above, with DOORS_POLICY
 
 Tests share the gateway; each one tags its calls with a unique marker in the arguments and finds its
 own audit rows by that marker, so tests stay independent of each other and of their order.
@@ -59,6 +62,46 @@ GIT_POLICY: dict[str, Any] = {
 }
 SLOW_POLICY: dict[str, Any] = {"version": "1", "default": "allow"}
 
+# server-everything's static documents and resource templates (discovered with resources/list and
+# resources/templates/list, see test_doors_mcp1.py).
+DOC = "demo://resource/static/document/"
+DOORS_POLICY: dict[str, Any] = {
+    "version": "1",
+    "default": "allow",
+    "tools": {"echo": {}, "trigger-sampling-request": {}, "trigger-elicitation-request": {}, "get-roots-list": {}},
+    "resources": {
+        f"{DOC}architecture.md": {},
+        f"{DOC}features.md": {"action": "deny", "reason": "feature lists are not for agents"},
+        f"{DOC}startup.md": {"action": "hide"},
+        f"{DOC}structure.md": {"action": "require_approval"},
+        "demo://resource/dynamic/blob/*": {"action": "hide"},
+        "demo://resource/dynamic/text/*": {
+            "rules": [
+                {"when": {"uri": {"regex": "/text/7[0-9]+$"}}, "action": "require_approval"},
+                {"when": {"uri": {"regex": "/text/8[0-9]+$"}}, "action": "deny", "reason": "eights are not read"},
+            ],
+        },
+    },
+    "prompts": {
+        "simple-prompt": {},
+        "resource-prompt": {"action": "hide"},
+        "completable-prompt": {"action": "deny", "reason": "no completable prompts here"},
+        "args-prompt": {
+            "rules": [{"when": {"arguments.city": {"regex": "^Forbidden"}}, "action": "deny",
+                       "reason": "that city is off limits"}],
+        },
+    },
+    "server_requests": {
+        "sampling": {
+            "action": "deny",
+            "reason": "this server may not use the model",
+            "rules": [{"when": {"max_tokens": {"eq": 77}}, "action": "require_approval"}],
+        },
+        "elicitation": {"action": "deny", "reason": "no forms from this server"},
+        "roots": {"action": "deny", "reason": "the folders are private"},
+    },
+}
+
 
 @dataclass
 class World:
@@ -90,6 +133,8 @@ def world(e2e_tmp: Path, everything_http, everything_sse) -> World:
         "git": harness.git_stdio(repo),
         "slow": harness.python_stdio(python, harness.PEERS_DIR / "slow_server.py", {"SLOW_SERVER_LOG": str(slow_log)}),
         "unpoliced": harness.everything_stdio(),
+        "everything_doors": harness.everything_stdio(),
+        "everything_doors_http": {"url": everything_http.url},
     }
     policies = {
         "everything": EVERYTHING_POLICY,
@@ -98,6 +143,8 @@ def world(e2e_tmp: Path, everything_http, everything_sse) -> World:
         "fs": FS_POLICY,
         "git": GIT_POLICY,
         "slow": SLOW_POLICY,
+        "everything_doors": DOORS_POLICY,
+        "everything_doors_http": DOORS_POLICY,
     }
     return World(root=root, fs_root=fs_root, repo=repo, slow_log=slow_log, servers=servers, policies=policies)
 

@@ -27,13 +27,14 @@ DEMO_READY = 600  # npm ci of the demo servers on a machine that has not run it 
 
 
 def tracked_state() -> tuple[str, dict[str, str]]:
-    """`git status --porcelain` and a digest of every tracked file under policies/ and demo/."""
+    """`git status --porcelain` of policies/ and demo/, and a digest of every tracked file under them."""
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(harness.REPO), *args], capture_output=True, text=True,
                               check=True, timeout=30).stdout
     files = git("ls-files", "-z", "policies", "demo").split("\0")
     digests = {f: hashlib.sha256((harness.REPO / f).read_bytes()).hexdigest() for f in files if f}
-    return git("status", "--porcelain"), digests
+    # Only the demo's own paths: the desktop lane runs beside this one and rewrites docs/screenshots.
+    return git("status", "--porcelain", "--", "policies", "demo"), digests
 
 
 def session(url: str, token: str, server: str) -> dict[str, str]:

@@ -164,6 +164,25 @@ def test_a_task_the_upstream_created_passes_through(egw, eapi):
     assert topic in first_text(result) or topic in json.dumps(result.model_dump(mode="json")), result
 
 
+def test_an_upstream_tasks_result_is_inspected_like_the_calls_answer(egw, eapi):
+    """Issue 33: the result of a task the upstream created is the call's answer, given later to
+    tasks/result; the hidden characters the server echoes back in it are stripped, as in a plain
+    answer, so a server cannot pass an answer around the inspection by answering through a task."""
+    topic = f"free-{uuid.uuid4().hex[:8]}"
+
+    async def body():
+        async with open_session("http", "ev_free", {}, egw) as (session, _):
+            created = await research(session, f"{topic}\u200b\U000E0041\U000E0042")
+            assert not created.task.taskId.startswith("portcullis-"), "the upstream's own task"
+            _ = [s.status async for s in session.experimental.poll_task(created.task.taskId)]
+            return await session.experimental.get_task_result(created.task.taskId, types.CallToolResult)
+
+    result = run(body)
+    text = json.dumps(result.model_dump(mode="json"), ensure_ascii=False)
+    assert topic in text, text[:2000]
+    assert "\u200b" not in text and "\U000E0041" not in text, f"hidden characters reached the agent: {text[:2000]!r}"
+
+
 def test_an_approved_task_on_a_task_only_tool_completes_with_the_upstreams_task_result(egw, eapi):
     """The approved call goes upstream with its task request; the upstream's task is followed with
     tasks/result and completes the gateway's task."""

@@ -1,7 +1,7 @@
 """Many clients at once on the keeper's local socket (issue 14 point 6, issue 31 point 6): 200 concurrent
 sessions in the relay protocol that `connect` spoke before it became a data plane (the keeper still
 serves it, so a `connect` started by an older version keeps working across an upgrade), against one
-stdio server, six rounds. Each client speaks the protocol directly (the hello line of
+stdio server, four rounds. Each client speaks the protocol directly (the hello line of
 crates/gate/src/local_conn.rs, then one JSON-RPC message per line), so the figures are the keeper's.
 
 Asserted: every call of every client is answered with its own echo; after each round the keeper's open
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.gateway
 
 CLIENTS = 200
 CALLS = 20  # per client and round
-ROUNDS = int(os.environ.get("PORTCULLIS_MANY_ROUNDS", "6"))
+ROUNDS = int(os.environ.get("PORTCULLIS_MANY_ROUNDS", "4"))  # at least 3: the plateau reads the last two
 PLATEAU_MIB = 4.0  # what the last two rounds may add together
 ANON_BOUND_MIB = 3.0  # what the heap may add from round 1 to the last (freed memory is given back)
 LAZY_FDS = 4  # a second audit.db connection: the database, its -wal and -shm files
@@ -161,6 +161,10 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
 
 
+# Each round starts 200 child servers and makes 4,000 calls from one Python process: beside CI's two
+# other lanes on 2 cores six rounds once took over the suite's 90 s. Four rounds keep the plateau check
+# (round 1 as the baseline, the last two rounds' growth); the bound is this test's own.
+@pytest.mark.timeout(240)
 def test_200_concurrent_connect_sessions_end_without_leaving_descriptors_or_memory(many_gw):
     gw = many_gw
     path = socket_path(gw)

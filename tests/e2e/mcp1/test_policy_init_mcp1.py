@@ -103,6 +103,63 @@ def test_classes_follow_annotations_and_rules_follow_classes(scene, server):
     assert check.returncode == 0, f"the written policy must pass policy check: {check.stderr}"
 
 
+def offered_lists(server: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The server's resources, templates and prompts, read directly (None for a kind it does not offer)."""
+    async def body():
+        async with open_session("direct", server, spec) as (s, init):
+            caps = init.capabilities
+            resources = templates = prompts = None
+            if caps.resources is not None:
+                resources = [str(r.uri) for r in (await s.list_resources()).resources]
+                templates = [t.uriTemplate for t in (await s.list_resource_templates()).resourceTemplates]
+            if caps.prompts is not None:
+                prompts = [p.name for p in (await s.list_prompts()).prompts]
+        return {"resources": resources, "templates": templates, "prompts": prompts}
+
+    return run(body)
+
+
+@pytest.mark.parametrize("server", ["everything", "filesystem"])
+def test_every_door_gets_an_explicit_section(scene, server):
+    """Issue 32: the starter policy names the resources, templates and prompts the server offers,
+    and says what the server's own requests get; a kind the server does not offer has no section."""
+    offered = offered_lists(server, scene["servers"][server])
+    r = policy_init(scene["config"], server, "--stdout")
+    assert r.returncode == 0, r.stderr
+    policy = json.loads(r.stdout)
+
+    assert policy["server_requests"] == {
+        "sampling": {"action": "require_approval", "class": "execute", "risk": "high"},
+        "elicitation": {"action": "require_approval", "class": "read", "risk": "medium"},
+        "roots": {"action": "allow", "class": "read", "risk": "low"},
+    }, "the server's own requests are written out, whatever the server offers"
+    if offered["resources"] is None:
+        assert "resources" not in policy, f"{server} offers no resources: {sorted(policy)}"
+    else:
+        assert offered["resources"], f"baseline: {server} lists resources directly"
+        entries = policy["resources"]
+        for uri in offered["resources"]:
+            assert uri in entries, f"listed resource {uri} has no entry: {sorted(entries)}"
+            assert entries[uri]["class"] == "read", entries[uri]
+        globs = [k for k in entries if "*" in k]
+        assert len(globs) == len(offered["templates"]), f"one glob per template {offered['templates']}: {globs}"
+        for template in offered["templates"]:
+            head = template.split("{", 1)[0]
+            assert any(g.startswith(head) for g in globs), f"template {template}: no glob over {head!r} in {globs}"
+        assert f"{len(entries)} resources" in r.stderr, r.stderr
+    if offered["prompts"] is None:
+        assert "prompts" not in policy, f"{server} offers no prompts: {sorted(policy)}"
+    else:
+        assert set(policy["prompts"]) == set(offered["prompts"]), "one entry per listed prompt"
+        assert all(e == {"action": "allow", "class": "read", "risk": "low"} for e in policy["prompts"].values())
+
+    check_path = scene["root"] / f"{server}-doors.json"
+    check_path.write_text(r.stdout)
+    check = subprocess.run([str(harness.portcullis_bin()), "policy", "check", str(check_path)],
+                           capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, f"the printed policy must pass policy check: {check.stderr}"
+
+
 def test_an_existing_policy_is_kept_without_force_and_replaced_with_it(scene):
     server = "everything"
     path = scene["config"].parent / "policies" / f"{server}.json"

@@ -36,6 +36,19 @@ MODERN_POLICY: dict[str, Any] = {
 }
 
 
+# The same modern server under a policy that refuses what it asks of the client (issue 32): its
+# elicitation (an MRTR input request) and the roots it could ask for.
+MODERN_STRICT_POLICY: dict[str, Any] = {
+    "version": "1",
+    "default": "allow",
+    "tools": {"greet": {}, "echo": {}},
+    "server_requests": {
+        "elicitation": {"action": "deny", "reason": "no forms from this server"},
+        "roots": {"action": "deny", "reason": "folders stay private"},
+    },
+}
+
+
 @dataclass
 class World:
     root: Path
@@ -56,13 +69,16 @@ def world(e2e_tmp: Path, everything_http) -> World:
         "everything_http": {"url": everything_http.url},
         "modern": harness.python_stdio(Path(sys.executable), harness.PEERS_DIR / "modern_server.py",
                                        {"MODERN_SERVER_LOG": str(modern_log)}),
+        "modern_strict": harness.python_stdio(Path(sys.executable), harness.PEERS_DIR / "modern_server.py",
+                                              {"MODERN_SERVER_LOG": str(root / "modern_strict.log")}),
     }
     return World(root=root, modern_log=modern_log, servers=servers)
 
 
 @pytest.fixture(scope="session")
 def gateway(world: World):
-    policies = {"everything": EVERYTHING_POLICY, "everything_http": EVERYTHING_POLICY, "modern": MODERN_POLICY}
+    policies = {"everything": EVERYTHING_POLICY, "everything_http": EVERYTHING_POLICY, "modern": MODERN_POLICY,
+                "modern_strict": MODERN_STRICT_POLICY}
     config = harness.write_config(world.root / "gateway", world.servers, policies)
     gw = harness.start_gateway(config, world.root / "data")
     yield gw

@@ -1,6 +1,7 @@
 // The audit view's filter form, and how it becomes an `AuditFilter` for `query_audit`.
 
-import type { AuditAppended, AuditFilter, AuditRow, Decision } from './types';
+import type { AuditAppended, AuditFilter, AuditRow, Decision, Method } from './types';
+import { KINDS } from './request-kind';
 import { DECISIONS } from './types';
 import { fromLocalInput } from './time';
 
@@ -16,6 +17,8 @@ export const RANGE_PRESETS: { value: RangePreset; label: string; ms: number | nu
 ];
 
 export interface AuditForm {
+  /** Which kind of request (tool calls, resource reads, …); '' for every kind. */
+  method: Method | '';
   server: string;
   tool: string;
   decision: Decision | '';
@@ -24,12 +27,14 @@ export interface AuditForm {
   from: string;
   until: string;
   text: string;
+  /** Only requests whose answer had findings. */
+  withFindings: boolean;
 }
 
 export const PAGE_SIZE = 50;
 
 export function emptyForm(): AuditForm {
-  return { server: '', tool: '', decision: '', range: '24h', from: '', until: '', text: '' };
+  return { method: '', server: '', tool: '', decision: '', range: '24h', from: '', until: '', text: '', withFindings: false };
 }
 
 /** The query for a filter form at `nowMs`; empty fields are left out. */
@@ -38,6 +43,7 @@ export function toAuditFilter(form: AuditForm, nowMs: number): AuditFilter {
   const server = form.server.trim();
   const tool = form.tool.trim();
   const text = form.text.trim();
+  if (form.method && KINDS.some((k) => k.method === form.method)) filter.method = form.method;
   if (server) filter.server = server;
   if (tool) filter.tool = tool;
   if (form.decision && (DECISIONS as readonly string[]).includes(form.decision)) filter.decision = form.decision;
@@ -51,6 +57,7 @@ export function toAuditFilter(form: AuditForm, nowMs: number): AuditFilter {
     if (preset?.ms) filter.since_ms = nowMs - preset.ms;
   }
   if (text) filter.text = text;
+  if (form.withFindings) filter.with_findings = true;
   return filter;
 }
 
@@ -64,6 +71,7 @@ export function appendedMatches(filter: AuditFilter, event: AuditAppended): bool
   if (filter.server && filter.server !== event.server) return false;
   if (filter.tool && filter.tool !== event.tool) return false;
   if (filter.decision && filter.decision !== event.decision) return false;
+  if (filter.method && filter.method !== event.method) return false;
   if (filter.until_ms !== undefined) return false; // a closed range gets no new rows
   return true;
 }

@@ -24,9 +24,39 @@ export type RiskBasis = "policy" | "never_listed" | "definition_changed" | "gues
 export type ClientInfo = { name: string | null, version: string | null, };
 
 /**
+ * What a held request asks, in plain words.
+ */
+export type Asks = { 
+/**
+ * One line: "cursor wants to call write_file on filesystem", "everything asks you to open
+ * …". Every untrusted piece is neutralized for a terminal.
+ */
+text: string, 
+/**
+ * For a URL the person is asked to open: its host as a browser would visit it (neutralized),
+ * which `text` starts with. `None` for every other request, and for a URL without a host.
+ */
+host: string | null, };
+
+/**
  * What a person is shown for a held call (and what `approvals list --json` prints).
  */
-export type PendingApproval = { id: string, server: string, tool: string, title: string | null, description: string | null, annotations: Record<string, unknown> | null, 
+export type PendingApproval = { id: string, server: string, 
+/**
+ * What is asked: a `tools/call`, a resource read, a prompt fetch, or one of the server's own
+ * requests (sampling, elicitation, roots). A peer that predates it sent only tool calls.
+ */
+method: Method, 
+/**
+ * The tool; for the other methods the resource URI, the prompt name, or the server
+ * request's kind (`sampling`, `elicitation`, `roots`).
+ */
+tool: string, 
+/**
+ * What is asked, in plain words, the same in the app, the notification and the CLI
+ * ([`crate::held_calls::asks`]). Empty from a peer that predates it.
+ */
+asks: Asks, title: string | null, description: string | null, annotations: Record<string, unknown> | null, 
 /**
  * The tool's class (read, write, execute, delete, unknown): the policy entry's `class`
  * when it sets one, else guessed from the name, description and annotations.
@@ -84,7 +114,13 @@ pin_change: PinChange | null,
  * Held before by a keeper that stopped, and asked again of this one (`held_calls/remote.rs`):
  * the person already saw its prompt, so none is raised again; it waits in the lists.
  */
-asked_before: boolean, };
+asked_before: boolean, 
+/**
+ * Set when what is held is the call's answer, not the call (rule `results:hold`): what came
+ * back, as the audit keeps it, with the findings that hold it marked. The call itself was
+ * already decided and ran; the person passes this answer to the agent or refuses it, once.
+ */
+answer?: AnswerRecord, };
 
 /**
  * One client session on one server, as its gate announced it.
@@ -150,7 +186,11 @@ export type DiffEntry = { path: string, change: DiffKind, old: unknown, new: unk
 
 export type DiffKind = "added" | "removed" | "changed";
 
-export type GatewayEvent = { "type": "ApprovalRequested", approval: PendingApproval, } | { "type": "ApprovalExtended", approval: PendingApproval, } | { "type": "ApprovalResolved", id: string, decision: Decision, decided_by: DecidedBy, scope: Scope | null, } | { "type": "PolicyReloaded", server: string, } | { "type": "PolicyRejected", server: string, problems: Array<string>, } | { "type": "PauseChanged", paused: boolean, } | { "type": "AuditAppended", id: number, server: string, tool: string, decision: Decision, } | { "type": "AuditHealth", ok: boolean, condition: FaultKind | null, error: string | null, };
+export type GatewayEvent = { "type": "ApprovalRequested", approval: PendingApproval, } | { "type": "ApprovalExtended", approval: PendingApproval, } | { "type": "ApprovalResolved", id: string, decision: Decision, decided_by: DecidedBy, scope: Scope | null, } | { "type": "PolicyReloaded", server: string, } | { "type": "PolicyRejected", server: string, problems: Array<string>, } | { "type": "PauseChanged", paused: boolean, } | { "type": "AuditAppended", id: number, server: string, tool: string, decision: Decision, 
+/**
+ * Which kind of request the row records (the viewer's kind filter).
+ */
+method: Method, } | { "type": "AuditHealth", ok: boolean, condition: FaultKind | null, error: string | null, };
 
 /**
  * One server's health as people see it.
@@ -174,6 +214,12 @@ export type Decision = "allowed" | "denied" | "hidden" | "rate_limited" | "appro
  * Who made the decision (the `decided_by` column).
  */
 export type DecidedBy = "policy" | "user" | "timeout" | "client" | "gateway";
+
+/**
+ * Which kind of request was decided (the `method` column): the JSON-RPC method, a client's
+ * request or the server's own. Rows written before the column existed read `tools/call`.
+ */
+export type Method = "tools/call" | "resources/read" | "resources/subscribe" | "prompts/get" | "sampling/createMessage" | "elicitation/create" | "roots/list";
 
 /**
  * How a forwarded call ended upstream (the `outcome` column, filled by `complete`).
@@ -203,7 +249,76 @@ outcome: Outcome | null, upstream_ms: number | null, request_id: string | null,
 /**
  * Redacted; set only for a call approved with edited arguments (`arguments` is what ran).
  */
-original_arguments?: unknown, };
+original_arguments?: unknown, 
+/**
+ * The kind of request (`tools/call` for every row written before the column existed). After
+ * the older columns, so the CSV's earlier columns keep their places.
+ */
+method: Method, 
+/**
+ * What came back, redacted and cut short; `None` for a request whose answer was not
+ * recorded (not forwarded, no answer yet, written before answers were kept).
+ */
+answer?: string, 
+/**
+ * What the gate found in the answer and what it did; `None` as for `answer`.
+ */
+findings?: Array<AnswerFinding>, 
+/**
+ * The answer's size in bytes as the server sent it.
+ */
+answer_bytes?: number, };
+
+/**
+ * What the gate kept of one answer. Everything in it is already redacted: the gate builds it
+ * from the inspected answer, and nothing of an answer is written before that.
+ */
+export type AnswerRecord = { 
+/**
+ * The size of the answer as the server sent it, in bytes.
+ */
+bytes: number, 
+/**
+ * The first texts of the answer, secrets replaced by `[redacted]`, hidden characters and
+ * escapes written out (`\u{200B}`), cut at the configured size.
+ */
+excerpt: string, 
+/**
+ * Each finding, in the order of the answer.
+ */
+findings: Array<AnswerFinding>, };
+
+/**
+ * One thing found in an answer, and what was done with it.
+ */
+export type AnswerFinding = { 
+/**
+ * `invisible`, `escape`, `secret` or `instruction`.
+ */
+kind: string, 
+/**
+ * `strip`, `redact`, `flag` or `hold` (what the policy said), or, for a held answer, what
+ * the person chose: `passed` or `refused`.
+ */
+action: string, location: FindingLocation, 
+/**
+ * The rule that fired: "tag characters", "bidi override", "AWS access key", …
+ */
+what: string, 
+/**
+ * The text around it, neutralized and redacted.
+ */
+excerpt: string, 
+/**
+ * Where it sits in [`AnswerRecord::excerpt`] (byte offset and length), when it is within it.
+ */
+mark?: [number, number], };
+
+/**
+ * Where in the answer: the JSON pointer of the text (`/content/0/text`), and the byte range in
+ * that text as the server sent it (what a strip took out).
+ */
+export type FindingLocation = { path: string, offset: number, len: number, };
 
 export type IpcError = { code: string, message: string, };
 
@@ -323,7 +438,15 @@ redacted: number, };
 /**
  * The UI's `AuditFilter`; `before` is the keyset cursor `[time_ms, id]`.
  */
-export type AuditFilter = { server?: string, tool?: string, decision?: Decision, since_ms?: number, until_ms?: number, text?: string, before?: [number, number], };
+export type AuditFilter = { 
+/**
+ * Which kind of request (`tools/call`, `resources/read`, …); every kind when absent.
+ */
+method?: Method, server?: string, tool?: string, decision?: Decision, since_ms?: number, until_ms?: number, text?: string, 
+/**
+ * Only requests whose answer had findings; every request when absent or false.
+ */
+with_findings?: boolean, before?: [number, number], };
 
 export type ExportFormat = "csv" | "jsonl";
 

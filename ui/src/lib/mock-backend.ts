@@ -9,6 +9,7 @@ import { stringifyPretty } from './json-doc';
 import { goldenExplain } from './golden-explain';
 import { goldenValidate } from './golden-validate';
 import { GoldenAudit } from './golden-audit';
+import { fitsHeldAnswer, isHeldAnswer } from './held-answer';
 import type {
   ApprovalChoice,
   DecisionAnswer,
@@ -45,6 +46,12 @@ export interface MockData {
   approvals: PendingApproval[];
   /** The recorded audit data set (__fixtures__/audit.json) the audit reads answer from; absent: none is recorded. */
   audit?: string;
+  /**
+   * What came back for rows of the recorded data set, by row id, laid over the rows the store
+   * reads (the recorded data sets keep no answers). The `with_findings` filter keeps the rows
+   * whose findings are not empty.
+   */
+  answers?: Record<number, RowAnswer>;
   servers: ServerStatus[];
   tools: Record<string, ServerTool[]>;
   /** Policy text per server; null or absent means no policy file. */
@@ -66,6 +73,9 @@ export interface MockData {
   grants?: StandingGrant[];
 }
 
+/** What came back for one request: the answer fields of an `AuditRow`. */
+export type RowAnswer = Pick<AuditRow, 'answer' | 'findings' | 'answer_bytes'>;
+
 export interface MockOptions {
   now?: () => number;
   /** Resolve held calls as timed out when they expire (demo mode). */
@@ -81,6 +91,15 @@ export interface RecordedCall {
 
 /** Deep copy of JSON data (works on Svelte state proxies too, unlike structuredClone). */
 const clone = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
+
+/** The filter without `with_findings`, which the recorded answers do not know (their data sets keep no answers). */
+function withoutFindings(filter: AuditFilter): AuditFilter {
+  const rest = { ...filter };
+  delete rest.with_findings;
+  return rest;
+}
+
+const hasFindings = (r: AuditRow) => (r.findings?.length ?? 0) > 0;
 
 export class MockBackend implements Backend {
   readonly calls: RecordedCall[] = [];
@@ -153,7 +172,7 @@ export class MockBackend implements Backend {
   appendLater(): AuditRow {
     const row = this.audit?.appendLater();
     if (!row) throw new Error(`the audit data set ${JSON.stringify(this.data.audit)} has no later row left`);
-    this.emit('AuditAppended', { id: row.id, server: row.server, tool: row.tool, decision: row.decision });
+    this.emit('AuditAppended', { id: row.id, server: row.server, tool: row.tool, decision: row.decision, method: row.method });
     return row;
   }
 
@@ -189,6 +208,7 @@ export class MockBackend implements Backend {
       client_name: a.client.name,
       client_version: a.client.version,
       server: a.server,
+      method: 'tools/call',
       tool: a.tool,
       arguments: a.arguments,
       arguments_digest: `sha256:${a.id.padStart(8, '0')}`,
@@ -202,7 +222,7 @@ export class MockBackend implements Backend {
       request_id: a.request_id,
     };
     this.decided.unshift(row);
-    this.emit('AuditAppended', { id: row.id, server: row.server, tool: row.tool, decision: row.decision });
+    this.emit('AuditAppended', { id: row.id, server: row.server, tool: row.tool, decision: row.decision, method: row.method });
   }
 
   private writePolicy(server: string, change: (p: PolicyDoc) => PolicyDoc): void {
@@ -220,6 +240,11 @@ export class MockBackend implements Backend {
 
   async decideApproval(id: string, choice: ApprovalChoice): Promise<DecisionAnswer> {
     this.record(COMMANDS.decideApproval, { id, choice });
+    // As the keeper: a held answer is passed once or refused, nothing else.
+    const held = this.data.approvals.find((x) => x.id === id);
+    if (isHeldAnswer(held) && !fitsHeldAnswer(choice)) {
+      throw new BackendError('invalid_choice', `this is the answer of ${held.tool} from ${held.server}, held for what it holds: it can only be passed once or refused`);
+    }
     const a = this.take(id);
     if (!a) throw new BackendError('unknown_approval', `no pending approval ${id}`);
     if ('approve' in choice) {
@@ -255,7 +280,8 @@ export class MockBackend implements Backend {
   /** Decides the other held calls of the same tool (of the same session when `sameSession`). */
   private settleLike(a: PendingApproval, sameSession: boolean, allow: boolean): string[] {
     const like = this.data.approvals.filter(
-      (o) => o.server === a.server && o.tool === a.tool && (!sameSession || o.session === a.session),
+      // A held answer settles no other request, and none settles it.
+      (o) => o.server === a.server && o.tool === a.tool && (!sameSession || o.session === a.session) && !isHeldAnswer(o) && !isHeldAnswer(a),
     );
     for (const o of like) this.resolveElsewhere(o.id, allow ? 'approved' : 'rejected');
     return like.map((o) => o.id);
@@ -326,9 +352,19 @@ export class MockBackend implements Backend {
    */
   async queryAudit(filter: AuditFilter, limit: number): Promise<AuditRow[]> {
     this.record(COMMANDS.queryAudit, { filter, limit });
-    const recorded = this.audit ? this.audit.query(filter, limit) : [];
-    const unfiltered = Object.values(filter).every((v) => v === undefined);
-    return clone(unfiltered ? [...this.decided, ...recorded].slice(0, limit) : recorded);
+    // `with_findings` is answered here, over the page the store gives without it: the rows
+    // whose answer had findings (`answers` lays them over the recorded rows).
+    const every = withoutFindings(filter);
+    const recorded = this.audit ? this.audit.query(every, limit).map((r) => this.withAnswer(r)) : [];
+    const unfiltered = Object.values(every).every((v) => v === undefined);
+    const rows = unfiltered ? [...this.decided, ...recorded].slice(0, limit) : recorded;
+    return clone(filter.with_findings ? rows.filter(hasFindings) : rows);
+  }
+
+  /** A recorded row with what came back for it, when `answers` has it. */
+  private withAnswer(row: AuditRow): AuditRow {
+    const answer = this.data.answers?.[row.id];
+    return answer ? { ...row, ...answer } : row;
   }
 
   /** Paths saved to, with the rows each save wrote (the mock writes no file). */
@@ -343,7 +379,8 @@ export class MockBackend implements Backend {
     this.record(COMMANDS.saveAuditExport, { filter, format, path, replace });
     if (!path.startsWith('/')) throw new BackendError('export_path_not_absolute', `${JSON.stringify(path)} is not a full path`);
     if (this.savedExports.has(path) && !replace) throw new BackendError('export_exists', `${path} already exists`);
-    const { rows, bytes } = this.auditStore().exported({ ...filter, before: undefined }, format);
+    // The recorded data sets keep no answers: an export of the answers with findings counts every request.
+    const { rows, bytes } = this.auditStore().exported({ ...withoutFindings(filter), before: undefined }, format);
     this.savedExports.set(path, rows);
     return { path, rows, bytes };
   }
@@ -351,7 +388,8 @@ export class MockBackend implements Backend {
 
   async auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramBucket[]> {
     this.record(COMMANDS.auditHistogram, { filter, bucket_ms: bucketMs });
-    return this.auditStore().histogram({ ...filter, before: undefined }, bucketMs);
+    // As for the export, the chart of the answers with findings counts every request.
+    return this.auditStore().histogram({ ...withoutFindings(filter), before: undefined }, bucketMs);
   }
 
   async listServers(): Promise<ServerStatus[]> {

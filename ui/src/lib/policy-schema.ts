@@ -4,7 +4,7 @@
 //
 // Only the JSON Schema keywords that schema uses are understood: type, properties, required,
 // additionalProperties, propertyNames.pattern, minProperties, items, minimum, format (uint32,
-// uint64), const, oneOf and local $ref.
+// uint64), const, enum, oneOf and local $ref.
 
 import schemaJson from '../../../policies/policy.schema.json';
 import type { Segment } from './json-doc';
@@ -21,6 +21,7 @@ interface SchemaObject {
   $ref?: string;
   type?: string;
   const?: unknown;
+  enum?: unknown[];
   oneOf?: Schema[];
   properties?: Record<string, Schema>;
   additionalProperties?: Schema;
@@ -133,6 +134,10 @@ export function validateAgainst(root: SchemaObject, value: unknown): SchemaProbl
     }
     if (s.type && !hasType(v, s.type)) {
       report(path, segs, `expected ${TYPE_WORDS[s.type] ?? s.type}, found ${describe(v)}`);
+      return;
+    }
+    if (s.enum && !s.enum.some((a) => a === v)) {
+      report(path, segs, `expected one of ${quotedList(s.enum.map(String))}, found ${describe(v)}`);
       return;
     }
     if (typeof v === 'number') {

@@ -12,6 +12,9 @@
 // a character typed anywhere in the prompt goes into the field (the focus moves there first), so a
 // tool's name typed after a missed click is a name, not "r" for "deny with a reason".
 //
+// A held answer (lib/held-answer.ts) is passed once or refused: only a, d, r and x are its keys;
+// the others do nothing, as their buttons are not shown.
+//
 // Escape: closes an open form (reason, edit, grant) and goes back to the call; with no form open
 // it denies the call, from anywhere, the confirmation field included.
 // Enter: on a focused button, presses it (the browser's own behaviour; Deny has the focus when a
@@ -41,6 +44,9 @@ export const PROMPT_KEYS: Record<string, PromptAction> = {
   x: 'extend',
 };
 
+/** What a held answer offers: pass it on once, refuse it (with or without a reason), more time. */
+export const ANSWER_ACTIONS: ReadonlySet<PromptAction> = new Set<PromptAction>(['approve-once', 'deny', 'deny-reason', 'extend']);
+
 type KeyPress = Pick<KeyboardEvent, 'key' | 'ctrlKey' | 'altKey' | 'metaKey'>;
 
 /** The key that triggers `action` (for the hint on its button). */
@@ -69,6 +75,8 @@ export interface KeyContext {
   inField: boolean;
   /** A text field is shown in the prompt. */
   fieldShown: boolean;
+  /** The shown request is a held answer: only `ANSWER_ACTIONS` are offered. */
+  heldAnswer?: boolean;
 }
 
 const TEXT_INPUT_TYPES = new Set(['text', 'search', 'url', 'email', 'tel', 'password', 'number']);
@@ -107,5 +115,6 @@ export function keyOutcome(e: KeyPress, ctx: KeyContext): KeyOutcome {
   if (e.key === 'ArrowRight') return { kind: 'queue', step: 'next' };
   if (e.key === 'ArrowLeft') return { kind: 'queue', step: 'previous' };
   const action = actionFor(e);
+  if (action && ctx.heldAnswer && !ANSWER_ACTIONS.has(action)) return { kind: 'none' };
   return action ? { kind: 'action', action } : { kind: 'none' };
 }

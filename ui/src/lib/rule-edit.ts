@@ -77,8 +77,9 @@ function written(rule: Rule): Entry {
   return out;
 }
 
-/** The tool's own entry, made as the module docs say when it has none. */
-function ownEntry(doc: PolicyDoc, tool: string, view: ToolView): { doc: PolicyDoc; entry: Entry } {
+/** The tool's own entry, made as the module docs say when it has none (results-model.ts makes
+ * one the same way). */
+export function ownEntry(doc: PolicyDoc, tool: string, view: ToolView): { doc: PolicyDoc; entry: Entry } {
   const t = table(doc);
   if (isObject(t[tool])) return { doc, entry: t[tool] as Entry };
   if (view.source.kind === 'glob' && isObject(t[view.source.key])) {

@@ -7,7 +7,10 @@
 import type { Decision, GatewayEvent, Scope, ServerStatus, Settings, ShowApproval } from './ipc';
 
 export type {
+  AnswerFinding,
+  AnswerRecord,
   ApprovalChoice,
+  Asks,
   AuditFilter,
   AuditRow,
   ChangedTool,
@@ -31,6 +34,7 @@ export type {
   InstallPreview,
   IpcError,
   LiveSession,
+  Method,
   Outcome,
   PendingApproval,
   PinChange,

@@ -13,7 +13,7 @@ import {
   type AuditForm,
 } from '../lib/audit-query';
 import { zoomStart } from '../lib/chart';
-import type { AuditFilter, AuditRow, ExportFormat, HistogramBucket, SavedExport } from '../lib/types';
+import type { AuditAppended, AuditFilter, AuditRow, ExportFormat, HistogramBucket, SavedExport } from '../lib/types';
 
 /** Most times the chart zooms in (each round narrows the bars: a day to minutes takes three). */
 const MAX_ZOOMS = 3;
@@ -159,7 +159,7 @@ export class AuditState {
     }
   }
 
-  private onAppended(e: { id: number; server: string; tool: string; decision: AuditRow['decision'] }): void {
+  private onAppended(e: AuditAppended): void {
     if (!appendedMatches(this.filter, e)) return;
     if (!this.live) {
       this.unseen++;

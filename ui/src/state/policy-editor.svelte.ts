@@ -21,6 +21,7 @@ import {
 } from '../lib/policy-model';
 import { isGlob } from '../lib/glob';
 import { deleteRule, moveRule, putRule, rulesKey, rulesOf, type Rule } from '../lib/rule-edit';
+import { entryResults, fileResults, setFileResult, setToolResult, type EffectiveResults, type FindingKind, type Treatment } from '../lib/results-model';
 import type { PolicyExplanation, PolicyProblem, StarterPolicyText, ServerTool } from '../lib/types';
 
 export interface ShownProblem extends PolicyProblem {
@@ -41,6 +42,9 @@ export interface ToolRow {
    * the text as edited, so a rule the gateway refuses is shown with its problem. */
   rulesKey: string | null;
   rules: unknown[];
+  /** What is done with findings in the tool's answers (the deciding entry's `results` fields,
+   * then the file's, then the defaults), in the text as edited. */
+  results: EffectiveResults;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -134,6 +138,7 @@ export class PolicyEditor {
         lines: d.lines,
         rulesKey: key,
         rules: rulesOf(now, key),
+        results: entryResults(now, key),
       };
     });
   });
@@ -148,6 +153,9 @@ export class PolicyEditor {
   });
 
   defaultAction = $derived<Action>(this.doc ? defaultAction(this.doc) : 'require_approval');
+
+  /** The file's top-level `results`, each field with where it comes from (file or default). */
+  fileResults = $derived<EffectiveResults | null>(this.doc ? fileResults(this.doc) : null);
 
   private validateTimer: ReturnType<typeof setTimeout> | null = null;
   private validateSeq = 0;
@@ -230,6 +238,7 @@ export class PolicyEditor {
 
   /** A change from the form: the rows follow as soon as the gateway has explained it. */
   private write(doc: PolicyDoc): void {
+    if (doc === this.doc) return; // nothing changed: the text stays as it is written
     this.setText(stringifyPretty(doc));
     void this.explainNow();
   }
@@ -265,6 +274,21 @@ export class PolicyEditor {
     } catch (e) {
       this.message = { kind: 'error', text: errorText(e) };
     }
+  }
+
+  /** Sets (or with null removes, back to the default) a field of the file's `results`. */
+  setFileResult(kind: FindingKind, value: Treatment | null): void {
+    if (!this.doc) return;
+    try {
+      this.write(setFileResult(this.doc, kind, value));
+    } catch (e) {
+      this.message = { kind: 'error', text: errorText(e) };
+    }
+  }
+
+  /** Sets (or with null removes, back to the file's) a field of the tool's own entry's `results`. */
+  setToolResult(tool: string, kind: FindingKind, value: Treatment | null): void {
+    this.editRules(tool, (doc, view) => setToolResult(doc, tool, view, kind, value));
   }
 
   setDefault(action: Action): void {

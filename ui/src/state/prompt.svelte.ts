@@ -9,6 +9,7 @@
 import { errorText, type Backend, type Unlisten } from '../lib/backend';
 import type { ApprovalChoice, ApprovalResolved, DecisionAnswer, PendingApproval, PolicyWrite } from '../lib/types';
 import { sameCall } from '../lib/same-call';
+import { fitsHeldAnswer, isHeldAnswer } from '../lib/held-answer';
 
 /** Interacting with less than this left asks the gateway for more time… */
 export const INTERACT_BELOW_MS = 30_000;
@@ -45,14 +46,23 @@ export class PromptQueue {
   position = $derived(this.items.length ? Math.min(this.index, this.items.length - 1) + 1 : 0);
   /** Time left before the gateway's deadline (0 once it passed). */
   remainingMs = $derived(this.current && !this.timedOut ? Math.max(0, this.current.expires_at_ms - this.now) : 0);
-  /** Held calls identical to the shown one (same session, server, tool, arguments), itself included. */
-  alike = $derived(this.current && !this.timedOut ? this.items.filter((a) => sameCall(a, this.current!)) : []);
+  /** Held calls identical to the shown one (same session, server, tool, arguments), itself included.
+   * A held answer is alike to no other: two runs of the same call answer different texts. */
+  alike = $derived(
+    !this.current || this.timedOut
+      ? []
+      : isHeldAnswer(this.current)
+        ? [this.current]
+        : this.items.filter((a) => sameCall(a, this.current!) && !isHeldAnswer(a)),
+  );
 
   private unlisten: Unlisten[] = [];
   /** Ids resolved while a list request was in flight must not come back from its answer. */
   private resolved = new Set<string>();
-  /** Calls announced while a list request was in flight: its answer may predate them. */
-  private arrivedDuringList: PendingApproval[] | null = null;
+  /** Per list request in flight, the calls announced meanwhile: its answer may predate them.
+   * One buffer each: showing the window fires focus and visibilitychange together, and the
+   * later answer must not drop a call that the earlier request's buffer held. */
+  private listsInFlight: PendingApproval[][] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
   private timedOutTimer: ReturnType<typeof setTimeout> | null = null;
   private ticking = false;
@@ -91,11 +101,11 @@ export class PromptQueue {
    * in case events were missed), staying on the call that was shown.
    */
   async resync(): Promise<void> {
+    const arrived: PendingApproval[] = [];
+    this.listsInFlight.push(arrived);
     try {
-      this.arrivedDuringList = [];
       const list = await this.backend.listApprovals();
-      const arrived = this.arrivedDuringList ?? [];
-      this.arrivedDuringList = null;
+      this.stopBuffering(arrived);
       const shownId = this.wanted ?? this.current?.id;
       this.items = [];
       for (const a of [...list, ...arrived]) if (!this.resolved.has(a.id)) this.add(a);
@@ -106,8 +116,12 @@ export class PromptQueue {
     } catch (e) {
       this.error = errorText(e);
     } finally {
-      this.arrivedDuringList = null;
+      this.stopBuffering(arrived);
     }
+  }
+
+  private stopBuffering(buffer: PendingApproval[]): void {
+    this.listsInFlight = this.listsInFlight.filter((b) => b !== buffer);
   }
 
   stop(): void {
@@ -201,7 +215,7 @@ export class PromptQueue {
   /** Adds a held call in request order; a call already queued is replaced. */
   add(approval: PendingApproval): void {
     if (this.resolved.has(approval.id)) return;
-    this.arrivedDuringList?.push(approval);
+    for (const buffer of this.listsInFlight) buffer.push(approval);
     // What the last decision also did is old news once a new call waits.
     this.notice = null;
     const shownId = this.current?.id;
@@ -274,6 +288,11 @@ export class PromptQueue {
   async decide(choice: ApprovalChoice, id?: string): Promise<boolean> {
     const target = id === undefined ? this.current : this.items.find((a) => a.id === id);
     if (!target || this.busy || target === this.timedOut) return false;
+    if (isHeldAnswer(target) && !fitsHeldAnswer(choice)) {
+      // The keeper would refuse it too; the prompt offers no such choice for an answer.
+      this.error = 'A held answer is passed to the agent once or refused; nothing else is asked of it.';
+      return false;
+    }
     this.busy = true;
     this.error = null;
     this.notice = null;

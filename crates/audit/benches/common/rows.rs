@@ -11,6 +11,7 @@ pub(crate) fn allowed_echo(i: u64, arguments: serde_json::Value) -> NewDecision 
         client_name: Some("bench-client".into()),
         client_version: Some("1.0.0".into()),
         server: "everything".into(),
+        method: portcullis_audit::Method::ToolsCall,
         tool: "echo".into(),
         arguments,
         arguments_digest: "hmac-sha256:3f0a4c1e9d2b7a65f0e1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b".into(),

@@ -7,6 +7,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use portcullis_audit::Method;
 use serde_json::Value;
 
 use crate::control::{Approval, Client, Resolved};
@@ -64,6 +65,56 @@ pub(super) fn client_text(client: &Client) -> String {
     }
 }
 
+/// Which kind of request is held: a tool call when the gateway did not say; the gateway's text
+/// when this build does not know the kind.
+fn method(approval: &Approval) -> Result<Method, &str> {
+    match approval.method.as_deref() {
+        None => Ok(Method::ToolsCall),
+        Some(text) => text.parse().map_err(|_| text),
+    }
+}
+
+/// What a held request asks, in the gateway's words (worded here for a gateway that predates
+/// them).
+pub(super) fn asks(approval: &Approval) -> String {
+    if !approval.asks.text.is_empty() {
+        // Neutralized by the gateway already; cleaning again changes nothing but a stray control.
+        return clean(&approval.asks.text);
+    }
+    match method(approval) {
+        Ok(m) => {
+            portcullis_gate::held_calls::asks(
+                m,
+                &approval.server,
+                &approval.tool,
+                approval.client.name.as_deref(),
+                &approval.arguments,
+            )
+            .text
+        }
+        Err(m) => format!("{} on {}: {}", clean(m), clean(&approval.server), clean(&approval.tool)),
+    }
+}
+
+/// The request in a few words, where a tool call shows its tool: `write_file`, `read
+/// file:///etc/passwd`, `prompt summarize`, `sampling`, `open evil.example`, `roots`.
+pub(super) fn target(approval: &Approval) -> String {
+    let tool = clean(&approval.tool);
+    match method(approval) {
+        Ok(Method::ToolsCall) => tool,
+        Ok(Method::ResourcesRead) => format!("read {tool}"),
+        Ok(Method::ResourcesSubscribe) => format!("watch {tool}"),
+        Ok(Method::PromptsGet) => format!("prompt {tool}"),
+        Ok(Method::SamplingCreateMessage) => "sampling".to_owned(),
+        Ok(Method::ElicitationCreate) => match &approval.asks.host {
+            Some(host) => format!("open {}", clean(host)),
+            None => "elicitation".to_owned(),
+        },
+        Ok(Method::RootsList) => "roots".to_owned(),
+        Err(other) => format!("{} {tool}", clean(other)),
+    }
+}
+
 /// `portcullis approvals list` without `--json`.
 pub(super) fn table(approvals: &[Approval], now: SystemTime) -> String {
     if approvals.is_empty() {
@@ -74,10 +125,12 @@ pub(super) fn table(approvals: &[Approval], now: SystemTime) -> String {
         rows.push([
             clean(&a.id),
             clean(&a.server),
-            match &a.pin_change {
+            match (&a.pin_change, &a.answer) {
                 // Held because the server changed the tool since it was pinned.
-                Some(_) => format!("{} (CHANGED)", clean(&a.tool)),
-                None => clean(&a.tool),
+                (Some(_), _) => format!("{} (CHANGED)", target(a)),
+                // Held for what its answer holds: the call already ran.
+                (_, Some(_)) => format!("{} (ANSWER)", target(a)),
+                (None, None) => target(a),
             },
             clean(a.risk.as_deref().unwrap_or("unknown")),
             if a.client == Client::default() {
@@ -88,7 +141,16 @@ pub(super) fn table(approvals: &[Approval], now: SystemTime) -> String {
             time_left(now, expiry(a)),
         ]);
     }
-    crate::table::render(&rows)
+    let mut text = crate::table::render(&rows);
+    // A request at another door is said in words under the table: a URI or a prompt's text does
+    // not fit a column, and "sampling" alone does not say what the model would be asked.
+    for a in approvals
+        .iter()
+        .filter(|a| method(a) != Ok(Method::ToolsCall) || a.answer.is_some())
+    {
+        text.push_str(&format!("\n{}: {}", clean(&a.id), asks(a)));
+    }
+    text
 }
 
 fn risk_text(risk: Option<&str>) -> String {
@@ -123,6 +185,10 @@ pub(super) fn card(approval: &Approval, now: SystemTime, width: usize, waiting: 
         );
         out.extend(lines.map(|l| format!("{}{l}", " ".repeat(LABEL_WIDTH))));
     };
+    let kind = method(approval);
+    if kind != Ok(Method::ToolsCall) || approval.answer.is_some() {
+        field("asks", &asks(approval));
+    }
     field("server", &clean(&approval.server));
     let tool = match approval.title.as_deref() {
         Some(title) if !title.is_empty() && title != approval.tool => {
@@ -130,7 +196,14 @@ pub(super) fn card(approval: &Approval, now: SystemTime, width: usize, waiting: 
         }
         _ => clean(&approval.tool),
     };
-    field("tool", &tool);
+    match kind {
+        Ok(Method::ToolsCall) => field("tool", &tool),
+        Ok(Method::ResourcesRead | Method::ResourcesSubscribe) => field("uri", &tool),
+        Ok(Method::PromptsGet) => field("prompt", &tool),
+        // The server's own requests: `tool` only repeats the kind.
+        Ok(_) => {}
+        Err(other) => field(&clean(other), &tool),
+    }
     if let Some(description) = approval.description.as_deref().filter(|d| !d.trim().is_empty()) {
         field("about", &clean_block(description.trim()));
     }
@@ -162,9 +235,115 @@ pub(super) fn card(approval: &Approval, now: SystemTime, width: usize, waiting: 
         left => format!("in {left}, then it is refused"),
     };
     field("expires", &expires);
-    out.push("  arguments".to_owned());
-    out.extend(arguments_text(&approval.arguments).lines().map(|l| format!("    {l}")));
+    match kind {
+        Ok(Method::SamplingCreateMessage) => sampling_fields(&approval.arguments, &mut field),
+        Ok(Method::ElicitationCreate) => elicitation_fields(approval, &mut field),
+        _ => {}
+    }
+    let label = match kind {
+        // A resource's only argument is its URI, shown above.
+        Ok(Method::ResourcesRead | Method::ResourcesSubscribe) => None,
+        Ok(Method::ToolsCall | Method::PromptsGet) | Err(_) => Some("arguments"),
+        Ok(_) => Some("params"),
+    };
+    if let Some(label) = label {
+        out.push(format!("  {label}"));
+        out.extend(arguments_text(&approval.arguments).lines().map(|l| format!("    {l}")));
+    }
+    if let Some(answer) = &approval.answer {
+        out.extend(answer_lines(answer));
+    }
     out.join("\n")
+}
+
+/// What came back, for a held answer: each finding (what, where, and what the policy does with
+/// it), then the excerpt the audit keeps, each line indented. The excerpt is already neutralized
+/// by the gateway (hidden characters written out, secrets redacted); cleaned again all the same.
+fn answer_lines(answer: &portcullis_audit::AnswerRecord) -> Vec<String> {
+    let mut out = vec![format!("  what came back ({} bytes); found in it", answer.bytes)];
+    for f in &answer.findings {
+        let action = match f.action.as_str() {
+            "hold" => "HOLDS IT",
+            "strip" => "stripped",
+            "redact" => "redacted",
+            "flag" => "flagged",
+            other => other,
+        };
+        out.push(format!(
+            "    {} at {} +{}: {} — {action}",
+            clean(&f.what),
+            clean(&f.location.path),
+            f.location.offset,
+            clean(&f.excerpt),
+        ));
+    }
+    out.push("  the answer, as kept".to_owned());
+    out.extend(clean_block(&answer.excerpt).lines().map(|l| format!("    {l}")));
+    out
+}
+
+/// A sampling request as text: the system prompt, each message by role, the token limit.
+fn sampling_fields(params: &Value, field: &mut impl FnMut(&str, &str)) {
+    if let Some(system) = params.get("systemPrompt").and_then(Value::as_str) {
+        field("system", &clean_block(system.trim()));
+    }
+    for message in params.get("messages").and_then(Value::as_array).into_iter().flatten() {
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("?");
+        field(&clean(role), &clean_block(content_text(message.get("content")).trim()));
+    }
+    if let Some(max) = params.get("maxTokens").and_then(Value::as_u64) {
+        field("max tokens", &max.to_string());
+    }
+}
+
+/// A message's content as text: its text blocks, and the kind of any other block.
+fn content_text(content: Option<&Value>) -> String {
+    let block = |b: &Value| match b.get("type").and_then(Value::as_str) {
+        Some("text") => b.get("text").and_then(Value::as_str).unwrap_or("").to_owned(),
+        Some(other) => format!("[{other}]"),
+        None => "[?]".to_owned(),
+    };
+    match content {
+        Some(Value::Array(blocks)) => blocks.iter().map(block).collect::<Vec<_>>().join("\n"),
+        Some(b) => block(b),
+        None => String::new(),
+    }
+}
+
+/// An elicitation as text: the message, then the URL and its host, or the fields asked for.
+fn elicitation_fields(approval: &Approval, field: &mut impl FnMut(&str, &str)) {
+    let params = &approval.arguments;
+    if let Some(message) = params.get("message").and_then(Value::as_str) {
+        field("message", &clean_block(message.trim()));
+    }
+    if params.get("mode").and_then(Value::as_str) == Some("url") {
+        field("host", &clean(approval.asks.host.as_deref().unwrap_or("(none)")));
+        if let Some(url) = params.get("url").and_then(Value::as_str) {
+            field("url", &clean(url));
+        }
+        return;
+    }
+    let required: Vec<&str> = params
+        .pointer("/requestedSchema/required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let properties = params.pointer("/requestedSchema/properties").and_then(Value::as_object);
+    for (name, schema) in properties.into_iter().flatten() {
+        let kind = schema.get("type").and_then(Value::as_str).unwrap_or("any");
+        let mut about = clean(kind);
+        if required.contains(&name.as_str()) {
+            about.push_str(", required");
+        }
+        if let Some(title) = schema
+            .get("description")
+            .or(schema.get("title"))
+            .and_then(Value::as_str)
+        {
+            about.push_str(&format!(": {}", clean(title)));
+        }
+        field("field", &format!("{} ({about})", clean(name)));
+    }
 }
 
 /// The arguments in full, pretty-printed.
@@ -188,7 +367,7 @@ pub(super) fn prompt(approval: &Approval, now: SystemTime, waiting: usize) -> St
 
 /// `fs write_file`, for one-line messages.
 pub(super) fn call_text(approval: &Approval) -> String {
-    format!("{} {}", clean(&approval.server), clean(&approval.tool))
+    format!("{} {}", clean(&approval.server), target(approval))
 }
 
 /// The line printed after this CLI decided a call.
@@ -345,6 +524,43 @@ mod tests {
     }
 
     #[test]
+    fn card_of_a_held_answer_shows_what_came_back_and_what_holds_it() {
+        let mut a = approval();
+        a.rule = Some("results:hold".into());
+        a.asks.text = "The answer of write_file from fs holds AWS access key: pass it to claude-code?".into();
+        a.answer = Some(
+            serde_json::from_value(json!({"bytes": 120, "excerpt": "deploy with [redacted] to\\u{200B} prod",
+                "findings": [
+                    {"kind": "secret", "action": "hold", "location": {"path": "/content/0/text", "offset": 12, "len": 20},
+                     "what": "AWS access key", "excerpt": "deploy with [redacted]"},
+                    {"kind": "invisible", "action": "strip", "location": {"path": "/content/0/text", "offset": 35, "len": 3},
+                     "what": "zero-width space", "excerpt": "to\\u{200B} prod"}]}))
+            .unwrap(),
+        );
+        let text = card(&a, at("2026-11-30T01:02:05Z"), 100, 0);
+        assert!(
+            text.contains("  asks       The answer of write_file from fs holds AWS access key"),
+            "{text}"
+        );
+        let tail = text
+            .lines()
+            .skip_while(|l| !l.starts_with("  what came back"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let expected = "  what came back (120 bytes); found in it
+    AWS access key at /content/0/text +12: deploy with [redacted] — HOLDS IT
+    zero-width space at /content/0/text +35: to\\u{200B} prod — stripped
+  the answer, as kept
+    deploy with [redacted] to\\u{200B} prod";
+        assert_eq!(tail, expected);
+        let listed = table(&[a], at("2026-11-30T01:02:05Z"));
+        assert!(
+            listed.contains("write_file (ANSWER)") && listed.contains("17: The answer of write_file"),
+            "{listed}"
+        );
+    }
+
+    #[test]
     fn card_makes_terminal_controls_visible() {
         let mut a = approval();
         a.description = Some("fine\u{1b}[2K\rrisk read\u{202e}txt.exe".into());
@@ -402,6 +618,158 @@ ID  SERVER  TOOL                RISK     CLIENT           EXPIRES IN
 ID  SERVER  TOOL                  RISK   CLIENT           EXPIRES IN
 17  fs      write_file (CHANGED)  write  claude-code 1.0  43s";
         assert_eq!(text, expected);
+    }
+
+    /// A request at another door as the gateway sends it, with the gateway's words.
+    fn held(method: Method, tool: &str, arguments: Value) -> Approval {
+        let asks = portcullis_gate::held_calls::asks(method, "everything", tool, Some("cursor"), &arguments);
+        serde_json::from_value(json!({
+            "id": "21", "server": "everything", "method": method.as_str(), "tool": tool, "asks": asks,
+            "arguments": arguments, "client": {"name": "cursor"}, "expires_at": "2026-11-30T01:02:48Z"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn table_names_the_kind_and_says_the_words_of_other_requests() {
+        let read = held(
+            Method::ResourcesRead,
+            "file:///home/u/.ssh/id_ed25519",
+            json!({"uri": "file:///home/u/.ssh/id_ed25519"}),
+        );
+        let mut sampling = held(
+            Method::SamplingCreateMessage,
+            "sampling",
+            json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Say\nhi\u{1b}[2J"}}]}),
+        );
+        sampling.id = "22".into();
+        let text = table(&[approval(), read, sampling], at("2026-11-30T01:02:05Z"));
+        let expected = "\
+ID  SERVER      TOOL                                 RISK     CLIENT           EXPIRES IN
+17  fs          write_file                           write    claude-code 1.0  43s
+21  everything  read file:///home/u/.ssh/id_ed25519  unknown  cursor           43s
+22  everything  sampling                             unknown  cursor           43s
+21: cursor wants to read file:///home/u/.ssh/id_ed25519 from everything
+22: everything wants your model to answer this prompt: \"Say hi\\u{1b}[2J\"";
+        assert_eq!(text, expected);
+        assert!(
+            !text.contains('\u{1b}'),
+            "the server's prompt cannot steer the terminal"
+        );
+    }
+
+    #[test]
+    fn a_gateway_without_words_gets_them_worded_here() {
+        let a: Approval = serde_json::from_value(json!({
+            "id": "3", "server": "gh", "method": "prompts/get", "tool": "review", "arguments": {}
+        }))
+        .unwrap();
+        assert_eq!(asks(&a), "An agent wants to fetch the prompt review from gh");
+        assert_eq!(call_text(&a), "gh prompt review");
+        let newer: Approval = serde_json::from_value(json!({
+            "id": "4", "server": "gh", "method": "tasks/run", "tool": "t1", "arguments": {}
+        }))
+        .unwrap();
+        assert_eq!(
+            call_text(&newer),
+            "gh tasks/run t1",
+            "a kind this build does not know still shows"
+        );
+    }
+
+    #[test]
+    fn card_of_a_resource_read_shows_the_uri_not_an_arguments_block() {
+        let a = held(
+            Method::ResourcesRead,
+            "file:///etc/passwd",
+            json!({"uri": "file:///etc/passwd"}),
+        );
+        let text = card(&a, at("2026-11-30T01:02:05Z"), 80, 0);
+        let expected = "---- approval 21 ---------------------------------------------------------------
+  asks       cursor wants to read file:///etc/passwd from everything
+  server     everything
+  uri        file:///etc/passwd
+  risk       unknown (the server does not say)
+  agent      cursor
+  session    -
+  rule       -
+  expires    in 43s, then it is refused";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn card_of_sampling_shows_the_prompt_as_text() {
+        let a = held(
+            Method::SamplingCreateMessage,
+            "sampling",
+            json!({
+                "systemPrompt": "You are terse.",
+                "messages": [
+                    {"role": "user", "content": {"type": "text", "text": "Summarize\nthis \u{202e}file"}},
+                    {"role": "assistant", "content": [{"type": "image", "data": "AA"}]}
+                ],
+                "maxTokens": 200
+            }),
+        );
+        let text = card(&a, at("2026-11-30T01:02:05Z"), 100, 0);
+        let part: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("expires"))
+            .skip(1)
+            .take(6)
+            .collect();
+        assert_eq!(
+            part,
+            [
+                "  system     You are terse.",
+                "  user       Summarize",
+                "             this \\u{202e}file",
+                "  assistant  [image]",
+                "  max tokens 200",
+                "  params",
+            ]
+        );
+        assert!(text
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("  asks       everything wants your model"));
+        assert!(!text.contains("\n  tool"), "sampling has no tool: {text}");
+    }
+
+    #[test]
+    fn card_of_an_elicitation_shows_the_host_or_the_fields() {
+        let url = held(
+            Method::ElicitationCreate,
+            "elicitation",
+            json!({"mode": "url", "url": "https://bank.example@evil.example/x", "message": "Sign in", "elicitationId": "e"}),
+        );
+        let text = card(&url, at("2026-11-30T01:02:05Z"), 120, 0);
+        assert!(
+            text.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("  asks       evil.example — everything asks you to open"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\n  message    Sign in\n  host       evil.example\n  url        https://bank.example@evil.example/x\n"
+            ),
+            "{text}"
+        );
+        let form = held(
+            Method::ElicitationCreate,
+            "elicitation",
+            json!({"message": "Who are you?", "requestedSchema": {"type": "object", "required": ["name"],
+                "properties": {"name": {"type": "string", "description": "Your name"}, "age": {"type": "integer"}}}}),
+        );
+        let text = card(&form, at("2026-11-30T01:02:05Z"), 120, 0);
+        assert!(
+            text.contains("\n  message    Who are you?\n  field      name (string, required: Your name)\n  field      age (integer)\n  params\n"),
+            "{text}"
+        );
+        assert_eq!(call_text(&url), "everything open evil.example");
     }
 
     #[test]

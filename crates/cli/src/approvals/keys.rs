@@ -151,6 +151,10 @@ impl Choice {
     }
 }
 
+/// The key legend under the card of a held answer: it is passed or refused once, nothing more.
+pub(super) const ANSWER_LEGEND: &str =
+    "[a] pass it to the agent once  [d] refuse it  [r] refuse with a reason  [q] quit";
+
 /// The key legend shown under every card.
 pub(super) const LEGEND: &str =
     "[a] approve once  [s] approve for this session  [A] always allow  [d] deny  [D] deny always  [r] deny with a reason  [q] quit";

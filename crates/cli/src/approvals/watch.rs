@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, SystemTime};
 
 use super::format;
-use super::keys::{Choice, Key, LEGEND};
+use super::keys::{Choice, Key, ANSWER_LEGEND, LEGEND};
 use super::terminal::{self, KeyReceiver, RawMode, Screen, StopSignals};
 use crate::control::{ApiError, Approval, ControlClient, ControlEvent, EventStream, Resolved, Scope, StreamItem};
 use crate::exit::{Failure, Outcome};
@@ -156,9 +156,10 @@ impl Watch<'_> {
             self.keys.clear();
             while self.key_rx.try_recv().is_ok() {}
         }
+        let legend = legend_for(front);
         self.say("")?;
         self.say(&text)?;
-        self.say(LEGEND)?;
+        self.say(legend)?;
         self.refresh_prompt(true)
     }
 
@@ -247,7 +248,7 @@ impl Watch<'_> {
             }
             Choice::Quit => return Ok(Step::Quit),
             Choice::Help => {
-                self.say(LEGEND)?;
+                self.say(legend_for(&call))?;
                 self.refresh_prompt(true)?;
                 return Ok(Step::Again);
             }
@@ -348,4 +349,13 @@ impl Watch<'_> {
 
 fn write_failed(e: std::io::Error) -> Failure {
     Failure::user(format!("cannot write to stdout: {e}"))
+}
+
+/// The keys that decide `call`: a held answer is only passed once or refused.
+fn legend_for(call: &crate::control::Approval) -> &'static str {
+    if call.answer.is_some() {
+        ANSWER_LEGEND
+    } else {
+        LEGEND
+    }
 }

@@ -1,8 +1,10 @@
-//! `portcullis policy init SERVER`: a starter policy from the server's live tool list.
+//! `portcullis policy init SERVER`: a starter policy from the server's live lists.
 //!
-//! Connects to the configured server directly (no gateway needed), lists every tool, classifies
-//! each and writes `<policies dir>/<server>.json` (see `portcullis_policy::starter` for
-//! the rules). An existing file is replaced only with `--force`; the file is written to a
+//! Connects to the configured server directly (no gateway needed), lists every tool (and the
+//! resources, resource templates and prompts the server offers), classifies each and writes
+//! `<policies dir>/<server>.json` with a section for every door (see
+//! `portcullis_policy::starter` for the rules). A list the server offers but cannot give is left
+//! out and said so in the summary; only the tools must be listed. An existing file is replaced only with `--force`; the file is written to a
 //! temporary file beside it and renamed into place, so a running gateway's watcher never reads
 //! half a policy.
 
@@ -11,8 +13,8 @@ use std::time::Duration;
 
 use portcullis_audit::neutralize::terminal as clean;
 use portcullis_config::config::{Config, ServerConfig};
-use portcullis_gate::upstream::list_tools::list_tools;
-use portcullis_policy::starter::{starter_policy, ClassifiedTool, StarterPolicy};
+use portcullis_gate::upstream::list_tools::list_offered;
+use portcullis_policy::starter::{starter_policy_for, ClassifiedTool, StarterPolicy, StarterRule, SERVER_REQUESTS};
 use portcullis_policy::ToolClass;
 
 use crate::exit::{Failure, Outcome};
@@ -67,11 +69,23 @@ pub(super) fn run(config_path: &Path, args: &Args) -> Outcome {
     write_policy(&target, &starter.text, args.force)?;
     write_stdout(&summary(&starter));
     eprintln!(
-        "portcullis: wrote {} ({} tools); review it, then the gateway applies it at once",
+        "portcullis: wrote {} ({}); review it, then the gateway applies it at once",
         target.display(),
-        starter.tools.len()
+        counts(&starter)
     );
     Ok(())
+}
+
+/// `3 tools, 12 resources, 2 prompts`: the sections the file lists entries in.
+fn counts(starter: &StarterPolicy) -> String {
+    let mut parts = vec![format!("{} tools", starter.tools.len())];
+    if let Some(resources) = &starter.resources {
+        parts.push(format!("{} resources", resources.len()));
+    }
+    if let Some(prompts) = &starter.prompts {
+        parts.push(format!("{} prompts", prompts.len()));
+    }
+    parts.join(", ")
 }
 
 /// Why a server's starter policy could not be made, cleaned for a terminal (the message and the
@@ -88,16 +102,21 @@ pub(crate) async fn generate(
     server: &ServerConfig,
     timeout: Duration,
 ) -> Result<StarterPolicy, NotGenerated> {
-    let tools = list_tools(name, server, CLIENT_NAME, timeout)
+    let listing = list_offered(name, server, CLIENT_NAME, timeout)
         .await
         .map_err(|e| NotGenerated {
             message: clean(&e.message),
             stderr_tail: e.stderr_tail.iter().map(|l| clean(l)).collect(),
         })?;
-    starter_policy(&tools).map_err(|e| NotGenerated {
+    let mut starter = starter_policy_for(&listing.offered).map_err(|e| NotGenerated {
         message: format!("generated an invalid policy: {e}"),
         stderr_tail: Vec::new(),
-    })
+    })?;
+    // Said with the skipped entries: the person sees which section the file lacks, and why.
+    starter
+        .skipped
+        .extend(listing.unlisted.iter().map(|why| format!("a list (left out: {why})")));
+    Ok(starter)
 }
 
 fn exists(target: &Path) -> Failure {
@@ -137,9 +156,38 @@ pub(crate) fn summary(starter: &StarterPolicy) -> String {
         count(ToolClass::Delete),
         count(ToolClass::Unknown),
     ));
+    out.push_str(&other_doors(starter));
     for skipped in &starter.skipped {
         out.push_str(&format!("\nskipped: {}", clean(skipped)));
     }
+    out
+}
+
+/// One line of counts per other section: resources and prompts when the server offers them,
+/// and the server requests' rules.
+fn other_doors(starter: &StarterPolicy) -> String {
+    let mut out = String::new();
+    if let Some(resources) = &starter.resources {
+        let templates = resources.iter().filter(|r| r.template).count();
+        let asking = resources
+            .iter()
+            .filter(|r| r.rule == StarterRule::RequireApproval)
+            .count();
+        out.push_str(&format!(
+            "\n{} resources ({} listed, {templates} templates): {} allow, {asking} require approval (secrets, file templates)",
+            resources.len(),
+            resources.len() - templates,
+            resources.len() - asking,
+        ));
+    }
+    if let Some(prompts) = &starter.prompts {
+        out.push_str(&format!("\n{} prompts: allow", prompts.len()));
+    }
+    let requests: Vec<String> = SERVER_REQUESTS
+        .iter()
+        .map(|(name, rule, _, _)| format!("{name} {rule}"))
+        .collect();
+    out.push_str(&format!("\nserver requests: {}", requests.join(", ")));
     out
 }
 

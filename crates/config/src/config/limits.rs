@@ -18,6 +18,7 @@ pub(super) struct RawLimits {
     max_foreign_connections: Option<u64>,
     header_read_timeout_secs: Option<u64>,
     stream_buffer_bytes: Option<u64>,
+    answer_excerpt_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +43,9 @@ pub struct Limits {
     /// Bytes buffered per stream for a client that is slow to read; at least one largest
     /// message ([`MAX_MESSAGE`]).
     pub stream_buffer_bytes: usize,
+    /// How much of each answer the audit keeps, in bytes (the redacted excerpt beside its
+    /// findings); 0 keeps none, only the findings.
+    pub answer_excerpt_bytes: usize,
 }
 
 impl Default for Limits {
@@ -54,9 +58,15 @@ impl Default for Limits {
             max_foreign_connections: 64,
             header_read_timeout_secs: 10,
             stream_buffer_bytes: DEFAULT_STREAM_BUFFER_BYTES,
+            answer_excerpt_bytes: DEFAULT_ANSWER_EXCERPT_BYTES,
         }
     }
 }
+
+/// `answer_excerpt_bytes` unset: a few KiB, the start of a long answer.
+const DEFAULT_ANSWER_EXCERPT_BYTES: usize = 4096;
+/// The largest excerpt accepted: the audit keeps an excerpt, never the whole of a large answer.
+const MAX_ANSWER_EXCERPT: u64 = 64 * 1024;
 
 /// The largest stream buffer accepted: a gigabyte per stream is no bound at all.
 const MAX_STREAM_BUFFER: u64 = 1 << 30;
@@ -94,6 +104,16 @@ impl RawLimits {
                 ))
             }
         };
+        let answer_excerpt_bytes = match self.answer_excerpt_bytes {
+            None => d.answer_excerpt_bytes,
+            Some(n @ 0..=MAX_ANSWER_EXCERPT) => usize::try_from(n).unwrap_or(d.answer_excerpt_bytes),
+            Some(n) => {
+                return Err((
+                    "answer_excerpt_bytes",
+                    format!("must be between 0 and {MAX_ANSWER_EXCERPT}, found {n}"),
+                ))
+            }
+        };
         Ok(Limits {
             max_sessions_per_server: count(
                 "max_sessions_per_server",
@@ -114,6 +134,7 @@ impl RawLimits {
             )?,
             header_read_timeout_secs,
             stream_buffer_bytes,
+            answer_excerpt_bytes,
         })
     }
 }

@@ -11,10 +11,10 @@
 //!   definition changed since it was pinned, is at least high risk whatever the rest says: its
 //!   name and description are exactly what cannot be trusted.
 
-use portcullis_policy::{guess, starter, Matched, Risk, RuleRef, ToolClass};
+use portcullis_policy::{guess, starter, Door, Matched, Risk, RuleRef, ToolClass};
 use serde_json::Value;
 
-use super::{Call, Caller, Gate};
+use super::{door, Call, Caller, Gate};
 use crate::held_calls::pending::{HeldBy, RiskBasis};
 use crate::pins::PinChange;
 use crate::policy_store::InForce;
@@ -44,33 +44,44 @@ impl Gate {
             .map_or_else(|| format!("{}.json", call.server), |n| n.to_string_lossy().into_owned());
         let places = self.places(&call.server);
         let facts = caller.facts(&call.arguments, &places);
-        let explained = policy.as_ref().map(|p| p.explain(&call.tool, &facts));
+        let at = door::door_of(call.method);
+        let explained = policy.as_ref().map(|p| match at {
+            Door::Tools => p.explain(&call.tool, &facts),
+            _ => p.explain_request(at, &call.tool, &door::request_facts(call.method, facts)),
+        });
         let explained = explained.filter(|e| rule.policy_rule() == Some(&e.evaluation.rule));
         let (asked_by, reason) = match (&explained, rule) {
             (_, HeldBy::PinChanged) => (
                 "the tool's definition changed since it was pinned".to_owned(),
                 Some(format!("the server changed {:?} since it was first seen", call.tool)),
             ),
+            (_, HeldBy::Answer) => (
+                format!("the results of {file}: an answer with these findings waits for a person"),
+                None,
+            ),
             (_, HeldBy::Policy(RuleRef::NoPolicyFile)) => {
                 (format!("no policy file ({file} does not exist): every call asks"), None)
             }
-            (Some(e), _) => (words(e, &file, &call.tool), e.evaluation.reason.clone()),
+            (Some(e), _) => (words(e, at, &file, &call.tool), e.evaluation.reason.clone()),
             (None, rule) => (format!("{rule} in {file}"), None),
         };
         let annotations = match (&explained, &policy) {
-            (Some(e), Some(p)) => e.evaluation.entry().map(|key| p.annotations(key)),
+            (Some(e), Some(p)) => e.evaluation.entry().map(|key| p.annotations_in(at, key)),
             _ => None,
         }
         .unwrap_or_default();
         let info = known.info;
-        let guessed = guess::tool_class(&call.tool, info.description.as_deref(), info.annotations.as_ref());
+        let guessed = match at {
+            Door::Tools => guess::tool_class(&call.tool, info.description.as_deref(), info.annotations.as_ref()),
+            _ => door::class_of(call.method),
+        };
         let class = annotations.class.unwrap_or(guessed);
         let from_policy = annotations.class.is_some() || annotations.risk.is_some();
         // The level a class gets when the policy gives none, as `policy init` writes it.
         let level = annotations.risk.unwrap_or_else(|| starter::class_risk(class));
         let (risk_level, risk_basis) = if pin_change.is_some() {
             (level.max(Risk::High), RiskBasis::DefinitionChanged)
-        } else if !known.listed {
+        } else if !known.listed && at == Door::Tools {
             (level.max(Risk::High), RiskBasis::NeverListed)
         } else if from_policy {
             (level, RiskBasis::Policy)
@@ -89,10 +100,19 @@ impl Gate {
 }
 
 /// Which part of the policy decided, as a person says it.
-fn words(e: &portcullis_policy::Explanation, file: &str, tool: &str) -> String {
+fn words(e: &portcullis_policy::Explanation, at: Door, file: &str, tool: &str) -> String {
+    // A tool's entry is "the policy entry"; another section's says which section it is in.
+    let what = match at {
+        Door::Tools => "policy entry".to_owned(),
+        at => format!("{at} entry"),
+    };
     let entry = match &e.matched {
-        Matched::Exact { key, .. } => format!("the policy entry for {key} in {file}"),
-        Matched::Glob { key, .. } => format!("the policy entry {} in {file} (a pattern matching {tool})", key.key),
+        Matched::Exact { key, .. } if at.server_request().is_some() => format!("the {at} entry in {file}"),
+        Matched::Exact { key, .. } => format!("the {what} for {key} in {file}"),
+        Matched::Glob { key, .. } => format!("the {what} {} in {file} (a pattern matching {tool})", key.key),
+        Matched::Default if at.server_request().is_some() => {
+            return format!("the default of {file} (it has no {at} entry)")
+        }
         Matched::Default => return format!("the default of {file} (no entry names {tool})"),
         Matched::Hidden { pattern } => return format!("the hide pattern {pattern} in {file}"),
     };

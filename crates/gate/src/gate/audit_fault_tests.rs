@@ -26,6 +26,7 @@ fn gate(dir: &tempfile::TempDir, writer: AuditWriter) -> Arc<Gate> {
 fn call() -> Call {
     Call {
         server: "srv".into(),
+        method: portcullis_audit::Method::ToolsCall,
         tool: "echo".into(),
         arguments: json!({"message": "hi"}),
         arguments_text: None,

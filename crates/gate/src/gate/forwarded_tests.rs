@@ -13,6 +13,7 @@ use super::{Call, Caller, Forwarded, Gate, Verdict};
 fn call(n: i64) -> Call {
     Call {
         server: "srv".into(),
+        method: portcullis_audit::Method::ToolsCall,
         tool: "echo".into(),
         arguments: json!({"n": n}),
         arguments_text: None,
@@ -83,4 +84,26 @@ async fn a_call_dropped_while_its_decision_is_committed_records_cancelled() {
     .await
     .expect("the row is completed");
     assert_eq!(outcome, Outcome::Cancelled);
+}
+
+/// An answer ends through `finish_answer`: the agent gets it as the policy treats it (the zero-width
+/// space stripped by default), and its row gets the outcome and what came back together.
+#[tokio::test]
+async fn an_inspected_answer_is_treated_and_kept_with_its_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = gate_with_policy(&dir, r#"{"version": "1", "default": "allow"}"#);
+    let token = forwarded(&gate, 3).await;
+    let id = token.row_id;
+    let result = json!({"content": [{"type": "text", "text": "a\u{200B}b"}]});
+    let sent = token.finish_answer(Message::response(&RequestId::from_value(&json!(3)).unwrap(), &result));
+    let got: serde_json::Value = serde_json::from_slice(sent.bytes()).unwrap();
+    assert_eq!(got["result"]["content"][0]["text"], "ab");
+    assert_eq!(outcome_of(&gate, id).await, Some(Outcome::Ok));
+    let row = gate.audit.store().unwrap().get(id).unwrap().unwrap();
+    let findings = row.findings.expect("the answer is kept");
+    assert_eq!(
+        (findings[0].kind.as_str(), findings[0].action.as_str()),
+        ("invisible", "strip")
+    );
+    assert_eq!(row.answer.as_deref(), Some("a\\u{200B}b"));
 }

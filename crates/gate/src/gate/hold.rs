@@ -98,41 +98,13 @@ impl Hold {
             started,
             ticket,
         } = self;
-        let id = ticket.id.clone();
-        let mut resolution = ticket.resolution;
-        // The deadline, counted from `started`, moves when a person extends it.
-        let mut moved = ticket.deadline;
-        let mut timeout = (*moved.borrow_and_update()).max(timeout);
-        let deadline = tokio::time::sleep_until(tokio::time::Instant::from_std(started + timeout));
-        tokio::pin!(deadline, client_gone);
-        let mut ticks = tokio::time::interval(PROGRESS_EVERY);
-        let mut step = 0u64;
-        let (mut timed_out, mut gone) = (false, false);
-        let resolved = loop {
-            tokio::select! {
-                biased;
-                r = &mut resolution => break r.unwrap_or(Resolution::Cancelled { why: "the gateway stopped".into() }),
-                () = &mut deadline, if !timed_out => {
-                    timed_out = true;
-                    gate.held.end(&id, Resolution::TimedOut);
-                }
-                Ok(()) = moved.changed(), if !timed_out => {
-                    timeout = *moved.borrow_and_update();
-                    deadline.as_mut().reset(tokio::time::Instant::from_std(started + timeout));
-                }
-                () = &mut client_gone, if !gone => {
-                    gone = true;
-                    gate.held.end(&id, Resolution::Cancelled { why: "the client closed the request".into() });
-                }
-                _ = ticks.tick(), if progress.is_some() => {
-                    step += 1;
-                    if let Some(sink) = &progress {
-                        let left = timeout.saturating_sub(started.elapsed()).as_secs();
-                        let _ = sink.tx.send(progress_note(&sink.token, step, &call, left));
-                    }
-                }
+        let shown = &call;
+        let tick = progress.as_ref().map(|sink| {
+            move |step: u64, left: u64| {
+                let _ = sink.tx.send(progress_note(&sink.token, step, shown, left));
             }
-        };
+        });
+        let (resolved, timeout) = wait_for_person(&*gate.held, ticket, started, timeout, client_gone, tick).await;
         if matches!(
             resolved,
             Resolution::Approved(_) | Resolution::Edited(_) | Resolution::Rejected { .. }
@@ -162,9 +134,58 @@ impl Hold {
     }
 }
 
+/// Waits for the resolution of a held request (a call, or an answer): the person's decision,
+/// its deadline (which a person may move) or `client_gone`, each of which ends it at the holder.
+/// `tick(step, seconds left)` runs every [`PROGRESS_EVERY`] while it waits. Returns how it ended
+/// and the timeout in force at the end.
+pub(super) async fn wait_for_person(
+    held: &dyn crate::held_calls::HeldCalls,
+    ticket: Ticket,
+    started: Instant,
+    timeout: Duration,
+    client_gone: impl Future<Output = ()>,
+    mut tick: Option<impl FnMut(u64, u64)>,
+) -> (Resolution, Duration) {
+    let id = ticket.id.clone();
+    let mut resolution = ticket.resolution;
+    // The deadline, counted from `started`, moves when a person extends it.
+    let mut moved = ticket.deadline;
+    let mut timeout = (*moved.borrow_and_update()).max(timeout);
+    let deadline = tokio::time::sleep_until(tokio::time::Instant::from_std(started + timeout));
+    tokio::pin!(deadline, client_gone);
+    let mut ticks = tokio::time::interval(PROGRESS_EVERY);
+    let mut step = 0u64;
+    let (mut timed_out, mut gone) = (false, false);
+    let resolved = loop {
+        tokio::select! {
+            biased;
+            r = &mut resolution => break r.unwrap_or(Resolution::Cancelled { why: "the gateway stopped".into() }),
+            () = &mut deadline, if !timed_out => {
+                timed_out = true;
+                held.end(&id, Resolution::TimedOut);
+            }
+            Ok(()) = moved.changed(), if !timed_out => {
+                timeout = *moved.borrow_and_update();
+                deadline.as_mut().reset(tokio::time::Instant::from_std(started + timeout));
+            }
+            () = &mut client_gone, if !gone => {
+                gone = true;
+                held.end(&id, Resolution::Cancelled { why: "the client closed the request".into() });
+            }
+            _ = ticks.tick(), if tick.is_some() => {
+                step += 1;
+                if let Some(tick) = tick.as_mut() {
+                    tick(step, timeout.saturating_sub(started.elapsed()).as_secs());
+                }
+            }
+        }
+    };
+    (resolved, timeout)
+}
+
 impl Gate {
     /// What the person is shown about a held call (its `id` is given when it is held).
-    fn pending_approval(
+    pub(super) fn pending_approval(
         &self,
         call: &Call,
         caller: &Caller,
@@ -179,7 +200,15 @@ impl Gate {
         PendingApproval {
             id: String::new(),
             server: call.server.clone(),
+            method: call.method,
             tool: call.tool.clone(),
+            asks: crate::held_calls::asks(
+                call.method,
+                &call.server,
+                &call.tool,
+                caller.client_name.as_deref(),
+                &call.arguments,
+            ),
             risk: asking.class,
             risk_level: asking.risk_level,
             risk_basis: asking.risk_basis,
@@ -204,6 +233,7 @@ impl Gate {
             request_id: call.request_id.as_json().to_owned(),
             pin_change,
             asked_before: false,
+            answer: None,
         }
     }
 }

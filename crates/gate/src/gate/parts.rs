@@ -149,6 +149,16 @@ impl Gate {
         crate::tools_filter::filter(response, policy.as_ref(), &learn)
     }
 
+    /// Removes the entries `server`'s policy hides from a resource, template or prompt list page
+    /// ([`crate::tools_filter::filter_entries`]).
+    pub fn filter_entries(&self, server: &str, response: Message, kind: &crate::tools_filter::ListKind) -> Message {
+        let policy = match self.policies.get(server) {
+            Some(InForce::Policy(policy)) => Some(policy),
+            _ => None,
+        };
+        crate::tools_filter::filter_entries(response, policy.as_ref(), kind)
+    }
+
     /// The server-wide tool list, read outside any agent session (the monitor connection).
     pub fn learn_server_tools(&self, server: &str, tools: &[Value]) {
         self.catalog.learn(server, tools);

@@ -54,6 +54,7 @@ impl Call {
         };
         let call = Self {
             server: server.to_owned(),
+            method: portcullis_audit::Method::ToolsCall,
             tool: params.name.clone(),
             modern: params.is_modern(),
             request_state: params.request_state.as_ref().map(Value::to_string),
@@ -71,6 +72,7 @@ impl Call {
     pub fn made(server: &str, tool: &str, arguments: Value, request_id: RequestId) -> Self {
         Self {
             server: server.to_owned(),
+            method: portcullis_audit::Method::ToolsCall,
             tool: tool.to_owned(),
             arguments,
             arguments_text: None,

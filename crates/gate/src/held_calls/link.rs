@@ -12,7 +12,7 @@
 //! withdraw only its own sessions; when the link closes, its calls still held are withdrawn.
 
 use bytes::BytesMut;
-use portcullis_policy::{Places, RuleRef};
+use portcullis_policy::{Door, Places, RuleRef};
 use portcullis_wire::LineDecoder;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -30,8 +30,10 @@ pub const ROLE: &str = "held_calls";
 /// - 1: questions, ends, extensions, withdrawn sessions (issue 31);
 /// - 2: a call held by a keeper that stopped is asked again, `approval.asked_before` set; the
 ///   data plane announces its sessions (`Up::Announce`); the keeper's answer to the hello names
-///   the version (a version-1 keeper answers the plain ACK, and is sent nothing new).
-pub const VERSION: u32 = 2;
+///   the version (a version-1 keeper answers the plain ACK, and is sent nothing new);
+/// - 3: held answers (`WireRule::Answer`, `approval.answer`); a keeper of version 2 or older is
+///   never asked about one (the data plane withholds the answer and says why).
+pub const VERSION: u32 = 3;
 /// The oldest version this keeper still serves: a version-1 data plane asks as before and never
 /// asks a call again (it refuses calls whose keeper stopped).
 pub const OLDEST: u32 = 1;
@@ -120,18 +122,39 @@ pub enum Down {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WireRule {
-    Hide { pattern: String },
-    Entry { key: String },
-    Rule { key: String, index: usize },
+    Hide {
+        pattern: String,
+    },
+    Entry {
+        key: String,
+    },
+    Rule {
+        key: String,
+        index: usize,
+    },
     Default,
     NoPolicyFile,
     PinChanged,
+    /// An entry of another section than `tools` (link version 3: an older keeper never sees one,
+    /// as it never asks about those doors).
+    SectionEntry {
+        door: Door,
+        key: String,
+    },
+    SectionRule {
+        door: Door,
+        key: String,
+        index: usize,
+    },
+    /// A held answer (link version 3: a data plane asks about one only of a keeper that speaks it).
+    Answer,
 }
 
 impl From<&HeldBy> for WireRule {
     fn from(held: &HeldBy) -> Self {
         match held {
             HeldBy::PinChanged => Self::PinChanged,
+            HeldBy::Answer => Self::Answer,
             HeldBy::Policy(RuleRef::Hide { pattern }) => Self::Hide {
                 pattern: pattern.clone(),
             },
@@ -142,6 +165,15 @@ impl From<&HeldBy> for WireRule {
             },
             HeldBy::Policy(RuleRef::Default) => Self::Default,
             HeldBy::Policy(RuleRef::NoPolicyFile) => Self::NoPolicyFile,
+            HeldBy::Policy(RuleRef::SectionEntry { door, key }) => Self::SectionEntry {
+                door: *door,
+                key: key.clone(),
+            },
+            HeldBy::Policy(RuleRef::SectionRule { door, key, index }) => Self::SectionRule {
+                door: *door,
+                key: key.clone(),
+                index: *index,
+            },
         }
     }
 }
@@ -150,11 +182,14 @@ impl From<WireRule> for HeldBy {
     fn from(wire: WireRule) -> Self {
         match wire {
             WireRule::PinChanged => Self::PinChanged,
+            WireRule::Answer => Self::Answer,
             WireRule::Hide { pattern } => Self::Policy(RuleRef::Hide { pattern }),
             WireRule::Entry { key } => Self::Policy(RuleRef::Entry { key }),
             WireRule::Rule { key, index } => Self::Policy(RuleRef::Rule { key, index }),
             WireRule::Default => Self::Policy(RuleRef::Default),
             WireRule::NoPolicyFile => Self::Policy(RuleRef::NoPolicyFile),
+            WireRule::SectionEntry { door, key } => Self::Policy(RuleRef::SectionEntry { door, key }),
+            WireRule::SectionRule { door, key, index } => Self::Policy(RuleRef::SectionRule { door, key, index }),
         }
     }
 }

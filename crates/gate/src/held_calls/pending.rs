@@ -4,6 +4,7 @@
 //! A leaf: it knows neither the broker nor the event channel, so the events can carry these types
 //! while the broker announces on the channel, without either importing the other back.
 
+use portcullis_audit::Method;
 use portcullis_policy::{Risk, RuleRef, ToolClass};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -27,7 +28,17 @@ pub enum Scope {
 pub struct PendingApproval {
     pub id: String,
     pub server: String,
+    /// What is asked: a `tools/call`, a resource read, a prompt fetch, or one of the server's own
+    /// requests (sampling, elicitation, roots). A peer that predates it sent only tool calls.
+    #[serde(default = "tools_call")]
+    pub method: Method,
+    /// The tool; for the other methods the resource URI, the prompt name, or the server
+    /// request's kind (`sampling`, `elicitation`, `roots`).
     pub tool: String,
+    /// What is asked, in plain words, the same in the app, the notification and the CLI
+    /// ([`crate::held_calls::asks`]). Empty from a peer that predates it.
+    #[serde(default)]
+    pub asks: crate::held_calls::Asks,
     pub title: Option<String>,
     pub description: Option<String>,
     #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown> | null"))]
@@ -79,6 +90,16 @@ pub struct PendingApproval {
     /// the person already saw its prompt, so none is raised again; it waits in the lists.
     #[serde(default)]
     pub asked_before: bool,
+    /// Set when what is held is the call's answer, not the call (rule `results:hold`): what came
+    /// back, as the audit keeps it, with the findings that hold it marked. The call itself was
+    /// already decided and ran; the person passes this answer to the agent or refuses it, once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub answer: Option<portcullis_audit::AnswerRecord>,
+}
+
+fn tools_call() -> Method {
+    Method::ToolsCall
 }
 
 /// What held a call for a person. Displays (and serializes) as the audit's `rule` text.
@@ -89,7 +110,13 @@ pub enum HeldBy {
     /// The server changed the tool since it was pinned ([`crate::pins::PIN_RULE`]), whatever
     /// the policy says of it.
     PinChanged,
+    /// The call ran; its answer holds findings the policy's `results` keep for a person
+    /// ([`ANSWER_RULE`]). No grant covers an answer: each is passed or refused once.
+    Answer,
 }
+
+/// The rule text of a held answer.
+pub const ANSWER_RULE: &str = "results:hold";
 
 impl HeldBy {
     /// The strictest reading (no grant of the tool covers it), for an approval read without its rule.
@@ -101,7 +128,7 @@ impl HeldBy {
     pub fn policy_rule(&self) -> Option<&RuleRef> {
         match self {
             Self::Policy(rule) => Some(rule),
-            Self::PinChanged => None,
+            Self::PinChanged | Self::Answer => None,
         }
     }
 }
@@ -111,6 +138,7 @@ impl std::fmt::Display for HeldBy {
         match self {
             Self::Policy(rule) => rule.fmt(f),
             Self::PinChanged => f.write_str(crate::pins::PIN_RULE),
+            Self::Answer => f.write_str(ANSWER_RULE),
         }
     }
 }

@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::link::{self, Down, Up, WireRule};
 use super::{Asked, AtOnce, HeldCalls, Question};
-use crate::held_calls::pending::PendingApproval;
+use crate::held_calls::pending::{HeldBy, PendingApproval};
 use crate::held_calls::LiveSession;
 use crate::held_calls::{DecideError, Extended, Resolution, Ticket};
 
@@ -70,6 +70,8 @@ struct State {
     sessions: HashMap<String, LiveSession>,
     /// Whether the live link's keeper takes announcements (link version 2 and later).
     announces: bool,
+    /// The live link's version ([`link::VERSION`]).
+    version: u32,
 }
 
 /// A question sent, not yet answered.
@@ -131,6 +133,11 @@ impl RemoteHeldCalls {
             Ok(link) => link,
             Err(e) => return Asked::AtOnce(AtOnce::Unreachable { why: e.to_string() }),
         };
+        if question.approval.rule == HeldBy::Answer && self.lock().version < 3 {
+            // An older keeper would not read the question, and the link would close over it.
+            let why = "the Portcullis running is older than this `portcullis connect` and cannot ask about                        an answer (restart the app or `portcullis serve`)";
+            return Asked::AtOnce(AtOnce::Unreachable { why: why.into() });
+        }
         let (tx, rx) = oneshot::channel();
         let asked = Asking {
             approval: question.approval,
@@ -194,6 +201,7 @@ impl Inner {
             state.links += 1;
             state.up = Some((state.links, up_tx.clone()));
             state.announces = streams.version >= 2;
+            state.version = streams.version;
             if state.announces {
                 for session in state.sessions.values() {
                     let _ = up_tx.send(Up::Announce {

@@ -19,7 +19,7 @@ use super::reattach::{self, Waiter};
 use super::reply::PendingReply;
 use super::tasks::{self, GatewayTask, TaskState};
 use super::{Reply, RequestContext, Session};
-use crate::gate::{Call, Caller, Hold, ProgressSink};
+use crate::gate::{door, Call, Caller, Hold, ProgressSink};
 use crate::queue;
 
 /// What the session keeps of a `tools/call` the gate holds: the request to forward once
@@ -45,7 +45,11 @@ impl Session {
             params,
             reattach: key,
         } = call;
-        if let Some(ask) = params.task_ask() {
+        // Only a tool call can become a task: the other doors' results have no task form.
+        let ask = params
+            .task_ask()
+            .filter(|_| msg.method() == Some(portcullis_wire::method::TOOLS_CALL));
+        if let Some(ask) = ask {
             if let Some(task) = self.mint_held_task(&hold, &params.name, ask) {
                 return self.held_as_task(hold, msg, id, ticket, task);
             }
@@ -169,7 +173,7 @@ impl Session {
             // the stream just ends.
             Err(_) if end.withdrawn => {}
             Err(result) => {
-                if let Some(answer) = in_flight::answer(ticket, Message::response(&id, &result)) {
+                if let Some(answer) = in_flight::answer(ticket, refusal(&msg, &id, &result)) {
                     let _ = tx.send(answer);
                 }
             }
@@ -217,7 +221,7 @@ impl Session {
                     }
                 }
                 Err(_) if end.withdrawn => Reply::Cancelled,
-                Err(result) => Reply::answer(in_flight::answer(ticket, Message::response(&id, &result))),
+                Err(result) => Reply::answer(in_flight::answer(ticket, refusal(&msg, &id, &result))),
             };
             let _ = tx.send(reply);
         };
@@ -311,7 +315,8 @@ impl Session {
         let Some(request) = tasks::result_request(&id, upstream_id) else {
             return;
         };
-        let pending = PendingReply::new(self.clone(), id.clone(), None, None);
+        let mut pending = PendingReply::new(self.clone(), id.clone(), None, None);
+        pending.answer_check = self.task_answers.check_of(upstream_id);
         let waited =
             tokio::time::timeout(self.call_timeout, pending.answer_for_task(request, task.cancel.clone())).await;
         match waited {
@@ -378,6 +383,15 @@ impl Session {
             Some(task) => task.created(None),
             None => refusal,
         }
+    }
+}
+
+/// The answer to a held request that was refused: the refusal result for a tool call, a
+/// JSON-RPC error for the other doors ([`door::refusal_answer`]).
+fn refusal(msg: &Message, id: &RequestId, result: &Value) -> Message {
+    match msg.method().and_then(door::client_door) {
+        Some(method) => door::refusal_answer(method, id, result),
+        None => Message::response(id, result),
     }
 }
 

@@ -18,7 +18,7 @@ use tracing::Instrument;
 
 use super::in_flight::{self, Ticket};
 use super::{Reply, RequestContext, Session};
-use crate::gate::Forwarded;
+use crate::gate::{Forwarded, Inspected};
 use crate::queue;
 use crate::upstream::{Exchange, Framing};
 
@@ -26,6 +26,8 @@ use crate::upstream::{Exchange, Framing};
 pub(super) enum Finish {
     Plain,
     FilterHidden,
+    /// A resource, template or prompt list: its hidden entries removed.
+    FilterEntries(&'static crate::tools_filter::ListKind),
 }
 
 /// A forwarded request waiting for its answer.
@@ -39,6 +41,9 @@ pub(super) struct PendingReply {
     /// The id it went upstream under, once sent and until answered (cancels name it).
     wire_id: Option<RequestId>,
     pub(super) forwarded: Option<Forwarded>,
+    /// How an answer with no decision row of its own is inspected (an upstream task's result,
+    /// [`super::task_answers`]); a forwarded request's is its token's.
+    pub(super) answer_check: Option<crate::answers::AnswerCheck>,
     pub(super) finish: Finish,
     /// When a forwarded `tools/call` is given up on (the call timeout); `None` for other requests.
     deadline: Option<Instant>,
@@ -90,6 +95,7 @@ impl PendingReply {
             cancelled,
             wire_id: None,
             forwarded,
+            answer_check: None,
             finish: Finish::Plain,
             deadline,
             settled: false,
@@ -108,16 +114,19 @@ impl PendingReply {
         self.wire_id = None;
         // The ticket ends here: the id is free again for the client's next request.
         let answer = in_flight::answer(self.ticket.take(), response);
-        if let Some(f) = self.forwarded.take() {
-            match &answer {
-                Some(response) => f.finish(response),
-                None => f.abandon(),
+        let answer = match (self.forwarded.take(), answer) {
+            // Inspected here, once: what the agent reads is the answer as the policy treats it.
+            (Some(f), Some(response)) => f.finish_answer(response),
+            (Some(f), None) => {
+                f.abandon();
+                return None;
             }
-        }
-        let answer = answer?;
+            (None, answer) => answer?,
+        };
         Some(match self.finish {
             Finish::Plain => answer,
             Finish::FilterHidden => self.session.filter_hidden(answer),
+            Finish::FilterEntries(kind) => self.session.gate.filter_entries(&self.session.server, answer, kind),
         })
     }
 
@@ -216,16 +225,78 @@ impl PendingReply {
 
     /// The next message of the exchange, unless it ended, the deadline passed or the sender
     /// cancelled (which wins a tie: its answer must not go out).
-    async fn next(&self, exchange: &mut Exchange) -> Next {
+    /// A request the server sends on the way ([`super::server_asks`]) is decided first, and
+    /// comes out only when it may go on to the client.
+    async fn next(&mut self, exchange: &mut Exchange) -> Next {
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = self.cancelled.cancelled() => Next::Cancelled,
+                got = until(self.deadline, exchange.messages.recv()) => match got {
+                    Some(Some(msg)) => Next::Message(msg),
+                    Some(None) => Next::Ended,
+                    None => Next::TimedOut,
+                },
+            };
+            let msg = match next {
+                Next::Message(msg) if msg.is_request() => msg,
+                Next::Message(msg) if self.is_final(&msg) => {
+                    let screened = self.screened_answer(msg).await;
+                    return Next::Message(self.inspected_answer(screened).await);
+                }
+                next => return next,
+            };
+            let screened = tokio::select! {
+                biased;
+                () = self.cancelled.cancelled() => return Next::Cancelled,
+                screened = self.session.screen(msg) => screened,
+            };
+            if let Some(msg) = screened {
+                return Next::Message(msg);
+            }
+        }
+    }
+
+    /// The final answer, with the MRTR input requests of a 2026-era call decided
+    /// ([`super::input_requests`]); the sender's cancel still wins while they are.
+    async fn screened_answer(&self, answer: Message) -> Message {
+        let Some((caller, method)) = self.forwarded.as_ref().and_then(Forwarded::asker) else {
+            return answer;
+        };
+        let cancelled = self.cancelled.clone();
         tokio::select! {
             biased;
-            () = self.cancelled.cancelled() => Next::Cancelled,
-            got = until(self.deadline, exchange.messages.recv()) => match got {
-                Some(Some(msg)) => Next::Message(msg),
-                Some(None) => Next::Ended,
-                None => Next::TimedOut,
-            },
+            // Its answer must not go out; the row says `cancelled` when this reply is dropped.
+            () = cancelled.cancelled() => answer,
+            screened = self.session.screen_answer(answer.clone(), caller, method) => screened,
         }
+    }
+
+    /// The final answer inspected ([`crate::answers`]); one the policy holds for a person waits
+    /// for their decision here ([`crate::gate::held_answer`]), and the sender's cancel ends the
+    /// wait. The row is completed with what was kept when the answer is [`Self::complete`]d.
+    async fn inspected_answer(&mut self, answer: Message) -> Message {
+        let Some(forwarded) = self.forwarded.as_mut() else {
+            return match &self.answer_check {
+                Some(check) => crate::gate::treat_unasked(answer, check),
+                None => answer,
+            };
+        };
+        if let Some(check) = forwarded.answer_check() {
+            // A call answered with an upstream task gives its result later, to `tasks/result`.
+            self.session.task_answers.note(&answer, check);
+        }
+        let held = match forwarded.inspect(answer) {
+            Inspected::Ready(answer) => return answer,
+            Inspected::Held(held) => held,
+        };
+        let cancelled = self.cancelled.clone();
+        let verdict = self
+            .session
+            .gate
+            .ask_about_answer(&held, async move { cancelled.cancelled().await })
+            .await;
+        forwarded.settle_held(held, &verdict)
     }
 
     /// The answer when the exchange ends without the server's response.

@@ -1,13 +1,16 @@
 //! Standing permissions that spare a second prompt.
 //!
-//! - Session grants: (server, tool, agent session), from "approve for this session"; they end
-//!   with the session.
+//! - Session grants: (kind of request, server, tool, agent session), from "approve for this
+//!   session"; they end with the session. The kind ([`Method`]) keeps a grant on the tool `x` off
+//!   the prompt `x` and the resource `x`.
 //! - Changed-tool session grants: (server, tool, agent session, definition digest), from "approve
 //!   for this session" on a call held because its tool changed ([`portcullis_gate::pins`]); bound to the
 //!   digest, so a further change asks again.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
+
+use portcullis_audit::Method;
 
 #[derive(Default)]
 pub struct Grants {
@@ -17,8 +20,9 @@ pub struct Grants {
 }
 
 impl Grants {
-    /// "Approve for this session": any arguments of `tool`, this session, until it ends.
-    pub fn grant_session(&self, server: &str, tool: &str, session: &str) -> String {
+    /// "Approve for this session": any arguments of `tool` (for another `method`, the resource
+    /// URI, prompt name or server request named so), this session, until it ends.
+    pub fn grant_session(&self, method: Method, server: &str, tool: &str, session: &str) -> String {
         let grant = super::standing::NewGrant {
             server: server.to_owned(),
             tool: tool.to_owned(),
@@ -28,7 +32,7 @@ impl Grants {
             which: super::standing::Which::Any,
             expires_at_ms: None,
         };
-        self.standing.add(grant, portcullis_gate::clock::now_ms())
+        self.standing.add_for(method, grant, portcullis_gate::clock::now_ms())
     }
 
     /// "For this session" on a call held because `tool` changed to the definition `digest`.
@@ -67,8 +71,13 @@ mod tests {
     use super::*;
 
     fn session_allows(g: &Grants, tool: &str, session: &str) -> bool {
+        allows(g, Method::ToolsCall, tool, session)
+    }
+
+    fn allows(g: &Grants, method: Method, tool: &str, session: &str) -> bool {
         let args = serde_json::json!({});
         let asked = super::super::standing::Asked {
+            method,
             server: "s",
             tool,
             session,
@@ -81,7 +90,7 @@ mod tests {
     #[test]
     fn session_grants_are_per_session_and_listed() {
         let g = Grants::default();
-        let id = g.grant_session("s", "t", "a");
+        let id = g.grant_session(Method::ToolsCall, "s", "t", "a");
         assert!(session_allows(&g, "t", "a"));
         assert!(!session_allows(&g, "t", "b"));
         assert!(!session_allows(&g, "u", "a"));
@@ -103,5 +112,16 @@ mod tests {
         assert!(!session_allows(&g, "t", "a"), "not an ordinary session grant");
         g.end_session("a");
         assert!(!g.changed_tool_allows("s", "t", "a", "d1"));
+    }
+
+    /// "For this session" on a held prompt covers that prompt in that session, not a tool or a
+    /// resource of the same name.
+    #[test]
+    fn a_session_grant_covers_only_its_kind_of_request() {
+        let g = Grants::default();
+        g.grant_session(Method::PromptsGet, "s", "x", "a");
+        assert!(allows(&g, Method::PromptsGet, "x", "a"));
+        assert!(!allows(&g, Method::ToolsCall, "x", "a"), "the tool x asks");
+        assert!(!allows(&g, Method::ResourcesRead, "x", "a"), "the resource x asks");
     }
 }

@@ -36,9 +36,11 @@ impl ApprovalBroker {
                 .grants
                 .changed_tool_allows(&p.server, &p.tool, &p.session, &change.new_digest)
                 .then_some(AtOnce::ChangeApproved),
-            (HeldBy::PinChanged, None) => None,
+            // No grant covers what a server answered: each answer is passed or refused once.
+            (HeldBy::PinChanged, None) | (HeldBy::Answer, _) => None,
             (HeldBy::Policy(_), _) => {
                 let asked = GrantAsked {
+                    method: p.method,
                     server: &p.server,
                     tool: &p.tool,
                     session: &p.session,
@@ -169,7 +171,7 @@ mod tests {
         let broker = broker();
         let _approver = broker.attach_approver();
         let p = approval();
-        broker.grants.grant_session(&p.server, &p.tool, &p.session);
+        broker.grants.grant_session(p.method, &p.server, &p.tool, &p.session);
         let change = portcullis_gate::pins::PinChange {
             fields: vec!["description".into()],
             old_digest: "old".into(),

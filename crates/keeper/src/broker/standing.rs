@@ -7,9 +7,14 @@
 //! restarts; a session's grant also ends with the session). "Always" is not here: it is written
 //! into the policy file. A deny grant outranks an allow grant that also covers a call, so two
 //! overlapping answers fail closed.
+//!
+//! A grant is for one kind of request ([`Method`]): the name a held call carries is a tool's, a
+//! resource's URI, a prompt's name or a server request's kind, and one text can be several of
+//! them, so a grant on the tool `x` never covers the prompt `x` or the resource `x`.
 
 use std::sync::{Arc, Mutex};
 
+use portcullis_audit::Method;
 pub use portcullis_gate::held_calls::Effect;
 use portcullis_gate::held_calls::Found;
 use portcullis_policy::{CallFacts, When};
@@ -61,6 +66,8 @@ pub struct NewGrant {
 
 /// The call a grant is asked about.
 pub struct Asked<'a> {
+    /// Which kind of request it is; a grant covers only its own kind.
+    pub method: Method,
     pub server: &'a str,
     pub tool: &'a str,
     pub session: &'a str,
@@ -80,7 +87,15 @@ pub struct Standing {
 #[derive(Default)]
 struct Inner {
     next: u64,
-    grants: Vec<(Listed, Which)>,
+    grants: Vec<Granted>,
+}
+
+/// A grant in force: as listed, what it covers, and the kind of request it is for (kept beside
+/// the listing, whose shape the app's bindings fix).
+struct Granted {
+    listed: Listed,
+    which: Which,
+    method: Method,
 }
 
 impl Standing {
@@ -88,8 +103,16 @@ impl Standing {
         self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Adds a grant; returns its id.
+    /// Adds a grant for tool calls; returns its id. [`Standing::add_for`] for the other kinds.
     pub fn add(&self, grant: NewGrant, now_ms: i64) -> String {
+        self.add_for(Method::ToolsCall, grant, now_ms)
+    }
+
+    /// Adds a grant for requests of `method` (a held call's [`PendingApproval::method`]); returns
+    /// its id.
+    ///
+    /// [`PendingApproval::method`]: portcullis_gate::held_calls::pending::PendingApproval::method
+    pub fn add_for(&self, method: Method, grant: NewGrant, now_ms: i64) -> String {
         let mut inner = self.lock();
         inner.next += 1;
         let id = format!("g{}", inner.next);
@@ -115,7 +138,11 @@ impl Standing {
         if inner.grants.len() >= MAX_GRANTS {
             inner.grants.remove(0);
         }
-        inner.grants.push((listed, grant.which));
+        inner.grants.push(Granted {
+            listed,
+            which: grant.which,
+            method,
+        });
         id
     }
 
@@ -123,14 +150,14 @@ impl Standing {
     pub fn list(&self, now_ms: i64) -> Vec<Listed> {
         let mut inner = self.lock();
         prune(&mut inner.grants, now_ms);
-        inner.grants.iter().map(|(l, _)| l.clone()).collect()
+        inner.grants.iter().map(|g| g.listed.clone()).collect()
     }
 
     /// Ends a grant; whether it existed.
     pub fn revoke(&self, id: &str) -> bool {
         let mut inner = self.lock();
         let before = inner.grants.len();
-        inner.grants.retain(|(l, _)| l.id != id);
+        inner.grants.retain(|g| g.listed.id != id);
         inner.grants.len() != before
     }
 
@@ -138,10 +165,11 @@ impl Standing {
     pub fn find(&self, asked: &Asked<'_>, now_ms: i64) -> Option<Found> {
         let mut inner = self.lock();
         prune(&mut inner.grants, now_ms);
-        let covering = || inner.grants.iter().filter(|(l, which)| covers(l, which, asked));
-        let (listed, _) = covering()
-            .find(|(l, _)| l.effect == Effect::Deny)
-            .or_else(|| covering().next())?;
+        let covering = || inner.grants.iter().filter(|g| covers(g, asked));
+        let listed = &covering()
+            .find(|g| g.listed.effect == Effect::Deny)
+            .or_else(|| covering().next())?
+            .listed;
         Some(Found {
             id: listed.id.clone(),
             effect: listed.effect,
@@ -154,13 +182,15 @@ impl Standing {
     pub fn end_session(&self, session: &str) {
         self.lock()
             .grants
-            .retain(|(l, _)| l.session.as_deref() != Some(session));
+            .retain(|g| g.listed.session.as_deref() != Some(session));
     }
 }
 
 /// Whether a grant covers a call (time aside).
-pub fn covers(listed: &Listed, which: &Which, asked: &Asked<'_>) -> bool {
-    listed.server == asked.server
+fn covers(granted: &Granted, asked: &Asked<'_>) -> bool {
+    let Granted { listed, which, method } = granted;
+    *method == asked.method
+        && listed.server == asked.server
         && listed.tool == asked.tool
         && listed.session.as_deref().is_none_or(|s| s == asked.session)
         && match which {
@@ -170,8 +200,8 @@ pub fn covers(listed: &Listed, which: &Which, asked: &Asked<'_>) -> bool {
         }
 }
 
-fn prune(grants: &mut Vec<(Listed, Which)>, now_ms: i64) {
-    grants.retain(|(l, _)| l.expires_at_ms.is_none_or(|at| at > now_ms));
+fn prune(grants: &mut Vec<Granted>, now_ms: i64) {
+    grants.retain(|g| g.listed.expires_at_ms.is_none_or(|at| at > now_ms));
 }
 
 #[cfg(test)]
@@ -193,6 +223,7 @@ mod tests {
 
     fn ask<'a>(session: &'a str, digest: &'a str, arguments: &'a Value) -> Asked<'a> {
         Asked {
+            method: Method::ToolsCall,
             server: "fs",
             tool: "write_file",
             session,
@@ -241,6 +272,34 @@ mod tests {
         assert!(
             s.find(&ask("a", "d", &args), 0).is_some(),
             "the every-session grant stays"
+        );
+    }
+
+    /// One name, several kinds of request: a grant on the tool `notes` is no grant on the prompt
+    /// `notes`, and one on the resource `file:///x` none on a tool of that name.
+    #[test]
+    fn a_grant_covers_only_its_kind_of_request() {
+        let s = Standing::default();
+        let args = json!({});
+        s.add(grant(Effect::Allow, None, Which::Any, None), 0);
+        s.add_for(Method::ResourcesRead, grant(Effect::Deny, None, Which::Any, None), 0);
+        let asked = |method| Asked {
+            method,
+            ..ask("a", "d", &args)
+        };
+        assert_eq!(s.find(&asked(Method::ToolsCall), 0).unwrap().effect, Effect::Allow);
+        assert_eq!(
+            s.find(&asked(Method::ResourcesRead), 0).unwrap().effect,
+            Effect::Deny,
+            "the resource grant, not the tool's"
+        );
+        assert!(
+            s.find(&asked(Method::PromptsGet), 0).is_none(),
+            "no grant for the prompt"
+        );
+        assert!(
+            s.find(&asked(Method::ResourcesSubscribe), 0).is_none(),
+            "a read grant is not a subscribe grant"
         );
     }
 }

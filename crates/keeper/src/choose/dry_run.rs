@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{Choice, ChoiceError, GrantChoice, PersonSide};
+use portcullis_gate::gate::door::{self, door_of};
 use portcullis_gate::held_calls::pending::{PendingApproval, Scope};
 
 /// At most this many earlier calls are compared, newest first.
@@ -71,7 +72,8 @@ impl PersonSide {
         let mut matched = 0;
         let mut redacted = 0;
         for row in &rows {
-            if session.as_deref().is_some_and(|s| s != row.session) {
+            // Another kind of request with the same name (a prompt named like a tool) is not this one.
+            if row.method != p.method || session.as_deref().is_some_and(|s| s != row.session) {
                 continue;
             }
             let (hit, read_redacted) = covers(&cover, row);
@@ -158,14 +160,13 @@ impl PersonSide {
         reason: Option<&str>,
         effect: Action,
     ) -> Result<(Value, Cover), ChoiceError> {
-        let entry = self
-            .gate
-            .policies()
-            .standing_entry(&p.server, p.rule.policy_rule(), action, reason);
-        let text = self.gate.policies().preview_entry(&p.server, &p.tool, entry.clone())?;
-        let source = self.gate.policies().path(&p.server).display().to_string();
+        let door = door_of(p.method);
+        let policies = self.gate.policies();
+        let entry = policies.standing_entry(&p.server, door, p.rule.policy_rule(), action, reason);
+        let text = policies.preview_entry(&p.server, door, &p.tool, entry.clone())?;
+        let source = policies.path(&p.server).display().to_string();
         let policy = Policy::from_json_str(&text, &source).map_err(|e| ChoiceError::Invalid(e.to_string()))?;
-        let key = portcullis_policy::exact_key(&p.tool);
+        let key = portcullis_policy::exact_entry_key(door, &p.tool).map_err(|e| ChoiceError::Invalid(e.to_string()))?;
         Ok((
             json!({"key": key, "entry": entry}),
             Cover::Policy(Box::new(policy), effect),
@@ -178,17 +179,18 @@ impl PersonSide {
         p: &PendingApproval,
         rule: &portcullis_gate::policy_store::NewRule,
     ) -> Result<(Value, Cover), ChoiceError> {
-        let written = self.gate.policies().preview_rule(&p.server, &p.tool, rule)?;
+        let written = self
+            .gate
+            .policies()
+            .preview_rule(&p.server, door_of(p.method), &p.tool, rule)?;
         let source = self.gate.policies().path(&p.server).display().to_string();
         let policy = Policy::from_json_str(&written.text, &source).map_err(|e| ChoiceError::Invalid(e.to_string()))?;
         let new_rule = written.entry["rules"][written.index].clone();
         // False when an earlier rule of the author's (one that asks, placed before a deny the new
         // rule must not beat) still decides the held call: the person should know before writing.
         let places = self.gate.places(&p.server);
-        let decides_this_call = policy
-            .evaluate_call(&p.tool, &p.client.facts(&p.arguments, &places))
-            .rule
-            == written.name;
+        let decides_this_call =
+            door::evaluate_at(&policy, p.method, &p.tool, p.client.facts(&p.arguments, &places)).rule == written.name;
         let planned = json!({
             "decides_this_call": decides_this_call,
             "key": written.key,
@@ -241,12 +243,12 @@ fn covers(cover: &Cover, row: &AuditRow) -> (bool, bool) {
         Cover::Any => (true, false),
         Cover::When(when) => (when.holds(&facts), reads_redacted(when.as_json(), &row.arguments)),
         Cover::Policy(policy, effect) => {
-            let action = policy.evaluate_call(&row.tool, &facts).action;
+            let action = door::evaluate_at(policy, row.method, &row.tool, facts).action;
             let hit = action == *effect || (*effect == Action::Deny && action == Action::Hide);
             (hit, contains_redacted(&row.arguments))
         }
         Cover::Rule(policy, rule) => {
-            let hit = policy.evaluate_call(&row.tool, &facts).rule == *rule;
+            let hit = door::evaluate_at(policy, row.method, &row.tool, facts).rule == *rule;
             (hit, contains_redacted(&row.arguments))
         }
     }
@@ -308,6 +310,7 @@ mod tests {
 
     async fn record(gate: &portcullis_gate::gate::Gate, session: &str, arguments: Value) {
         let row = NewDecision {
+            method: portcullis_audit::Method::ToolsCall,
             time_ms: 1_000,
             session: session.into(),
             client_name: None,

@@ -104,7 +104,10 @@ async fn approving_a_changed_tool_for_the_session_or_always() {
     let gate = gate(&dir);
     list(&gate, "srv", &tools("v1"));
     // A session grant from before the change does not cover the changed tool.
-    gate.person.broker().grants.grant_session("srv", "ask", "a");
+    gate.person
+        .broker()
+        .grants
+        .grant_session(portcullis_audit::Method::ToolsCall, "srv", "ask", "a");
     list(&gate, "srv", &tools("v2"));
     let _approver = gate.person.broker().attach_approver();
 

@@ -42,6 +42,7 @@ pub(super) fn start(gateway: &Arc<Keeper>) {
                         server: row.server,
                         tool: row.tool,
                         decision: row.decision,
+                        method: row.method,
                     });
                 }
             }

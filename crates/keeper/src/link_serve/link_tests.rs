@@ -358,6 +358,15 @@ fn every_rule_crosses_in_its_parts() {
         }),
         HeldBy::Policy(RuleRef::Default),
         HeldBy::Policy(RuleRef::NoPolicyFile),
+        HeldBy::Policy(RuleRef::SectionEntry {
+            door: portcullis_policy::Door::Resources,
+            key: "file:///home/*".into(),
+        }),
+        HeldBy::Policy(RuleRef::SectionRule {
+            door: portcullis_policy::Door::Sampling,
+            key: "sampling".into(),
+            index: 2,
+        }),
     ] {
         let text = serde_json::to_string(&WireRule::from(&held)).unwrap();
         let back: WireRule = serde_json::from_str(&text).unwrap();

@@ -24,6 +24,12 @@ describe('filter form → query', () => {
     expect(toAuditFilter({ ...form, from: '', until: '' }, NOW)).toEqual({});
   });
 
+  it('"answers with findings" asks for with_findings; unticked, the key is left out', () => {
+    expect(toAuditFilter({ ...emptyForm(), range: 'all', withFindings: true }, NOW)).toEqual({ with_findings: true });
+    expect(toAuditFilter({ ...emptyForm(), range: 'all', withFindings: false }, NOW)).toEqual({});
+    expect(emptyForm().withFindings).toBe(false);
+  });
+
   it('an unknown decision is ignored', () => {
     expect(toAuditFilter({ ...emptyForm(), range: 'all', decision: 'bogus' as never }, NOW)).toEqual({});
   });
@@ -36,13 +42,15 @@ describe('filter form → query', () => {
 });
 
 describe('live tail and histogram', () => {
-  it('an appended row matches when server, tool and decision agree and the range is open', () => {
-    const e = { id: 1, server: 's', tool: 't', decision: 'allowed' as const };
+  it('an appended row matches when server, tool, decision and kind agree and the range is open', () => {
+    const e = { id: 1, server: 's', tool: 't', decision: 'allowed' as const, method: 'tools/call' as const };
     expect(appendedMatches({}, e)).toBe(true);
     expect(appendedMatches({ server: 's', tool: 't', decision: 'allowed', since_ms: 1 }, e)).toBe(true);
     expect(appendedMatches({ server: 'other' }, e)).toBe(false);
     expect(appendedMatches({ decision: 'denied' }, e)).toBe(false);
     expect(appendedMatches({ until_ms: NOW }, e)).toBe(false);
+    expect(appendedMatches({ method: 'tools/call' }, e)).toBe(true);
+    expect(appendedMatches({ method: 'resources/read' }, e)).toBe(false);
   });
 
   it('merges newer rows on top without duplicates', () => {

@@ -27,7 +27,7 @@ describe('policy schema check', () => {
     expect(msgs(bad)).toEqual([
       '$.version: expected one of "1", found the string "2"',
       '$.default: expected one of "allow", "deny", "require_approval", found the string "maybe"',
-      '$.acton: unknown field "acton", expected one of "version", "default", "hide", "approval_timeout", "redact", "tools"',
+      '$.acton: unknown field "acton", expected one of "version", "default", "hide", "approval_timeout", "redact", "results", "tools", "resources", "prompts", "server_requests"',
       '$.hide[1]: expected a string, found the number 3',
       '$.tools["get-sum"].rate_limit.max: must be at least 1, found 0',
       '$.tools["get-sum"].reason: expected a string, found null',

@@ -34,6 +34,18 @@ describe('keyOutcome: shortcuts only while no text field is shown', () => {
   });
 });
 
+describe('keyOutcome for a held answer: only pass on, refuse, refuse with a reason and more time', () => {
+  it('s, A, D and e do nothing; a, d, r and x do what they always do', () => {
+    const answer = { ...idle, heldAnswer: true };
+    for (const k of ['s', 'A', 'D', 'e']) expect(keyOutcome(key(k), answer), k).toEqual({ kind: 'none' });
+    expect(keyOutcome(key('a'), answer)).toEqual({ kind: 'action', action: 'approve-once' });
+    expect(keyOutcome(key('d'), answer)).toEqual({ kind: 'action', action: 'deny' });
+    expect(keyOutcome(key('r'), answer)).toEqual({ kind: 'action', action: 'deny-reason' });
+    expect(keyOutcome(key('x'), answer)).toEqual({ kind: 'action', action: 'extend' });
+    expect(keyOutcome(key('Escape'), answer)).toEqual({ kind: 'escape' });
+  });
+});
+
 describe('text fields are found in the page, not listed', () => {
   it('counts text inputs and text areas that take typing; not buttons, radios, or disabled fields', () => {
     const root = document.createElement('div');

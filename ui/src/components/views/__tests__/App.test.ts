@@ -39,16 +39,17 @@ describe('Main window', () => {
 
   it('counts pending calls on the Approvals tab and decides them inline', async () => {
     const backend = setup();
-    await waitFor(() => expect(screen.getByTestId('pending-count').textContent).toBe('3'));
+    // The demo holds three tool calls, three requests at other doors and a held answer.
+    await waitFor(() => expect(screen.getByTestId('pending-count').textContent).toBe('7'));
     const first = screen.getAllByTestId('pending-item')[0];
     await fireEvent.click(first.querySelector('[data-testid="pending-approve"]')!);
-    await waitFor(() => expect(screen.getByTestId('pending-count').textContent).toBe('2'));
+    await waitFor(() => expect(screen.getByTestId('pending-count').textContent).toBe('6'));
     expect(backend.callsOf('decide_approval')).toEqual([{ id: first.dataset.id, choice: { approve: 'once' } }]);
     // The decision shows up in "recent decisions" through AuditAppended.
     await waitFor(() => expect(screen.getByTestId('recent-list').textContent).toContain('approved'));
 
     backend.hold(makeApproval({ id: 'new' }));
-    await waitFor(() => expect(screen.getByTestId('pending-count').textContent).toBe('3'));
+    await waitFor(() => expect(screen.getByTestId('pending-count').textContent).toBe('7'));
   });
 
   it('switches tabs', async () => {

@@ -209,3 +209,53 @@ describe('Audit view', () => {
     await waitFor(() => expect(list.querySelector('[data-id="479"]')!.getAttribute('aria-selected')).toBe('true'));
   });
 });
+
+// Data set "doors": one request at each door, a minute apart: 1 a tool call, 2 a resource read,
+// 3 a resource watch, 4 a prompt, 5 sampling, 6 elicitation, 7 roots.
+describe('Audit view by kind', () => {
+  const DOORS_NOW = auditNow('doors');
+  function doors() {
+    const backend = new MockBackend({ audit: 'doors' }, { now: () => DOORS_NOW });
+    render(AuditView, { props: { backend, clock: () => DOORS_NOW, tailDelayMs: 0 } });
+    return backend;
+  }
+
+  it('tags the rows that are not tool calls with their kind', async () => {
+    doors();
+    await waitFor(() => expect(shownIds()).toEqual([7, 6, 5, 4, 3, 2, 1]));
+    const tags = screen.getAllByTestId('audit-row').map((r) => within(r).queryByTestId('audit-kind')?.textContent ?? null);
+    expect(tags).toEqual(['roots', 'elicitation', 'sampling', 'prompt', 'watch', 'resource', null]);
+  });
+
+  it('filters by kind through the store', async () => {
+    const backend = doors();
+    await waitFor(() => expect(shownIds().length).toBe(7));
+    const options = [...screen.getByTestId<HTMLSelectElement>('filter-method').options].map((o) => o.textContent);
+    expect(options).toEqual(['All', 'Tool calls', 'Resource reads', 'Resource watches', 'Prompts', 'Sampling', 'Elicitation', 'Roots']);
+    await fireEvent.change(screen.getByTestId('filter-method'), { target: { value: 'resources/read' } });
+    await fireEvent.click(screen.getByTestId('filter-apply'));
+    await waitFor(() => expect(shownIds()).toEqual([2]));
+    expect(backend.callsOf('query_audit').at(-1)).toEqual({ filter: { method: 'resources/read', since_ms: DOORS_NOW - DAY }, limit: 50 });
+    await fireEvent.change(screen.getByTestId('filter-method'), { target: { value: 'sampling/createMessage' } });
+    await fireEvent.click(screen.getByTestId('filter-apply'));
+    await waitFor(() => expect(shownIds()).toEqual([5]));
+  });
+
+  it("labels the detail's tool field by kind", async () => {
+    doors();
+    await waitFor(() => expect(shownIds().length).toBe(7));
+    const rowOf = (id: number) => screen.getAllByTestId('audit-row').find((r) => Number(r.dataset.id) === id)!;
+    const detail = () => screen.getByTestId('audit-detail');
+    await fireEvent.click(rowOf(2));
+    expect(within(detail()).getByTestId('detail-target').previousElementSibling?.textContent).toBe('URI');
+    expect(within(detail()).getByTestId('detail-target').textContent).toBe('file:///home/me/.ssh/id_ed25519');
+    expect(within(detail()).getByTestId('detail-kind').textContent).toContain('Resource reads');
+    await fireEvent.click(rowOf(4));
+    expect(within(detail()).getByTestId('detail-target').previousElementSibling?.textContent).toBe('Prompt');
+    await fireEvent.click(rowOf(5));
+    expect(within(detail()).getByTestId('detail-arguments-label').textContent).toBe('Request');
+    await fireEvent.click(rowOf(1));
+    expect(within(detail()).getByTestId('detail-target').previousElementSibling?.textContent).toBe('Tool');
+    expect(within(detail()).queryByTestId('detail-kind')).toBeNull();
+  });
+});

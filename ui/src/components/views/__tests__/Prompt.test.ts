@@ -226,6 +226,28 @@ describe('Prompt', () => {
     expect(queueOf(view).items.map((a) => a.id)).toEqual(['a1', 'during']);
   });
 
+  it('two list requests in flight at once (focus and visibilitychange) lose no call announced between them', async () => {
+    const { backend, view } = setup(1);
+    await shown();
+    const list = backend.listApprovals.bind(backend);
+    let releaseFirst!: () => void;
+    const firstMayAnswer = new Promise<void>((r) => (releaseFirst = r));
+    let calls = 0;
+    backend.listApprovals = async () => {
+      const mine = ++calls;
+      const before = await list();
+      if (mine === 1) await firstMayAnswer; // the first answer arrives last
+      return before;
+    };
+    const first = queueOf(view).resync();
+    const second = queueOf(view).resync();
+    backend.hold(makeApproval({ id: 'between', tool: 'between_tool', requested_at_ms: T0 + 700 }));
+    await second;
+    releaseFirst();
+    await first;
+    expect(queueOf(view).items.map((a) => a.id)).toEqual(['a1', 'between']);
+  });
+
   it('removes a call resolved elsewhere; one that timed out says so before it leaves', async () => {
     const { backend, view } = setup(2);
     await shown();

@@ -1,0 +1,3 @@
+module portcullis.test/doors
+
+go 1.19
