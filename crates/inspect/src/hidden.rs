@@ -92,11 +92,7 @@ pub(crate) fn scan(text: &str) -> Vec<Span> {
         }
         if !may_matter(b, bytes.get(i + 1).copied().unwrap_or(0)) {
             // A letter of most scripts: skip it by its UTF-8 length, undecoded.
-            i += match b {
-                0xF0.. => 4,
-                0xE0.. => 3,
-                _ => 2,
-            };
+            i += utf8_len(b);
             continue;
         }
         let Some(c) = text[i..].chars().next() else { break };
@@ -175,14 +171,16 @@ fn emoji_base(before: &str) -> Option<char> {
 }
 
 /// Whether the character whose UTF-8 starts with `lead`, `second` can be one this scan acts on:
-/// a C1 control, a format character (see `unicode::format_control`), U+2029 or the black flag.
-/// Any other (Latin, Greek, Cyrillic, Hebrew and Arabic letters, the Indic scripts, CJK) is
+/// a C1 control, a format character (see `unicode::format_control`), U+2029 or the black flag;
+/// the instruction markers' fold drops only characters of the first two kinds. Any other (Latin, Greek, Cyrillic, Hebrew and Arabic letters, the Indic scripts, CJK) is
 /// skipped undecoded. `format_control_leads_are_known` checks it against the table.
 pub(crate) fn may_matter(lead: u8, second: u8) -> bool {
     match lead {
         0xC2 => matches!(second, 0x80..=0x9F | 0xAD),
-        // U+0600–063F, U+06C0–06FF, U+0700–073F.
-        0xD8 | 0xDB | 0xDC => true,
+        // U+0600–0605 and U+061C, U+06DD, U+070F: not the Arabic and Syriac letters around them.
+        0xD8 => matches!(second, 0x80..=0x85 | 0x9C),
+        0xDB => second == 0x9D,
+        0xDC => second == 0x8F,
         // U+0880–08FF (Arabic Extended-B/A).
         0xE0 => matches!(second, 0xA2 | 0xA3),
         // U+1800–183F (Mongolian); plane 14 (tags).
@@ -194,6 +192,16 @@ pub(crate) fn may_matter(lead: u8, second: u8) -> bool {
         // U+11000–13FFF, U+1B000–1BFFF, U+1D000–1DFFF, U+1F000–1FFFF.
         0xF0 => matches!(second, 0x91 | 0x93 | 0x9B | 0x9D | 0x9F),
         _ => false,
+    }
+}
+
+/// The length of the UTF-8 sequence a non-ASCII `lead` byte starts.
+#[inline]
+pub(crate) fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xF0.. => 4,
+        0xE0.. => 3,
+        _ => 2,
     }
 }
 

@@ -1,45 +1,51 @@
 //! Text shaped as instructions to the model: a small set of markers, matched after folding out
 //! what hides text from a person.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use regex::Regex;
-
+use crate::hidden::{may_matter, utf8_len};
+use crate::pattern::{spec, Pattern, Spec};
 use crate::unicode::format_control;
 use crate::{Kind, Span};
 
 /// Each marker: what it is, and its pattern (matched case-insensitively, any run of whitespace
-/// between words).
-const MARKERS: &[(&str, &str)] = &[
-    (
+/// between words). A needle is written lowercase: it gates only the lowercase set.
+const MARKERS: &[Spec] = &[
+    spec(
         "ignore previous instructions",
         r"\b(?:ignore|forget|override)\s+(?:all\s+)?(?:of\s+)?(?:the\s+|your\s+|any\s+|my\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|directions|rules|messages|context)",
     ),
-    (
+    spec(
         "disregard the above",
         r"\bdisregard\s+(?:all\s+)?(?:of\s+)?(?:the\s+|your\s+|any\s+)?(?:above|previous|prior|preceding|earlier|system)\b",
     ),
-    (
+    spec(
         "you are now",
         r"\byou\s+are\s+now\s+(?:dan\b|in\s+\w+\s+mode|an?\s+(?:\w+\s+)?(?:assistant|ai|model|chatbot|bot|agent|persona|character)\b)",
     ),
-    (
+    // Two regexes for one marker: each keeps a one- or two-byte prefilter, where the two
+    // together had five literals (about 3x slower to rule a text out).
+    spec(
         "chat template token",
-        r"<\|(?:im_start|im_end|system|user|assistant|start_header_id|end_header_id|eot_id|endoftext)\|>|\[/?INST\]|<<SYS>>|<</SYS>>",
+        r"<(?:\|(?:im_start|im_end|system|user|assistant|start_header_id|end_header_id|eot_id|endoftext)\||</?SYS>)>",
     ),
-    ("system tag", r"</?system(?:[-_ ]prompt)?>"),
-    (
+    spec("chat template token", r"\[/?INST\]"),
+    spec("system tag", r"</?system(?:[-_ ]prompt)?>"),
+    // Led by three common words; "system" is rarer than any of them.
+    spec(
         "system prompt marker",
         r"\b(?:begin|start|end)\s+(?:of\s+)?system\s+prompt\b",
-    ),
-    ("new instructions", r"\bnew\s+instructions\s*:"),
+    )
+    .needing("system"),
+    spec("new instructions", r"\bnew\s+instructions\s*:"),
 ];
 
-/// One regex per marker, each with its own prefilter.
-static INSTRUCTIONS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+/// The markers, case-insensitive, for text that holds one of [`FOLDS_TO_ASCII`].
+static INSTRUCTIONS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     MARKERS
         .iter()
-        .map(|(_, p)| Regex::new(&format!("(?i){}", ascii_boundaries(p))).expect("the markers compile"))
+        .map(|m| Pattern::new(&m.ungated(), &format!("(?i){}", m.pattern)))
         .collect()
 });
 
@@ -48,10 +54,10 @@ static INSTRUCTIONS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 /// every case of it. The two sets find the same spans in any text without [`FOLDS_TO_ASCII`]: the
 /// markers' only letters are ASCII, and Unicode's simple case folding maps no other character
 /// onto an ASCII letter.
-static LOWERCASE_INSTRUCTIONS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+static LOWERCASE_INSTRUCTIONS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     MARKERS
         .iter()
-        .map(|(_, p)| Regex::new(&ascii_boundaries(&p.to_ascii_lowercase())).expect("the markers compile"))
+        .map(|m| Pattern::new(m, &m.pattern.to_ascii_lowercase()))
         .collect()
 });
 
@@ -59,29 +65,24 @@ static LOWERCASE_INSTRUCTIONS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 /// (`s`) and the Kelvin sign (`k`). A text holding one takes the case-insensitive set.
 const FOLDS_TO_ASCII: [char; 2] = ['\u{17F}', '\u{212A}'];
 
-/// An ASCII word boundary: a Unicode one makes the regex leave its DFA on non-ASCII text.
-fn ascii_boundaries(pattern: &str) -> String {
-    pattern.replace(r"\b", r"(?-u:\b)")
-}
-
 /// Every instruction marker in `text`. `escapes` are the escape sequences found in it (sorted):
 /// they are folded out with every format character, and tag characters are read as the ASCII they
 /// smuggle, so a marker a person cannot see is still found.
 pub(crate) fn find(text: &str, escapes: &[Span]) -> Vec<Span> {
     if escapes.is_empty() && crate::hidden::is_plain(text) {
-        return matches(text, |i| i, |i| i);
+        return matches(Cow::Borrowed(text), |i| i, |i| i);
     }
     let (folded, map) = fold(text, escapes);
     if map.len() == 1 {
         // Nothing was folded out.
-        return matches(text, |i| i, |i| i);
+        return matches(Cow::Borrowed(text), |i| i, |i| i);
     }
     // Between two checkpoints bytes were copied one for one.
     let locate = |f: usize| {
         let k = map.partition_point(|&(fp, _)| fp <= f) - 1;
         map[k].1 + (f - map[k].0)
     };
-    matches(&folded, locate, locate)
+    matches(Cow::Owned(folded), locate, locate)
 }
 
 /// `text` without escapes, format and control characters, tag characters read as ASCII; and the
@@ -114,6 +115,11 @@ fn fold(text: &str, escapes: &[Span]) -> (String, Vec<(usize, usize)>) {
             }
             continue;
         }
+        if !may_matter(b, bytes.get(i + 1).copied().unwrap_or(0)) {
+            // Neither a format nor a control character: copied with its run, undecoded.
+            i += utf8_len(b);
+            continue;
+        }
         let Some(c) = text[i..].chars().next() else { break };
         let len = c.len_utf8();
         let drop = format_control(c).is_some() || c.is_control();
@@ -138,20 +144,22 @@ fn fold(text: &str, escapes: &[Span]) -> (String, Vec<(usize, usize)>) {
     (folded, map)
 }
 
-fn matches(text: &str, start: impl Fn(usize) -> usize, end: impl Fn(usize) -> usize) -> Vec<Span> {
+fn matches(text: Cow<'_, str>, start: impl Fn(usize) -> usize, end: impl Fn(usize) -> usize) -> Vec<Span> {
     let mut out = Vec::new();
-    // ASCII lowercasing keeps every byte where it is, so the spans are the text's own.
-    let lowered;
+    // ASCII lowercasing keeps every byte where it is, so the spans are the text's own. A folded
+    // copy is lowercased where it lies.
     let (regexes, text) = if text.contains(FOLDS_TO_ASCII) {
         (&*INSTRUCTIONS, text)
     } else {
-        lowered = text.to_ascii_lowercase();
-        (&*LOWERCASE_INSTRUCTIONS, lowered.as_str())
+        let mut lowered = text.into_owned();
+        lowered.make_ascii_lowercase();
+        (&*LOWERCASE_INSTRUCTIONS, Cow::Owned(lowered))
     };
-    for (regex, &(what, _)) in regexes.iter().zip(MARKERS) {
-        for m in regex.find_iter(text) {
+    let text = text.as_ref();
+    for marker in regexes.iter().filter(|m| m.may_match(text)) {
+        for m in marker.regex.find_iter(text) {
             let (s, e) = (start(m.start()), end(m.end()));
-            out.push(Span::new(Kind::Instruction, s, e - s, what));
+            out.push(Span::new(Kind::Instruction, s, e - s, marker.what));
         }
     }
     out.sort_by_key(|s| s.offset);
@@ -160,13 +168,20 @@ fn matches(text: &str, start: impl Fn(usize) -> usize, end: impl Fn(usize) -> us
 
 #[cfg(test)]
 mod tests {
+    use regex::Regex;
+
     use super::*;
+
+    #[test]
+    fn each_needle_is_written_in_its_marker() {
+        crate::pattern::assert_needles_are_in_their_patterns(MARKERS, true);
+    }
 
     /// Lowercasing a pattern must change only its literal letters: an escape such as `\S` or `\W`
     /// would turn into its opposite.
     #[test]
     fn no_marker_has_an_uppercase_escape() {
-        for (what, pattern) in MARKERS {
+        for Spec { what, pattern, .. } in MARKERS {
             let escapes: Vec<char> = pattern
                 .split('\\')
                 .skip(1)
@@ -193,9 +208,13 @@ mod tests {
             assert!(!text.contains(FOLDS_TO_ASCII));
             let lowered = text.to_ascii_lowercase();
             for (i, (insensitive, lower)) in INSTRUCTIONS.iter().zip(LOWERCASE_INSTRUCTIONS.iter()).enumerate() {
-                let a: Vec<_> = insensitive.find_iter(text).map(|m| m.range()).collect();
-                let b: Vec<_> = lower.find_iter(&lowered).map(|m| m.range()).collect();
-                assert_eq!(a, b, "marker {} on {text:?}", MARKERS[i].0);
+                let a: Vec<_> = insensitive.regex.find_iter(text).map(|m| m.range()).collect();
+                let b: Vec<_> = if lower.may_match(&lowered) {
+                    lower.regex.find_iter(&lowered).map(|m| m.range()).collect()
+                } else {
+                    Vec::new()
+                };
+                assert_eq!(a, b, "marker {} on {text:?}", MARKERS[i].what);
             }
         }
     }

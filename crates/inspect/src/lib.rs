@@ -85,6 +85,7 @@
 mod excerpt;
 mod hidden;
 mod instruction;
+mod pattern;
 mod secret;
 mod unicode;
 

@@ -1,54 +1,49 @@
-//! Secrets of well-known shapes, found by one regular expression of alternatives.
+//! Secrets of well-known shapes, one regular expression each.
 
 use std::sync::LazyLock;
 
 use base64::Engine;
-use regex::Regex;
+
+use crate::pattern::{spec, Pattern, Spec};
 
 /// Each shape: what it is, and its pattern. A pattern with a group named `v` redacts only that
 /// group (the password of a URL, the value after `password=`); otherwise the whole match.
-const SHAPES: &[(&str, &str)] = &[
-    (
+const SHAPES: &[Spec] = &[
+    spec(
         "private key block",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:(?s:.)*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|[A-Za-z0-9+/=\s:,-]*)",
     ),
-    ("AWS access key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
-    (
-        "GitHub token",
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
-    ),
-    ("GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
-    ("Slack token", r"\bxox[bpars]-[A-Za-z0-9-]{10,}"),
-    (
+    spec("AWS access key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    // Two regexes for one shape: each keeps a literal prefilter that rules a text out about
+    // twice as fast as the six literals of one regex for both.
+    spec("GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
+    spec("GitHub token", r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"),
+    spec("GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    spec("Slack token", r"\bxox[bpars]-[A-Za-z0-9-]{10,}"),
+    // The regex's prefilter keys on `:` and `/`, which most answers are full of.
+    spec(
         "Slack webhook",
         r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+",
-    ),
-    ("JWT", r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"),
-    (
+    )
+    .needing("hooks.slack.com/services/"),
+    spec("JWT", r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"),
+    spec(
         "password in URL",
         r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#@:]+:(?P<v>[^\s/?#@]+)@[^\s/?#@]",
     ),
-    ("bearer token", r"\b[Bb]earer\s+(?P<v>[A-Za-z0-9._~+/=-]{16,})"),
+    spec("bearer token", r"\b[Bb]earer\s+(?P<v>[A-Za-z0-9._~+/=-]{16,})"),
     // The word may end a longer name (`DB_PASSWORD`, `client-secret`) but not a word
     // (`spassword`): `find` checks the byte before it, since a leading `\w*` would cost the
     // regex its literal prefilter.
     // TODO(issue 33): share the word list with the audit's redaction (crates/audit/src/redact.rs
     // SECRET_WORDS) once both live in a crate neither depends on the other through.
-    (
+    spec(
         "secret assignment",
         r#"(?i:(?:password|passwd|passphrase|secret|api_?key|access_?token|auth_?token|private_?key|secret_?key)\b)["']?\s*[:=]\s*["']?(?P<v>[^\s"'<>{}$*,;]{8,})"#,
     ),
 ];
 
-/// One regex per shape: each keeps its own literal prefilter (a single alternation of them all
-/// has none, and ran the DFA over every byte).
-static SECRETS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    SHAPES
-        .iter()
-        // An ASCII word boundary: a Unicode one makes the regex leave its DFA on non-ASCII text.
-        .map(|(_, p)| Regex::new(&p.replace(r"\b", r"(?-u:\b)")).expect("the secret shapes compile"))
-        .collect()
-});
+static SECRETS: LazyLock<Vec<Pattern>> = LazyLock::new(|| SHAPES.iter().map(|s| Pattern::new(s, s.pattern)).collect());
 
 /// One secret: its byte range and what it is.
 pub(crate) struct Secret {
@@ -61,8 +56,9 @@ pub(crate) struct Secret {
 /// the longer) is kept.
 pub(crate) fn find(text: &str) -> Vec<Secret> {
     let mut out = Vec::new();
-    for (regex, &(what, _)) in SECRETS.iter().zip(SHAPES) {
-        for caps in regex.captures_iter(text) {
+    for shape in SECRETS.iter().filter(|p| p.may_match(text)) {
+        let what = shape.what;
+        for caps in shape.regex.captures_iter(text) {
             let Some(m) = caps.name("v").or_else(|| caps.get(0)) else {
                 continue;
             };
@@ -105,4 +101,12 @@ fn is_jwt(token: &str) -> bool {
     };
     serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes)
         .is_ok_and(|header| header.contains_key("alg"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_needle_is_written_in_its_shape() {
+        crate::pattern::assert_needles_are_in_their_patterns(super::SHAPES, false);
+    }
 }
