@@ -65,6 +65,16 @@ static LOWERCASE_INSTRUCTIONS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
 /// (`s`) and the Kelvin sign (`k`). A text holding one takes the case-insensitive set.
 const FOLDS_TO_ASCII: [char; 2] = ['\u{17F}', '\u{212A}'];
 
+/// Whether `text` holds one of [`FOLDS_TO_ASCII`]: a vectorized ASCII check, then a search for
+/// each one's UTF-8 bytes (`str::contains` with a set of chars decodes every character, and was
+/// a third of a 1 MiB answer's inspection).
+fn holds_folds_to_ascii(text: &str) -> bool {
+    !text.is_ascii()
+        && FOLDS_TO_ASCII
+            .iter()
+            .any(|c| memchr::memmem::find(text.as_bytes(), c.encode_utf8(&mut [0; 4]).as_bytes()).is_some())
+}
+
 /// Every instruction marker in `text`. `escapes` are the escape sequences found in it (sorted):
 /// they are folded out with every format character, and tag characters are read as the ASCII they
 /// smuggle, so a marker a person cannot see is still found.
@@ -148,7 +158,7 @@ fn matches(text: Cow<'_, str>, start: impl Fn(usize) -> usize, end: impl Fn(usiz
     let mut out = Vec::new();
     // ASCII lowercasing keeps every byte where it is, so the spans are the text's own. A folded
     // copy is lowercased where it lies.
-    let (regexes, text) = if text.contains(FOLDS_TO_ASCII) {
+    let (regexes, text) = if holds_folds_to_ascii(&text) {
         (&*INSTRUCTIONS, text)
     } else {
         let mut lowered = text.into_owned();
@@ -206,6 +216,7 @@ mod tests {
         ];
         for text in texts {
             assert!(!text.contains(FOLDS_TO_ASCII));
+            assert!(!holds_folds_to_ascii(text));
             let lowered = text.to_ascii_lowercase();
             for (i, (insensitive, lower)) in INSTRUCTIONS.iter().zip(LOWERCASE_INSTRUCTIONS.iter()).enumerate() {
                 let a: Vec<_> = insensitive.regex.find_iter(text).map(|m| m.range()).collect();
@@ -229,5 +240,11 @@ mod tests {
             .filter(|c| letters.is_match(c.encode_utf8(&mut [0; 4])))
             .collect();
         assert_eq!(folding, FOLDS_TO_ASCII);
+        for c in FOLDS_TO_ASCII {
+            assert!(
+                holds_folds_to_ascii(&format!("ignore previous instructions {c}")),
+                "{c}"
+            );
+        }
     }
 }
