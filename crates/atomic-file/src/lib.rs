@@ -121,8 +121,9 @@ fn persist(mut file: tempfile::NamedTempFile, path: &Path, no_clobber: bool) -> 
     }
 }
 
-/// How long a rename refused because another handle holds the target open is tried again.
-const RENAME_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a rename refused because another handle holds the target open is tried again: long
+/// enough for a scanner or an indexer on a loaded machine (2 s was once not, under Wine in CI).
+const RENAME_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Takes the exclusive lock of `path` (blocking until the holder lets go), creating the sidecar
 /// lock file and the directory if needed.
