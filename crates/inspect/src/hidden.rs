@@ -71,8 +71,9 @@ pub(crate) fn scan(text: &str) -> Vec<Span> {
     let bytes = text.as_bytes();
     let mut para = Paragraph::default();
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
+    loop {
+        i = next_stop(bytes, i, &SCAN_STOPS);
+        let Some(&b) = bytes.get(i) else { break };
         if b < 0x80 {
             match b {
                 0x20..=0x7E | b'\t' => {}
@@ -193,6 +194,41 @@ pub(crate) fn may_matter(lead: u8, second: u8) -> bool {
         0xF0 => matches!(second, 0x91 | 0x93 | 0x9B | 0x9D | 0x9F),
         _ => false,
     }
+}
+
+/// The bytes a pass over a text must stop at; every other byte is passed over without a branch
+/// of its own (most answers are mostly letters): ASCII controls but tab, LF and CR, DEL, and the
+/// lead bytes [`may_matter`] can say yes to. `paragraphs` adds LF and CR, where bidi controls end.
+/// Only ASCII and lead bytes are stops, so a pass lands on character boundaries only.
+const fn stops(paragraphs: bool) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        #[allow(clippy::cast_possible_truncation)] // b < 256
+        let byte = b as u8;
+        table[b] = match byte {
+            b'\n' | b'\r' => paragraphs,
+            b'\t' => false,
+            0x00..=0x1F | 0x7F | 0xC2 | 0xD8 | 0xDB | 0xDC | 0xE0 | 0xE1 | 0xE2 | 0xEF | 0xF0 | 0xF3 => true,
+            _ => false,
+        };
+        b += 1;
+    }
+    table
+}
+
+/// Where [`scan`] stops.
+static SCAN_STOPS: [bool; 256] = stops(true);
+/// Where the instruction markers' fold stops.
+pub(crate) static FOLD_STOPS: [bool; 256] = stops(false);
+
+/// The first offset from `i` on whose byte `stops` says stop, or the text's length.
+#[inline]
+pub(crate) fn next_stop(bytes: &[u8], mut i: usize, stops: &[bool; 256]) -> usize {
+    while i < bytes.len() && !stops[usize::from(bytes[i])] {
+        i += 1;
+    }
+    i
 }
 
 /// The length of the UTF-8 sequence a non-ASCII `lead` byte starts.
@@ -341,5 +377,31 @@ fn c1_sequence(bytes: &[u8], at: usize) -> Sequence {
             None => (2, "C1 control", None),
         },
         _ => (2, "C1 control", None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass that skipped a lead byte `may_matter` says yes to would miss what it starts; one
+    /// that stopped inside a character would read a continuation byte as a character.
+    #[test]
+    fn the_passes_stop_at_every_byte_that_may_matter_and_never_inside_a_character() {
+        for lead in 0xC2..=0xF4_u8 {
+            for second in 0x80..=0xBF_u8 {
+                if may_matter(lead, second) {
+                    let b = usize::from(lead);
+                    assert!(SCAN_STOPS[b] && FOLD_STOPS[b], "{lead:#X} {second:#X}");
+                }
+            }
+        }
+        for b in (0x20..=0x7E_usize).chain([9]).chain(0x80..=0xBF) {
+            assert!(!SCAN_STOPS[b] && !FOLD_STOPS[b], "{b:#X}");
+        }
+        for b in (0x00..0x20_usize).filter(|b| ![9, 10, 13].contains(b)).chain([0x7F]) {
+            assert!(SCAN_STOPS[b] && FOLD_STOPS[b], "control {b:#X}");
+        }
+        assert!(SCAN_STOPS[usize::from(b'\n')] && !FOLD_STOPS[usize::from(b'\n')]);
     }
 }

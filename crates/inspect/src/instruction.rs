@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use crate::hidden::{may_matter, utf8_len};
+use crate::hidden::{may_matter, next_stop, utf8_len, FOLD_STOPS};
 use crate::pattern::{spec, Pattern, Spec};
 use crate::unicode::format_control;
 use crate::{Kind, Span};
@@ -105,7 +105,12 @@ fn fold(text: &str, escapes: &[Span]) -> (String, Vec<(usize, usize)>) {
     // The start of the run of bytes copied as they are, not yet pushed.
     let mut run = 0;
     let mut i = 0;
-    while i < bytes.len() {
+    loop {
+        // Escapes start at a control character (ESC, a C1), which is a stop.
+        i = next_stop(bytes, i, &FOLD_STOPS);
+        if i >= bytes.len() {
+            break;
+        }
         if let Some(e) = escapes.next_if(|e| e.offset == i) {
             folded.push_str(&text[run..i]);
             i += e.len;
