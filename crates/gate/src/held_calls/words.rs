@@ -26,7 +26,7 @@ use serde_json::Value;
 const TEXT_CHARS: usize = 120;
 /// How much of a URI or URL the line keeps; the host leads, so a cut never hides it.
 const URI_CHARS: usize = 200;
-/// How many requested form fields are named.
+/// How many requested form fields, or findings that hold an answer, are named.
 const FIELDS_NAMED: usize = 6;
 
 /// What a held request asks, in plain words.
@@ -104,15 +104,7 @@ pub fn answer_asks(p: &super::pending::PendingApproval, findings: &[portcullis_a
             whats.push(&f.what);
         }
     }
-    let mut named: Vec<String> = whats
-        .iter()
-        .take(FIELDS_NAMED)
-        .map(|w| one_line(w, TEXT_CHARS))
-        .collect();
-    if whats.len() > FIELDS_NAMED {
-        named.push(format!("{} more", whats.len() - FIELDS_NAMED));
-    }
-    let what = match named.split_last() {
+    let what = match first_named(&whats).split_last() {
         None => "findings the policy holds".to_owned(),
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
@@ -153,25 +145,32 @@ fn form(server: &str, params: &Value) -> String {
     } else {
         one_line(message, TEXT_CHARS)
     };
-    let fields: Vec<&String> = params
+    let fields: Vec<&str> = params
         .pointer("/requestedSchema/properties")
         .and_then(Value::as_object)
-        .map(|p| p.keys().collect())
+        .map(|p| p.keys().map(String::as_str).collect())
         .unwrap_or_default();
-    let mut named: Vec<String> = fields
-        .iter()
-        .take(FIELDS_NAMED)
-        .map(|f| one_line(f, TEXT_CHARS))
-        .collect();
-    if fields.len() > FIELDS_NAMED {
-        named.push(format!("{} more", fields.len() - FIELDS_NAMED));
-    }
+    let named = first_named(&fields);
     let fields = match named.len() {
         0 => "no fields".to_owned(),
         1 => format!("field: {}", named[0]),
         _ => format!("fields: {}", named.join(", ")),
     };
     format!("{server} asks you for: {message} ({fields})")
+}
+
+/// The first [`FIELDS_NAMED`] of `names`, each on one line, and "N more" for the rest: a server
+/// chooses how many there are, and the line stays short.
+fn first_named(names: &[&str]) -> Vec<String> {
+    let mut named: Vec<String> = names
+        .iter()
+        .take(FIELDS_NAMED)
+        .map(|n| one_line(n, TEXT_CHARS))
+        .collect();
+    if names.len() > FIELDS_NAMED {
+        named.push(format!("{} more", names.len() - FIELDS_NAMED));
+    }
+    named
 }
 
 /// A URL elicitation: the host first, then who asks and the URL, then what could mislead.
