@@ -3,10 +3,15 @@
 //!
 //! Every text the agent may read is looked at (`portcullis-inspect`): each string of the
 //! `result` (or of a JSON-RPC `error`: its message reaches the model too) but the fields that are not text for a model (base64 `blob` and `data`, `mimeType`,
-//! `type`, `uri`, `_meta`, and the MRTR fields the gate decides elsewhere). What is found is
+//! `type`, `_meta`, and the MRTR fields the gate decides elsewhere). What is found is
 //! treated as the policy's `results` say ([`ResultActions`]): hidden characters and escapes
 //! stripped, secrets redacted, or the answer passed as it came and flagged. The answer is
 //! rewritten only when something is removed; otherwise its bytes go on untouched.
+//!
+//! A `uri` is read too (the model reads it, and tag characters in it smuggle text as well as
+//! anywhere), but never rewritten: it names the resource, and a client that reads a stripped URI
+//! back would ask for another one. What it holds is flagged where the policy says strip or
+//! redact, and holds the answer where the policy says hold.
 //!
 //! Whatever is done, the audit keeps an [`AnswerRecord`]: the first texts of the answer (secrets
 //! replaced, hidden characters written out), cut at [`AnswerCheck::excerpt_bytes`], and each
@@ -21,13 +26,12 @@ use portcullis_wire::Message;
 use serde_json::Value;
 
 /// Fields of a result that hold no text for the model, or that the gate reads elsewhere.
-const NOT_TEXT: [&str; 10] = [
+const NOT_TEXT: [&str; 9] = [
     "_meta",
     "blob",
     "data",
     "mimeType",
     "type",
-    "uri",
     "resultType",
     "requestState",
     "inputRequests",
@@ -53,12 +57,27 @@ impl Default for AnswerCheck {
     }
 }
 
+/// Fields read but never rewritten: they name something the client may ask for again.
+const NAMES: [&str; 1] = ["uri"];
+
 /// One text of the answer and what was found in it.
 struct Text<'a> {
     /// JSON pointer within `result`.
     path: String,
     text: &'a str,
     findings: Vec<Finding>,
+    /// A name ([`NAMES`]): its findings are flagged, never removed.
+    name: bool,
+}
+
+impl Text<'_> {
+    /// What is done with a finding of `kind` in this text.
+    fn treatment(&self, kind: Kind, actions: ResultActions) -> Treatment {
+        match treatment_of(kind, actions) {
+            Treatment::Strip | Treatment::Redact if self.name => Treatment::Flag,
+            treatment => treatment,
+        }
+    }
 }
 
 /// The answer as it goes on to the agent, and what the audit keeps of it.
@@ -93,16 +112,17 @@ pub fn treat(answer: Message, check: &AnswerCheck) -> Result<Treated, Message> {
     let removed = kinds_removed(check.results);
     let rewrites: Vec<(String, String)> = texts
         .iter()
-        .filter(|t| t.findings.iter().any(|f| removed.contains(&f.kind)))
+        .filter(|t| !t.name && t.findings.iter().any(|f| removed.contains(&f.kind)))
         .filter_map(|t| match portcullis_inspect::remove(t.text, &t.findings, &removed) {
             Cow::Owned(clean) => Some((t.path.clone(), clean)),
             Cow::Borrowed(_) => None,
         })
         .collect();
-    let holds = texts
-        .iter()
-        .flat_map(|t| &t.findings)
-        .any(|f| treatment_of(f.kind, check.results) == Treatment::Hold);
+    let holds = texts.iter().any(|t| {
+        t.findings
+            .iter()
+            .any(|f| t.treatment(f.kind, check.results) == Treatment::Hold)
+    });
     let record = record_of(&texts, check.results, answer.bytes().len(), check.excerpt_bytes);
     drop(texts);
     drop(members);
@@ -165,23 +185,24 @@ fn treatment_of(kind: Kind, actions: ResultActions) -> Treatment {
 /// Every text of `result` the model may read, in document order, with its findings.
 fn inspected_texts<'a>(result: &'a Tree<'a>) -> Vec<Text<'a>> {
     let mut texts = Vec::new();
-    walk(result, &mut String::new(), &mut texts);
+    walk(result, &mut String::new(), false, &mut texts);
     texts
 }
 
-fn walk<'a>(value: &'a Tree<'a>, path: &mut String, out: &mut Vec<Text<'a>>) {
+fn walk<'a>(value: &'a Tree<'a>, path: &mut String, name: bool, out: &mut Vec<Text<'a>>) {
     match value {
         Tree::Text(s) => out.push(Text {
             path: path.clone(),
             findings: portcullis_inspect::inspect(s),
             text: s,
+            name,
         }),
         Tree::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = path.len();
                 path.push('/');
                 path.push_str(&i.to_string());
-                walk(item, path, out);
+                walk(item, path, name, out);
                 path.truncate(len);
             }
         }
@@ -194,7 +215,7 @@ fn walk<'a>(value: &'a Tree<'a>, path: &mut String, out: &mut Vec<Text<'a>>) {
                 path.push('/');
                 // JSON pointer escaping: `~` first, then `/`.
                 path.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                walk(item, path, out);
+                walk(item, path, NAMES.contains(&key.as_ref()), out);
                 path.truncate(len);
             }
         }
@@ -300,7 +321,7 @@ fn record_of(texts: &[Text], actions: ResultActions, bytes: usize, budget: usize
         for (f, mark) in t.findings.iter().zip(marks) {
             findings.push(AnswerFinding {
                 kind: f.kind.as_str().to_owned(),
-                action: treatment_of(f.kind, actions).as_str().to_owned(),
+                action: t.treatment(f.kind, actions).as_str().to_owned(),
                 location: FindingLocation {
                     path: t.path.clone(),
                     offset: f.offset,
