@@ -175,7 +175,7 @@ fn emoji_base(before: &str) -> Option<char> {
 /// a C1 control, a format character (see `unicode::format_control`), U+2029 or the black flag;
 /// the instruction markers' fold drops only characters of the first two kinds. Any other (Latin, Greek, Cyrillic, Hebrew and Arabic letters, the Indic scripts, CJK) is
 /// skipped undecoded. `format_control_leads_are_known` checks it against the table.
-pub(crate) fn may_matter(lead: u8, second: u8) -> bool {
+pub(crate) const fn may_matter(lead: u8, second: u8) -> bool {
     match lead {
         0xC2 => matches!(second, 0x80..=0x9F | 0xAD),
         // U+0600–0605 and U+061C, U+06DD, U+070F: not the Arabic and Syriac letters around them.
@@ -196,21 +196,35 @@ pub(crate) fn may_matter(lead: u8, second: u8) -> bool {
     }
 }
 
-/// The bytes a pass over a text must stop at; every other byte is passed over without a branch
-/// of its own (most answers are mostly letters): ASCII controls but tab, LF and CR, DEL, and the
-/// lead bytes [`may_matter`] can say yes to. `paragraphs` adds LF and CR, where bidi controls end.
-/// Only ASCII and lead bytes are stops, so a pass lands on character boundaries only.
-const fn stops(paragraphs: bool) -> [bool; 256] {
-    let mut table = [false; 256];
+/// Where a pass over a text must stop, by byte: every other byte is passed over with one table
+/// read (most answers are mostly letters). An ASCII byte's entry is all ones (stop: a control but
+/// tab, LF and CR, or DEL; with `paragraphs` also LF and CR, where bidi controls end) or zero; a
+/// lead byte's entry has bit `s` set when [`may_matter`] says yes to it with second byte
+/// `0x80 + s`, so the letters of Arabic, Persian and the Indic scripts, which share their lead
+/// bytes with format controls, are not stops. Continuation bytes are never stops, so a pass lands
+/// on character boundaries only.
+const fn stops(paragraphs: bool) -> [u64; 256] {
+    let mut table = [0; 256];
     let mut b = 0;
     while b < 256 {
         #[allow(clippy::cast_possible_truncation)] // b < 256
         let byte = b as u8;
         table[b] = match byte {
-            b'\n' | b'\r' => paragraphs,
-            b'\t' => false,
-            0x00..=0x1F | 0x7F | 0xC2 | 0xD8 | 0xDB | 0xDC | 0xE0 | 0xE1 | 0xE2 | 0xEF | 0xF0 | 0xF3 => true,
-            _ => false,
+            b'\n' | b'\r' if paragraphs => u64::MAX,
+            b'\t' | b'\n' | b'\r' => 0,
+            0x00..=0x1F | 0x7F => u64::MAX,
+            0xC2..=0xF4 => {
+                let mut mask = 0;
+                let mut s = 0;
+                while s < 64 {
+                    if may_matter(byte, 0x80 + s) {
+                        mask |= 1 << s;
+                    }
+                    s += 1;
+                }
+                mask
+            }
+            _ => 0,
         };
         b += 1;
     }
@@ -218,14 +232,21 @@ const fn stops(paragraphs: bool) -> [bool; 256] {
 }
 
 /// Where [`scan`] stops.
-static SCAN_STOPS: [bool; 256] = stops(true);
+static SCAN_STOPS: [u64; 256] = stops(true);
 /// Where the instruction markers' fold stops.
-pub(crate) static FOLD_STOPS: [bool; 256] = stops(false);
+pub(crate) static FOLD_STOPS: [u64; 256] = stops(false);
 
-/// The first offset from `i` on whose byte `stops` says stop, or the text's length.
+/// The first offset from `i` where `stops` says stop, or the text's length.
 #[inline]
-pub(crate) fn next_stop(bytes: &[u8], mut i: usize, stops: &[bool; 256]) -> usize {
-    while i < bytes.len() && !stops[usize::from(bytes[i])] {
+pub(crate) fn next_stop(bytes: &[u8], mut i: usize, stops: &[u64; 256]) -> usize {
+    while let Some(&b) = bytes.get(i) {
+        let mask = stops[usize::from(b)];
+        if mask != 0 {
+            let second = bytes.get(i + 1).map_or(0, |&s| s & 0x3F);
+            if b < 0x80 || (mask >> second) & 1 == 1 {
+                return i;
+            }
+        }
         i += 1;
     }
     i
@@ -384,24 +405,34 @@ fn c1_sequence(bytes: &[u8], at: usize) -> Sequence {
 mod tests {
     use super::*;
 
-    /// A pass that skipped a lead byte `may_matter` says yes to would miss what it starts; one
-    /// that stopped inside a character would read a continuation byte as a character.
+    /// A pass that skipped a character `may_matter` says yes to would miss it; one that stopped
+    /// inside a character would read a continuation byte as a character.
     #[test]
-    fn the_passes_stop_at_every_byte_that_may_matter_and_never_inside_a_character() {
+    fn the_passes_stop_where_a_character_may_matter_and_never_inside_one() {
+        let stops_at = |table: &[u64; 256], bytes: &[u8]| next_stop(bytes, 0, table) == 0;
         for lead in 0xC2..=0xF4_u8 {
             for second in 0x80..=0xBF_u8 {
-                if may_matter(lead, second) {
-                    let b = usize::from(lead);
-                    assert!(SCAN_STOPS[b] && FOLD_STOPS[b], "{lead:#X} {second:#X}");
-                }
+                let want = may_matter(lead, second);
+                let bytes = [lead, second, 0x80, 0x80];
+                assert_eq!(stops_at(&SCAN_STOPS, &bytes), want, "{lead:#X} {second:#X}");
+                assert_eq!(stops_at(&FOLD_STOPS, &bytes), want, "{lead:#X} {second:#X}");
             }
         }
-        for b in (0x20..=0x7E_usize).chain([9]).chain(0x80..=0xBF) {
-            assert!(!SCAN_STOPS[b] && !FOLD_STOPS[b], "{b:#X}");
+        for b in (0x20..=0x7E_u8).chain([b'\t']).chain(0x80..=0xBF) {
+            assert!(!stops_at(&SCAN_STOPS, &[b]) && !stops_at(&FOLD_STOPS, &[b]), "{b:#X}");
         }
-        for b in (0x00..0x20_usize).filter(|b| ![9, 10, 13].contains(b)).chain([0x7F]) {
-            assert!(SCAN_STOPS[b] && FOLD_STOPS[b], "control {b:#X}");
+        for b in (0x00..0x20_u8).filter(|b| ![9, 10, 13].contains(b)).chain([0x7F]) {
+            assert!(
+                stops_at(&SCAN_STOPS, &[b]) && stops_at(&FOLD_STOPS, &[b]),
+                "control {b:#X}"
+            );
         }
-        assert!(SCAN_STOPS[usize::from(b'\n')] && !FOLD_STOPS[usize::from(b'\n')]);
+        assert!(stops_at(&SCAN_STOPS, b"\n") && !stops_at(&FOLD_STOPS, b"\n"));
+        // Persian and Hindi letters share lead bytes with format controls and are passed over.
+        let text = "من می\u{200C}خواهم क्\u{200D}ष";
+        assert_eq!(
+            next_stop(text.as_bytes(), 0, &FOLD_STOPS),
+            text.find('\u{200C}').unwrap()
+        );
     }
 }
