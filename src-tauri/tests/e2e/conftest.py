@@ -270,6 +270,12 @@ class App:
         """Presses a decision button of the prompt. Dispatched as a DOM click: a decision hides the
         prompt window when nothing else is pending, and WebKitWebDriver's native click then waits
         for a repaint of the hidden window that never comes."""
+        self.press(testid, timeout)
+
+    def press(self, testid: str, timeout: float = 15.0) -> None:
+        """Clicks through the DOM (`element.click()`) once the element is enabled: unlike a native
+        click at the element's place, it cannot miss when the page moves between the two (a server
+        card above growing as its server connects)."""
         el = self.wait_testid(testid, timeout)
         wait_until(lambda: el.is_enabled(), timeout, f"{testid} enabled")
         self.driver.execute_script("arguments[0].click()", el)

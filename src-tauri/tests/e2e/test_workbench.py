@@ -119,10 +119,12 @@ def test_install_routes_a_client_through_portcullis_and_uninstall_puts_its_file_
     tab(bench, "servers")
     state = bench.wait_testid("client-state-cursor")
     wait_until(lambda: "1 server, 0 through Portcullis" in state.text, 15, "Cursor's file to be read")
-    bench.click("install-cursor")
+    # Pressed through the DOM: the Servers view above the panel grows as the routed server
+    # connects, and a native click once landed beside "Uninstall" (nothing was undone).
+    bench.press("install-cursor")
     preview = bench.wait_testid("client-preview", timeout=60)
     assert "connect" in preview.text and "notes" in preview.text, preview.text
-    bench.click("client-confirm")
+    bench.press("client-confirm")
     wait_until(lambda: bench.find("client-cursor").get_attribute("data-installed") == "true", 60,
                "the panel to show Cursor installed")
     assert "installed: 1 of 1 through Portcullis" in bench.find("client-state-cursor").text
@@ -130,11 +132,15 @@ def test_install_routes_a_client_through_portcullis_and_uninstall_puts_its_file_
     assert entry["command"] == str(CLI_BIN) and entry["args"][:2] == ["connect", "notes"], entry
     assert "notes" in json.loads((bench.scratch / "portcullis.json").read_text())["mcpServers"]
 
-    bench.click("uninstall-cursor")
+    bench.press("uninstall-cursor")
     bench.wait_testid("client-preview")
-    bench.click("client-confirm")
-    wait_until(lambda: bench.find("client-cursor").get_attribute("data-installed") == "false", 30,
-               "the panel to show Cursor not installed")
+    assert bench.find("client-confirm").text == "Uninstall", bench.find("clients").text
+    bench.press("client-confirm")
+    try:
+        wait_until(lambda: bench.find("client-cursor").get_attribute("data-installed") == "false", 30,
+                   "the panel to show Cursor not installed")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; the panel says: {bench.find('clients').text!r}") from None
     assert cursor.read_text() == original, "the file is back byte for byte"
     wait_until(lambda: "1 server, 0 through Portcullis" in bench.find("client-state-cursor").text, 10,
                "the panel to show the file as it was")
