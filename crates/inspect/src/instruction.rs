@@ -4,9 +4,8 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use crate::hidden::{may_matter, next_stop, utf8_len, FOLD_STOPS};
+use crate::hidden::Cut;
 use crate::pattern::{spec, Pattern, Spec};
-use crate::unicode::format_control;
 use crate::{Kind, Span};
 
 /// Each marker: what it is, and its pattern (matched case-insensitively, any run of whitespace
@@ -75,18 +74,14 @@ fn holds_folds_to_ascii(text: &str) -> bool {
             .any(|c| memchr::memmem::find(text.as_bytes(), c.encode_utf8(&mut [0; 4]).as_bytes()).is_some())
 }
 
-/// Every instruction marker in `text`. `escapes` are the escape sequences found in it (sorted):
-/// they are folded out with every format character, and tag characters are read as the ASCII they
-/// smuggle, so a marker a person cannot see is still found.
-pub(crate) fn find(text: &str, escapes: &[Span]) -> Vec<Span> {
-    if escapes.is_empty() && crate::hidden::is_plain(text) {
+/// Every instruction marker in `text`. `cuts` are what the scan found to fold out of it (sorted):
+/// escapes, format and control characters; tag characters are read as the ASCII they smuggle, so
+/// a marker a person cannot see is still found.
+pub(crate) fn find(text: &str, cuts: &[Cut]) -> Vec<Span> {
+    if cuts.is_empty() {
         return matches(Cow::Borrowed(text), |i| i, |i| i);
     }
-    let (folded, map) = fold(text, escapes);
-    if map.len() == 1 {
-        // Nothing was folded out.
-        return matches(Cow::Borrowed(text), |i| i, |i| i);
-    }
+    let (folded, map) = fold(text, cuts);
     // Between two checkpoints bytes were copied one for one.
     let locate = |f: usize| {
         let k = map.partition_point(|&(fp, _)| fp <= f) - 1;
@@ -95,67 +90,23 @@ pub(crate) fn find(text: &str, escapes: &[Span]) -> Vec<Span> {
     matches(Cow::Owned(folded), locate, locate)
 }
 
-/// `text` without escapes, format and control characters, tag characters read as ASCII; and the
-/// checkpoints `(folded offset, original offset)` where the copy jumped, starting with `(0, 0)`.
-fn fold(text: &str, escapes: &[Span]) -> (String, Vec<(usize, usize)>) {
+/// `text` without its `cuts` (a tag character's replaced by its ASCII); and the checkpoints
+/// `(folded offset, original offset)` where the copy jumped, starting with `(0, 0)`.
+fn fold(text: &str, cuts: &[Cut]) -> (String, Vec<(usize, usize)>) {
     let mut folded = String::with_capacity(text.len());
-    let mut map = vec![(0, 0)];
-    let mut escapes = escapes.iter().peekable();
-    let bytes = text.as_bytes();
-    // The start of the run of bytes copied as they are, not yet pushed.
-    let mut run = 0;
-    let mut i = 0;
-    loop {
-        // Escapes start at a control character (ESC, a C1), which is a stop.
-        i = next_stop(bytes, i, &FOLD_STOPS);
-        if i >= bytes.len() {
-            break;
+    let mut map = Vec::with_capacity(2 * cuts.len() + 1);
+    map.push((0, 0));
+    let mut at = 0;
+    for cut in cuts {
+        folded.push_str(&text[at..cut.offset]);
+        if let Some(ascii) = cut.ascii {
+            map.push((folded.len(), cut.offset));
+            folded.push(char::from(ascii));
         }
-        if let Some(e) = escapes.next_if(|e| e.offset == i) {
-            folded.push_str(&text[run..i]);
-            i += e.len;
-            run = i;
-            map.push((folded.len(), i));
-            continue;
-        }
-        let b = bytes[i];
-        if b < 0x80 {
-            if b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') || b == 0x7F {
-                folded.push_str(&text[run..i]);
-                i += 1;
-                run = i;
-                map.push((folded.len(), i));
-            } else {
-                i += 1;
-            }
-            continue;
-        }
-        if !may_matter(b, bytes.get(i + 1).copied().unwrap_or(0)) {
-            // Neither a format nor a control character: copied with its run, undecoded.
-            i += utf8_len(b);
-            continue;
-        }
-        let Some(c) = text[i..].chars().next() else { break };
-        let len = c.len_utf8();
-        let drop = format_control(c).is_some() || c.is_control();
-        if drop {
-            folded.push_str(&text[run..i]);
-            if let Some(ascii) = (0xE0020..=0xE007E)
-                .contains(&(c as u32))
-                .then(|| char::from_u32(c as u32 - 0xE0000))
-                .flatten()
-            {
-                map.push((folded.len(), i));
-                folded.push(ascii);
-            }
-            i += len;
-            run = i;
-            map.push((folded.len(), i));
-        } else {
-            i += len;
-        }
+        at = cut.offset + cut.len;
+        map.push((folded.len(), at));
     }
-    folded.push_str(&text[run..]);
+    folded.push_str(&text[at..]);
     (folded, map)
 }
 
@@ -186,6 +137,83 @@ mod tests {
     use regex::Regex;
 
     use super::*;
+
+    /// The fold, built from the scan's cuts, equals the plain reading of what it must be: the text
+    /// character by character without escape sequences, format and control characters (tab, LF
+    /// and CR stay), a tag character read as its ASCII. Checked on random texts made of the
+    /// characters the rules treat differently.
+    #[test]
+    fn the_fold_is_the_text_without_what_hides_it() {
+        const PARTS: &[&str] = &[
+            "a",
+            " ",
+            "\n",
+            "\r",
+            "\t",
+            "ignore",
+            "\u{200B}",
+            "\u{200C}",
+            "\u{200D}",
+            "\u{200E}",
+            "\u{200F}",
+            "\u{2066}",
+            "\u{2069}",
+            "\u{202E}",
+            "\u{FEFF}",
+            "\u{AD}",
+            "\u{600}",
+            "\u{180E}",
+            "\u{1B}[31m",
+            "\u{1B}]8;;http://x\u{7}",
+            "\u{1B}",
+            "\u{1C}",
+            "\u{7F}",
+            "\u{0}",
+            "\u{85}",
+            "\u{9B}2J",
+            "\u{2029}",
+            "\u{E0069}",
+            "\u{E0001}",
+            "\u{E007F}",
+            "\u{1F3F4}",
+            "👩",
+            "\u{FE0F}",
+            "می",
+            "क्",
+            "ש",
+            "中",
+            "\u{110BD}",
+        ];
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % n as u64).unwrap()
+        };
+        for _ in 0..5_000 {
+            let text: String = (0..=next(50)).map(|_| PARTS[next(PARTS.len())]).collect();
+            let scanned = crate::hidden::scan(&text);
+            let escapes: Vec<&Span> = scanned.spans.iter().filter(|s| s.kind == Kind::Escape).collect();
+            let mut want = String::new();
+            let mut chars = text.char_indices().peekable();
+            while let Some((i, c)) = chars.next() {
+                if let Some(e) = escapes.iter().find(|e| e.offset == i) {
+                    while chars.next_if(|&(j, _)| j < i + e.len).is_some() {}
+                } else if crate::unicode::format_control(c).is_some() {
+                    want.extend(
+                        (0xE0020..=0xE007E)
+                            .contains(&u32::from(c))
+                            .then(|| char::from_u32(u32::from(c) - 0xE0000))
+                            .flatten(),
+                    );
+                } else if !c.is_control() || matches!(c, '\t' | '\n' | '\r') {
+                    want.push(c);
+                }
+            }
+            assert_eq!(fold(&text, &scanned.cuts).0, want, "{text:?}");
+        }
+    }
 
     #[test]
     fn each_needle_is_written_in_its_marker() {

@@ -164,9 +164,8 @@ impl Span {
 
 /// Everything [`inspect`] looks for in `text`, ordered by offset (then kind).
 pub fn inspect(text: &str) -> Vec<Finding> {
-    let hidden = hidden::scan(text);
-    let escapes: Vec<Span> = hidden.iter().filter(|s| s.kind == Kind::Escape).cloned().collect();
-    let instructions = instruction::find(text, &escapes);
+    let hidden::Scanned { spans: hidden, cuts } = hidden::scan(text);
+    let instructions = instruction::find(text, &cuts);
     let secrets = secret::find(text);
     let secret_ranges: Vec<(usize, usize)> = secrets.iter().map(|s| (s.offset, s.len)).collect();
     let mut spans = hidden;
@@ -197,7 +196,7 @@ pub fn strip<'a>(text: &'a str, kinds: &[Kind]) -> Cow<'a, str> {
     if !kinds.iter().any(|k| matches!(k, Kind::Invisible | Kind::Escape)) {
         return Cow::Borrowed(text);
     }
-    let spans = hidden::scan(text);
+    let spans = hidden::scan(text).spans;
     cut(
         text,
         spans
