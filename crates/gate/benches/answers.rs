@@ -21,6 +21,17 @@ fn ascii(size: usize) -> String {
     line.repeat(size / line.len() + 1)[..size].to_owned()
 }
 
+/// A line of prose in another script, from the inspector's bench, repeated to `size` bytes.
+fn prose(line: &str, size: usize) -> String {
+    let mut text = line.repeat(size / line.len() + 1);
+    let mut end = size;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text
+}
+
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("answers");
     group.sample_size(20);
@@ -29,6 +40,18 @@ fn bench(c: &mut Criterion) {
         ("ascii_1KiB", ascii(1024)),
         ("ascii_1MiB", ascii(1 << 20)),
         ("zero_width_1KiB", format!("{}\u{200B}", ascii(1021))),
+        (
+            "chinese_1MiB",
+            prose(include_str!("../../inspect/benches/prose/chinese.txt"), 1 << 20),
+        ),
+        (
+            "persian_1MiB",
+            prose(include_str!("../../inspect/benches/prose/persian.txt"), 1 << 20),
+        ),
+        (
+            "hindi_1MiB",
+            prose(include_str!("../../inspect/benches/prose/hindi.txt"), 1 << 20),
+        ),
     ] {
         let message = answer(&text);
         group.throughput(Throughput::Bytes(message.bytes().len() as u64));

@@ -34,13 +34,14 @@ fn cut(block: &str, size: usize) -> String {
 }
 
 /// Prose in one script, as a web page or a document read through a tool answers it: Russian,
-/// Chinese, Persian (with the ZWNJ its words are written with) and Hindi.
+/// Chinese, Persian (with the ZWNJ its words are written with) and Hindi. One line each in
+/// `benches/prose/` (the gate's answers bench reads them too).
 fn prose(script: &str, size: usize) -> String {
     let line = match script {
-        "russian" => "Это пример текста, написанного для измерения скорости проверки ответов. Пользователи могут читать файлы и смотреть результаты.\n",
-        "chinese" => "这是一段示例文本，用于测量检查回答的速度。用户可以读取文件并查看结果，构建在主分支上通过。\n",
-        "persian" => "این یک متن نمونه است که برای سنجش سرعت بررسی پاسخ\u{200C}ها نوشته شده است. کاربران می\u{200C}توانند فایل\u{200C}ها را بخوانند و نتیجه را ببینند.\n",
-        "hindi" => "यह एक नमूना पाठ है जो उत्तरों की जाँच की गति मापने के लिए लिखा गया है। उपयोगकर्ता फ़ाइलें पढ़ सकते हैं और परिणाम देख सकते हैं।\n",
+        "russian" => include_str!("prose/russian.txt"),
+        "chinese" => include_str!("prose/chinese.txt"),
+        "persian" => include_str!("prose/persian.txt"),
+        "hindi" => include_str!("prose/hindi.txt"),
         _ => unreachable!("a script the bench has prose for"),
     };
     cut(line, size)

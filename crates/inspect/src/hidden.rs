@@ -137,11 +137,12 @@ pub(crate) fn scan(text: &str) -> Scanned {
             }
             0x2029 => para.end(text, i, &mut out.spans),
             // An emoji tag sequence (a subdivision flag): black flag, 3 to 7 tag letters or digits,
-            // cancel tag. The whole run passes; the markers still read its tags as letters.
-            0x1F3F4 => {
-                if let Some(tag_len) = flag_tags(&text[i + len..]) {
-                    cut_each(text, i + len, i + len + tag_len, &mut out.cuts);
-                    i += len + tag_len;
+            // cancel tag. The whole run passes; the markers still read its tags as letters. Found
+            // from its first tag (the flag itself is an emoji like any other, not a stop).
+            0xE0030..=0xE0039 | 0xE0061..=0xE007A if text[..i].ends_with('\u{1F3F4}') => {
+                if let Some(tag_len) = flag_tags(&text[i..]) {
+                    cut_each(text, i, i + tag_len, &mut out.cuts);
+                    i += tag_len;
                     continue;
                 }
             }
@@ -244,7 +245,7 @@ fn emoji_base(before: &str) -> Option<char> {
 }
 
 /// Whether the character whose UTF-8 starts with `lead`, `second` can be one this scan acts on:
-/// a C1 control, a format character (see `unicode::format_control`), U+2029 or the black flag.
+/// a C1 control, a format character (see `unicode::format_control`) or U+2029.
 /// Any other (Latin, Greek, Cyrillic, Hebrew and Arabic letters, the Indic scripts, CJK) is
 /// skipped undecoded. `format_control_leads_are_known` checks it against the table.
 pub(crate) const fn may_matter(lead: u8, second: u8) -> bool {
@@ -262,8 +263,8 @@ pub(crate) const fn may_matter(lead: u8, second: u8) -> bool {
         0xE2 => matches!(second, 0x80 | 0x81),
         // U+FEC0–FEFF, U+FFC0–FFFF.
         0xEF => matches!(second, 0xBB | 0xBF),
-        // U+11000–13FFF, U+1B000–1BFFF, U+1D000–1DFFF, U+1F000–1FFFF.
-        0xF0 => matches!(second, 0x91 | 0x93 | 0x9B | 0x9D | 0x9F),
+        // U+11000–13FFF, U+1B000–1BFFF, U+1D000–1DFFF.
+        0xF0 => matches!(second, 0x91 | 0x93 | 0x9B | 0x9D),
         _ => false,
     }
 }
@@ -387,7 +388,7 @@ fn pair_stops(b: u8, s: u8) -> bool {
     let e1_f3 = ((b == 0xE1) | (b == 0xF3)) & (s == 0xA0);
     let e2 = (b == 0xE2) & ((s | 1) == 0x81);
     let ef = (b == 0xEF) & ((s == 0xBB) | (s == 0xBF));
-    let f0 = (b == 0xF0) & ((s == 0x91) | (s == 0x93) | (s == 0x9B) | (s == 0x9D) | (s == 0x9F));
+    let f0 = (b == 0xF0) & ((s == 0x91) | (s == 0x93) | (s == 0x9B) | (s == 0x9D));
     control | c2 | d8 | db_dc | e0 | e1_f3 | e2 | ef | f0
 }
 

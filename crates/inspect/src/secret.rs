@@ -31,7 +31,9 @@ const SHAPES: &[Spec] = &[
         "password in URL",
         r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#@:]+:(?P<v>[^\s/?#@]+)@[^\s/?#@]",
     ),
-    spec("bearer token", r"\b[Bb]earer\s+(?P<v>[A-Za-z0-9._~+/=-]{16,})"),
+    // Two leading literals (`Bearer`, `bearer`) make a two-pattern prefilter, three times slower
+    // to rule a text out than one search for what both hold.
+    spec("bearer token", r"\b[Bb]earer\s+(?P<v>[A-Za-z0-9._~+/=-]{16,})").needing("earer"),
     // The word may end a longer name (`DB_PASSWORD`, `client-secret`) but not a word
     // (`spassword`): `find` checks the byte before it, since a leading `\w*` would cost the
     // regex its literal prefilter.
