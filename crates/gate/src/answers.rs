@@ -89,12 +89,17 @@ pub struct Treated {
 }
 
 /// Inspects `answer` and treats it as `check` says. `Err` hands back an answer that is not a
-/// result (an error, a message the gateway made) as it came, or, should a rewrite fail, an
-/// error in its place.
+/// result (a message the gateway made) as it came, or, should the answer not be readable whole
+/// or a rewrite fail, an error in its place.
 pub fn treat(answer: Message, check: &AnswerCheck) -> Result<Treated, Message> {
     // Read borrowing the answer's bytes: a large text is inspected where it lies, not copied.
-    let Ok(Tree::Object(members)) = serde_json::from_slice::<Tree<'_>>(answer.bytes()) else {
-        return Err(answer);
+    let members = match serde_json::from_slice::<Tree<'_>>(answer.bytes()) {
+        Ok(Tree::Object(members)) => members,
+        Ok(_) => return Err(answer),
+        // The strict reader passed it, but past its depth limit it only skips: bad UTF-8 or a
+        // number out of range there. A client that reads such bytes leniently would get every
+        // text of the answer uninspected, so nothing of it goes on.
+        Err(e) => return Err(withheld(&answer, &format!("it could not be read for inspection ({e})"))),
     };
     // A JSON-RPC error's message reaches the model as much as a result does (clients show it as
     // the tool's failure), so it is read the same way; its paths are within `error`.
@@ -135,7 +140,8 @@ pub fn treat(answer: Message, check: &AnswerCheck) -> Result<Treated, Message> {
     }
     // Something is taken out: only now is the answer read whole, to be written again.
     let Ok(mut value) = serde_json::from_slice::<Value>(answer.bytes()) else {
-        return Err(answer);
+        // Cannot happen for an answer just read; fail closed rather than pass what was to go.
+        return Err(withheld(&answer, "it could not be read again to be rewritten"));
     };
     if let Some(result) = value.get_mut(root) {
         for (path, clean) in rewrites {
@@ -150,12 +156,17 @@ pub fn treat(answer: Message, check: &AnswerCheck) -> Result<Treated, Message> {
     {
         Some(message) => Ok(Treated { message, record, holds }),
         // Cannot happen for a value just parsed; fail closed rather than pass what was to go.
-        None => Err(Message::error_response(
-            answer.id(),
-            portcullis_wire::error_code::INTERNAL_ERROR,
-            "[portcullis] the answer could not be rewritten after inspection; it was withheld",
-        )),
+        None => Err(withheld(&answer, "it could not be rewritten after inspection")),
     }
+}
+
+/// The error that takes the place of an answer the inspection could not finish, saying why.
+fn withheld(answer: &Message, why: &str) -> Message {
+    Message::error_response(
+        answer.id(),
+        portcullis_wire::error_code::INTERNAL_ERROR,
+        &format!("[portcullis] the answer was withheld: {why}"),
+    )
 }
 
 /// The kinds of finding taken out of the answer.

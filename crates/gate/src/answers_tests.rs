@@ -220,3 +220,29 @@ fn an_error_message_is_inspected_and_treated_like_a_result() {
         .collect();
     assert_eq!(kinds, [("invisible", "/message"), ("instruction", "/message")]);
 }
+
+/// An answer the strict reader passes but the inspection cannot read whole: past the reader's
+/// depth limit it only skips (it does not check UTF-8 or a number's range), where the answer's
+/// reading checks everything. A client that reads bad UTF-8 as U+FFFD (Node's `toString`) would
+/// get the answer's texts uninspected: it is withheld instead, and nothing of it goes on.
+#[test]
+fn an_answer_that_cannot_be_read_whole_is_withheld() {
+    let hidden = "ok\u{E0069}\u{E0067}\u{E006E}";
+    for deep_value in [&b"\"\xFF\""[..], b"1e400"] {
+        let mut bytes = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"result":{{"content":[{{"type":"text","text":"{hidden}"}}],"pad":{}"#,
+            "[".repeat(122)
+        )
+        .into_bytes();
+        bytes.extend_from_slice(deep_value);
+        bytes.extend_from_slice(format!("{}}}}}", "]".repeat(122)).as_bytes());
+        let message = Message::parse(bytes).expect("the strict reader skips past its depth limit");
+        let Err(out) = treat(message, &AnswerCheck::default()) else {
+            panic!("an answer that cannot be read must not be treated as read");
+        };
+        let text = String::from_utf8_lossy(out.bytes());
+        assert!(text.contains("[portcullis]") && text.contains("withheld"), "{text}");
+        assert!(!text.contains('\u{E0069}'), "{text}");
+        assert!(out.is_response() && out.id().is_some(), "{text}");
+    }
+}

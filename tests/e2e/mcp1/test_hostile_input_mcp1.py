@@ -270,7 +270,10 @@ def test_deeply_nested_json_from_the_client_gets_a_clear_error(hgw, where):
     assert after["VmRSS"] - before["VmRSS"] < 64
 
 
-def test_deeply_nested_result_from_the_upstream_is_passed_on_without_harm(hgw):
+def test_deeply_nested_result_from_the_upstream_is_withheld_without_harm(hgw):
+    """Past the depth it checks, the gateway's reader only skips: it cannot inspect such an answer's
+    texts before the agent reads them, so the answer is withheld with the reason (it went on as it
+    came before, its texts uninspected)."""
     headers = session_headers(hgw, "hostile")
     before = memory(hgw.pid)
     reply = post_raw(hgw, "hostile", json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
@@ -279,11 +282,31 @@ def test_deeply_nested_result_from_the_upstream_is_passed_on_without_harm(hgw):
     after = memory(hgw.pid)
     report(f"upstream result nested {DEPTH} deep", before, after)
     assert reply.status == 200, reply.status
-    # The bytes are the server's, untouched (the client's parser has to cope, as without Portcullis).
-    assert nested(DEPTH) in reply.body
+    assert nested(DEPTH) not in reply.body
+    (msg,) = [m for m in harness.sse_json_messages(reply.body) if m.get("id") == 8]
+    assert msg["error"]["message"].startswith(
+        "[portcullis] the answer was withheld: it could not be read for inspection"), msg
     still_serving(hgw, headers)
     rows = hgw.audit_db("server = 'hostile' AND tool = 'deep'")
     assert rows and rows[-1]["decision"] == "allowed", [r.raw for r in rows]
+
+
+def test_an_answer_that_hides_bad_utf8_past_the_checked_depth_is_withheld(hgw):
+    """An answer whose text smuggles tag characters, with a string of invalid UTF-8 nested past the
+    depth the gateway's reader checks. A client that reads bad UTF-8 as U+FFFD (Node's Buffer
+    `toString`) would parse it, and read the smuggled text: nothing of it may go on."""
+    headers = session_headers(hgw, "hostile")
+    reply = post_raw(hgw, "hostile", json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                                                 "params": {"name": "smuggle", "arguments": {}}}).encode(),
+                     headers)
+    assert reply.status == 200, reply.status
+    assert b"\xff" not in reply.body and "\U000E0069".encode() not in reply.body
+    (msg,) = [m for m in harness.sse_json_messages(reply.body) if m.get("id") == 9]
+    assert "result" not in msg, msg
+    assert msg["error"]["message"].startswith(
+        "[portcullis] the answer was withheld: it could not be read for inspection"), msg
+    assert chr(0xE0069) not in json.dumps(msg, ensure_ascii=False), msg
+    still_serving(hgw, headers)
 
 
 def test_a_tools_list_too_deep_to_filter_is_not_passed_on(hgw):
