@@ -92,13 +92,23 @@ pub struct Treated {
 /// result (a message the gateway made) as it came, or, should the answer not be readable whole
 /// or a rewrite fail, an error in its place.
 pub fn treat(answer: Message, check: &AnswerCheck) -> Result<Treated, Message> {
+    // One vectorized UTF-8 check of the whole answer, then a reading that checks no string
+    // again: reading bytes, serde_json checks each string with the standard library's check,
+    // about 1 ns a byte of text that is not ASCII (a third of the treatment of 1 MiB of Chinese).
+    let Ok(json) = simdutf8::basic::from_utf8(answer.bytes()) else {
+        return Err(withheld(
+            &answer,
+            "it could not be read for inspection (it is not UTF-8)",
+        ));
+    };
     // Read borrowing the answer's bytes: a large text is inspected where it lies, not copied.
-    let members = match serde_json::from_slice::<Tree<'_>>(answer.bytes()) {
+    let members = match serde_json::from_str::<Tree<'_>>(json) {
         Ok(Tree::Object(members)) => members,
         Ok(_) => return Err(answer),
-        // The strict reader passed it, but past its depth limit it only skips: bad UTF-8 or a
-        // number out of range there. A client that reads such bytes leniently would get every
-        // text of the answer uninspected, so nothing of it goes on.
+        // The strict reader passed it, but past its depth limit it only skips: a number out of
+        // range there, or nesting past serde's limit (bad UTF-8 anywhere is caught above). A
+        // client that reads such an answer leniently would get every text of it uninspected,
+        // so nothing of it goes on.
         Err(e) => return Err(withheld(&answer, &format!("it could not be read for inspection ({e})"))),
     };
     // A JSON-RPC error's message reaches the model as much as a result does (clients show it as
@@ -139,7 +149,7 @@ pub fn treat(answer: Message, check: &AnswerCheck) -> Result<Treated, Message> {
         });
     }
     // Something is taken out: only now is the answer read whole, to be written again.
-    let Ok(mut value) = serde_json::from_slice::<Value>(answer.bytes()) else {
+    let Ok(mut value) = serde_json::from_str::<Value>(json) else {
         // Cannot happen for an answer just read; fail closed rather than pass what was to go.
         return Err(withheld(&answer, "it could not be read again to be rewritten"));
     };
