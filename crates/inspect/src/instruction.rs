@@ -110,11 +110,23 @@ fn fold(text: &str, cuts: &[Cut]) -> (String, Vec<(usize, usize)>) {
     (folded, map)
 }
 
+/// Above this, a text the markers would need a copy of is matched case-insensitively where it
+/// lies: a 15 MiB answer must not cost another 15 MiB (the gate's peak-memory bound for one).
+const LOWERCASE_COPY_MAX: usize = 4 << 20;
+
+/// Whether the markers are matched on a lowercased text of `len` bytes: always when it is a
+/// copy already (`is_copy`: lowercased in place), and up to [`LOWERCASE_COPY_MAX`] bytes when
+/// it is the answer's own.
+fn lowercased_copy_pays(len: usize, is_copy: bool) -> bool {
+    is_copy || len <= LOWERCASE_COPY_MAX
+}
+
 fn matches(text: Cow<'_, str>, start: impl Fn(usize) -> usize, end: impl Fn(usize) -> usize) -> Vec<Span> {
     let mut out = Vec::new();
     // ASCII lowercasing keeps every byte where it is, so the spans are the text's own. A folded
     // copy is lowercased where it lies.
-    let (regexes, text) = if holds_folds_to_ascii(&text) {
+    let is_copy = matches!(text, Cow::Owned(_));
+    let (regexes, text) = if !lowercased_copy_pays(text.len(), is_copy) || holds_folds_to_ascii(&text) {
         (&*INSTRUCTIONS, text)
     } else {
         let mut lowered = text.into_owned();
@@ -218,6 +230,15 @@ mod tests {
     #[test]
     fn each_needle_is_written_in_its_marker() {
         crate::pattern::assert_needles_are_in_their_patterns(MARKERS, true);
+    }
+
+    /// A large text is not copied to be lowercased; a copy is lowercased whatever its size. Both
+    /// sets find the same spans (below), so this changes only cost and memory.
+    #[test]
+    fn a_large_text_is_matched_where_it_lies() {
+        assert!(lowercased_copy_pays(LOWERCASE_COPY_MAX, false));
+        assert!(!lowercased_copy_pays(LOWERCASE_COPY_MAX + 1, false));
+        assert!(lowercased_copy_pays(LOWERCASE_COPY_MAX + 1, true));
     }
 
     /// Lowercasing a pattern must change only its literal letters: an escape such as `\S` or `\W`

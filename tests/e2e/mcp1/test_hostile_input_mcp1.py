@@ -348,7 +348,8 @@ def test_huge_tools_list_is_filtered_and_passed_on(hgw):
         names = [t["name"] for t in msg["result"]["tools"]]
         harness.log(f"[hostile] tools/list of 20000 ({sight}): {len(reply.body) / MIB:.1f} MiB in {took:.3f} s "
                     "(server, gateway and client)")
-        assert len(names) == 19_999 and "tool_00007" not in names and "tool_19995" in names
+        # The server's 5 named tools, then tool_00000 … tool_19994; the policy hides tool_00007.
+        assert len(names) == 19_999 and "tool_00007" not in names and "tool_19994" in names
     after = memory(hgw.pid)
     report("tools/list of 20000 tools (one hidden), twice", before, after)
     assert after["VmRSS"] - before["VmRSS"] < 128

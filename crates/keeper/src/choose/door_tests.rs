@@ -1,16 +1,13 @@
 //! A person's answer to a held request at another door than `tools`: "always" writes into that
 //! request's section, and a session's "yes" covers only that kind of request.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use portcullis_audit::Method;
 use portcullis_wire::RequestId;
 use serde_json::{json, Value};
 
-use super::hold_tests::gate_with_policy;
+use super::hold_tests::{ended, gate_with_policy, held_call};
 use crate::choose::Choice;
-use portcullis_gate::gate::{Call, Caller, Gate, Verdict};
+use portcullis_gate::gate::{Call, Caller, Verdict};
 use portcullis_gate::held_calls::pending::Scope;
 
 const POLICY: &str = r#"{"version": "1",
@@ -25,32 +22,6 @@ fn request(method: Method, name: &str, arguments: Value, n: i64) -> Call {
     call
 }
 
-/// Holds `call` for session `session`; its approval id and a task that says how it ended.
-async fn held(gate: &Arc<Gate>, call: Call, session: &str) -> (String, tokio::task::JoinHandle<String>) {
-    let caller = Caller {
-        session: session.into(),
-        ..Caller::default()
-    };
-    let Verdict::Hold(hold) = gate.decide(call, &caller).await else {
-        panic!("the request must be held");
-    };
-    let id = hold.id().to_owned();
-    let task = tokio::spawn(async move {
-        match hold.wait(None, std::future::pending::<()>()).await.settled {
-            Err(result) => result["content"][0]["text"].as_str().unwrap_or_default().to_owned(),
-            Ok(_) => "forwarded".to_owned(),
-        }
-    });
-    (id, task)
-}
-
-async fn ended(task: tokio::task::JoinHandle<String>) -> String {
-    tokio::time::timeout(Duration::from_secs(10), task)
-        .await
-        .unwrap()
-        .unwrap()
-}
-
 fn read(uri: &str, n: i64) -> Call {
     request(Method::ResourcesRead, uri, json!({ "uri": uri }), n)
 }
@@ -60,9 +31,9 @@ async fn always_allow_of_a_resource_read_writes_resources_and_settles_only_reads
     let dir = tempfile::tempdir().unwrap();
     let gate = gate_with_policy(&dir, POLICY, 600);
     let _approver = gate.person.broker().attach_approver();
-    let (a, a_task) = held(&gate, read("file:///w/x", 1), "s1").await;
-    let (b, b_task) = held(&gate, read("file:///w/x", 2), "s2").await;
-    let (tool, _tool_task) = held(
+    let (a, a_task) = held_call(&gate, read("file:///w/x", 1), "s1").await;
+    let (b, b_task) = held_call(&gate, read("file:///w/x", 2), "s2").await;
+    let (tool, _tool_task) = held_call(
         &gate,
         Call::made(
             "srv",
@@ -106,7 +77,7 @@ async fn deny_always_of_sampling_writes_server_requests() {
     let gate = gate_with_policy(&dir, POLICY, 600);
     let _approver = gate.person.broker().attach_approver();
     let sampling = request(Method::SamplingCreateMessage, "sampling", json!({"maxTokens": 10}), 1);
-    let (id, _task) = held(&gate, sampling, "s1").await;
+    let (id, _task) = held_call(&gate, sampling, "s1").await;
     let choice = Choice::Deny {
         reason: Some("no model spending".into()),
         always: true,
@@ -127,8 +98,8 @@ async fn a_session_approval_of_a_prompt_is_no_approval_of_the_tool_of_that_name(
     let gate = gate_with_policy(&dir, POLICY, 600);
     let _approver = gate.person.broker().attach_approver();
     let prompt = || request(Method::PromptsGet, "notes", json!({}), 1);
-    let (id, task) = held(&gate, prompt(), "s1").await;
-    let (tool, _tool_task) = held(
+    let (id, task) = held_call(&gate, prompt(), "s1").await;
+    let (tool, _tool_task) = held_call(
         &gate,
         Call::made("srv", "notes", json!({}), RequestId::from_value(&json!(2)).unwrap()),
         "s1",

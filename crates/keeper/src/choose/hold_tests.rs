@@ -63,22 +63,40 @@ fn call() -> Call {
 
 /// Holds one call and waits for it in a task; the approval id, when it was held, the task.
 async fn held(gate: &Arc<Gate>) -> (String, Instant, tokio::task::JoinHandle<String>) {
+    let (id, task) = held_call(gate, call(), "a").await;
+    (id, Instant::now(), task)
+}
+
+/// Holds `call` for session `session`; its approval id and a task that says how the call
+/// ended: "forwarded", or the text of the refusal the agent got.
+pub(crate) async fn held_call(
+    gate: &Arc<Gate>,
+    call: Call,
+    session: &str,
+) -> (String, tokio::task::JoinHandle<String>) {
     let caller = Caller {
-        session: "a".into(),
+        session: session.into(),
         ..Caller::default()
     };
-    let Verdict::Hold(hold) = gate.decide(call(), &caller).await else {
+    let Verdict::Hold(hold) = gate.decide(call, &caller).await else {
         panic!("the call must be held");
     };
     let id = hold.id().to_owned();
     let task = tokio::spawn(async move {
-        let end = hold.wait(None, std::future::pending::<()>()).await;
-        match end.settled {
+        match hold.wait(None, std::future::pending::<()>()).await.settled {
             Err(result) => result["content"][0]["text"].as_str().unwrap_or_default().to_owned(),
             Ok(_) => "forwarded".to_owned(),
         }
     });
-    (id, Instant::now(), task)
+    (id, task)
+}
+
+/// How a held call's task (from [`held_call`]) ended, waited for at most 10 s.
+pub(crate) async fn ended(task: tokio::task::JoinHandle<String>) -> String {
+    tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 #[tokio::test]

@@ -2,12 +2,11 @@
 //! an undo puts the file back.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use portcullis_wire::RequestId;
 use serde_json::{json, Value};
 
-use super::hold_tests::gate;
+use super::hold_tests::{ended, gate, held_call};
 use crate::choose::Choice;
 use portcullis_gate::gate::{Call, Caller, Gate, Verdict};
 use portcullis_gate::policy_store::NewRule;
@@ -23,30 +22,9 @@ fn call(path: &str, n: i64) -> Call {
     )
 }
 
-/// Holds a call of session `session`; its approval id and a task that says how it ended.
+/// Holds a call on `path` of session `session`; its approval id and a task that says how it ended.
 async fn held(gate: &Arc<Gate>, path: &str, n: i64, session: &str) -> (String, tokio::task::JoinHandle<String>) {
-    let caller = Caller {
-        session: session.into(),
-        ..Caller::default()
-    };
-    let Verdict::Hold(hold) = gate.decide(call(path, n), &caller).await else {
-        panic!("{path} must be held");
-    };
-    let id = hold.id().to_owned();
-    let task = tokio::spawn(async move {
-        match hold.wait(None, std::future::pending::<()>()).await.settled {
-            Err(result) => result["content"][0]["text"].as_str().unwrap_or_default().to_owned(),
-            Ok(_) => "forwarded".to_owned(),
-        }
-    });
-    (id, task)
-}
-
-async fn ended(task: tokio::task::JoinHandle<String>) -> String {
-    tokio::time::timeout(Duration::from_secs(10), task)
-        .await
-        .unwrap()
-        .unwrap()
+    held_call(gate, call(path, n), session).await
 }
 
 fn under(dir: &str) -> Value {
