@@ -30,6 +30,8 @@ mod procfs;
 mod settings;
 pub mod startup;
 mod takeover;
+#[cfg(test)]
+mod test_support;
 pub mod tray;
 pub mod webkit;
 pub mod windows;

@@ -1,41 +1,12 @@
 //! The notification's words for one and for several held requests.
 
 use super::*;
-use portcullis_gate::held_calls::pending::ClientInfo;
-use portcullis_policy::{Risk, RuleRef, ToolClass};
 
 fn approval(tool: &str, client: &str, arguments: serde_json::Value) -> PendingApproval {
     PendingApproval {
-        id: "1".into(),
         server: "filesystem".into(),
-        method: portcullis_audit::Method::ToolsCall,
-        tool: tool.into(),
-        asks: Default::default(),
         title: Some("Write file".into()),
-        description: None,
-        annotations: None,
-        risk: ToolClass::Write,
-        risk_level: Risk::Medium,
-        risk_basis: portcullis_gate::held_calls::pending::RiskBasis::Guessed,
-        reason: None,
-        asked_by: "the default of fs.json (no entry names write_file)".into(),
-        input_schema: None,
-        arguments_json: arguments.to_string(),
-        arguments,
-        session: "s".into(),
-        client: ClientInfo {
-            name: Some(client.into()),
-            version: None,
-        },
-        rule: portcullis_gate::held_calls::pending::HeldBy::Policy(RuleRef::Default),
-        requested_at: String::new(),
-        requested_at_ms: 0,
-        expires_at: String::new(),
-        expires_at_ms: 0,
-        request_id: "1".into(),
-        pin_change: None,
-        asked_before: false,
-        answer: None,
+        ..crate::test_support::pending_approval(tool, client, arguments)
     }
 }
 

@@ -177,41 +177,11 @@ pub fn setup_entries(lines: &[String]) -> Vec<Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use portcullis_gate::held_calls::pending::ClientInfo;
-    use portcullis_policy::{Risk, RuleRef, ToolClass};
 
     fn pending(id: &str, tool: &str) -> PendingApproval {
         PendingApproval {
             id: id.into(),
-            server: "fs".into(),
-            method: portcullis_audit::Method::ToolsCall,
-            tool: tool.into(),
-            asks: Default::default(),
-            title: None,
-            description: None,
-            annotations: None,
-            risk: ToolClass::Write,
-            risk_level: Risk::Medium,
-            risk_basis: portcullis_gate::held_calls::pending::RiskBasis::Guessed,
-            reason: None,
-            asked_by: "the default of fs.json (no entry names write_file)".into(),
-            input_schema: None,
-            arguments: serde_json::json!({}),
-            arguments_json: "{}".into(),
-            session: "s".into(),
-            client: ClientInfo {
-                name: Some("claude-code".into()),
-                version: None,
-            },
-            rule: portcullis_gate::held_calls::pending::HeldBy::Policy(RuleRef::Default),
-            requested_at: String::new(),
-            requested_at_ms: 0,
-            expires_at: String::new(),
-            expires_at_ms: 0,
-            request_id: "1".into(),
-            pin_change: None,
-            asked_before: false,
-            answer: None,
+            ..crate::test_support::pending_approval(tool, "claude-code", serde_json::json!({}))
         }
     }
 
