@@ -222,6 +222,7 @@ pub async fn drive<R, W, H>(
                 )),
             }
         }
+        portcullis_wire::codec::make_room(&mut buf);
         tokio::select! {
             read = rd.read_buf(&mut buf), if !at_end => match read {
                 // A last line without its newline is a line (`printf '{…}' | portcullis connect`).

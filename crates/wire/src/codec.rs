@@ -80,6 +80,19 @@ impl LineDecoder {
 /// malloc arenas that stayed mapped after they ended.
 pub const FIRST_CAPACITY: usize = 8 * 1024;
 
+/// The room [`make_room`] leaves for the next read: a few typical messages.
+pub const READ_ROOM: usize = 4 * 1024;
+
+/// Makes at least [`READ_ROOM`] bytes of room in `buf` before a read into it. Lines are split off
+/// its front, so its spare room shrinks with every one, and a read into the few bytes left gets
+/// part of the next message: a second read, on the path of every call. `reserve` first takes
+/// back the front the lines left, moving only the unfinished line's bytes.
+pub fn make_room(buf: &mut BytesMut) {
+    if buf.capacity() - buf.len() < READ_ROOM {
+        buf.reserve(READ_ROOM);
+    }
+}
+
 /// A buffer that grew past this for one large line gets a fresh allocation once the line is
 /// taken out: else the rest of the buffer keeps the line's allocation (they share it) and, once
 /// the message is dropped, keeps its capacity for as long as the connection lives.
@@ -160,6 +173,39 @@ mod tests {
         assert_eq!(line.len(), 3 * 1024 * 1024);
         assert_eq!(&buf[..], b"{\"next\"");
         assert!(buf.capacity() < KEEP_CAPACITY, "capacity {} kept", buf.capacity());
+    }
+
+    #[test]
+    fn reads_always_have_room_for_a_message_and_the_buffer_is_reused() {
+        let mut buf = BytesMut::with_capacity(FIRST_CAPACITY);
+        let start = buf.as_ptr() as usize;
+        let mut decoder = LineDecoder::new(1 << 20);
+        let message = [b'x'; 150];
+        for i in 0..1_000 {
+            make_room(&mut buf);
+            assert!(
+                buf.capacity() - buf.len() >= READ_ROOM,
+                "message {i}: room for a whole read"
+            );
+            // What a read brings: the rest of one message, and the start of the next.
+            buf.extend_from_slice(&message[75..]);
+            buf.extend_from_slice(b"\n");
+            buf.extend_from_slice(&message[..75]);
+            let line = decoder.decode(&mut buf).unwrap();
+            if i > 0 {
+                assert_eq!(line.as_deref(), Some(&message[..]));
+            }
+            assert_eq!(buf.len(), 75, "the unfinished message stays");
+        }
+        assert!(
+            buf.capacity() <= FIRST_CAPACITY,
+            "the consumed front is taken back, the buffer does not grow: {}",
+            buf.capacity()
+        );
+        assert!(
+            (start..start + FIRST_CAPACITY).contains(&(buf.as_ptr() as usize)),
+            "still the first allocation"
+        );
     }
 
     #[test]

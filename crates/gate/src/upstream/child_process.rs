@@ -272,6 +272,7 @@ async fn read_stdout(server: String, mut stdout: ChildStdout, correlator: Arc<Co
                 }
             }
         }
+        portcullis_wire::codec::make_room(&mut buf);
         match stdout.read_buf(&mut buf).await {
             Ok(0) | Err(_) => break 'read,
             Ok(_) => {}
