@@ -1,8 +1,12 @@
-"""The tools every differential server offers, shared by the Python stacks (tests/differential).
+"""The tools every differential server offers, and the stdio plumbing of the hand-written Python
+servers: the two Python stacks here (tests/differential) and the doors server
+(tests/e2e/peers/doors_py_server.py, which puts this folder on sys.path to import it).
 
 `execute(stack, tool, arguments, request)` appends one JSON line to $DIFF_EXEC_LOG saying what the
 stack is about to do, flushed and fsynced before the answer goes out, then returns the tool result.
-Nothing here touches the file system beyond that log: `read_file` and `wipe` only say what they would do.
+Nothing here touches the file system beyond the logs: `read_file` and `wipe` only say what they would do.
+`request(text)` is how a hand-written server reads a line (`json.loads`, dict semantics) and answers
+it; `serve(handle)` feeds it the lines of stdin and keeps serving past a crash of one message.
 """
 
 from __future__ import annotations
@@ -40,13 +44,18 @@ def execute(stack: str, tool: Any, arguments: Any, request: str) -> dict[str, An
         logged = arguments
         text = f"Echo: {arguments.get('message')}" if tool == "echo" and isinstance(arguments, dict) else tool
     record = {"stack": stack, "tool": tool, "arguments": logged, "request": request}
-    path = os.environ.get("DIFF_EXEC_LOG")
+    append_synced(os.environ.get("DIFF_EXEC_LOG"), json.dumps(record, ensure_ascii=False))
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def append_synced(path: str | None, line: str) -> None:
+    """Append `line` to the log at `path` (none: nothing), on disk before the caller answers: the test
+    reads the logs once the answers are in, so an entry must not lag behind its answer."""
     if path:
         with open(path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            f.write(line + "\n")
             f.flush()
             os.fsync(f.fileno())
-    return {"content": [{"type": "text", "text": text}]}
 
 
 def lines():
@@ -67,3 +76,33 @@ def lines():
 def send(message: Any) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
+
+
+def request(text: str):
+    """A line as a hand-written server reads it: `json.loads` (the last duplicate key wins), a parse
+    error answered at once. Gives (message, answer) for a dict with a `method`, whatever its `jsonrpc`
+    or `id`; None for responses and junk (nothing to do). `answer(result)` or `answer(error=...)`
+    sends only when the message has an `id` member (any value, null too)."""
+    try:
+        msg = json.loads(text)
+    except ValueError as e:
+        send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": str(e)}})
+        return None
+    if not isinstance(msg, dict) or "method" not in msg:
+        return None
+
+    def answer(result: Any = None, error: Any = None) -> None:
+        if "id" in msg:
+            send({"jsonrpc": "2.0", "id": msg["id"], **({"error": error} if error else {"result": result})})
+
+    return msg, answer
+
+
+def serve(handle) -> None:
+    """handle(line) for each line of stdin (lines()); a message that crashes the handler is answered
+    with an internal error and serving goes on, since a dead server would hide later executions."""
+    for line in lines():
+        try:
+            handle(line)
+        except Exception as e:  # noqa: BLE001 - see above
+            send({"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": repr(e)}})

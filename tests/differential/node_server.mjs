@@ -3,12 +3,13 @@
 // Reads the way a hand-written JavaScript server does: msg.method, msg.params, params.name,
 // params.arguments; a message with a method is handled whatever its jsonrpc or id, answered when it
 // has an `id` property (any value), and a tools/call is executed with or without an id. Each execution
-// is appended to $DIFF_EXEC_LOG as {"stack","tool","arguments","request"} before the answer.
+// is appended to $DIFF_EXEC_LOG as {"stack","tool","arguments","request"} before the answer. Reading
+// a line and the stdin loop are stdio.mjs's, shared with the doors server.
 import { appendFileSync } from "node:fs";
+import { request, serveLines } from "./stdio.mjs";
 
 const STACK = "node";
 const LOG = process.env.DIFF_EXEC_LOG;
-const SEEN = process.env.DIFF_SEEN_LOG; // every line received, as it came
 const str = { type: "string" };
 const schema = (props) => ({ type: "object", properties: props });
 const TOOLS = [
@@ -17,10 +18,6 @@ const TOOLS = [
   { name: "wipe", description: "Wipes target", inputSchema: schema({ target: str }) },
 ];
 const NAMES = new Set(TOOLS.map((t) => t.name));
-
-function send(msg) {
-  process.stdout.write(JSON.stringify(msg) + "\n");
-}
 
 function execute(tool, args, request) {
   let logged = args;
@@ -37,19 +34,9 @@ function execute(tool, args, request) {
 }
 
 function handle(text) {
-  let msg;
-  try {
-    msg = JSON.parse(text);
-  } catch (e) {
-    send({ jsonrpc: "2.0", id: null, error: { code: -32700, message: String(e) } });
-    return;
-  }
-  if (!msg || typeof msg !== "object" || Array.isArray(msg) || !("method" in msg)) return;
-  const hasId = "id" in msg;
-  const answer = (result, error) => {
-    if (!hasId) return;
-    send(error ? { jsonrpc: "2.0", id: msg.id, error } : { jsonrpc: "2.0", id: msg.id, result });
-  };
+  const read = request(text);
+  if (!read) return; // a parse error (answered), a response or junk: nothing to execute
+  const { msg, answer } = read;
   const params = msg.params;
   switch (msg.method) {
     case "initialize":
@@ -83,24 +70,5 @@ function handle(text) {
   }
 }
 
-// Split on "\n" bytes only; decode each line as UTF-8 on its own.
-let pending = Buffer.alloc(0);
-process.stdin.on("data", (chunk) => {
-  pending = Buffer.concat([pending, chunk]);
-  let nl;
-  while ((nl = pending.indexOf(0x0a)) >= 0) {
-    let line = pending.subarray(0, nl);
-    pending = pending.subarray(nl + 1);
-    if (line.length && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
-    if (SEEN && line.length) appendFileSync(SEEN, Buffer.concat([line, Buffer.from("\n")]));
-    const text = line.toString("utf8");
-    if (text.trim()) {
-      try {
-        handle(text);
-      } catch (e) {
-        send({ jsonrpc: "2.0", id: null, error: { code: -32603, message: String(e) } });
-      }
-    }
-  }
-});
-process.stdin.on("end", () => process.exit(0));
+// Every line received, as it came, goes to $DIFF_SEEN_LOG.
+serveLines(handle, { seen: process.env.DIFF_SEEN_LOG });

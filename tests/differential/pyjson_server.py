@@ -3,12 +3,10 @@
 Reads the way a hand-written Python server does: `msg.get("method")`, `msg.get("params")`,
 `params.get("name")`, `params.get("arguments")`; a message with a `method` is handled whatever its
 `jsonrpc` or `id`, and answered when it has an `id` member (any value). A tools/call is executed
-whether or not it carries an id. See difftools.py for the execution log.
+whether or not it carries an id. See difftools.py for the line reading (`request`) and the execution log.
 """
 
 from __future__ import annotations
-
-import json
 
 import difftools
 
@@ -17,24 +15,12 @@ STACK = "python-json"
 
 def handle(line: bytes) -> None:
     text = line.decode("utf-8", "surrogatepass")
-    try:
-        msg = json.loads(text)
-    except ValueError as e:
-        difftools.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": str(e)}})
-        return
-    if not isinstance(msg, dict) or "method" not in msg:
-        return  # responses and junk: nothing to execute
-    has_id = "id" in msg
-    rid = msg.get("id")
+    read = difftools.request(text)
+    if read is None:
+        return  # a parse error (answered) or a response or junk: nothing to execute
+    msg, answer = read
     method = msg.get("method")
     params = msg.get("params")
-
-    def answer(result=None, error=None):
-        if has_id:
-            out = {"jsonrpc": "2.0", "id": rid}
-            out.update({"error": error} if error else {"result": result})
-            difftools.send(out)
-
     if method == "initialize":
         answer(difftools.initialize_result(params, STACK))
     elif method == "ping":
@@ -56,13 +42,5 @@ def handle(line: bytes) -> None:
         answer(error={"code": -32601, "message": f"method not found: {method!r}"})
 
 
-def main() -> None:
-    for line in difftools.lines():
-        try:
-            handle(line)
-        except Exception as e:  # keep serving; a crash would hide later executions
-            difftools.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": repr(e)}})
-
-
 if __name__ == "__main__":
-    main()
+    difftools.serve(handle)

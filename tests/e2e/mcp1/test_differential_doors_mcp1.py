@@ -8,8 +8,9 @@ read it: the URI (Go `encoding/json` matches `URI`, `Uri` and `uri` to one struc
 Node take `params["uri"]`), and the path they would open after their URL parser (Go `net/url`,
 Python `urllib.parse` + `unquote`, Node WHATWG `URL` + `decodeURIComponent`, which drops tabs and
 reads `\\` as `/` in file: URIs). Every message of CASES goes to each server through the gateway's
-Streamable HTTP entry (legacy session) and `portcullis connect`, behind one policy (default deny;
-resources under file:///tmp/allowed/ allowed; prompt `safe` allowed, `admin` denied).
+Streamable HTTP entry (legacy session) and `portcullis connect`, all lanes at once (tests/e2e/lanes.py,
+shared with test_differential_mcp1.py), behind one policy (default deny; resources under
+file:///tmp/allowed/ allowed; prompt `safe` allowed, `admin` denied).
 
 Assertions:
   * every request a stack read was decided: an allowed audit row of that server and method with the
@@ -24,9 +25,7 @@ from __future__ import annotations
 
 import json
 import posixpath
-import subprocess
 import sys
-import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from typing import Any
 import pytest
 
 import harness
+import lanes
 
 pytestmark = pytest.mark.gateway
 
@@ -158,80 +158,24 @@ def classify(messages: list[dict[str, Any]], status: int | None, rid: int) -> tu
     return "none", f"HTTP {status}" if status is not None else ""
 
 
-class HttpEntry:
-    def __init__(self, gw: harness.Gateway, server: str) -> None:
-        self.url = gw.mcp_url(server)
-        self.headers = dict(gw.auth_headers())
-        init = harness.http_post(self.url, harness.INITIALIZE_BODY, self.headers, timeout=WAIT)
-        assert init.status == 200, (init.status, init.text()[:300])
-        sid = {k.lower(): v for k, v in init.headers.items()}["mcp-session-id"]
-        self.headers.update({"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"})
-        note = harness.http_post(self.url, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                                 self.headers, timeout=WAIT)
-        assert note.status == 202, note
+class StdioEntry(lanes.StdioEntry):
+    """`portcullis connect`, waiting for each message's answer (every case has an id)."""
 
     def send(self, raw: bytes, rid: int) -> tuple[str, str]:
+        start = self.mark()
+        self.write(raw)
+
+        def is_answer(m: dict[str, Any]) -> bool:
+            return m.get("id") in (rid, None) and ("result" in m or "error" in m)
         try:
-            reply = harness.http_post(self.url, raw, self.headers, timeout=WAIT)
-        except (TimeoutError, OSError) as e:
-            return "none", f"no answer: {e!r}"
-        try:
-            messages = harness.sse_json_messages(reply.body) if reply.body.strip() else []
-        except ValueError:
-            messages = []
-        return classify(messages, reply.status, rid)
-
-    def close(self) -> None:
-        pass
-
-
-class StdioEntry:
-    def __init__(self, gw: harness.Gateway, server: str) -> None:
-        self.proc = subprocess.Popen(gw.connect_argv(server), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
-        self.lines: list[dict[str, Any]] = []
-        self.cond = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-        self.send(json.dumps(harness.INITIALIZE_BODY).encode(), 1)
-        self.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        self.proc.stdin.flush()
-
-    def _read(self) -> None:
-        for raw in iter(self.proc.stdout.readline, b""):
-            try:
-                msg = json.loads(raw)
-            except ValueError:
-                msg = {"unparsed": raw.decode("utf-8", "replace")}
-            with self.cond:
-                self.lines.append(msg if isinstance(msg, dict) else {"unparsed": repr(msg)})
-                self.cond.notify_all()
-
-    def send(self, raw: bytes, rid: int) -> tuple[str, str]:
-        with self.cond:
-            start = len(self.lines)
-        self.proc.stdin.write(raw + b"\n")
-        self.proc.stdin.flush()
-
-        def answered():
-            with self.cond:
-                return [m for m in self.lines[start:] if m.get("id") in (rid, None) and ("result" in m or "error" in m)]
-        try:
-            messages = harness.wait_until(answered, WAIT, f"an answer to {rid}", interval=0.005)
+            self.wait_for(is_answer, start, f"an answer to {rid}")
         except harness.HarnessError:
             return "none", "no answer"
-        return classify(messages, None, rid)
-
-    def close(self) -> None:
-        try:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait(timeout=5)
+        return classify([m for m in self.since(start) if is_answer(m)], None, rid)
 
 
 def drive(gw: harness.Gateway, server: str, entry_name: str, out: list[Sent]) -> None:
-    entry: Any = StdioEntry(gw, server) if entry_name == "stdio" else HttpEntry(gw, server)
+    entry: Any = StdioEntry(gw, server, WAIT) if entry_name == "stdio" else lanes.HttpEntry(gw, server, classify, WAIT)
     try:
         rid = 100
         for case in CASES:
@@ -254,12 +198,6 @@ def opened(entry: dict[str, Any]) -> str | None:
     return posixpath.normpath(entry["path"])
 
 
-def read_log(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8", errors="replace").split("\n") if line]
-
-
 @pytest.fixture(scope="module")
 def run(e2e_tmp: Path) -> Run:
     root = e2e_tmp / f"differential-doors-{uuid.uuid4().hex[:8]}"
@@ -280,27 +218,9 @@ def run(e2e_tmp: Path) -> Run:
     gw = harness.start_gateway(config, root / "data")
     result = Run()
     try:
-        lanes = [(s, e) for s in SERVERS for e in ENTRIES]
-        per_lane: dict[tuple[str, str], list[Sent]] = {lane: [] for lane in lanes}
-        errors: list[BaseException] = []
-
-        def worker(server: str, entry: str) -> None:
-            try:
-                drive(gw, server, entry, per_lane[(server, entry)])
-            except BaseException as e:  # reported below, with the lane
-                errors.append(RuntimeError(f"{server}/{entry}: {e!r}"))
-
-        threads = [threading.Thread(target=worker, args=lane, daemon=True) for lane in lanes]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=80)
-        assert not any(t.is_alive() for t in threads), "a lane did not finish in 80 s"
-        assert not errors, errors
-        for lane in lanes:
-            result.sent.extend(per_lane[lane])
+        result.sent = lanes.run_lanes(drive, gw, SERVERS, ENTRIES)
         for server in SERVERS:
-            result.logs[server] = read_log(logs / f"{server}.log")
+            result.logs[server] = lanes.read_jsonl(logs / f"{server}.log")
         result.rows = gw.audit_db()
         print_table(result)
         yield result

@@ -4,7 +4,8 @@ Four stdio MCP servers, each on a real JSON-RPC stack (tests/differential/: Go e
 PyPI `json-rpc` library, plain Python `json`, Node `JSON.parse`), log every tool execution exactly as
 their stack read it, and every line they received. Every message of tests/differential/corpus.py is
 sent to each of them through the gateway's three ways in: Streamable HTTP with a legacy session
-(initialize, Mcp-Session-Id), stateless Streamable HTTP, and `portcullis connect` (raw stdin lines).
+(initialize, Mcp-Session-Id), stateless Streamable HTTP, and `portcullis connect` (raw stdin lines),
+all lanes at once (the entries and the lanes are tests/e2e/lanes.py, shared with the doors test).
 
 Assertions (each its own test, over one shared run of the corpus):
   * every execution any server logged matches an audit row of that server that allowed it
@@ -23,9 +24,7 @@ audited as allowed), `SLIPPED` (the server ran something no allowed audit row co
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections import defaultdict
@@ -36,6 +35,7 @@ from typing import Any
 import pytest
 
 import harness
+import lanes
 
 DIFF_DIR = harness.REPO / "tests" / "differential"
 sys.path.insert(0, str(DIFF_DIR))
@@ -62,10 +62,6 @@ POLICY = {
 SERVERS = ("go", "jsonrpc", "pyjson", "node")
 ENTRIES = ("http-session", "http-stateless", "stdio")
 ALLOWED = ("allowed", "approved")
-
-
-
-
 
 
 def canon(value: Any) -> str:
@@ -134,75 +130,11 @@ def request_id_of(raw: bytes) -> Any:
     return msg.get("id") if isinstance(msg, dict) else None
 
 
-class HttpEntry:
-    def __init__(self, gw: harness.Gateway, server: str, session: bool) -> None:
-        self.url = gw.mcp_url(server)
-        self.headers = dict(gw.auth_headers())
-        if session:
-            init = harness.http_post(self.url, harness.INITIALIZE_BODY, self.headers, timeout=WAIT)
-            assert init.status == 200, (init.status, init.text()[:300])
-            sid = {k.lower(): v for k, v in init.headers.items()}["mcp-session-id"]
-            self.headers.update({"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"})
-            note = harness.http_post(self.url, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                                     self.headers, timeout=WAIT)
-            assert note.status == 202, note
+class StdioEntry(lanes.StdioEntry):
+    """`portcullis connect`, each message followed by a barrier (a message may go unanswered)."""
 
     def send(self, raw: bytes, rid: Any) -> tuple[str, str]:
-        try:
-            reply = harness.http_post(self.url, raw, self.headers, timeout=WAIT)
-        except (TimeoutError, OSError) as e:  # no answer within WAIT: counted as none
-            return "none", f"no answer: {e!r}"
-        try:
-            messages = harness.sse_json_messages(reply.body) if reply.body.strip() else []
-        except ValueError:
-            messages = []
-        return classify_reply(messages, reply.status, rid)
-
-    def close(self) -> None:
-        pass
-
-
-class StdioEntry:
-    def __init__(self, gw: harness.Gateway, server: str) -> None:
-        self.proc = subprocess.Popen(gw.connect_argv(server), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
-        self.lines: list[dict[str, Any]] = []
-        self.cond = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        self.write(json.dumps(harness.INITIALIZE_BODY).encode())
-        self.wait_for(lambda m: m.get("id") == 1 and "result" in m, 0, "initialize answer")
-        self.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-
-    def _read(self) -> None:
-        for raw in iter(self.proc.stdout.readline, b""):
-            try:
-                msg = json.loads(raw)
-            except ValueError:
-                msg = {"unparsed": raw.decode("utf-8", "replace")}
-            with self.cond:
-                self.lines.append(msg if isinstance(msg, dict) else {"unparsed": repr(msg)})
-                self.cond.notify_all()
-        with self.cond:
-            self.cond.notify_all()
-
-    def write(self, raw: bytes) -> None:
-        self.proc.stdin.write(raw + b"\n")
-        self.proc.stdin.flush()
-
-    def wait_for(self, pred, start: int, what: str) -> int:
-        """Index of the first line at or after `start` that satisfies `pred` (bounded wait)."""
-        def find():
-            with self.cond:
-                for i in range(start, len(self.lines)):
-                    if pred(self.lines[i]):
-                        return i + 1
-            return None
-        return harness.wait_until(find, WAIT, what, interval=0.005) - 1
-
-    def send(self, raw: bytes, rid: Any) -> tuple[str, str]:
-        with self.cond:
-            start = len(self.lines)
+        start = self.mark()
         self.write(raw)
         # A barrier: an allowed call on the same session. Whatever the gateway answers to `raw` comes
         # before the barrier's answer (its own refusals at once, forwarded requests in order).
@@ -210,8 +142,7 @@ class StdioEntry:
         self.write(json.dumps({"jsonrpc": "2.0", "id": bid, "method": "tools/call",
                                "params": {"name": "echo", "arguments": {"message": bid}}}).encode())
         self.wait_for(lambda m: m.get("id") == bid, start, f"barrier {bid}")
-        with self.cond:
-            before = [m for m in self.lines[start:] if m.get("id") != bid]
+        before = [m for m in self.since(start) if m.get("id") != bid]
         answered = any(("result" in m or "error" in m) and m.get("id") in (rid, None) for m in before)
         if rid is not None and not answered:
             # A forwarded request may be answered after the barrier (one a stack never answers is
@@ -220,24 +151,11 @@ class StdioEntry:
                 self.wait_for(lambda m: m.get("id") == rid and ("result" in m or "error" in m), start, "answer")
             except harness.HarnessError:
                 pass
-            with self.cond:
-                before = [m for m in self.lines[start:] if m.get("id") != bid]
+            before = [m for m in self.since(start) if m.get("id") != bid]
         return classify_reply(before, None, rid)
 
-    def close(self) -> None:
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-        self.reader.join(timeout=2)
 
-
-def barrier_http(entry: HttpEntry) -> None:
+def barrier_http(entry: lanes.HttpEntry) -> None:
     """An allowed call on the same entry, answered only after what the server got before it."""
     bid = f"barrier-{uuid.uuid4().hex[:10]}"
     body = json.dumps({"jsonrpc": "2.0", "id": bid, "method": "tools/call",
@@ -248,9 +166,9 @@ def barrier_http(entry: HttpEntry) -> None:
 
 def drive(gw: harness.Gateway, server: str, entry_name: str, out: list[Sent]) -> None:
     if entry_name == "stdio":
-        entry: Any = StdioEntry(gw, server)
+        entry: Any = StdioEntry(gw, server, WAIT)
     else:
-        entry = HttpEntry(gw, server, session=entry_name == "http-session")
+        entry = lanes.HttpEntry(gw, server, classify_reply, WAIT, session=entry_name == "http-session")
     try:
         rid = 100
         for case in corpus.CASES:
@@ -268,12 +186,6 @@ def drive(gw: harness.Gateway, server: str, entry_name: str, out: list[Sent]) ->
         entry.close()
 
 
-def read_jsonl(path: Path) -> list[Any]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8", errors="replace").split("\n") if line]
-
-
 def evaluate(run: Run, logs: Path) -> None:
     run.rows = run.gateway.audit_db()
     pool: dict[str, list[harness.AuditRow]] = defaultdict(list)
@@ -282,7 +194,7 @@ def evaluate(run: Run, logs: Path) -> None:
             pool[row["server"]].append(row)
     slipped_markers: set[tuple[str, str]] = set()
     for server in SERVERS:
-        run.executions[server] = read_jsonl(logs / f"exec-{server}.log")
+        run.executions[server] = lanes.read_jsonl(logs / f"exec-{server}.log")
         run.seen[server] = (logs / f"seen-{server}.log").read_text(encoding="utf-8", errors="replace").split("\n") \
             if (logs / f"seen-{server}.log").exists() else []
         rows = pool[server]
@@ -360,25 +272,7 @@ def run(e2e_tmp: Path) -> Run:
     gw = harness.start_gateway(config, root / "data")
     result = Run(gateway=gw)
     try:
-        lanes = [(s, e) for s in SERVERS for e in ENTRIES]
-        per_lane: dict[tuple[str, str], list[Sent]] = {lane: [] for lane in lanes}
-        errors: list[BaseException] = []
-
-        def worker(server: str, entry: str) -> None:
-            try:
-                drive(gw, server, entry, per_lane[(server, entry)])
-            except BaseException as e:  # reported below, with the lane
-                errors.append(RuntimeError(f"{server}/{entry}: {e!r}"))
-
-        threads = [threading.Thread(target=worker, args=lane, daemon=True) for lane in lanes]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=80)
-        assert not any(t.is_alive() for t in threads), "a corpus run did not finish in 80 s"
-        assert not errors, errors
-        for lane in lanes:
-            result.sent.extend(per_lane[lane])
+        result.sent = lanes.run_lanes(drive, gw, SERVERS, ENTRIES)
         evaluate(result, logs)
         print_table(result)
         yield result

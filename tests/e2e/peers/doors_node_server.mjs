@@ -4,14 +4,12 @@
 // spaces and controls, and reads `\` as `/` in special schemes such as file:) with
 // decodeURIComponent for the path it would open. Every such request is appended to $DOORS_LOG as
 // {"stack","method","uri","name","path","host","user","parse_error","request"} before the answer.
-// tools/call echo is answered too (the suite's barrier).
+// tools/call echo is answered too (the suite's barrier). Reading a line and the stdin loop are the
+// differential Node server's (tests/differential/stdio.mjs).
 import { appendFileSync } from "node:fs";
+import { request, serveLines } from "../../differential/stdio.mjs";
 
 const LOG = process.env.DOORS_LOG;
-
-function send(msg) {
-  process.stdout.write(JSON.stringify(msg) + "\n");
-}
 
 function log(entry) {
   if (LOG) appendFileSync(LOG, JSON.stringify(entry) + "\n");
@@ -26,19 +24,9 @@ function decode(path) {
 }
 
 function handle(text) {
-  let msg;
-  try {
-    msg = JSON.parse(text);
-  } catch (e) {
-    send({ jsonrpc: "2.0", id: null, error: { code: -32700, message: String(e) } });
-    return;
-  }
-  if (!msg || typeof msg !== "object" || Array.isArray(msg) || !("method" in msg)) return;
-  const hasId = "id" in msg;
-  const answer = (result, error) => {
-    if (!hasId) return;
-    send(error ? { jsonrpc: "2.0", id: msg.id, error } : { jsonrpc: "2.0", id: msg.id, result });
-  };
+  const read = request(text);
+  if (!read) return;
+  const { msg, answer } = read;
   const params = msg.params && typeof msg.params === "object" ? msg.params : {};
   switch (msg.method) {
     case "initialize":
@@ -83,16 +71,4 @@ function handle(text) {
   }
 }
 
-let pending = Buffer.alloc(0);
-process.stdin.on("data", (chunk) => {
-  pending = Buffer.concat([pending, chunk]);
-  let nl;
-  while ((nl = pending.indexOf(0x0a)) >= 0) {
-    let line = pending.subarray(0, nl);
-    pending = pending.subarray(nl + 1);
-    if (line.length && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
-    const text = line.toString("utf8");
-    if (text.trim()) handle(text);
-  }
-});
-process.stdin.on("end", () => process.exit(0));
+serveLines(handle);

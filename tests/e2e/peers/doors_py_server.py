@@ -3,46 +3,37 @@ hand-written Python server does: `json.loads` (the last duplicate key wins), `pa
 `params["name"]`, and `urllib.parse.urlsplit` + `unquote` for the path it would open. Every such
 request is appended (and fsynced) to $DOORS_LOG as {"stack","method","uri","name","path","host",
 "user","parse_error","request"} before the answer. tools/call echo is answered too (the barrier).
-Standard library only: it runs under either venv's Python."""
+Standard library only: it runs under either venv's Python. The line reading, answering and the
+synced log append are the differential servers' own (tests/differential/difftools.py).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+# Launched as a script from anywhere: difftools lives with the differential servers.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "differential"))
+
+import difftools  # noqa: E402
 
 LOG = os.environ.get("DOORS_LOG")
 
 
-def send(msg: dict) -> None:
-    sys.stdout.write(json.dumps(msg) + "\n")
-    sys.stdout.flush()
-
-
 def log(entry: dict) -> None:
-    if not LOG:
+    # ASCII-escaped JSON: a path decoded with surrogateescape still writes as UTF-8.
+    difftools.append_synced(LOG, json.dumps(entry))
+
+
+def handle(line: bytes) -> None:
+    text = line.decode("utf-8", "surrogateescape")
+    read = difftools.request(text)
+    if read is None:
         return
-    with open(LOG, "a", encoding="utf-8") as f:
-        f.write(json.dumps(entry) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def handle(text: str) -> None:
-    try:
-        msg = json.loads(text)
-    except ValueError as e:
-        send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": str(e)}})
-        return
-    if not isinstance(msg, dict) or "method" not in msg:
-        return
-    has_id = "id" in msg
-
-    def answer(result=None, error=None) -> None:
-        if has_id:
-            send({"jsonrpc": "2.0", "id": msg["id"], **({"error": error} if error else {"result": result})})
-
+    msg, answer = read
     method = msg["method"]
     params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
     if method == "initialize":
@@ -75,12 +66,5 @@ def handle(text: str) -> None:
         answer(error={"code": -32601, "message": f"method not found: {method}"})
 
 
-def main() -> None:
-    for raw in sys.stdin.buffer:  # split on b"\n" only
-        line = raw.rstrip(b"\n").rstrip(b"\r")
-        if line.strip():
-            handle(line.decode("utf-8", "surrogateescape"))
-
-
 if __name__ == "__main__":
-    main()
+    difftools.serve(handle)
