@@ -10,6 +10,9 @@
 # crashing input is kept in fuzz/artifacts/<target>/; replay it with
 #   cd fuzz && cargo fuzz run --sanitizer none <target> artifacts/<target>/<file>
 #
+# FUZZ_PHASE=build only builds the targets; FUZZ_PHASE=run only runs them (built before): CI builds
+# them before the end-to-end lanes and runs them in one, where a core is otherwise idle at the end.
+#
 # Stable Rust is enough. cargo fuzz's default sanitizer, AddressSanitizer, needs `-Zsanitizer`
 # (nightly only), but `--sanitizer none` builds with stable flags alone (SanitizerCoverage through
 # -Cpasses/-Cllvm-args, --cfg fuzzing, debug assertions and overflow checks on) and libFuzzer
@@ -41,12 +44,23 @@ if [[ ${#targets[@]} -eq 0 ]]; then
 fi
 
 # One build of every target; the target dir is fuzz/target (fuzz/ is a workspace of its own).
-if [[ $# -eq 0 ]]; then
-    cargo fuzz build --sanitizer "$sanitizer"
-else
-    for target in "${targets[@]}"; do
-        cargo fuzz build --sanitizer "$sanitizer" "$target"
-    done
+phase="${FUZZ_PHASE:-all}"
+case "$phase" in
+    all | build | run) ;;
+    *) echo "fuzz: FUZZ_PHASE is build, run or all, not $phase" >&2; exit 1 ;;
+esac
+if [[ $phase != run ]]; then
+    if [[ $# -eq 0 ]]; then
+        cargo fuzz build --sanitizer "$sanitizer"
+    else
+        for target in "${targets[@]}"; do
+            cargo fuzz build --sanitizer "$sanitizer" "$target"
+        done
+    fi
+fi
+if [[ $phase == build ]]; then
+    echo "fuzz: ${#targets[@]} targets built"
+    exit 0
 fi
 
 summary=()

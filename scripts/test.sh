@@ -189,8 +189,9 @@ settle_tauri_generated
 export PORTCULLIS_BIN="$(realpath target/ci/portcullis)" PORTCULLIS_DESKTOP_BIN="$(realpath target/ci/portcullis-desktop)"
 export PORTCULLIS_E2E_REQUIRE_GATEWAY=1
 
-step "fuzz" "each cargo fuzz target for 10 s (fuzz/README.md)"
-tested bash scripts/fuzz.sh 10
+# Built here, run in the mcp2 lane below: that lane ends first, and a core idles until the others do.
+step "fuzz build" "the cargo fuzz targets (fuzz/README.md), run for 10 s each in the mcp2 lane"
+tested env FUZZ_PHASE=build bash scripts/fuzz.sh
 
 # ---- end to end ----------------------------------------------------------------------------
 step "test peers" "npm packages and Python venvs"
@@ -209,7 +210,8 @@ lane_mcp1() {
 }
 lane_mcp2() {
     item "soak" bash scripts/soak.sh 20 --warmup 5 &&
-        item "e2e mcp2" tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2
+        item "e2e mcp2" tests/.peers/venv2/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp2 &&
+        item "fuzz" env FUZZ_PHASE=run bash scripts/fuzz.sh 10
 }
 lane_desktop() {
     item "Wine" env PORTCULLIS_PROFILE=ci PORTCULLIS_WINDOWS_PROFILE=dev bash scripts/test-wine.sh &&
@@ -219,10 +221,10 @@ lane_all() { lane_mcp1 && lane_mcp2 && lane_desktop; }
 # Side by side the suites take about half the time they take one after another (they mostly wait
 # on processes they start). PORTCULLIS_E2E_LANES=1 runs them one after another.
 if [[ ${PORTCULLIS_E2E_LANES:-3} == 3 ]]; then
-    step "end to end, in three lanes" "mcp1 | soak, mcp2 | Wine, desktop (Xvfb, D-Bus, dunst, tauri-driver)"
+    step "end to end, in three lanes" "mcp1 | soak, mcp2, fuzz | Wine, desktop (Xvfb, D-Bus, dunst, tauri-driver)"
     side_by_side lane_mcp1 lane_mcp2 lane_desktop
 else
-    step "end to end" "mcp1, soak, mcp2, Wine, desktop (Xvfb, D-Bus, dunst, tauri-driver), one after another"
+    step "end to end" "mcp1, soak, mcp2, fuzz, Wine, desktop (Xvfb, D-Bus, dunst, tauri-driver), one after another"
     side_by_side lane_all
 fi
 
