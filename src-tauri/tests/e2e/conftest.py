@@ -404,7 +404,7 @@ def launch(scratch: Path, config: Path, show: bool = True, wait_for_gateway: boo
         driver = _new_session(port, options, scratch)
         the_app = App(driver=driver, scratch=scratch)
         if wait_for_gateway:
-            wait_until(lambda: (the_app.data_dir / "gateway.json").exists(), START_TIMEOUT, "gateway.json")
+            wait_until(lambda: _gateway_of_this_app(the_app), START_TIMEOUT, "gateway.json of the app just started")
         if show:
             wait_until(lambda: driver.window_handles, START_TIMEOUT, "the main window")
         refresh_handles(the_app)
@@ -440,7 +440,19 @@ def _new_session(port: int, options: ArgOptions, scratch: Path) -> webdriver.Rem
             for pid in app_pids(scratch):
                 os.kill(pid, signal.SIGKILL)
             wait_until(lambda: not app_pids(scratch), 10, "the half-started app to exit")
+            # Killed, it could not remove its gateway.json: a stale URL and token for the next app.
+            (scratch / "data" / "gateway.json").unlink(missing_ok=True)
     raise AssertionError("unreachable")
+
+
+def _gateway_of_this_app(the_app: App) -> bool:
+    """Whether gateway.json is there and names a running app of this scratch dir: a file a killed
+    app left (a retried session, above) must not pass for the new app's keeper."""
+    try:
+        pid = json.loads((the_app.data_dir / "gateway.json").read_text())["pid"]
+    except (OSError, ValueError, KeyError):
+        return False  # not there yet, or caught half-written
+    return pid in app_pids(the_app.scratch)
 
 
 @pytest.fixture
