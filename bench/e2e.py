@@ -30,6 +30,9 @@ What is measured (every path against the same server-everything `echo` tool, all
   approval          held call sent -> `ApprovalRequested` on GET /control/events (loadgen).
   memory            VmRSS of a fresh `portcullis serve` with 3 upstreams (everything, filesystem,
                     git), idle after one session to each was opened, used and closed.
+IPIs per call (stdio rows): rescheduling and function-call interrupts over the timed calls (Python) or
+the loadgen run, machine-wide, from /proc/interrupts: how many wake-ups crossed CPUs, each of which
+costs ~20 µs of CPU on some VMs (BENCHMARKS.md, "What a wake-up costs on this VM").
 Rounds alternate the order of the paths (A B, B A, ...) so drift on a shared machine hits all alike.
 CPU per call is the proxy's own (never the server's), over the timed calls: the gateway (or mcp-proxy)
 for HTTP; for stdio the process the client started (`connect`, plus the keeper; the relays; mcp-guardian),
@@ -98,6 +101,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def ipis() -> int:
+    """Rescheduling and function-call interrupts so far, all CPUs: how this kernel wakes a task on
+    another CPU, one per wake-up that crosses CPUs (machine-wide: anything else running counts too)."""
+    total = 0
+    for line in Path("/proc/interrupts").read_text().splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("RES:", "CAL:"):
+            total += sum(int(x) for x in parts[1:] if x.isdigit())
+    return total
+
+
 def children(pid: int) -> set[int]:
     """Pids of the live children of `pid` (by their parent pid: this kernel has no /proc/PID/task/*/children)."""
     out: set[int] = set()
@@ -119,6 +133,7 @@ class CpuProbe:
         self.pids = list(pids)
         self.before = children(os.getpid()) if child else None
         self.cpu_s = 0.0
+        self.ipis: int | None = None
 
     def start(self):
         if self.before is not None:
@@ -127,9 +142,11 @@ class CpuProbe:
                 raise RuntimeError(f"expected one new child (the proxy), found {sorted(new)}")
             self.pids.append(new.pop())
         self.c0 = sum(cpu_seconds(pid) for pid in self.pids)
+        self.i0 = ipis()
 
     def stop(self):
         self.cpu_s = sum(cpu_seconds(pid) for pid in self.pids) - self.c0
+        self.ipis = ipis() - self.i0
 
 
 def loadgen_child_cpu(exe: Path, *args: str, timeout: float = 600) -> tuple[dict, float]:
@@ -303,6 +320,13 @@ class Path_:
         self.errors = 0
         self.cpu_s = 0.0
         self.round_rates: list[float] = []
+        self.ipis: int | None = None  # over the calls counted in ipi_calls
+        self.ipi_calls = 0
+
+    def add_ipis(self, n: int | None, calls: int):
+        if n is not None:
+            self.ipis = (self.ipis or 0) + n
+            self.ipi_calls += calls
 
     def add(self, r: dict, cpu_s: float = 0.0):
         self.lat_us += r["lat_us"]
@@ -329,12 +353,14 @@ class Path_:
             "p99_us": pct(self.lat_us, 0.99),
             "calls_per_s": self.calls / self.elapsed if self.elapsed else float("nan"),
             "cpu_us_per_call": (self.cpu_s / self.calls * 1e6) if self.cpu_s else None,
+            "ipis_per_call": (self.ipis / self.ipi_calls) if self.ipis is not None and self.ipi_calls else None,
         }
 
 
 def print_table(title: str, paths: list[Path_], base: Path_, ratio: str):
     print(f"\n{title}")
-    print(f"  {'path':<34} {'calls':>7} {'p50 ms':>8} {'p99 ms':>8} {'calls/s':>9} {'CPU µs/call':>11}  ratio")
+    print(f"  {'path':<34} {'calls':>7} {'p50 ms':>8} {'p99 ms':>8} {'calls/s':>9} {'CPU µs/call':>11} "
+          f"{'IPIs/call':>9}  ratio")
     b = base.row()
     for p in paths:
         r = p.row()
@@ -344,8 +370,9 @@ def print_table(title: str, paths: list[Path_], base: Path_, ratio: str):
         else:
             rat = f"{r['calls_per_s'] / b['calls_per_s']:.2f}x calls/s"
         cpu = f"{r['cpu_us_per_call']:.0f}" if r["cpu_us_per_call"] else "-"
+        ipi = f"{r['ipis_per_call']:.2f}" if r["ipis_per_call"] is not None else "-"
         print(f"  {p.name:<34} {r['calls']:>7} {r['p50_us'] / 1e3:8.3f} {r['p99_us'] / 1e3:8.3f} "
-              f"{r['calls_per_s']:9.0f} {cpu:>11}  {rat}")
+              f"{r['calls_per_s']:9.0f} {cpu:>11} {ipi:>9}  {rat}")
 
 
 def alternate(rounds: int, items: list) -> list:
@@ -458,17 +485,27 @@ def main() -> None:
                 r = fn()
                 return r, cpu_seconds(pid) - c0
 
-            def py_stdio(name: str, cmd: list[str], keeper: bool = False):
-                """The Python client through the stdio proxy `cmd`; CPU: that process (and the keeper)."""
-                probe = CpuProbe((gw.pid,) if keeper else (), child=True)
+            def py_stdio(name: str, cmd: list[str], keeper: bool = False, proxy: bool = True):
+                """The Python client through the stdio proxy `cmd`; CPU: that process (and the keeper).
+                Without `proxy`, `cmd` is the server itself: no CPU is counted (never the server's)."""
+                probe = CpuProbe((gw.pid,) if keeper else (), child=proxy)
                 p[name].add_samples(asyncio.run(mcp_stdio(cmd[0], cmd[1:], n_mcp, probe)), probe.cpu_s)
+                p[name].add_ipis(probe.ipis, n_mcp)
 
             def lg_stdio(name: str, cmd: list[str], keeper: bool = False):
                 """loadgen through the stdio proxy `cmd`; CPU: that process over the calls (and the keeper's over
                 the whole run: it does nothing for an allowed call, since `connect` is the gate)."""
-                k0 = cpu_seconds(gw.pid)
+                k0, i0 = cpu_seconds(gw.pid), ipis()
                 r, cpu = loadgen_child_cpu(lg, "stdio", "--calls", str(n_raw), "--", *cmd)
                 p[name].add(r, cpu + (cpu_seconds(gw.pid) - k0 if keeper else 0.0))
+                p[name].add_ipis(ipis() - i0, r["calls"])
+
+            def lg_direct():
+                """loadgen launching the server itself: no proxy, so no proxy CPU (the child is the server)."""
+                i0 = ipis()
+                r = loadgen_child_cpu(lg, "stdio", "--calls", str(n_raw), "--", "node", str(EVERYTHING), "stdio")[0]
+                p["stdio direct (loadgen)"].add(r)
+                p["stdio direct (loadgen)"].add_ipis(ipis() - i0, r["calls"])
 
             def py_http(name: str, url: str, headers: dict, pid: int):
                 """The Python client over HTTP; CPU: the gateway or mcp-proxy over the timed calls."""
@@ -484,13 +521,12 @@ def main() -> None:
                 mg_log_check(n_raw)
 
             steps = {
-                "stdio direct (python mcp)": lambda: p["stdio direct (python mcp)"].add_samples(
-                    asyncio.run(mcp_stdio("node", [str(EVERYTHING), "stdio"], n_mcp))),
+                "stdio direct (python mcp)": lambda: py_stdio("stdio direct (python mcp)", ["node", str(EVERYTHING), "stdio"],
+                                                              proxy=False),
                 "stdio portcullis (python mcp)": lambda: py_stdio("stdio portcullis (python mcp)", connect, keeper=True),
                 # (watched like the others, so that every loadgen path has the same sampler beside it; the
                 # child here is the server, whose CPU is not a proxy's)
-                "stdio direct (loadgen)": lambda: p["stdio direct (loadgen)"].add(
-                    loadgen_child_cpu(lg, "stdio", "--calls", str(n_raw), "--", "node", str(EVERYTHING), "stdio")[0]),
+                "stdio direct (loadgen)": lambda: lg_direct(),
                 "stdio portcullis (loadgen)": lambda: lg_stdio("stdio portcullis (loadgen)", connect, keeper=True),
                 "stdio naive relay (python mcp)": lambda: py_stdio("stdio naive relay (python mcp)", naive),
                 "stdio naive relay (loadgen)": lambda: lg_stdio("stdio naive relay (loadgen)", naive),
