@@ -14,6 +14,7 @@
 #   DIR/tools         cargo-installed tools (tauri-driver, cargo-fuzz), on PATH
 #   DIR/ui-dist/KEY   the built front end, by the hash of ui/'s files
 #   DIR/mtimes.tsv    each tracked file's blob hash and modification time in the last run
+#   DIR/checkout      where a clean clone's run takes place (stable_checkout, below)
 #
 # A checkout that already has its own target/ (a developer's) keeps it: links are made only
 # where nothing is.
@@ -63,6 +64,29 @@ build_ui_dist() {
     rm -rf "$ci_cache/ui-dist"
     mkdir -p "$ci_cache/ui-dist"
     cp -a ui/dist "$cached"
+}
+
+# stable_checkout: the path a clean clone's tests run at, or nothing (run in place).
+#
+# cargo and rustc key what they keep by the checkout's path: a clone elsewhere than the last run's
+# recompiles every crate of the workspace whole (rustc's incremental cache is void in another
+# working directory, and test binaries carry their crate's path), about 5 minutes of a warm run.
+# CI clones to a new place each time, so a clean clone brings DIR/checkout to its commit (git
+# rewrites only the files that differ, which keep the times cargo compares) and the run goes on
+# there. Not for a work tree with changes (they would not be tested) or with a target/ of its own.
+stable_checkout() {
+    local here stable="$ci_cache/checkout"
+    [[ ${PORTCULLIS_CI_IN_PLACE:-0} == 1 || -d target && ! -L target ]] && return 0
+    here="$(pwd -P)"
+    [[ $here == "$(cd "$stable" 2>/dev/null && pwd -P)" ]] && return 0
+    [[ -z "$(git status --porcelain --untracked-files=normal 2>/dev/null)" ]] || return 0
+    { [[ -d $stable/.git ]] || git init -q "$stable"; } &&
+        git -C "$stable" fetch -q --no-tags "$here" HEAD &&
+        git -C "$stable" checkout -q -f --detach FETCH_HEAD &&
+        # What the last run left (links into the cache, node_modules, logs) goes, as in a fresh clone.
+        git -C "$stable" clean -q -ffdx &&
+        printf '%s\n' "$stable" ||
+        echo "ci cache: could not bring $stable to this commit; the run stays in $here" >&2
 }
 
 setup_ci_cache() {

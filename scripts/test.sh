@@ -19,6 +19,10 @@ export CARGO_TERM_COLOR=never
 
 # shellcheck source=scripts/ci-cache.sh
 source "$root/scripts/ci-cache.sh"
+if stable="$(stable_checkout)" && [[ -n $stable ]]; then
+    echo "ci cache: this clean clone of $(git rev-parse --short HEAD) runs from $stable (scripts/ci-cache.sh: stable_checkout)"
+    exec bash "$stable/scripts/test.sh" "$@"
+fi
 
 # ---- the step table ------------------------------------------------------------------------
 step_names=()
