@@ -82,6 +82,9 @@ stable_checkout() {
     [[ -z "$(git status --porcelain --untracked-files=normal 2>/dev/null)" ]] || return 0
     { [[ -d $stable/.git ]] || git init -q "$stable"; } &&
         git -C "$stable" fetch -q --no-tags "$here" HEAD &&
+        # A file whose time the last run moved (restore-mtimes.py) but whose content is the
+        # index's would be rewritten by the checkout, and get a new time: refresh the index first.
+        { git -C "$stable" update-index -q --refresh >/dev/null || true; } &&
         git -C "$stable" checkout -q -f --detach FETCH_HEAD &&
         # What the last run left (links into the cache, node_modules, logs) goes, as in a fresh clone.
         git -C "$stable" clean -q -ffdx &&

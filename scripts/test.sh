@@ -204,10 +204,8 @@ bash scripts/test-peers.sh
 # lane) would otherwise both run `npm ci` in demo/ at the same moment and break each other.
 bash scripts/demo-deps.sh
 
-if [[ -d tests/docs ]]; then
-    step "docs" "the commands in README.md and docs/ run"
-    tested tests/.peers/venv1/bin/pytest -q -rs tests/docs
-fi
+step "docs, CI scripts" "the commands in README.md and docs/ run; where a run takes place (tests/ci)"
+tested tests/.peers/venv1/bin/pytest -q -rs tests/docs tests/ci
 
 lane_mcp1() {
     item "e2e mcp1" tests/.peers/venv1/bin/pytest -c tests/e2e/pytest.ini tests/e2e/mcp1
