@@ -72,7 +72,7 @@ trap step_table EXIT
 # summary_of LOG: the last summary line a test runner (nextest, pytest, vitest, fuzz.sh) wrote.
 summary_of() {
     sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -E \
-        '^ *Summary \[|^=+ .*(passed|failed|error).* in [0-9.]+s|^ +Tests +[0-9]+|^test result: |^fuzz: [0-9]+ targets' |
+        '^ *Summary \[|^(=+ )?[0-9]+ .*(passed|failed|error|skipped).* in [0-9.]+s|^ +Tests +[0-9]+|^test result: |^fuzz: [0-9]+ targets' |
         tail -n 1 | sed -E 's/^ *Summary \[ *[0-9.]+s\] //; s/^=+ //; s/ in [0-9.]+s.*//; s/^ +Tests +//; s/^(test result|fuzz): //' ||
         true
 }

@@ -54,6 +54,18 @@ fn modern_call(id: u64, tool: &str) -> Value {
         "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } } })
 }
 
+/// POSTs `body` to the keeper's entry as a client would; the JSON answer.
+async fn post_json(url: &str, token: &str, body: &Value) -> Value {
+    let response = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    response.json().await.unwrap()
+}
+
 #[tokio::test]
 async fn routing_headers_reach_an_http_upstream_written_from_the_body() {
     let dir = tempfile::tempdir().unwrap();
@@ -90,16 +102,7 @@ async fn a_denied_call_never_reaches_the_http_upstream() {
     let (upstream, seen) = start_upstream().await;
     let policy = r#"{"version":"1","default":"allow","tools":{"drop_db":{"action":"deny","reason":"no"}}}"#;
     let (url, token) = start_gateway(dir.path(), &upstream, policy).await;
-    let reply: Value = reqwest::Client::new()
-        .post(&url)
-        .bearer_auth(&token)
-        .json(&modern_call(8, "drop_db"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let reply = post_json(&url, &token, &modern_call(8, "drop_db")).await;
     assert_eq!(reply["result"]["isError"], true, "{reply}");
     assert_eq!(
         reply["result"]["resultType"], "complete",
@@ -140,16 +143,7 @@ async fn an_oversized_json_answer_from_an_http_upstream_is_refused() {
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     let dir = tempfile::tempdir().unwrap();
     let (url, token) = start_gateway(dir.path(), &upstream, r#"{"version":"1","default":"allow"}"#).await;
-    let reply: Value = reqwest::Client::new()
-        .post(&url)
-        .bearer_auth(&token)
-        .json(&modern_call(9, "big"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let reply = post_json(&url, &token, &modern_call(9, "big")).await;
     let message = reply["error"]["message"].as_str().unwrap_or_default();
     assert!(
         message.starts_with("[portcullis]") && message.contains("larger than 16777216 bytes"),
