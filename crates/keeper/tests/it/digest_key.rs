@@ -14,6 +14,8 @@ use portcullis_keeper::{Keeper, StartError};
 use portcullis_wire::canonical;
 use serde_json::json;
 
+use crate::common::post_json;
+
 fn open(dir: &Path) -> Result<Arc<Keeper>, StartError> {
     std::fs::create_dir_all(dir.join("policies")).unwrap();
     // Denied by policy: the row is written and nothing is forwarded, so no upstream is needed.
@@ -32,16 +34,7 @@ async fn recorded_digest(gateway: Arc<Keeper>, dir: &Path) -> String {
     let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "transfer", "arguments": { "pin": "4821", "to": "savings" },
         "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } } });
-    let reply: serde_json::Value = reqwest::Client::new()
-        .post(file.server_url("up"))
-        .bearer_auth(&file.token)
-        .json(&call)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let reply = post_json(&file.server_url("up"), &file.token, &call).await;
     assert_eq!(reply["result"]["isError"], true, "denied by the policy: {reply}");
     let store = AuditStore::open(&data.join(portcullis_keeper::AUDIT_FILE)).unwrap();
     let rows = store.query(&AuditFilter::default(), 10).unwrap();

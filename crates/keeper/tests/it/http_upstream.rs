@@ -14,6 +14,8 @@ use portcullis_config::config::Config;
 use portcullis_keeper::Keeper;
 use serde_json::{json, Value};
 
+use crate::common::{post_json, serve_mcp};
+
 type Seen = Arc<Mutex<Vec<(HeaderMap, Value)>>>;
 
 /// An upstream that answers every request with an echo result and records what it saw.
@@ -30,9 +32,7 @@ async fn start_upstream() -> (String, Seen) {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let url = serve_mcp(app).await;
     (url, seen)
 }
 
@@ -52,18 +52,6 @@ fn modern_call(id: u64, tool: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
         "name": tool, "arguments": { "q": 1 },
         "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } } })
-}
-
-/// POSTs `body` to the keeper's entry as a client would; the JSON answer.
-async fn post_json(url: &str, token: &str, body: &Value) -> Value {
-    let response = reqwest::Client::new()
-        .post(url)
-        .bearer_auth(token)
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    response.json().await.unwrap()
 }
 
 #[tokio::test]
@@ -138,9 +126,7 @@ async fn an_oversized_json_answer_from_an_http_upstream_is_refused() {
             )
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let upstream = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let upstream = serve_mcp(app).await;
     let dir = tempfile::tempdir().unwrap();
     let (url, token) = start_gateway(dir.path(), &upstream, r#"{"version":"1","default":"allow"}"#).await;
     let reply = post_json(&url, &token, &modern_call(9, "big")).await;
@@ -168,9 +154,7 @@ async fn a_hung_http_upstream_that_also_ignores_the_cancel_is_bounded_by_the_cal
             unreachable!()
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let upstream = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let upstream = serve_mcp(app).await;
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("policies")).unwrap();
@@ -228,9 +212,7 @@ async fn an_upstream_json_rpc_error_on_a_non_2xx_status_passes_through_unchanged
             (axum::http::StatusCode::NOT_FOUND, Json(error))
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let upstream = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let upstream = serve_mcp(app).await;
     let dir = tempfile::tempdir().unwrap();
     let (url, token) = start_gateway(dir.path(), &upstream, r#"{"version":"1","default":"allow"}"#).await;
     let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -297,9 +279,7 @@ async fn relay_requests_to_an_http_upstream_run_concurrently_and_the_relays_canc
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let upstream = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let upstream = serve_mcp(app).await;
     let dir = tempfile::tempdir().unwrap();
     let (url, token) = start_gateway(dir.path(), &upstream, r#"{"version":"1","default":"allow"}"#).await;
     let relay = |body: Value| {

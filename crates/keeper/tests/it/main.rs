@@ -4,6 +4,7 @@
 //! process of its own. The resource-bound tests (`../bounds_*.rs`) stay separate binaries: under
 //! `cargo test` a binary's tests share a process, and they measure the process's memory.
 
+mod common;
 mod digest_key;
 mod http_upstream;
 mod keeper_link;

@@ -18,6 +18,8 @@ use portcullis_config::config::Config;
 use portcullis_keeper::Keeper;
 use serde_json::{json, Value};
 
+use crate::common::serve_mcp;
+
 const MODERN: &str = "2026-07-28";
 const LEGACY: &str = "2025-11-25";
 
@@ -57,9 +59,7 @@ async fn start_upstream() -> (String, Calls) {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let url = serve_mcp(app).await;
     (url, calls)
 }
 

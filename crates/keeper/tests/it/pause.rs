@@ -14,6 +14,8 @@ use portcullis_gate::events::GatewayEvent;
 use portcullis_keeper::Keeper;
 use serde_json::{json, Value};
 
+use crate::common::serve_mcp;
+
 /// An upstream that answers every call and counts them.
 async fn start_upstream() -> (String, Arc<Mutex<usize>>) {
     let calls = Arc::new(Mutex::new(0));
@@ -28,9 +30,7 @@ async fn start_upstream() -> (String, Arc<Mutex<usize>>) {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let url = serve_mcp(app).await;
     (url, calls)
 }
 

@@ -12,6 +12,8 @@ use portcullis_config::config::{Config, ServerConfig};
 use portcullis_keeper::Keeper;
 use serde_json::{json, Value};
 
+use crate::common::serve_mcp;
+
 /// A Streamable HTTP upstream with two tools (stateless JSON answers).
 async fn start_upstream() -> String {
     let app = Router::new().route(
@@ -31,9 +33,7 @@ async fn start_upstream() -> String {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let url = serve_mcp(app).await;
     url
 }
 
